@@ -1,0 +1,62 @@
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+
+import org.neo4j.configuration.GraphDatabaseSettings;
+import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.helpers.SocketAddress;
+import org.neo4j.dbms.api.DatabaseManagementService;
+import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
+
+/**
+ * An embedded Neo4j Community server with the Bolt connector, for machines
+ * without Docker. Usage: LocalNeo4j HOME PORT PASSWORD PLUGINS PAGECACHE_MB
+ * The password arrives on stdin's first line when PASSWORD is "-", so it never
+ * shows up in the process list.
+ */
+public final class LocalNeo4j {
+    public static final String READY = "MEMORA-OGM NEO4J READY";
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 5) {
+            System.err.println("usage: LocalNeo4j HOME PORT PASSWORD|- PLUGINS PAGECACHE_MB");
+            System.exit(2);
+        }
+        Path home = Path.of(args[0]).toAbsolutePath();
+        int port = Integer.parseInt(args[1]);
+        String password = args[2].equals("-")
+                ? new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine()
+                : args[2];
+        Path plugins = Path.of(args[3]).toAbsolutePath();
+        long pageCacheBytes = Long.parseLong(args[4]) * 1024L * 1024L;
+
+        DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(home)
+                .setConfig(BoltConnector.enabled, true)
+                .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
+                .setConfig(BoltConnector.advertised_address, new SocketAddress("127.0.0.1", port))
+                .setConfig(GraphDatabaseSettings.auth_enabled, true)
+                .setConfig(GraphDatabaseSettings.plugin_dir, plugins)
+                .setConfig(GraphDatabaseSettings.procedure_unrestricted, List.of("apoc.*"))
+                .setConfig(GraphDatabaseSettings.pagecache_memory, pageCacheBytes)
+                .build();
+
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            dbms.shutdown();
+            System.out.println("MEMORA-OGM NEO4J STOPPED");
+            System.out.flush();
+            stopped.countDown();
+        }));
+
+        // The embedded API may administer users without logging in; Bolt clients
+        // then need this password and are never asked to change it.
+        dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
+                "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
+                Map.of("password", password));
+
+        System.out.println(READY + " bolt://127.0.0.1:" + port);
+        System.out.flush();
+        stopped.await();
+    }
+}
