@@ -1,0 +1,164 @@
+"""Tests of the pydantic models: Memora-compatible fields, defaults and validation."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from memora_ogm.schema.models import Agent, Interaction, Memory, MessageBlock, Organization, User
+from memora_ogm.schema.storage import (
+    ContraryMemoryToStore,
+    MemoriesAndInteraction,
+    MemoryToStore,
+)
+
+OBTAINED = datetime(2024, 5, 17, 9, 30, 15, 123456, tzinfo=UTC)
+
+
+def make_memory(**overrides: object) -> Memory:
+    fields: dict[str, object] = {
+        "org_id": "org",
+        "agent_id": "agent",
+        "user_id": "user",
+        "memory_id": "0b8f2f0e-6a43-4e8c-9d1e-7f5b7a0c1d2e",
+        "memory": "user_abc likes green tea",
+        "obtained_at": OBTAINED,
+    }
+    fields.update(overrides)
+    return Memory.model_validate(fields)
+
+
+def test_interaction_date_is_the_creation_time_of_each_object() -> None:
+    before = datetime.now(UTC)
+    first = MemoriesAndInteraction()
+    time.sleep(0.02)
+    second = MemoriesAndInteraction()
+    after = datetime.now(UTC)
+
+    assert first.interaction_date.tzinfo is not None
+    assert before <= first.interaction_date < second.interaction_date <= after
+    assert second.interaction_date - first.interaction_date >= timedelta(milliseconds=20)
+
+
+def test_memories_and_interaction_defaults_are_empty_and_not_shared() -> None:
+    first = MemoriesAndInteraction()
+    second = MemoriesAndInteraction()
+    first.interaction.append({"role": "user", "content": "hi"})
+    first.memories.append(MemoryToStore(memory="m", source_msg_block_pos=[0]))
+
+    assert second.interaction == []
+    assert second.memories == []
+    assert second.contrary_memories == []
+
+
+def test_naive_datetimes_are_taken_as_utc_and_aware_ones_kept() -> None:
+    naive = datetime(2024, 1, 2, 3, 4, 5)
+    plus_two = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2)))
+
+    assert MemoriesAndInteraction(interaction_date=naive).interaction_date == naive.replace(
+        tzinfo=UTC
+    )
+    assert make_memory(obtained_at=plus_two).obtained_at.utcoffset() == timedelta(hours=2)
+    org = Organization(org_id="o", org_name="Acme", created_at=naive)
+    assert org.created_at.tzinfo is UTC
+
+
+def test_memory_dict_helpers_match_memora() -> None:
+    memory = make_memory()
+
+    assert memory.id_memory_and_timestamp_dict() == {
+        "memory_id": memory.memory_id,
+        "memory": "user_abc likes green tea",
+        "obtained_at": "2024-05-17 09:30:15.123456+00:00",
+    }
+    assert memory.memory_and_timestamp_dict() == {
+        "memory": "user_abc likes green tea",
+        "obtained_at": str(OBTAINED),
+    }
+
+
+def test_optional_fields_default_to_none() -> None:
+    memory = make_memory()
+    assert memory.interaction_id is None
+    assert memory.message_sources is None
+
+    interaction = Interaction(
+        org_id="o",
+        user_id="u",
+        agent_id="a",
+        interaction_id="i",
+        created_at=OBTAINED,
+        updated_at=OBTAINED,
+    )
+    assert interaction.messages is None
+    assert interaction.memories is None
+
+    agent = Agent(org_id="o", agent_id="a", agent_label="helper", created_at=OBTAINED)
+    assert agent.user_id is None
+    assert MessageBlock(msg_position=0) == MessageBlock(role=None, content=None, msg_position=0)
+
+
+def test_nested_lists_validate_into_models() -> None:
+    interaction = Interaction.model_validate(
+        {
+            "org_id": "o",
+            "user_id": "u",
+            "agent_id": "a",
+            "interaction_id": "i",
+            "created_at": "2024-05-17T09:30:15+00:00",
+            "updated_at": OBTAINED,
+            "messages": [{"role": "user", "content": "hi", "msg_position": 0}],
+            "memories": [make_memory(message_sources=[MessageBlock(msg_position=0)])],
+        }
+    )
+    assert interaction.messages == [MessageBlock(role="user", content="hi", msg_position=0)]
+    assert interaction.memories is not None
+    assert interaction.memories[0].message_sources == [MessageBlock(msg_position=0)]
+    assert interaction.created_at == OBTAINED.replace(microsecond=0)
+
+
+def test_contrary_memory_extends_memory_to_store() -> None:
+    contrary = ContraryMemoryToStore(
+        memory="user_abc now prefers coffee",
+        source_msg_block_pos=[1, 2],
+        existing_contrary_memory_id="m-1",
+    )
+    assert isinstance(contrary, MemoryToStore)
+    holder = MemoriesAndInteraction(contrary_memories=[contrary])
+    assert holder.contrary_memories[0].existing_contrary_memory_id == "m-1"
+
+
+@pytest.mark.parametrize(
+    ("model", "fields"),
+    [
+        (MemoryToStore, {"memory": 42, "source_msg_block_pos": [0]}),
+        (MemoryToStore, {"memory": "m", "source_msg_block_pos": 0}),
+        (MemoryToStore, {"memory": "m", "source_msg_block_pos": ["first"]}),
+        (MemoryToStore, {"memory": "m", "source_msg_block_pos": [True]}),
+        (MemoryToStore, {"memory": "m"}),
+        (ContraryMemoryToStore, {"memory": "m", "source_msg_block_pos": [0]}),
+        (MemoriesAndInteraction, {"interaction": [{"role": "user", "content": 3}]}),
+        (MemoriesAndInteraction, {"interaction": "hello"}),
+        (MemoriesAndInteraction, {"interaction_date": "yesterday"}),
+        (MemoriesAndInteraction, {"memories": [{"memory": "m"}]}),
+        (MessageBlock, {"msg_position": True}),
+        (MessageBlock, {"msg_position": 1.5}),
+        (MessageBlock, {"role": 1, "msg_position": 0}),
+        (Organization, {"org_id": "o", "org_name": None, "created_at": OBTAINED}),
+        (User, {"org_id": "o", "user_id": "u", "user_name": "n", "created_at": "not a date"}),
+        (Agent, {"org_id": "o", "agent_id": 7, "agent_label": "l", "created_at": OBTAINED}),
+    ],
+)
+def test_wrong_types_are_rejected(model: type[BaseModel], fields: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        model.model_validate(fields)
+
+
+def test_memory_requires_its_ids_and_text() -> None:
+    with pytest.raises(ValidationError):
+        Memory.model_validate({"org_id": "o", "memory": "m", "obtained_at": OBTAINED})
+    with pytest.raises(ValidationError):
+        make_memory(memory_id=None)
