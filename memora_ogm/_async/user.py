@@ -1,0 +1,88 @@
+"""Users of an organisation, each with an interaction and a memory collection."""
+
+from __future__ import annotations
+
+from memora_ogm import convert
+from memora_ogm._async.component import GraphComponent, get_org, get_user
+from memora_ogm._async.graph import VectorChanges
+from memora_ogm._async.nodes import (
+    Date,
+    Interaction,
+    InteractionCollection,
+    Memory,
+    MemoryCollection,
+    MessageBlock,
+    User,
+)
+from memora_ogm._async.ogm import delete_nodes, reachable
+from memora_ogm.schema import models
+from memora_ogm.validation import check_ids, check_name
+
+
+class Neo4jUser(GraphComponent):
+    async def create_user(self, org_id: str, user_name: str) -> models.User:
+        check_ids(org_id=org_id)
+        check_name("user_name", user_name)
+
+        async def work(_: VectorChanges) -> models.User:
+            org = await get_org(org_id)
+            user = await User(org_id=org_id, user_name=user_name).save()
+            interactions = await InteractionCollection(org_id=org_id, user_id=user.user_id).save()
+            memories = await MemoryCollection(org_id=org_id, user_id=user.user_id).save()
+            await user.belongs_to.connect(org)
+            await user.interactions_in.connect(interactions)
+            await user.has_memories.connect(memories)
+            return convert.user(user)
+
+        user = await self.graph.write(work)
+        self.logger.info("created user %s", user.user_id)
+        return user
+
+    async def get_user(self, org_id: str, user_id: str) -> models.User:
+        check_ids(org_id=org_id, user_id=user_id)
+        return convert.user(await self.graph.read(lambda: get_user(org_id, user_id)))
+
+    async def get_all_org_users(self, org_id: str) -> list[models.User]:
+        check_ids(org_id=org_id)
+
+        async def work() -> list[models.User]:
+            org = await get_org(org_id)
+            return [convert.user(node) for node in await org.users.all()]
+
+        return await self.graph.read(work)
+
+    async def update_user(self, org_id: str, user_id: str, new_user_name: str) -> models.User:
+        check_ids(org_id=org_id, user_id=user_id)
+        check_name("new_user_name", new_user_name)
+
+        async def work(_: VectorChanges) -> models.User:
+            user = await get_user(org_id, user_id)
+            user.user_name = new_user_name
+            return convert.user(await user.save())
+
+        return await self.graph.write(work)
+
+    async def delete_user(self, org_id: str, user_id: str) -> None:
+        """Delete the user with its collections, interactions, messages, memories and dates.
+
+        User-specific agents stay with the organisation; the user's memories leave
+        the vector store in the same unit of work.
+        """
+        check_ids(org_id=org_id, user_id=user_id)
+
+        async def work(changes: VectorChanges) -> None:
+            user = await get_user(org_id, user_id)
+            owned = {"org_id": org_id, "user_id": user_id}
+            interactions = await Interaction.nodes.filter(**owned).all()
+            memories = await Memory.nodes.filter(**owned).all()
+            messages = await reachable(interactions, Interaction.first_message, MessageBlock.is_next)
+            changes.remove(convert.memory_for_vector(node) for node in memories)
+            changes.purge_user(org_id, user_id)
+            await delete_nodes(
+                [user, *interactions, *memories, *(message for _, message in messages)]
+                + await InteractionCollection.nodes.filter(**owned).all()
+                + await MemoryCollection.nodes.filter(**owned).all()
+                + await Date.nodes.filter(**owned).all()
+            )
+
+        await self.graph.write(work)

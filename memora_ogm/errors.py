@@ -1,0 +1,62 @@
+"""Errors raised by memora-ogm.
+
+Memora reports a missing organisation, user, agent, interaction or memory with a
+bare ``neo4j.exceptions.Neo4jError``; code written for Memora catches exactly that.
+``NotFoundError`` keeps that contract (it *is* a ``Neo4jError``) while giving callers
+a precise class, and the concrete id that was missing, to catch instead.
+"""
+
+from __future__ import annotations
+
+from neo4j.exceptions import Neo4jError
+
+
+class MemoraOGMError(Exception):
+    """Base class of the errors memora-ogm raises itself."""
+
+
+class NotFoundError(Neo4jError, MemoraOGMError):
+    """A requested organisation, user, agent, interaction or memory does not exist."""
+
+    def __init__(self, what: str, **ids: str) -> None:
+        described = ", ".join(f"{name}={value!r}" for name, value in ids.items())
+        text = f"{what} ({described}) does not exist." if described else f"{what} does not exist."
+        super().__init__(text)
+        # ``Neo4jError.message`` reads this; the driver fills it from server metadata.
+        self._message = text
+        self.what = what
+        self.ids = ids
+
+    def __str__(self) -> str:
+        return self._message
+
+
+class OrganizationNotFound(NotFoundError):
+    def __init__(self, org_id: str) -> None:
+        super().__init__("Organization", org_id=org_id)
+
+
+class UserNotFound(NotFoundError):
+    def __init__(self, org_id: str, user_id: str) -> None:
+        super().__init__("User", org_id=org_id, user_id=user_id)
+
+
+class AgentNotFound(NotFoundError):
+    def __init__(self, org_id: str, agent_id: str) -> None:
+        super().__init__("Agent", org_id=org_id, agent_id=agent_id)
+
+
+class InteractionNotFound(NotFoundError):
+    def __init__(self, org_id: str, user_id: str, interaction_id: str) -> None:
+        super().__init__(
+            "Interaction", org_id=org_id, user_id=user_id, interaction_id=interaction_id
+        )
+
+
+class MemoryNotFound(NotFoundError):
+    def __init__(self, org_id: str, user_id: str, memory_id: str) -> None:
+        super().__init__("Memory", org_id=org_id, user_id=user_id, memory_id=memory_id)
+
+
+class RetriesExhausted(MemoraOGMError):
+    """A write kept conflicting with concurrent writers after every retry."""

@@ -1,0 +1,79 @@
+"""neomodel properties that store Neo4j's native temporal types.
+
+Memora writes ``created_at``/``updated_at``/``obtained_at`` with Cypher's
+``datetime()`` (a zoned DATETIME) and ``Date.date`` as a DATE. neomodel's stock
+``DateTimeProperty`` stores a float epoch and ``DateProperty`` an ISO string, so
+a graph written with them would not be a Memora graph: these two properties keep
+the native types, the way neomodel properties do it, with ``deflate``/``inflate``.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from typing import Any
+
+import neo4j.time
+from neomodel.properties import Property, validator
+
+
+def as_aware(value: datetime) -> datetime:
+    """A naive datetime is taken as UTC; an aware one is kept as it is."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class ZonedDateTimeProperty(Property[datetime]):
+    """A zoned Neo4j DATETIME, read back as a timezone-aware ``datetime``.
+
+    :param default_now: default to the time each node is created (not the time
+        the class was defined).
+    """
+
+    form_field_class = "DateTimeField"
+
+    def __init__(self, default_now: bool = False, **kwargs: Any) -> None:
+        if default_now:
+            if "default" in kwargs:
+                raise ValueError("default_now and default cannot both be set")
+            kwargs["default"] = utc_now
+        super().__init__(**kwargs)
+
+    @validator
+    def inflate(self, value: Any) -> datetime:
+        if isinstance(value, neo4j.time.DateTime):
+            value = value.to_native()
+        if not isinstance(value, datetime):
+            raise ValueError(f"DATETIME expected, got {type(value).__name__}")
+        return as_aware(value)
+
+    @validator
+    def deflate(self, value: Any) -> datetime:
+        if not isinstance(value, datetime):
+            raise ValueError(f"datetime expected, got {type(value).__name__}")
+        # The driver sends an aware datetime as a zoned DATETIME.
+        return as_aware(value)
+
+
+class NativeDateProperty(Property[date]):
+    """A Neo4j DATE, read back as a ``datetime.date``."""
+
+    form_field_class = "DateField"
+
+    @validator
+    def inflate(self, value: Any) -> date:
+        if isinstance(value, neo4j.time.Date):
+            return value.to_native()
+        if isinstance(value, date) and not isinstance(value, datetime):
+            return value
+        raise ValueError(f"DATE expected, got {type(value).__name__}")
+
+    @validator
+    def deflate(self, value: Any) -> date:
+        if isinstance(value, datetime):
+            raise ValueError("a date is expected, not a datetime")
+        if not isinstance(value, date):
+            raise ValueError(f"date expected, got {type(value).__name__}")
+        return value

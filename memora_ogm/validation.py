@@ -1,0 +1,60 @@
+"""Argument checks shared by every facade method.
+
+Memora validates ids as non-empty strings; memora-ogm also refuses whitespace-only
+values, control characters in ids, and values longer than the documented limits,
+so that bad input fails with a clear exception before anything is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Longest id accepted (shortuuid ids have 22 characters, uuid4 strings 36).
+MAX_ID_LENGTH = 64
+#: Longest organisation name, user name or agent label.
+MAX_NAME_LENGTH = 1_000
+#: Longest message content or memory text.
+MAX_TEXT_LENGTH = 100_000
+
+
+def _check_text(name: str, value: Any, max_length: int, error: type[Exception]) -> str:
+    if not isinstance(value, str):
+        raise error(f"`{name}` must be a string, not {type(value).__name__}.")
+    if not value.strip():
+        raise error(f"`{name}` must be a string and have a value.")
+    if len(value) > max_length:
+        raise error(f"`{name}` is longer than {max_length} characters.")
+    return value
+
+
+def check_ids(error: type[Exception] = ValueError, **ids: Any) -> None:
+    """Each id must be a non-empty string of printable characters, at most MAX_ID_LENGTH."""
+    for name, value in ids.items():
+        _check_text(name, value, MAX_ID_LENGTH, error)
+        if not value.isprintable():
+            raise error(f"`{name}` must not contain control characters.")
+
+
+def check_name(name: str, value: Any, error: type[Exception] = ValueError) -> str:
+    """A human name or label: non-empty, at most MAX_NAME_LENGTH characters."""
+    return _check_text(name, value, MAX_NAME_LENGTH, error)
+
+
+def check_text(name: str, value: Any, error: type[Exception] = ValueError) -> str:
+    """Message content or memory text: non-empty, at most MAX_TEXT_LENGTH characters."""
+    return _check_text(name, value, MAX_TEXT_LENGTH, error)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"`{name}` must be a bool, not {type(value).__name__}.")
+    return value
+
+
+def check_page(skip: Any, limit: Any) -> None:
+    """``skip`` and ``limit`` are non-negative ints (a bool is not an int here)."""
+    for name, value in (("skip", skip), ("limit", limit)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"`{name}` must be an integer, not {type(value).__name__}.")
+        if value < 0:
+            raise ValueError(f"`{name}` must not be negative.")
