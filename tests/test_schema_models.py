@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -15,7 +15,7 @@ from memora_ogm.schema.storage import (
     MemoryToStore,
 )
 
-OBTAINED = datetime(2024, 5, 17, 9, 30, 15, 123456, tzinfo=UTC)
+OBTAINED = datetime(2024, 5, 17, 9, 30, 15, 123456, tzinfo=timezone.utc)
 
 
 def make_memory(**overrides: object) -> Memory:
@@ -32,11 +32,11 @@ def make_memory(**overrides: object) -> Memory:
 
 
 def test_interaction_date_is_the_creation_time_of_each_object() -> None:
-    before = datetime.now(UTC)
+    before = datetime.now(timezone.utc)
     first = MemoriesAndInteraction()
     time.sleep(0.02)
     second = MemoriesAndInteraction()
-    after = datetime.now(UTC)
+    after = datetime.now(timezone.utc)
 
     assert first.interaction_date.tzinfo is not None
     assert before <= first.interaction_date < second.interaction_date <= after
@@ -59,11 +59,11 @@ def test_naive_datetimes_are_taken_as_utc_and_aware_ones_kept() -> None:
     plus_two = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2)))
 
     assert MemoriesAndInteraction(interaction_date=naive).interaction_date == naive.replace(
-        tzinfo=UTC
+        tzinfo=timezone.utc
     )
     assert make_memory(obtained_at=plus_two).obtained_at.utcoffset() == timedelta(hours=2)
     org = Organization(org_id="o", org_name="Acme", created_at=naive)
-    assert org.created_at.tzinfo is UTC
+    assert org.created_at.tzinfo is timezone.utc
 
 
 def test_memory_dict_helpers_match_memora() -> None:

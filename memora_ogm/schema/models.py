@@ -6,7 +6,7 @@ written against Memora keeps working with memora-ogm unchanged.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 def _assume_utc(value: datetime) -> datetime:
     """Attach UTC to a naive datetime, as the graph does when it stores one."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
 
 def _reject_bool(value: object) -> object:

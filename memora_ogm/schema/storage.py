@@ -6,7 +6,7 @@ to memora-ogm unchanged.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 
 from pydantic import BaseModel, Field
 
@@ -14,7 +14,7 @@ from memora_ogm.schema.models import Position, UTCDateTime
 
 
 def _utc_now() -> datetime:
-    return datetime.now(UTC)
+    return datetime.now(timezone.utc)
 
 
 class MemoryToStore(BaseModel):

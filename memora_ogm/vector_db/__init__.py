@@ -1,0 +1,1 @@
+"""Vector stores that the graph layer keeps in step with its memories."""
