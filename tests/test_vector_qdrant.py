@@ -425,14 +425,32 @@ async def test_a_faulty_embedding_function_writes_nothing() -> None:
     async def not_finite(texts: list[str]) -> list[list[float]]:
         return [[float("inf")] * 8 for _ in texts]
 
+    async def ragged(texts: list[str]) -> list[list[float]]:
+        return [[0.5] * 8, [0.5] * 9]
+
+    async def not_numbers(texts: list[str]) -> list[list[float]]:
+        return [["a"] * 8 for _ in texts]  # type: ignore[list-item]
+
     client = AsyncQdrantClient(location=":memory:")
     await QdrantDB(client, embedding_dimension=8).setup()
-    for embed in (wrong_size, too_few, not_finite):
+    for embed in (wrong_size, too_few, not_finite, ragged, not_numbers):
         store = QdrantDB(client, embedding_function=embed, embedding_dimension=8)
         with pytest.raises(ValueError, match="embedding function"):
             await store.add_memories("o", "u", "a", new_ids(2), ["x", "y"], OBTAINED_AT)
         assert await stored(store) == {}
     await client.close()
+
+
+@pytest.mark.asyncio
+async def test_an_embedding_error_propagates_unchanged() -> None:
+    async def offline_api(texts: list[str]) -> list[list[float]]:
+        raise ConnectionError("embedding service unreachable")
+
+    store = QdrantDB(embedding_function=offline_api, embedding_dimension=8)
+    await store.setup()
+    with pytest.raises(ConnectionError, match="unreachable"):
+        await store.search_memory("anything", MemorySearchScope.ORGANIZATION, "o")
+    await store.close()
 
 
 class FailingUpsertClient(AsyncQdrantClient):

@@ -17,6 +17,7 @@ import warnings
 from datetime import datetime, timezone
 from typing import Any
 
+import numpy as np
 from qdrant_client import AsyncQdrantClient, models
 from typing_extensions import override
 
@@ -94,7 +95,7 @@ class QdrantDB(BaseVectorDB):
     embedded store). With none of them the store is embedded and in memory.
 
     Embedding: ``embedding_function`` turns texts into vectors of ``embedding_dimension``
-    floats; it defaults to the offline ``HashingEmbedding`` (dimension 768 unless given).
+    floats; it defaults to the offline ``HashingEmbedding`` (dimension 1024 unless given).
 
     Search: at most ``search_limit`` results per query; results scoring at or below
     ``score_threshold`` (cosine similarity) are dropped, so by default a memory sharing
@@ -179,19 +180,19 @@ class QdrantDB(BaseVectorDB):
 
     async def _embed(self, texts: list[str]) -> list[list[float]]:
         """Embed and check the function's output, so a faulty model fails loudly here."""
-        vectors = await self.embedding_function(texts)
-        if not isinstance(vectors, list | tuple) or len(vectors) != len(texts):
-            raise ValueError("The embedding function must return one vector per text.")
-        checked = []
-        for vector in vectors:
-            values = [float(value) for value in vector]
-            if len(values) != self.embedding_dimension or not all(map(math.isfinite, values)):
-                raise ValueError(
-                    f"The embedding function must return {self.embedding_dimension} finite "
-                    "floats per text."
-                )
-            checked.append(values)
-        return checked
+        expected = (len(texts), self.embedding_dimension)
+        output = await self.embedding_function(texts)
+        try:
+            vectors = np.asarray(output, dtype=np.float64)
+        except (TypeError, ValueError):  # ragged or not numbers
+            vectors = np.empty(0)
+        if vectors.shape != expected or not np.isfinite(vectors).all():
+            raise ValueError(
+                f"The embedding function must return {expected[0]} vectors of "
+                f"{expected[1]} finite floats, one per text."
+            )
+        result: list[list[float]] = vectors.tolist()
+        return result
 
     @override
     async def close(self) -> None:
