@@ -44,6 +44,12 @@ def _require_id(name: str, value: object) -> str:
     return value
 
 
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"`{name}` must be a positive integer.")
+    return value
+
+
 def _optional_id(name: str, value: object) -> str | None:
     return None if value is None else _require_id(name, value)
 
@@ -117,21 +123,20 @@ class QdrantDB(BaseVectorDB):
         score_threshold: float | None = 0.0,
         enable_logging: bool = False,
     ) -> None:
-        self.async_client = self._connect(async_client, url, api_key, location, path)
         self.collection_name = _require_id("collection_name", collection_name)
-        self.embedding_function, self.embedding_dimension = self._embedding(
-            embedding_function, embedding_dimension
-        )
-        if isinstance(search_limit, bool) or not isinstance(search_limit, int) or search_limit < 1:
-            raise ValueError("`search_limit` must be a positive integer.")
+        self.search_limit = _positive_int("search_limit", search_limit)
         if score_threshold is not None and (
             isinstance(score_threshold, bool)
             or not isinstance(score_threshold, int | float)
             or not math.isfinite(score_threshold)
         ):
             raise ValueError("`score_threshold` must be a finite number or None.")
-        self.search_limit = search_limit
         self.score_threshold = score_threshold
+        self.embedding_function, self.embedding_dimension = self._embedding(
+            embedding_function, embedding_dimension
+        )
+        # Last, once the arguments are known good: opening a folder locks it.
+        self.async_client = self._connect(async_client, url, api_key, location, path)
         if enable_logging:
             logging.basicConfig(level=logging.INFO)
 
@@ -143,8 +148,8 @@ class QdrantDB(BaseVectorDB):
         location: str | None,
         path: str | os.PathLike[str] | None,
     ) -> AsyncQdrantClient:
-        given = [name for name, value in (("async_client", async_client), ("url", url),
-                 ("location", location), ("path", path)) if value is not None]  # fmt: skip
+        choices = {"async_client": async_client, "url": url, "location": location, "path": path}
+        given = [name for name, value in choices.items() if value is not None]
         if len(given) > 1:
             raise ValueError(f"Give at most one of {', '.join(given)}.")
         if api_key is not None and url is None:
@@ -163,12 +168,8 @@ class QdrantDB(BaseVectorDB):
     def _embedding(
         embedding_function: EmbeddingFunction | None, embedding_dimension: int | None
     ) -> tuple[EmbeddingFunction, int]:
-        if embedding_dimension is not None and (
-            isinstance(embedding_dimension, bool)
-            or not isinstance(embedding_dimension, int)
-            or embedding_dimension < 1
-        ):
-            raise ValueError("`embedding_dimension` must be a positive integer.")
+        if embedding_dimension is not None:
+            _positive_int("embedding_dimension", embedding_dimension)
         if embedding_function is None:
             default = HashingEmbedding(embedding_dimension or DEFAULT_DIMENSION)
             return default, default.dimension
