@@ -2,36 +2,29 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 
 import pytest
-from neo4j import GraphDatabase
+from neo4j import Driver
 
 from memora_ogm._async.interface import Neo4jGraphInterface
-
-
-def _settings() -> tuple[str, str, str, str]:
-    return (
-        os.environ["NEO4J_URI"],
-        os.environ.get("NEO4J_USERNAME", "neo4j"),
-        os.environ["NEO4J_PASSWORD"],
-        os.environ.get("NEO4J_DATABASE", "neo4j"),
-    )
+from memora_ogm.server import Neo4jConnection
+from memora_ogm.testing import clear_database
 
 
 @pytest.fixture
-def driver():  # type: ignore[no-untyped-def]
-    uri, user, password, _ = _settings()
-    with GraphDatabase.driver(uri, auth=(user, password)) as d:
-        yield d
+def driver(neo4j_driver: Driver) -> Driver:
+    """A sync driver for the assertion queries of a test."""
+    return neo4j_driver
 
 
 @pytest.fixture
-async def memora(driver) -> AsyncIterator[Neo4jGraphInterface]:  # type: ignore[no-untyped-def]
-    driver.execute_query("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
-    uri, user, password, database = _settings()
-    interface = Neo4jGraphInterface(uri, user, password, database)
+async def memora(
+    neo4j_connection: Neo4jConnection, neo4j_driver: Driver
+) -> AsyncIterator[Neo4jGraphInterface]:
+    clear_database(neo4j_driver, neo4j_connection.database)
+    conn = neo4j_connection
+    interface = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
     await interface.setup()
     yield interface
     await interface.close()

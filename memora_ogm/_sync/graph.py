@@ -1,0 +1,231 @@
+# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
+"""Connecting neomodel, running units of work, and keeping the vector store in step.
+
+Every facade method runs its work through :meth:`Graph.read` or :meth:`Graph.write`:
+a read or write transaction on neomodel's context-local session (so concurrent
+tasks never share one), retried with jittered backoff on Neo4j's transient
+errors and on constraint races of concurrent ``MERGE``\\ s. A write's
+:class:`VectorChanges` are applied to the associated vector store after the graph
+work succeeded and before the commit, and undone if the commit then fails: both
+stores change together or neither does.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Awaitable, Callable, Iterable
+from contextlib import contextmanager
+from typing import Any, Iterator, TypeVar
+
+from neo4j import GraphDatabase
+from neo4j.exceptions import (
+    ClientError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
+from neomodel import db
+from neomodel.exceptions import UniqueProperty
+
+from memora_ogm._sync.compat import sleep
+from memora_ogm.errors import RetriesExhausted
+from memora_ogm.schema.models import Memory as MemoryModel
+from memora_ogm.vector_db.base import BaseVectorDB
+
+T = TypeVar("T")
+logger = logging.getLogger("memora_ogm")
+
+CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
+
+
+class VectorChanges:
+    """The memories one write transaction adds to and removes from the vector store.
+
+    ``removed`` holds the memories as they were, so that a failed commit can put
+    them back; a purge also clears whatever else the store holds for that user or
+    organisation.
+    """
+
+    def __init__(self) -> None:
+        self.added: list[MemoryModel] = []
+        self.removed: list[MemoryModel] = []
+        self.purged_users: list[tuple[str, str]] = []
+        self.purged_organizations: list[str] = []
+
+    def add(self, memories: Iterable[MemoryModel]) -> None:
+        self.added.extend(memories)
+
+    def remove(self, memories: Iterable[MemoryModel]) -> None:
+        self.removed.extend(memories)
+
+    def purge_user(self, org_id: str, user_id: str) -> None:
+        self.purged_users.append((org_id, user_id))
+
+    def purge_organization(self, org_id: str) -> None:
+        self.purged_organizations.append(org_id)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.purged_users or self.purged_organizations)
+
+
+def _add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> None:
+    """``add_memories`` takes one agent and one timestamp a call: group by them."""
+    groups: dict[tuple[str, str, str, str], list[MemoryModel]] = {}
+    for memory in memories:
+        key = (memory.org_id, memory.user_id, memory.agent_id, memory.obtained_at.isoformat())
+        groups.setdefault(key, []).append(memory)
+    for (org_id, user_id, agent_id, obtained_at), group in groups.items():
+        vector_db.add_memories(
+            org_id=org_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            memory_ids=[memory.memory_id for memory in group],
+            memories=[memory.memory for memory in group],
+            obtained_at=obtained_at,
+        )
+
+
+def apply_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None:
+    """Apply ``changes``; if that fails half-way, put back what was applied and re-raise."""
+    try:
+        if changes.removed:
+            vector_db.delete_memories([memory.memory_id for memory in changes.removed])
+        for org_id, user_id in changes.purged_users:
+            vector_db.delete_all_user_memories(org_id, user_id)
+        for org_id in changes.purged_organizations:
+            vector_db.delete_all_organization_memories(org_id)
+        if changes.added:
+            _add_to_vector_db(vector_db, changes.added)
+    except BaseException:
+        undo_vector_changes(vector_db, changes)
+        raise
+
+
+def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None:
+    """Best effort inverse of :func:`apply_vector_changes` (deletes and upserts are idempotent)."""
+    try:
+        if changes.added:
+            vector_db.delete_memories([memory.memory_id for memory in changes.added])
+        if changes.removed:
+            _add_to_vector_db(vector_db, changes.removed)
+    except Exception:  # pragma: no cover - reported, the original error matters more
+        logger.exception("could not undo vector store changes after a failed write")
+
+
+def _is_retryable(error: BaseException) -> bool:
+    if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty)):
+        return True
+    return isinstance(error, ClientError) and error.code == CONSTRAINT_FAILED
+
+
+class Graph:
+    """The connection of one facade: its driver, its database and its vector store."""
+
+    #: Attempts for a unit of work that keeps meeting transient conflicts.
+    max_attempts = 8
+    #: First backoff in seconds; doubled each attempt, with full jitter.
+    base_backoff = 0.02
+
+    def __init__(
+        self,
+        uri: str | None,
+        username: str | None,
+        password: str | None,
+        database: str | None,
+        vector_db: BaseVectorDB | None = None,
+    ) -> None:
+        self.database = database or None
+        self.vector_db = vector_db
+        self._driver = (
+            GraphDatabase.driver(uri, auth=(username or "", password or ""))
+            if uri is not None
+            else None
+        )
+        self._connected = False
+        self._apoc: bool | None = None
+
+    def connect(self) -> None:
+        """Point neomodel at this facade's driver (once; neomodel's driver is process-wide)."""
+        if self._connected:
+            return
+        if self._driver is not None and db.driver is not self._driver:
+            db.set_connection(driver=self._driver)
+        self._connected = True
+
+    def close(self) -> None:
+        if self._driver is not None:
+            if db.driver is self._driver:
+                db.driver = None
+            self._driver.close()
+        self._connected = False
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[None]:
+        self.connect()
+        if self.database:
+            db._database_name = self.database  # context-local in neomodel
+        proxy = db.write_transaction if write else db.read_transaction
+        with proxy:
+            yield
+
+    def _attempts(self, work: Callable[[], Awaitable[T]]) -> T:
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                return work()
+            except Exception as error:
+                if not _is_retryable(error) or attempt == self.max_attempts:
+                    if _is_retryable(error):
+                        raise RetriesExhausted(
+                            f"gave up after {attempt} attempts: {error}"
+                        ) from error
+                    raise
+                delay = random.uniform(0, self.base_backoff * 2 ** (attempt - 1))
+                logger.info(
+                    "retrying after %s (attempt %d): %s", type(error).__name__, attempt, error
+                )
+                sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def read(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run ``work`` in a read transaction (routed to a reader in a cluster)."""
+
+        def attempt() -> T:
+            with self._transaction(write=False):
+                return work()
+
+        return self._attempts(attempt)
+
+    def write(self, work: Callable[[VectorChanges], Awaitable[T]]) -> T:
+        """Run ``work`` in a write transaction, with its vector changes all or nothing."""
+
+        def attempt() -> T:
+            changes = VectorChanges()
+            applied = False
+            try:
+                with self._transaction(write=True):
+                    result = work(changes)
+                    if self.vector_db is not None and changes:
+                        apply_vector_changes(self.vector_db, changes)
+                        applied = True
+                return result
+            except BaseException:
+                if applied and self.vector_db is not None:
+                    undo_vector_changes(self.vector_db, changes)
+                raise
+
+        return self._attempts(attempt)
+
+    def cypher(self, query: str, **params: Any) -> list[dict[str, Any]]:
+        """Run a named query of :mod:`memora_ogm.queries` in the current transaction."""
+        results, columns = db.cypher_query(query, params, resolve_objects=False)
+        return [dict(zip(columns, row)) for row in results]
+
+    def has_apoc(self) -> bool:
+        """Whether ``apoc.text.replace`` is callable on this server (asked once)."""
+        if self._apoc is None:
+            from memora_ogm.queries import APOC_AVAILABLE
+
+            rows = self.read(lambda: self.cypher(APOC_AVAILABLE))
+            self._apoc = bool(rows and rows[0]["available"])
+        return self._apoc

@@ -1,0 +1,62 @@
+# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
+"""``Neo4jGraphInterface``: every ``BaseGraphDB`` method, composed from one mixin per domain."""
+
+from __future__ import annotations
+
+import logging
+
+from memora_ogm._sync.agent import Neo4jAgent
+from memora_ogm._sync.graph import Graph
+from memora_ogm._sync.interaction import Neo4jInteraction
+from memora_ogm._sync.memory import Neo4jMemory
+from memora_ogm._sync.organization import Neo4jOrganization
+from memora_ogm._sync.schema import install_node_keys
+from memora_ogm._sync.user import Neo4jUser
+
+from memora_ogm.vector_db.base import BaseVectorDB
+
+
+class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInteraction, Neo4jMemory):
+    """Memora's graph layer over the neomodel node classes of :mod:`memora_ogm.nodes`.
+
+    The constructor is Memora's. neomodel keeps one driver per process, so the
+    interface points neomodel at its own driver on first use; the target
+    ``database`` is chosen per transaction.
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        username: str,
+        password: str,
+        database: str,
+        associated_vector_db: BaseVectorDB | None = None,
+        enable_logging: bool = False,
+    ) -> None:
+        self.graph = Graph(uri, username, password, database, associated_vector_db)
+        self.database = database
+        self.associated_vector_db = associated_vector_db
+        self.logger = logging.getLogger("memora_ogm")
+        if enable_logging:
+            logging.basicConfig(level=logging.INFO)
+
+    def close(self) -> None:
+        self.logger.info("closing the Neo4j driver")
+        self.graph.close()
+
+    def get_associated_vector_db(self) -> BaseVectorDB | None:
+        return self.associated_vector_db
+
+    def setup(self, *args: object, **kwargs: object) -> None:
+        """Install the schema's uniqueness guarantees (and the vector store's collection)."""
+        self.graph.connect()
+        self.graph.write(lambda _: install_node_keys())
+        if self.associated_vector_db is not None:
+            self.associated_vector_db.setup()
+
+    def migrate_to_schema_for_memora_v0_3_x(self, *args: object, **kwargs: object) -> None:
+        """Run Memora's v0.3.x migration (see ``migrations/``)."""
+        from memora_ogm.migrations import run_migrations
+
+        self.graph.connect()
+        run_migrations(self.graph, up_to="0001")

@@ -1,0 +1,108 @@
+# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
+"""Set-at-a-time operations generated from the neomodel definitions.
+
+neomodel connects one relationship per query (``node.rel.connect(other)``) and
+traverses one hop per query. A conversation of fifty messages would then cost
+fifty round trips. These helpers do the same work for many nodes in one query,
+and generate that query from a relationship attribute of the node classes
+(``Memory.message_source``), never from domain knowledge written by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from memora_ogm._sync.nodes import MemoraNode
+from neomodel import db
+from neomodel.util import RelationshipDirection, escape_identifier
+
+N = TypeVar("N", bound=MemoraNode)
+
+
+def _target_class(rel: Any) -> type[MemoraNode]:
+    if isinstance(rel._raw_class, str):
+        rel.lookup_node_class()
+    return rel._raw_class  # type: ignore[no-any-return]
+
+
+def _arrow(rel: Any, repeat: str = "", var: str = "") -> str:
+    """The pattern of one hop along ``rel`` from the declaring class, e.g. ``-[:IS_NEXT*0..]->``."""
+    kind = f"{var}:{escape_identifier(rel.definition['relation_type'])}{repeat}"
+    direction = rel.definition["direction"]
+    if direction == RelationshipDirection.OUTGOING:
+        return f"-[{kind}]->"
+    if direction == RelationshipDirection.INCOMING:
+        return f"<-[{kind}]-"
+    return f"-[{kind}]-"
+
+
+def _ids(nodes: Sequence[MemoraNode]) -> list[str]:
+    return [node.element_id for node in nodes]
+
+
+def connect_pairs(rel: Any, pairs: Sequence[tuple[MemoraNode, MemoraNode]]) -> None:
+    """Create ``rel`` from each first node to its second node, all in one query."""
+    if not pairs:
+        return
+    query = (
+        "UNWIND $pairs AS pair "
+        "MATCH (a) WHERE elementId(a) = pair[0] "
+        "MATCH (b) WHERE elementId(b) = pair[1] "
+        f"CREATE (a){_arrow(rel)}(b)"
+    )
+    db.cypher_query(query, {"pairs": [[a.element_id, b.element_id] for a, b in pairs]})
+
+
+def disconnect_all(rel: Any, nodes: Sequence[MemoraNode]) -> None:
+    """Remove every ``rel`` relationship of ``nodes``, in one query."""
+    if not nodes:
+        return
+    query = (
+        "UNWIND $ids AS id MATCH (a) WHERE elementId(a) = id "
+        f"MATCH (a){_arrow(rel, var='r')}() DELETE r"
+    )
+    db.cypher_query(query, {"ids": _ids(nodes)})
+
+
+def delete_nodes(nodes: Sequence[MemoraNode]) -> None:
+    """Detach and delete ``nodes`` in one query."""
+    if nodes:
+        db.cypher_query(
+            "UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id DETACH DELETE n",
+            {"ids": _ids(nodes)},
+        )
+
+
+def reachable(
+    nodes: Sequence[MemoraNode], rel: Any, then_repeat: Any | None = None
+) -> list[tuple[MemoraNode, Any]]:
+    """The nodes one hop along ``rel`` from each of ``nodes``, then along ``then_repeat`` 0+ times.
+
+    Returns ``(start, reached)`` pairs, so ``reachable(interactions,
+    Interaction.first_message, MessageBlock.is_next)`` lists every message of
+    every interaction in one query.
+    """
+    if not nodes:
+        return []
+    target = _target_class(then_repeat if then_repeat is not None else rel)
+    pattern = f"(s){_arrow(rel)}(first)"
+    if then_repeat is not None:
+        pattern += f", (first){_arrow(then_repeat, '*0..')}(n)"
+    else:
+        pattern = pattern.replace("(first)", "(n)")
+    query = (
+        "UNWIND $ids AS id MATCH (s) WHERE elementId(s) = id "
+        f"MATCH {pattern} "
+        f"WHERE n:{escape_identifier(target.__label__)} "
+        "RETURN id, n"
+    )
+    rows, _ = db.cypher_query(query, {"ids": _ids(nodes)})
+    by_id = {node.element_id: node for node in nodes}
+    return [(by_id[row[0]], target.inflate(row[1])) for row in rows]
+
+
+def take(nodes: Any, count: int) -> list[Any]:
+    """The first ``count`` nodes of a neomodel node set, as a list."""
+    nodes.limit = count
+    return nodes.all()  # type: ignore[no-any-return]

@@ -1,0 +1,66 @@
+# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
+"""Installing the uniqueness guarantees of the Memora schema.
+
+neomodel's ``unique_index`` covers one property; Memora's keys are composite
+(``User(org_id, user_id)`` and so on). Each node class names its key
+(``__node_key__``) and this module installs it: ``NODE KEY`` on Enterprise
+Edition, composite ``IS UNIQUE`` on Community Edition, with Memora's constraint
+names and ``IF NOT EXISTS`` so that it is idempotent. ``setup()`` calls it, and
+:func:`extend_neomodel_schema` teaches neomodel's own ``install_labels`` (and so
+the ``neomodel_install_labels`` CLI) to do the same for every keyed class.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from memora_ogm._sync.nodes import NODE_CLASSES, MemoraNode
+from neomodel import db
+from neomodel.sync_.schema import SchemaManager
+from neomodel.util import escape_identifier
+
+
+def node_key_statement(cls: type[MemoraNode], enterprise: bool) -> str | None:
+    """The CREATE CONSTRAINT statement for ``cls``'s key, generated from the class."""
+    if cls.__node_key__ is None:
+        return None
+    name, properties = cls.__node_key__
+    keys = ", ".join(f"n.{escape_identifier(prop)}" for prop in properties)
+    kind = "IS NODE KEY" if enterprise else "IS UNIQUE"
+    return (
+        f"CREATE CONSTRAINT {escape_identifier(name)} IF NOT EXISTS "
+        f"FOR (n:{escape_identifier(cls.__label__)}) REQUIRE ({keys}) {kind}"
+    )
+
+
+def install_node_key(cls: type[MemoraNode]) -> None:
+    statement = node_key_statement(cls, db.edition_is_enterprise())
+    if statement is not None:
+        db.cypher_query(statement)
+
+
+def install_node_keys() -> None:
+    """Install every node key of the Memora schema (idempotent)."""
+    for cls in NODE_CLASSES:
+        install_node_key(cls)
+
+
+def extend_neomodel_schema() -> None:
+    """Make neomodel's ``install_labels`` also install a class's ``__node_key__``."""
+    original = SchemaManager.install_labels
+    if getattr(original, "_memora_node_keys", False):
+        return
+
+    def install_labels(
+        self: SchemaManager, cls: Any, quiet: bool = True, stdout: TextIO | None = None
+    ) -> None:
+        original(self, cls, quiet=quiet, stdout=stdout)
+        if isinstance(cls, type) and issubclass(cls, MemoraNode) and cls.__node_key__:
+            if not quiet and stdout is not None:
+                stdout.write(
+                    f" + Creating node key {cls.__node_key__[0]} on label {cls.__label__}\n"
+                )
+            install_node_key(cls)
+
+    install_labels._memora_node_keys = True  # type: ignore[attr-defined]
+    SchemaManager.install_labels = install_labels  # type: ignore[method-assign]
