@@ -137,7 +137,10 @@ class Graph:
         self.database = database or None
         self.vector_db = vector_db
         self._driver = (
-            AsyncGraphDatabase.driver(uri, auth=(username or "", password or ""))
+            # Planner notices (unknown labels on an empty graph and the like) are noise here.
+            AsyncGraphDatabase.driver(
+                uri, auth=(username or "", password or ""), notifications_min_severity="OFF"
+            )
             if uri is not None
             else None
         )

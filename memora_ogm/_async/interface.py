@@ -6,11 +6,13 @@ import logging
 
 from memora_ogm._async.agent import Neo4jAgent
 from memora_ogm._async.graph import Graph
+from memora_ogm._async.migrate import run_migrations
 from memora_ogm._async.interaction import Neo4jInteraction
 from memora_ogm._async.memory import Neo4jMemory
 from memora_ogm._async.organization import Neo4jOrganization
 from memora_ogm._async.schema import install_node_keys
 from memora_ogm._async.user import Neo4jUser
+from memora_ogm.migrations import MIGRATIONS
 from memora_ogm.vector_db.base import BaseVectorDB
 
 
@@ -55,8 +57,9 @@ class Neo4jGraphInterface(
             await self.associated_vector_db.setup()
 
     async def migrate_to_schema_for_memora_v0_3_x(self, *args: object, **kwargs: object) -> None:
-        """Run Memora's v0.3.x migration (see ``migrations/``)."""
-        from memora_ogm.migrations import run_migrations
+        """Run Memora's v0.3.x migration (``migrations/m0001_memora_v0_3_x.py``) if still pending."""
+        await run_migrations(self.graph, MIGRATIONS, up_to="0001")
 
-        await self.graph.connect()
-        await run_migrations(self.graph, up_to="0001")
+    async def migrate(self) -> list[str]:
+        """Apply every pending migration of ``memora_ogm.migrations``; returns their versions."""
+        return await run_migrations(self.graph, MIGRATIONS)
