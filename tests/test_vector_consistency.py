@@ -1,0 +1,257 @@
+"""Graph and vector store change together or not at all (SPEC section 6, 10.9 and 10.13).
+
+Each write path that touches memories runs three times against real stores
+(Neo4j and qdrant-client's local mode): with the vector store failing, with the
+graph commit failing after the vector write, and with one transient commit
+failure that is retried. Afterwards both stores must hold the same memory ids:
+those from before the call when it failed, those it promised when it succeeded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+from neo4j.exceptions import DatabaseError, TransientError
+from neomodel import adb
+
+from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
+from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.base import BaseVectorDB
+from memora_ogm.vector_db.qdrant import QdrantDB
+
+
+class InjectedFault(RuntimeError):
+    """The failure a test asked for."""
+
+
+class FlakyVectorDB(BaseVectorDB):
+    """A real QdrantDB that fails the next call of the named methods, on demand."""
+
+    def __init__(self, inner: QdrantDB) -> None:
+        self.inner = inner
+        self.fail_on: set[str] = set()
+        #: Mutating calls that went through; a commit fault waits for one.
+        self.writes = 0
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in {
+            "add_memories",
+            "delete_memory",
+            "delete_memories",
+            "delete_all_user_memories",
+            "delete_all_organization_memories",
+        }:
+            if name in object.__getattribute__(self, "fail_on"):
+
+                async def fail(*args: Any, **kwargs: Any) -> None:
+                    raise InjectedFault(f"vector store refused {name}")
+
+                return fail
+            method = getattr(object.__getattribute__(self, "inner"), name)
+
+            async def counted(*args: Any, **kwargs: Any) -> Any:
+                result = await method(*args, **kwargs)
+                self.writes += 1
+                return result
+
+            return counted
+        return object.__getattribute__(self, name)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def setup(self, *args: Any, **kwargs: Any) -> None:
+        await self.inner.setup()
+
+    async def add_memories(self, *args: Any, **kwargs: Any) -> None: ...
+    async def search_memory(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.inner.search_memory(*args, **kwargs)
+
+    async def search_memories(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.inner.search_memories(*args, **kwargs)
+
+    async def delete_memory(self, *args: Any, **kwargs: Any) -> None: ...
+    async def delete_memories(self, *args: Any, **kwargs: Any) -> None: ...
+    async def delete_all_user_memories(self, *args: Any, **kwargs: Any) -> None: ...
+    async def delete_all_organization_memories(self, *args: Any, **kwargs: Any) -> None: ...
+
+
+@pytest.fixture
+async def stores(neo4j_connection, neo4j_driver) -> AsyncIterator[tuple[Neo4jGraphInterface, FlakyVectorDB]]:
+    clear_database(neo4j_driver, neo4j_connection.database)
+    vectors = FlakyVectorDB(QdrantDB(location=":memory:"))
+    conn = neo4j_connection
+    graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
+    await graph.setup()
+    yield graph, vectors
+    await graph.close()
+
+
+async def _vector_ids(vectors: FlakyVectorDB) -> list[str]:
+    ids: list[str] = []
+    offset = None
+    while True:
+        points, offset = await vectors.inner.async_client.scroll(
+            vectors.inner.collection_name, limit=256, offset=offset, with_payload=True
+        )
+        ids.extend(point.payload["memory_id"] for point in points)
+        if offset is None:
+            return sorted(ids)
+
+
+def _graph_ids(driver) -> list[str]:
+    return sorted(r[0] for r in driver.execute_query("MATCH (m:Memory) RETURN m.memory_id").records)
+
+
+def _conversation(*texts: str, contrary: list[ContraryMemoryToStore] | None = None) -> MemoriesAndInteraction:
+    return MemoriesAndInteraction(
+        interaction=[
+            {"role": "user", "content": "I moved to Oslo and adopted a cat."},
+            {"role": "assistant", "content": "Congratulations!"},
+        ],
+        interaction_date=datetime(2026, 11, 1, 9, 30, tzinfo=timezone.utc),
+        memories=[MemoryToStore(memory=text, source_msg_block_pos=[0]) for text in texts],
+        contrary_memories=contrary or [],
+    )
+
+
+async def _world(graph: Neo4jGraphInterface) -> dict[str, str]:
+    org = await graph.create_organization("Acme")
+    ann = await graph.create_user(org.org_id, "Ann")
+    bob = await graph.create_user(org.org_id, "Bob")
+    agent = await graph.create_agent(org.org_id, "Bot")
+    ids = {"org": org.org_id, "ann": ann.user_id, "bob": bob.user_id, "agent": agent.agent_id}
+    ids["interaction"], _ = await graph.save_interaction_with_memories(
+        org.org_id, agent.agent_id, ann.user_id, _conversation("user_x lives in Oslo", "user_x has a cat")
+    )
+    await graph.save_interaction_with_memories(
+        org.org_id, agent.agent_id, bob.user_id, _conversation("user_x likes jazz")
+    )
+    memories = await graph.get_all_user_memories(org.org_id, ann.user_id)
+    ids["memory"] = memories[0].memory_id
+    return ids
+
+
+Call = Callable[[Neo4jGraphInterface, dict[str, str]], Awaitable[Any]]
+
+PATHS: dict[str, tuple[Call, str]] = {
+    "save": (
+        lambda g, i: g.save_interaction_with_memories(
+            i["org"], i["agent"], i["ann"], _conversation("user_x drinks tea")
+        ),
+        "add_memories",
+    ),
+    "update": (
+        lambda g, i: g.update_interaction_and_memories(
+            i["org"],
+            i["agent"],
+            i["ann"],
+            i["interaction"],
+            _conversation(
+                "user_x plays chess",
+                contrary=[
+                    ContraryMemoryToStore(
+                        memory="user_x lives in Bergen",
+                        source_msg_block_pos=[0],
+                        existing_contrary_memory_id=i["memory"],
+                    )
+                ],
+            ),
+        ),
+        "add_memories",
+    ),
+    "delete_memory": (
+        lambda g, i: g.delete_user_memory(i["org"], i["ann"], i["memory"]),
+        "delete_memories",
+    ),
+    "delete_interaction": (
+        lambda g, i: g.delete_user_interaction_and_its_memories(i["org"], i["ann"], i["interaction"]),
+        "delete_memories",
+    ),
+    "delete_all_interactions": (
+        lambda g, i: g.delete_all_user_interactions_and_their_memories(i["org"], i["ann"]),
+        "delete_memories",
+    ),
+    "delete_all_memories": (
+        lambda g, i: g.delete_all_user_memories(i["org"], i["ann"]),
+        "delete_memories",
+    ),
+    "delete_user": (lambda g, i: g.delete_user(i["org"], i["ann"]), "delete_all_user_memories"),
+    "delete_organization": (
+        lambda g, i: g.delete_organization(i["org"]),
+        "delete_memories",
+    ),
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+async def test_failed_vector_write_leaves_both_stores_unchanged(stores, neo4j_driver, path) -> None:
+    graph, vectors = stores
+    ids = await _world(graph)
+    before = _graph_ids(neo4j_driver)
+    assert await _vector_ids(vectors) == before
+
+    call, vector_method = PATHS[path]
+    vectors.fail_on = {vector_method}
+    with pytest.raises(InjectedFault):
+        await call(graph, ids)
+
+    assert _graph_ids(neo4j_driver) == before
+    assert await _vector_ids(vectors) == before
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+async def test_failed_graph_commit_after_vector_write_is_undone(
+    stores, neo4j_driver, monkeypatch, path
+) -> None:
+    graph, vectors = stores
+    ids = await _world(graph)
+    before = _graph_ids(neo4j_driver)
+
+    real_commit = adb.commit
+    vectors.writes = 0
+
+    async def failing_commit() -> Any:
+        if not vectors.writes:  # only the commit that follows a vector write fails
+            return await real_commit()
+        await adb.rollback()
+        raise DatabaseError("injected: the commit did not go through")
+
+    monkeypatch.setattr(adb, "commit", failing_commit)
+    call, _ = PATHS[path]
+    with pytest.raises(DatabaseError, match="injected"):
+        await call(graph, ids)
+    monkeypatch.setattr(adb, "commit", real_commit)
+
+    assert _graph_ids(neo4j_driver) == before
+    assert await _vector_ids(vectors) == before
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+async def test_retried_commit_leaves_no_duplicates(stores, neo4j_driver, monkeypatch, path) -> None:
+    graph, vectors = stores
+    ids = await _world(graph)
+    real_commit = adb.commit
+    failures = [TransientError("injected: deadlock detected")]
+    vectors.writes = 0
+
+    async def flaky_commit() -> Any:
+        if failures and vectors.writes:
+            await adb.rollback()
+            raise failures.pop()
+        return await real_commit()
+
+    monkeypatch.setattr(adb, "commit", flaky_commit)
+    call, _ = PATHS[path]
+    await call(graph, ids)
+    monkeypatch.setattr(adb, "commit", real_commit)
+
+    assert not failures, "the injected failure was never hit"
+    after = _graph_ids(neo4j_driver)
+    vector_ids = await _vector_ids(vectors)
+    assert vector_ids == after
+    assert len(set(vector_ids)) == len(vector_ids)
