@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,7 @@ SOURCE = ROOT / "memora_ogm" / "_async"
 TARGET = ROOT / "memora_ogm" / "_sync"
 #: Hand-written on both sides: the few calls that really differ.
 HAND_WRITTEN = {"compat.py"}
+GENERATED_HEADER = "# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.\n"
 
 REPLACEMENTS = {
     "_async": "_sync",
@@ -38,7 +40,41 @@ REPLACEMENTS = {
     "AsyncSchemaManager": "SchemaManager",
     "AsyncStructuredNode": "StructuredNode",
     "AsyncQdrantClient": "QdrantClient",
+    "async_client": "client",
 }
+
+
+_AWAITABLE = re.compile(r"\bAwaitable\[")
+
+
+def _unwrap_awaitable(text: str) -> str:
+    """``Awaitable[X]`` is plain ``X`` in sync code: a token replacement cannot drop brackets."""
+    while match := _AWAITABLE.search(text):
+        depth, end = 1, match.end()
+        while depth:
+            depth += {"[": 1, "]": -1}.get(text[end], 0)
+            end += 1
+        text = text[: match.start()] + text[match.end() : end - 1] + text[end:]
+    return text
+
+
+def _ruff(text: str, target_name: str) -> str:
+    """Sort imports, drop unused ones and format, as if the file already were in the repo.
+
+    ``--stdin-filename`` gives ruff the file's real place, so it applies the project's
+    settings and knows ``memora_ogm`` as first-party, whatever folder generates it.
+    """
+    stdin_name = str(TARGET / target_name)
+    for command in (["check", "--fix", "--quiet", "--select", "I,F401"], ["format", "--quiet"]):
+        text = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "--stdin-filename", stdin_name, "-"],
+            input=text,
+            capture_output=True,
+            text=True,
+            check=command[0] == "format",
+            cwd=ROOT,
+        ).stdout
+    return text
 
 
 def generate(target: Path) -> None:
@@ -47,25 +83,22 @@ def generate(target: Path) -> None:
         staged_source = Path(work) / "_async"
         shutil.copytree(SOURCE, staged_source, ignore=shutil.ignore_patterns("__pycache__"))
         rule = unasync.Rule("/_async/", "/_sync/", additional_replacements=REPLACEMENTS)
-        files = [str(path) for path in sorted(staged_source.glob("*.py")) if path.name not in HAND_WRITTEN]
+        files = [
+            str(path)
+            for path in sorted(staged_source.glob("*.py"))
+            if path.name not in HAND_WRITTEN
+        ]
         unasync.unasync_files(files, [rule])
-        staged_target = Path(work) / "_sync"
-        for path in staged_target.glob("*.py"):
-            text = path.read_text()
-            path.write_text(
-                "# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.\n" + text
-            )
-        subprocess.run(
-            [sys.executable, "-m", "ruff", "check", "--quiet", "--fix", "--select", "I,F401", str(staged_target)],
-            check=False,
-            cwd=ROOT,
-        )
-        subprocess.run(
-            [sys.executable, "-m", "ruff", "format", "--quiet", str(staged_target)], check=True, cwd=ROOT
-        )
         target.mkdir(parents=True, exist_ok=True)
-        for path in staged_target.glob("*.py"):
-            shutil.copyfile(path, target / path.name)
+        generated = sorted((Path(work) / "_sync").glob("*.py"))
+        for path in generated:
+            text = GENERATED_HEADER + _unwrap_awaitable(path.read_text())
+            (target / path.name).write_text(_ruff(text, path.name))
+        # A module deleted from the source goes from the twin too.
+        keep = {path.name for path in generated} | HAND_WRITTEN
+        for path in target.glob("*.py"):
+            if path.name not in keep:
+                path.unlink()
 
 
 def stale_files() -> list[str]:
@@ -88,7 +121,9 @@ def main() -> int:
     if args.check:
         stale = stale_files()
         if stale:
-            print("memora_ogm/_sync is stale; run python scripts/generate_sync.py:", ", ".join(stale))
+            print(
+                "memora_ogm/_sync is stale; run python scripts/generate_sync.py:", ", ".join(stale)
+            )
             return 1
         print("memora_ogm/_sync is up to date")
         return 0

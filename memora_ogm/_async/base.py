@@ -18,9 +18,9 @@ from abc import ABC, abstractmethod
 from datetime import datetime
 from typing import Any
 
+from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import MemoriesAndInteraction
-from memora_ogm.vector_db.base import BaseVectorDB
 
 
 class BaseGraphDB(ABC):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 
+from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.graph import Graph
 from memora_ogm._async.nodes import Agent, Org, User
-from memora_ogm.base import BaseGraphDB
 from memora_ogm.errors import AgentNotFound, OrganizationNotFound, UserNotFound
 
 

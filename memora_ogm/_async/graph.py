@@ -28,9 +28,9 @@ from neomodel import adb
 from neomodel.exceptions import UniqueProperty
 
 from memora_ogm._async.compat import sleep
+from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.errors import RetriesExhausted
 from memora_ogm.schema.models import Memory as MemoryModel
-from memora_ogm.vector_db.base import BaseVectorDB
 
 T = TypeVar("T")
 logger = logging.getLogger("memora_ogm")

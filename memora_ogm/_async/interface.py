@@ -6,14 +6,14 @@ import logging
 
 from memora_ogm._async.agent import Neo4jAgent
 from memora_ogm._async.graph import Graph
-from memora_ogm._async.migrate import run_migrations
 from memora_ogm._async.interaction import Neo4jInteraction
 from memora_ogm._async.memory import Neo4jMemory
+from memora_ogm._async.migrate import run_migrations
 from memora_ogm._async.organization import Neo4jOrganization
 from memora_ogm._async.schema import install_node_keys
 from memora_ogm._async.user import Neo4jUser
+from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.migrations import MIGRATIONS
-from memora_ogm.vector_db.base import BaseVectorDB
 
 
 class Neo4jGraphInterface(

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
+from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent, get_agent, get_org, get_user
 from memora_ogm._sync.graph import VectorChanges
 from memora_ogm._sync.nodes import Agent
 from memora_ogm._sync.ogm import delete_nodes
-
-from memora_ogm import convert
 from memora_ogm.schema import models
 from memora_ogm.validation import check_ids, check_name
 

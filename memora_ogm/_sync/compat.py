@@ -2,4 +2,12 @@
 
 from time import sleep
 
-__all__ = ["sleep"]
+from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.embedding import SyncEmbeddingFunction as EmbeddingFunction
+
+__all__ = ["EmbeddingFunction", "default_embedding", "sleep"]
+
+
+def default_embedding(dimension: int) -> EmbeddingFunction:
+    """The offline ``HashingEmbedding``, called synchronously."""
+    return HashingEmbedding(dimension).embed

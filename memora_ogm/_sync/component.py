@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import logging
 
+from memora_ogm._sync.base import BaseGraphDB
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.nodes import Agent, Org, User
-from memora_ogm.base import BaseGraphDB
-
 from memora_ogm.errors import AgentNotFound, OrganizationNotFound, UserNotFound
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from typing import Any, Iterator, TypeVar
 
@@ -29,9 +29,9 @@ from neomodel import db
 from neomodel.exceptions import UniqueProperty
 
 from memora_ogm._sync.compat import sleep
+from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.errors import RetriesExhausted
 from memora_ogm.schema.models import Memory as MemoryModel
-from memora_ogm.vector_db.base import BaseVectorDB
 
 T = TypeVar("T")
 logger = logging.getLogger("memora_ogm")
@@ -138,7 +138,10 @@ class Graph:
         self.database = database or None
         self.vector_db = vector_db
         self._driver = (
-            GraphDatabase.driver(uri, auth=(username or "", password or ""))
+            # Planner notices (unknown labels on an empty graph and the like) are noise here.
+            GraphDatabase.driver(
+                uri, auth=(username or "", password or ""), notifications_min_severity="OFF"
+            )
             if uri is not None
             else None
         )
@@ -169,7 +172,7 @@ class Graph:
         with proxy:
             yield
 
-    def _attempts(self, work: Callable[[], Awaitable[T]]) -> T:
+    def _attempts(self, work: Callable[[], T]) -> T:
         for attempt in range(1, self.max_attempts + 1):
             try:
                 return work()
@@ -187,7 +190,7 @@ class Graph:
                 sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def read(self, work: Callable[[], Awaitable[T]]) -> T:
+    def read(self, work: Callable[[], T]) -> T:
         """Run ``work`` in a read transaction (routed to a reader in a cluster)."""
 
         def attempt() -> T:
@@ -196,7 +199,7 @@ class Graph:
 
         return self._attempts(attempt)
 
-    def write(self, work: Callable[[VectorChanges], Awaitable[T]]) -> T:
+    def write(self, work: Callable[[VectorChanges], T]) -> T:
         """Run ``work`` in a write transaction, with its vector changes all or nothing."""
 
         def attempt() -> T:

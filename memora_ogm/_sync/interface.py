@@ -9,11 +9,12 @@ from memora_ogm._sync.agent import Neo4jAgent
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.interaction import Neo4jInteraction
 from memora_ogm._sync.memory import Neo4jMemory
+from memora_ogm._sync.migrate import run_migrations
 from memora_ogm._sync.organization import Neo4jOrganization
 from memora_ogm._sync.schema import install_node_keys
 from memora_ogm._sync.user import Neo4jUser
-
-from memora_ogm.vector_db.base import BaseVectorDB
+from memora_ogm._sync.vector_base import BaseVectorDB
+from memora_ogm.migrations import MIGRATIONS
 
 
 class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInteraction, Neo4jMemory):
@@ -55,8 +56,9 @@ class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInterac
             self.associated_vector_db.setup()
 
     def migrate_to_schema_for_memora_v0_3_x(self, *args: object, **kwargs: object) -> None:
-        """Run Memora's v0.3.x migration (see ``migrations/``)."""
-        from memora_ogm.migrations import run_migrations
+        """Run Memora's v0.3.x migration (``migrations/m0001_memora_v0_3_x.py``) if still pending."""
+        run_migrations(self.graph, MIGRATIONS, up_to="0001")
 
-        self.graph.connect()
-        run_migrations(self.graph, up_to="0001")
+    def migrate(self) -> list[str]:
+        """Apply every pending migration of ``memora_ogm.migrations``; returns their versions."""
+        return run_migrations(self.graph, MIGRATIONS)

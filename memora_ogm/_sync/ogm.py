@@ -13,17 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from memora_ogm._sync.nodes import MemoraNode
 from neomodel import db
 from neomodel.util import RelationshipDirection, escape_identifier
+
+from memora_ogm._sync.nodes import MemoraNode
 
 N = TypeVar("N", bound=MemoraNode)
 
 
 def _target_class(rel: Any) -> type[MemoraNode]:
     if isinstance(rel._raw_class, str):
-        rel.lookup_node_class()
-    return rel._raw_class  # type: ignore[no-any-return]
+        rel.lookup_node_class()  # resolves the class name into definition["node_class"]
+    return rel.definition["node_class"]  # type: ignore[no-any-return]
 
 
 def _arrow(rel: Any, repeat: str = "", var: str = "") -> str:
@@ -106,3 +107,48 @@ def take(nodes: Any, count: int) -> list[Any]:
     """The first ``count`` nodes of a neomodel node set, as a list."""
     nodes.limit = count
     return nodes.all()  # type: ignore[no-any-return]
+
+
+Link = tuple[Any, Sequence[tuple[MemoraNode, MemoraNode]]]
+"""A relationship attribute with the ``(from, to)`` node pairs to link along it."""
+
+
+def connect_many(*links: Link) -> None:
+    """:func:`connect_pairs` for several relationship attributes in one query.
+
+    Each attribute gets its own subquery; ``MERGE`` makes linking twice harmless,
+    so callers need not check whether a relationship already exists.
+    """
+    blocks: list[str] = []
+    params: dict[str, Any] = {}
+    for index, (rel, pairs) in enumerate(links):
+        if pairs:
+            params[f"pairs{index}"] = [[a.element_id, b.element_id] for a, b in pairs]
+            blocks.append(
+                f"CALL () {{ UNWIND $pairs{index} AS pair "
+                "MATCH (a) WHERE elementId(a) = pair[0] "
+                "MATCH (b) WHERE elementId(b) = pair[1] "
+                f"MERGE (a){_arrow(rel)}(b) }}"
+            )
+    if blocks:
+        db.cypher_query("\n".join(blocks), params)
+
+
+def delete_unlinked(nodes: Sequence[MemoraNode]) -> None:
+    """Delete those of ``nodes`` that no relationship touches any more, in one query."""
+    if nodes:
+        db.cypher_query(
+            "UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id AND NOT (n)--() DELETE n",
+            {"ids": sorted(set(_ids(nodes)))},
+        )
+
+
+def lacking(cls: type[N], rel: Any, count: int) -> list[N]:
+    """Up to ``count`` nodes of ``cls`` that have no ``rel`` relationship at all."""
+    query = (
+        f"MATCH (n:{escape_identifier(cls.__label__)}) "
+        f"WHERE NOT EXISTS {{ (n){_arrow(rel)}() }} "
+        "RETURN n LIMIT $count"
+    )
+    rows, _ = db.cypher_query(query, {"count": count})
+    return [cls.inflate(row[0]) for row in rows]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent, get_org
 from memora_ogm._sync.graph import VectorChanges
 from memora_ogm._sync.nodes import (
@@ -17,8 +18,6 @@ from memora_ogm._sync.nodes import (
     User,
 )
 from memora_ogm._sync.ogm import delete_nodes, reachable, take
-
-from memora_ogm import convert
 from memora_ogm.schema import models
 from memora_ogm.validation import check_ids, check_name
 

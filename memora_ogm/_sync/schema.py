@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from memora_ogm._sync.nodes import NODE_CLASSES, MemoraNode
 from neomodel import db
 from neomodel.sync_.schema import SchemaManager
 from neomodel.util import escape_identifier
+
+from memora_ogm._sync.nodes import NODE_CLASSES, MemoraNode
 
 
 def node_key_statement(cls: type[MemoraNode], enterprise: bool) -> str | None:

@@ -27,6 +27,9 @@ model as ``async def embed(texts): return model.encode(texts).tolist()`` (or han
 the vector store.
 """
 
+SyncEmbeddingFunction = Callable[[list[str]], list[list[float]]]
+"""The sync store's (``memora_ogm.sync.QdrantDB``) embedding function: the same, not async."""
+
 DEFAULT_DIMENSION = 1024
 """Hashed features collide less in more dimensions. Among 2000 memories, a query sharing one
 word with one of them (plus filler words) finds it first about 95% of the time at 1024, 75%

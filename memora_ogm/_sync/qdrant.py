@@ -1,0 +1,256 @@
+# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
+"""``BaseVectorDB`` over Qdrant, remote or embedded (qdrant-client's local mode).
+
+One collection holds the memories of every organisation; ``org_id`` and ``user_id`` are
+tenant payload indexes, so Qdrant keeps each tenant's points together and builds its
+search graph per tenant. A point's id is its ``memory_id``, which makes writes
+idempotent: retrying an add overwrites the same points instead of duplicating them, which
+the graph layer's all-or-nothing writes rely on (SPEC section 6). Everything that does no
+I/O is in :mod:`memora_ogm.vector_db.qdrant_common`, shared with the sync twin.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+from typing_extensions import override
+
+from memora_ogm._sync.compat import EmbeddingFunction, default_embedding
+from memora_ogm._sync.vector_base import BaseVectorDB
+from memora_ogm.schema.models import Memory
+from memora_ogm.vector_db import qdrant_common as common
+from memora_ogm.vector_db.embedding import DEFAULT_DIMENSION
+from memora_ogm.vector_db.scope import MemorySearchScope
+
+logger = logging.getLogger("memora_ogm.vector_db.qdrant")
+
+
+class QdrantDB(BaseVectorDB):
+    """Memories in a Qdrant collection, embedded by a pluggable function.
+
+    Connection: pass a ready client (the first argument), or at most one of ``url`` (with
+    an optional ``api_key``), ``location`` (``":memory:"`` or a URL) and ``path`` (a folder
+    for the embedded store). With none of them the store is embedded and in memory.
+
+    Embedding: ``embedding_function`` turns texts into vectors of ``embedding_dimension``
+    floats; it defaults to the offline ``HashingEmbedding`` (dimension 1024 unless given).
+
+    Search: at most ``search_limit`` results per query; results scoring at or below
+    ``score_threshold`` (cosine similarity) are dropped, so by default a memory sharing
+    nothing with the query is not returned. ``None`` keeps every result.
+    """
+
+    def __init__(
+        self,
+        client: QdrantClient | None = None,
+        collection_name: str = common.DEFAULT_COLLECTION_NAME,
+        *,
+        url: str | None = None,
+        api_key: str | None = None,
+        location: str | None = None,
+        path: str | os.PathLike[str] | None = None,
+        embedding_function: EmbeddingFunction | None = None,
+        embedding_dimension: int | None = None,
+        search_limit: int = 10,
+        score_threshold: float | None = 0.0,
+        enable_logging: bool = False,
+    ) -> None:
+        self.collection_name = common.require_id("collection_name", collection_name)
+        self.search_limit = common.positive_int("search_limit", search_limit)
+        self.score_threshold = common.check_score_threshold(score_threshold)
+        common.check_embedding_arguments(embedding_function, embedding_dimension)
+        self.embedding_dimension = embedding_dimension or DEFAULT_DIMENSION
+        self.embedding_function = embedding_function or default_embedding(self.embedding_dimension)
+        choices = {"client": client, "url": url, "location": location, "path": path}
+        common.check_connection_choice(choices, url, api_key)
+        if client is not None and not isinstance(client, QdrantClient):
+            raise ValueError("The client must be a qdrant_client." + QdrantClient.__name__)
+        # Last, once the arguments are known good: opening a folder locks it.
+        self.client = client or self._open(url, api_key, location, path)
+        if enable_logging:
+            logging.basicConfig(level=logging.INFO)
+
+    @staticmethod
+    def _open(
+        url: str | None,
+        api_key: str | None,
+        location: str | None,
+        path: str | os.PathLike[str] | None,
+    ) -> QdrantClient:
+        if url is not None:
+            return QdrantClient(url=url, api_key=api_key)
+        if path is not None:
+            return QdrantClient(path=os.fspath(path))
+        return QdrantClient(location=location or ":memory:")
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        output = self.embedding_function(texts)
+        return common.checked_vectors(output, len(texts), self.embedding_dimension)
+
+    @override
+    def close(self) -> None:
+        """Close the Qdrant client (also one passed in, as Memora does)."""
+        self.client.close()
+
+    @override
+    def setup(self, *args: Any, **kwargs: Any) -> None:
+        """Create the collection and its payload indexes if missing; safe to repeat.
+
+        An existing collection must have this store's vector size and cosine distance,
+        else ``ValueError``: writing into it would fail on every add.
+        """
+        if not self.client.collection_exists(self.collection_name):
+            self._create_collection()
+        info = self.client.get_collection(self.collection_name)
+        common.check_vectors(
+            self.collection_name, self.embedding_dimension, info.config.params.vectors
+        )
+        self._create_missing_indexes(set(info.payload_schema))
+        logger.info("Qdrant collection %s is set up", self.collection_name)
+
+    def _create_collection(self) -> None:
+        try:
+            self.client.create_collection(
+                collection_name=self.collection_name,
+                vectors_config=common.vector_params(self.embedding_dimension),
+                # Every search filters by org_id, so per-tenant graphs (payload_m) are all
+                # that is needed; m=0 skips building a useless global one.
+                hnsw_config=models.HnswConfigDiff(payload_m=16, m=0),
+            )
+        except Exception:
+            # Another process may have created it between the check and the create.
+            if not self.client.collection_exists(self.collection_name):
+                raise
+        logger.info("Created Qdrant collection %s", self.collection_name)
+
+    def _create_missing_indexes(self, existing: set[str]) -> None:
+        with warnings.catch_warnings():
+            # Local mode accepts the calls but warns that it ignores them; that is expected.
+            warnings.filterwarnings(
+                "ignore", message=common.LOCAL_INDEX_WARNING, category=UserWarning
+            )
+            for field, schema in common.PAYLOAD_INDEXES.items():
+                if field not in existing:
+                    self.client.create_payload_index(
+                        collection_name=self.collection_name,
+                        field_name=field,
+                        field_schema=schema,
+                        wait=True,
+                    )
+
+    @override
+    def add_memories(
+        self,
+        org_id: str,
+        user_id: str,
+        agent_id: str,
+        memory_ids: list[str],
+        memories: list[str],
+        obtained_at: str,
+    ) -> None:
+        """Upsert the memories; empty lists are a no-op.
+
+        Ids must be UUID strings (Qdrant point ids), unique within the call. If a write
+        fails part-way, the points this call wrote are deleted again before the error is
+        raised, so a failed add leaves nothing behind.
+        """
+        payload = common.memory_payload(org_id, user_id, agent_id, obtained_at)
+        point_ids = common.point_ids(memory_ids)
+        texts = common.memory_texts(memories, len(point_ids))
+        if not texts:
+            return
+
+        vectors = self._embed(texts)
+        points = common.memory_points(payload, list(memory_ids), point_ids, texts, vectors)
+        try:
+            for start in range(0, len(points), common.UPSERT_BATCH):
+                self.client.upsert(
+                    collection_name=self.collection_name,
+                    points=points[start : start + common.UPSERT_BATCH],
+                    wait=True,
+                )
+        except Exception:
+            self._discard(point_ids)
+            raise
+        logger.info("Added %d memories to %s", len(points), self.collection_name)
+
+    def _discard(self, point_ids: list[str]) -> None:
+        """Best-effort removal after a failed add; the add's own error is what matters."""
+        try:
+            self._delete_points(models.PointIdsList(points=list(point_ids)))
+        except Exception:
+            logger.exception("Could not remove the points of a failed add")
+
+    @override
+    def search_memory(
+        self,
+        query: str,
+        memory_search_scope: MemorySearchScope,
+        org_id: str,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> list[tuple[Memory, float]]:
+        """See ``BaseVectorDB.search_memory``; a blank query raises ``ValueError``."""
+        if not isinstance(query, str):
+            raise ValueError("`query` must be a string.")
+        results = self.search_memories(
+            [query], memory_search_scope, org_id, user_id=user_id, agent_id=agent_id
+        )
+        return results[0]
+
+    @override
+    def search_memories(
+        self,
+        queries: list[str],
+        memory_search_scope: MemorySearchScope,
+        org_id: str,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> list[list[tuple[Memory, float]]]:
+        """See ``BaseVectorDB.search_memories``; all queries go to Qdrant in one request.
+
+        ``memory_search_scope`` may also be given as its value (``"user"``); in
+        ``ORGANIZATION`` scope a ``user_id`` is ignored, as in Memora.
+        """
+        texts = common.query_texts(queries)
+        search = common.search_filter(memory_search_scope, org_id, user_id, agent_id)
+        vectors = self._embed(texts)
+        responses = self.client.query_batch_points(
+            collection_name=self.collection_name,
+            requests=common.search_requests(
+                vectors, search, self.search_limit, self.score_threshold
+            ),
+        )
+        return common.search_results(responses)
+
+    @override
+    def delete_memory(self, memory_id: str) -> None:
+        """Delete one memory by its UUID; an absent id is a no-op."""
+        self._delete_points(models.PointIdsList(points=[common.point_id(memory_id)]))
+
+    @override
+    def delete_memories(self, memory_ids: list[str]) -> None:
+        """Delete memories by UUID; an empty list or absent ids are a no-op."""
+        point_ids = common.point_ids(memory_ids)
+        if point_ids:
+            self._delete_points(models.PointIdsList(points=list(point_ids)))
+
+    @override
+    def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
+        """Delete every memory whose payload names this organisation and user."""
+        self._delete_points(models.FilterSelector(filter=common.user_filter(org_id, user_id)))
+
+    @override
+    def delete_all_organization_memories(self, org_id: str) -> None:
+        """Delete every memory whose payload names this organisation."""
+        self._delete_points(models.FilterSelector(filter=common.organization_filter(org_id)))
+
+    def _delete_points(self, selector: models.PointIdsList | models.FilterSelector) -> None:
+        self.client.delete(
+            collection_name=self.collection_name, points_selector=selector, wait=True
+        )
+        logger.info("Deleted %s from %s", type(selector).__name__, self.collection_name)

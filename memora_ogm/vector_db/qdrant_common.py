@@ -1,0 +1,271 @@
+"""What ``QdrantDB`` does without I/O: argument checks, payloads, filters, collection checks.
+
+Shared by the async store (``memora_ogm._async.qdrant``) and its generated sync twin, so
+that only the calls to the Qdrant client exist twice.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+from qdrant_client import models
+
+from memora_ogm.schema.models import Memory
+from memora_ogm.vector_db.scope import MemorySearchScope
+
+DEFAULT_COLLECTION_NAME = "memora_ogm_memories"
+"""Not Memora's ``memory_collection_v0_2``: that collection holds fastembed named dense and
+sparse vectors, which this store's single unnamed vector cannot share."""
+
+UPSERT_BATCH = 256
+LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"
+
+#: Tenant indexes make Qdrant keep each organisation's and user's points together.
+PAYLOAD_INDEXES: dict[str, models.KeywordIndexParams] = {
+    **{
+        field: models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+        for field in ("org_id", "user_id")
+    },
+    **{
+        field: models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD)
+        for field in ("agent_id", "memory_id")
+    },
+}
+
+
+def require_id(name: str, value: object) -> str:
+    """An id must be a non-blank string; anything else would silently match nothing."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"`{name}` must be a non-empty string.")
+    return value
+
+
+def positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"`{name}` must be a positive integer.")
+    return value
+
+
+def optional_id(name: str, value: object) -> str | None:
+    return None if value is None else require_id(name, value)
+
+
+def require_list(name: str, value: object) -> list[Any]:
+    """Lists (or tuples) only: a bare string would otherwise be iterated character by character."""
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"`{name}` must be a list.")
+    return list(value)
+
+
+def check_score_threshold(score_threshold: object) -> float | None:
+    if score_threshold is not None and (
+        isinstance(score_threshold, bool)
+        or not isinstance(score_threshold, int | float)
+        or not math.isfinite(score_threshold)
+    ):
+        raise ValueError("`score_threshold` must be a finite number or None.")
+    return score_threshold
+
+
+def check_connection_choice(
+    choices: Mapping[str, object], url: str | None, api_key: str | None
+) -> None:
+    """At most one way to reach Qdrant; an ``api_key`` only makes sense with a ``url``."""
+    given = [name for name, value in choices.items() if value is not None]
+    if len(given) > 1:
+        raise ValueError(f"Give at most one of {', '.join(given)}.")
+    if api_key is not None and url is None:
+        raise ValueError("`api_key` is only used with `url`.")
+
+
+def check_embedding_arguments(embedding_function: object, embedding_dimension: object) -> None:
+    """A custom embedding must say its dimension: the collection is created with it."""
+    if embedding_dimension is not None:
+        positive_int("embedding_dimension", embedding_dimension)
+    if embedding_function is not None:
+        if not callable(embedding_function):
+            raise ValueError("`embedding_function` must be callable.")
+        if embedding_dimension is None:
+            raise ValueError("`embedding_dimension` is required with an `embedding_function`.")
+
+
+def checked_vectors(output: object, count: int, dimension: int) -> list[list[float]]:
+    """The embedding function's output, checked so that a faulty model fails loudly here."""
+    try:
+        vectors = np.asarray(output, dtype=np.float64)
+    except (TypeError, ValueError):  # ragged or not numbers
+        vectors = np.empty(0)
+    if vectors.shape != (count, dimension) or not np.isfinite(vectors).all():
+        raise ValueError(
+            f"The embedding function must return {count} vectors of "
+            f"{dimension} finite floats, one per text."
+        )
+    result: list[list[float]] = vectors.tolist()
+    return result
+
+
+def point_id(memory_id: object) -> str:
+    """The canonical UUID string of a memory id, which Qdrant requires as point id."""
+    try:
+        return str(uuid.UUID(require_id("memory_id", memory_id)))
+    except ValueError:
+        raise ValueError(f"memory id {memory_id!r} is not a UUID.") from None
+
+
+def point_ids(memory_ids: object) -> list[str]:
+    canonical = [point_id(memory_id) for memory_id in require_list("memory_ids", memory_ids)]
+    if len(set(canonical)) != len(canonical):
+        raise ValueError("`memory_ids` must not contain duplicates.")
+    return canonical
+
+
+def iso_datetime(obtained_at: object) -> str:
+    """Validate an ISO-8601 datetime and make it timezone-aware (naive is taken as UTC)."""
+    if not isinstance(obtained_at, str):
+        raise ValueError("`obtained_at` must be an ISO-8601 datetime string.")
+    # Python 3.10's parser does not know the "Z" suffix.
+    text = obtained_at[:-1] + "+00:00" if obtained_at.endswith("Z") else obtained_at
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"`obtained_at` {obtained_at!r} is not an ISO-8601 datetime.") from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).isoformat()
+
+
+def memory_payload(
+    org_id: object, user_id: object, agent_id: object, obtained_at: object
+) -> dict[str, str]:
+    """The payload every memory of one ``add_memories`` call shares."""
+    return {
+        "org_id": require_id("org_id", org_id),
+        "user_id": require_id("user_id", user_id),
+        "agent_id": require_id("agent_id", agent_id),
+        "obtained_at": iso_datetime(obtained_at),
+    }
+
+
+def memory_texts(memories: object, count: int) -> list[str]:
+    texts = require_list("memories", memories)
+    if len(texts) != count:
+        raise ValueError("`memory_ids` and `memories` must have the same length.")
+    if not all(isinstance(text, str) and text.strip() for text in texts):
+        raise ValueError("Every memory must be a non-empty string.")
+    return texts
+
+
+def query_texts(queries: object) -> list[str]:
+    texts = require_list("queries", queries)
+    if not texts or not all(isinstance(text, str) and text.strip() for text in texts):
+        raise ValueError("`queries` must be a non-empty list of non-empty strings.")
+    return texts
+
+
+def memory_points(
+    payload: dict[str, str],
+    memory_ids: list[str],
+    ids: list[str],
+    texts: list[str],
+    vectors: list[list[float]],
+) -> list[models.PointStruct]:
+    """One point per memory, its id the canonical UUID (so a retried add overwrites it)."""
+    return [
+        models.PointStruct(
+            id=point, vector=vector, payload={**payload, "memory_id": memory_id, "memory": text}
+        )
+        for point, memory_id, text, vector in zip(ids, memory_ids, texts, vectors, strict=True)
+    ]
+
+
+def match(key: str, value: str) -> models.FieldCondition:
+    return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+
+
+def organization_filter(org_id: object) -> models.Filter:
+    return models.Filter(must=[match("org_id", require_id("org_id", org_id))])
+
+
+def user_filter(org_id: object, user_id: object) -> models.Filter:
+    conditions: list[models.Condition] = [
+        match("org_id", require_id("org_id", org_id)),
+        match("user_id", require_id("user_id", user_id)),
+    ]
+    return models.Filter(must=conditions)
+
+
+def search_filter(
+    memory_search_scope: object, org_id: object, user_id: object, agent_id: object
+) -> models.Filter:
+    """The filter of a search; in ``ORGANIZATION`` scope a ``user_id`` is ignored, as in Memora."""
+    try:
+        # By value, so the string "user" or Memora's own enum member work too.
+        scope = MemorySearchScope(getattr(memory_search_scope, "value", memory_search_scope))
+    except ValueError:
+        raise ValueError(
+            "`memory_search_scope` must be a MemorySearchScope (organization or user)."
+        ) from None
+    conditions: list[models.Condition] = [match("org_id", require_id("org_id", org_id))]
+    user = optional_id("user_id", user_id)
+    if scope is MemorySearchScope.USER:
+        if user is None:
+            raise ValueError("`user_id` is required for a USER scope search.")
+        conditions.append(match("user_id", user))
+    agent = optional_id("agent_id", agent_id)
+    if agent is not None:
+        conditions.append(match("agent_id", agent))
+    return models.Filter(must=conditions)
+
+
+def search_requests(
+    vectors: list[list[float]], search: models.Filter, limit: int, score_threshold: float | None
+) -> list[models.QueryRequest]:
+    return [
+        models.QueryRequest(
+            query=vector,
+            filter=search,
+            limit=limit,
+            score_threshold=score_threshold,
+            with_payload=True,
+        )
+        for vector in vectors
+    ]
+
+
+def to_memory(payload: dict[str, Any]) -> Memory:
+    return Memory(
+        org_id=payload["org_id"],
+        agent_id=payload["agent_id"],
+        user_id=payload["user_id"],
+        memory_id=payload["memory_id"],
+        memory=payload["memory"],
+        obtained_at=datetime.fromisoformat(payload["obtained_at"]),
+    )
+
+
+def search_results(responses: list[models.QueryResponse]) -> list[list[tuple[Memory, float]]]:
+    return [
+        [(to_memory(point.payload or {}), point.score) for point in response.points]
+        for response in responses
+    ]
+
+
+def vector_params(dimension: int) -> models.VectorParams:
+    return models.VectorParams(size=dimension, distance=models.Distance.COSINE)
+
+
+def check_vectors(collection_name: str, dimension: int, vectors: object) -> None:
+    """An existing collection must match, else every add into it would fail."""
+    if not (
+        isinstance(vectors, models.VectorParams)
+        and vectors.size == dimension
+        and vectors.distance == models.Distance.COSINE
+    ):
+        raise ValueError(
+            f"Collection {collection_name!r} exists with vectors {vectors!r}; this "
+            f"store needs one unnamed {dimension}-dimensional cosine vector. "
+            "Use another collection_name or a matching embedding."
+        )
