@@ -8,6 +8,7 @@ from typing import Any
 
 import neo4j.time
 
+from memora_ogm.placeholders import resolve_placeholders
 from memora_ogm.properties import as_aware
 from memora_ogm.schema import models
 
@@ -55,4 +56,43 @@ def memory_for_vector(node: Any) -> models.Memory:
         memory_id=node.memory_id,
         memory=node.memory,
         obtained_at=node.obtained_at,
+    )
+
+
+def message(node: Any) -> models.MessageBlock:
+    """A MessageBlock node."""
+    return models.MessageBlock(role=node.role, content=node.content, msg_position=node.msg_position)
+
+
+def resolved_memory(row: Mapping[str, Any], resolve_here: bool) -> models.Memory:
+    """A memory map of :mod:`memora_ogm.queries`; ``resolve_here`` when the server had no APOC."""
+    text = row["memory"]
+    if resolve_here:
+        text = resolve_placeholders(text, row["user_name"], row["agent_label"])
+    return models.Memory(
+        org_id=row["org_id"],
+        agent_id=row["agent_id"],
+        user_id=row["user_id"],
+        interaction_id=row["interaction_id"],
+        memory_id=row["memory_id"],
+        memory=text,
+        obtained_at=native_datetime(row["obtained_at"]),
+        message_sources=[message_block(source) for source in row["message_sources"]],
+    )
+
+
+def interaction(
+    fields: Mapping[str, Any], messages: list[models.MessageBlock], memories: list[models.Memory]
+) -> models.Interaction:
+    """An interaction's properties (a query map or ``node.__properties__``) with the messages
+    and memories read for it (empty lists when they were not asked for, as Memora)."""
+    return models.Interaction(
+        org_id=fields["org_id"],
+        user_id=fields["user_id"],
+        agent_id=fields["agent_id"],
+        interaction_id=fields["interaction_id"],
+        created_at=native_datetime(fields["created_at"]),
+        updated_at=native_datetime(fields["updated_at"]),
+        messages=messages,
+        memories=memories,
     )

@@ -47,3 +47,118 @@ RESOLVE_SLOT = "//RESOLVE//"
 def with_resolution(query: str, apoc: bool) -> str:
     """The variant of ``query`` (which contains ``RESOLVE_SLOT`` once) for this server."""
     return query.replace(RESOLVE_SLOT, RESOLVE_WITH_APOC if apoc else RESOLVE_IN_PYTHON)
+
+
+#: One memory ``mem`` as the reads return it: placeholders resolved (the slot
+#: above), the owner's name and agent's label for the Python fallback, and its
+#: message sources in position order. Binds ``memory``.
+MEMORY_PROJECTION = f"""
+OPTIONAL MATCH (owner:User {{org_id: mem.org_id, user_id: mem.user_id}})
+OPTIONAL MATCH (agent:Agent {{org_id: mem.org_id, agent_id: mem.agent_id}})
+{RESOLVE_SLOT}
+WITH *, mem {{
+    .org_id, .agent_id, .user_id, .interaction_id, .memory_id, .obtained_at,
+    memory: resolved,
+    user_name: owner.user_name,
+    agent_label: agent.agent_label,
+    message_sources: COLLECT {{
+        MATCH (mem)-[:MESSAGE_SOURCE]->(source:MessageBlock)
+        RETURN source {{.msg_position, .role, .content}} ORDER BY source.msg_position
+    }}
+}} AS memory
+"""
+
+#: One interaction ``interaction`` as the reads return it, with its messages in
+#: position order when ``$with_messages`` and its memories in ``obtained_at`` then
+#: ``memory_id`` order when ``$with_memories`` (each list empty otherwise).
+#: Binds ``details``.
+INTERACTION_PROJECTION = f"""
+WITH *, interaction {{
+    .org_id, .user_id, .agent_id, .interaction_id, .created_at, .updated_at,
+    messages: CASE WHEN $with_messages THEN COLLECT {{
+        MATCH (interaction)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(message:MessageBlock)
+        RETURN message {{.msg_position, .role, .content}} ORDER BY message.msg_position
+    }} ELSE [] END,
+    memories: CASE WHEN $with_memories THEN COLLECT {{
+        MATCH (interaction)<-[:INTERACTION_SOURCE]-(mem:Memory)
+        {MEMORY_PROJECTION}
+        RETURN memory ORDER BY mem.obtained_at, mem.memory_id
+    }} ELSE [] END
+}} AS details
+"""
+
+#: One interaction of a user.
+USER_INTERACTION = f"""
+MATCH (interaction:Interaction {{
+    org_id: $org_id, user_id: $user_id, interaction_id: $interaction_id
+}})
+{INTERACTION_PROJECTION}
+RETURN details
+"""
+
+#: One page of a user's interactions, newest ``updated_at`` first. The page walks
+#: the user's Date nodes newest first: ``date IS NOT NULL`` and the Date key
+#: (org_id, user_id, date) in full in ORDER BY let the planner read the
+#: ``unique_user_date`` index backwards and stop once the page is full
+#: (PartialTop), so a page costs the same however long the history is. An
+#: interaction counts on the day of its last update only, so one updated on
+#: several days appears once.
+INTERACTIONS_PAGE = f"""
+MATCH (day:Date {{org_id: $org_id, user_id: $user_id}})
+      <-[:HAS_OCCURRENCE_ON]-(interaction:Interaction)
+WHERE day.date IS NOT NULL AND date(interaction.updated_at) = day.date
+WITH day, interaction
+ORDER BY day.org_id DESC, day.user_id DESC, day.date DESC,
+         interaction.updated_at DESC, interaction.interaction_id DESC
+SKIP $skip LIMIT $limit
+{INTERACTION_PROJECTION}
+RETURN details
+ORDER BY day.date DESC, interaction.updated_at DESC, interaction.interaction_id DESC
+"""
+
+#: One page of a user's memories (of one agent when ``$agent_id`` is not null),
+#: newest ``obtained_at`` first, walking the Date index like the page above.
+MEMORIES_PAGE = f"""
+MATCH (day:Date {{org_id: $org_id, user_id: $user_id}})<-[:DATE_OBTAINED]-(mem:Memory)
+WHERE day.date IS NOT NULL AND ($agent_id IS NULL OR mem.agent_id = $agent_id)
+WITH day, mem
+ORDER BY day.org_id DESC, day.user_id DESC, day.date DESC, mem.obtained_at DESC, mem.memory_id DESC
+SKIP $skip LIMIT $limit
+{MEMORY_PROJECTION}
+RETURN memory
+ORDER BY day.date DESC, mem.obtained_at DESC, mem.memory_id DESC
+"""
+
+#: One memory of a user.
+USER_MEMORY = f"""
+MATCH (mem:Memory {{org_id: $org_id, user_id: $user_id, memory_id: $memory_id}})
+{MEMORY_PROJECTION}
+RETURN memory
+"""
+
+#: A memory and every memory it superseded, transitively: newest (itself) first.
+MEMORY_HISTORY = f"""
+MATCH (latest:Memory {{org_id: $org_id, user_id: $user_id, memory_id: $memory_id}})
+MATCH path = (latest)<-[:CONTRARY_UPDATE*0..]-(mem:Memory)
+WHERE mem.org_id = $org_id AND mem.user_id = $user_id
+WITH mem, length(path) AS age
+{MEMORY_PROJECTION}
+RETURN memory ORDER BY age
+"""
+
+#: For each requested ``{org_id, user_id, memory_id}``, the newest memory at the
+#: end of its CONTRARY_UPDATE chain (itself when nothing superseded it).
+RESOLVED_MEMORIES = f"""
+UNWIND $requested AS requested
+MATCH (start:Memory {{
+    org_id: requested.org_id, user_id: requested.user_id, memory_id: requested.memory_id
+}})
+CALL (start) {{
+    MATCH (start)-[:CONTRARY_UPDATE*0..]->(mem:Memory)
+    WHERE mem.org_id = start.org_id AND mem.user_id = start.user_id
+      AND NOT EXISTS {{ (mem)-[:CONTRARY_UPDATE]->(:Memory) }}
+    RETURN mem ORDER BY mem.obtained_at DESC, mem.memory_id DESC LIMIT 1
+}}
+{MEMORY_PROJECTION}
+RETURN requested, memory
+"""
