@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from qdrant_client import AsyncQdrantClient, models
+from qdrant_client import AsyncQdrantClient, QdrantClient, models
+from sync_adapter import AwaitableTwin
 
+from memora_ogm import sync
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db.base import MemorySearchScope
 from memora_ogm.vector_db.embedding import DEFAULT_DIMENSION, HashingEmbedding
@@ -52,9 +54,16 @@ async def add(
     return ids
 
 
-@pytest_asyncio.fixture
-async def db() -> AsyncIterator[QdrantDB]:
-    store = QdrantDB()
+@pytest_asyncio.fixture(params=["async", "sync"])
+async def db(request: pytest.FixtureRequest) -> AsyncIterator[QdrantDB]:
+    """The async store, or the generated sync one dressed as async: every test runs on both."""
+    store: Any = (
+        QdrantDB()
+        if request.param == "async"
+        else AwaitableTwin(
+            sync.QdrantDB(), QdrantDB, {"async_client": ("client", AsyncQdrantClient)}
+        )
+    )
     await store.setup()
     yield store
     await store.close()
@@ -328,14 +337,21 @@ async def test_bad_input_raises_value_error_and_changes_nothing(
     assert await stored(db) == before
 
 
-def test_constructor_validates_its_arguments() -> None:
-    async def embed(texts: list[str]) -> list[list[float]]:
+@pytest.mark.parametrize(
+    ("store_class", "client_argument", "client_class"),
+    [(QdrantDB, "async_client", AsyncQdrantClient), (sync.QdrantDB, "client", QdrantClient)],
+    ids=["async", "sync"],
+)
+def test_constructor_validates_its_arguments(
+    store_class: type[Any], client_argument: str, client_class: type[Any]
+) -> None:
+    def embed(texts: list[str]) -> list[list[float]]:
         return [[1.0] for _ in texts]
 
     bad: list[dict[str, Any]] = [
         {"url": "http://localhost:6333", "location": ":memory:"},
-        {"async_client": AsyncQdrantClient(":memory:"), "path": "/tmp/x"},
-        {"async_client": "not a client"},
+        {client_argument: client_class(":memory:"), "path": "/tmp/x"},
+        {client_argument: "not a client"},
         {"api_key": "secret"},
         {"collection_name": ""},
         {"embedding_function": embed},
@@ -347,7 +363,33 @@ def test_constructor_validates_its_arguments() -> None:
     ]
     for kwargs in bad:
         with pytest.raises(ValueError):
-            QdrantDB(**kwargs)
+            store_class(**kwargs)
+
+
+def test_a_store_refuses_the_client_of_its_twin() -> None:
+    with pytest.raises(ValueError, match="AsyncQdrantClient"):
+        QdrantDB(QdrantClient(":memory:"))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="QdrantClient"):
+        sync.QdrantDB(AsyncQdrantClient(":memory:"))  # type: ignore[arg-type]
+
+
+def test_the_sync_store_takes_a_sync_embedding_function() -> None:
+    calls: list[list[str]] = []
+    inner = HashingEmbedding(16)
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        calls.append(list(texts))
+        return inner.embed(texts)
+
+    store = sync.QdrantDB(embedding_function=embed, embedding_dimension=16)
+    store.setup()
+    [memory_id] = new_ids(1)
+    store.add_memories("o", "u", "a", [memory_id], ["user_u plays the cello"], OBTAINED_AT)
+    hits = store.search_memory("cello", USER, "o", user_id="u")
+
+    assert calls == [["user_u plays the cello"], ["cello"]]
+    assert [memory.memory_id for memory, _ in hits] == [memory_id]
+    store.close()
 
 
 @pytest.mark.asyncio

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 
+from typing_extensions import Self
+
 from memora_ogm._sync.agent import Neo4jAgent
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.interaction import Neo4jInteraction
@@ -34,9 +36,31 @@ class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInterac
         associated_vector_db: BaseVectorDB | None = None,
         enable_logging: bool = False,
     ) -> None:
-        self.graph = Graph(uri, username, password, database, associated_vector_db)
-        self.database = database
-        self.associated_vector_db = associated_vector_db
+        self._attach(Graph(uri, username, password, database, associated_vector_db), enable_logging)
+
+    @classmethod
+    def from_neomodel(
+        cls,
+        database: str | None = None,
+        associated_vector_db: BaseVectorDB | None = None,
+        enable_logging: bool = False,
+    ) -> Self:
+        """An interface on the connection the application already gave neomodel.
+
+        For applications that configured neomodel themselves (django_neomodel settings,
+        ``NEOMODEL_DATABASE_URL``, ``config.DATABASE_URL`` or ``config.DRIVER``,
+        ``set_connection``): no second driver and no credentials to repeat. ``database``
+        defaults to neomodel's; ``close()`` leaves the connection open, it is the
+        application's.
+        """
+        interface = cls.__new__(cls)
+        interface._attach(Graph(None, None, None, database, associated_vector_db), enable_logging)
+        return interface
+
+    def _attach(self, graph: Graph, enable_logging: bool) -> None:
+        self.graph = graph
+        self.database = graph.database
+        self.associated_vector_db = graph.vector_db
         self.logger = logging.getLogger("memora_ogm")
         if enable_logging:
             logging.basicConfig(level=logging.INFO)
@@ -56,7 +80,7 @@ class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInterac
             self.associated_vector_db.setup()
 
     def migrate_to_schema_for_memora_v0_3_x(self, *args: object, **kwargs: object) -> None:
-        """Run Memora's v0.3.x migration (``migrations/m0001_memora_v0_3_x.py``) if still pending."""
+        """Run Memora's v0.3.x migration (``migrations/m0001_memora_v0_3_x.py``) if pending."""
         run_migrations(self.graph, MIGRATIONS, up_to="0001")
 
     def migrate(self) -> list[str]:
