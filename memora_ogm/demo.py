@@ -1,0 +1,166 @@
+"""``memora-ogm demo``: a guided walk through the memory graph, end to end.
+
+On a real Neo4j (the one the project starts itself, or ``NEO4J_URI``) with a
+Qdrant store in qdrant-client's local mode, it creates an organisation, a user
+and an agent, saves a conversation with memories, updates it with a turn that
+contradicts a memory and rewrites part of the thread, shows the memory's
+history, pages through interactions and memories, finds memories by vector
+search and resolves them through the graph, and deletes everything again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
+
+from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.schema import models
+from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
+from memora_ogm.server import Neo4jConnection
+from memora_ogm.vector_db.base import MemorySearchScope
+from memora_ogm.vector_db.qdrant import QdrantDB
+
+
+def _step(title: str) -> None:
+    print(f"\n== {title}")
+
+
+def _memories(memories: Iterable[models.Memory]) -> None:
+    for memory in memories:
+        print(f"   - {memory.memory}  (obtained {memory.obtained_at:%Y-%m-%d %H:%M %Z})")
+
+
+def _thread(messages: Iterable[models.MessageBlock] | None) -> None:
+    for message in messages or []:
+        print(f"   {message.msg_position}. {message.role}: {message.content}")
+
+
+def _ids(memory: models.Memory) -> dict[str, str]:
+    return {"org_id": memory.org_id, "user_id": memory.user_id, "memory_id": memory.memory_id}
+
+
+async def walkthrough(conn: Neo4jConnection) -> None:
+    vectors = QdrantDB(location=":memory:")
+    graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
+    try:
+        await graph.setup()
+        print(f"connected to {conn.uri} (database {conn.database}); vector store: Qdrant local mode")
+
+        _step("An organisation, a user and an agent")
+        org = await graph.create_organization("Northwind Travel")
+        ann = await graph.create_user(org.org_id, "Ann")
+        agent = await graph.create_agent(org.org_id, "Trip Planner")
+        print(f"   org {org.org_name} ({org.org_id}), user {ann.user_name}, agent {agent.agent_label}")
+
+        monday = datetime.now(timezone.utc) - timedelta(days=3)
+        placeholders = f"user_{ann.user_id}"
+        first = MemoriesAndInteraction(
+            interaction=[
+                {"role": "user", "content": "Hi! I live in Oslo and I am vegetarian."},
+                {"role": "assistant", "content": "Noted. Where would you like to travel?"},
+                {"role": "user", "content": "Somewhere warm in March, with my cat Miso."},
+            ],
+            interaction_date=monday,
+            memories=[
+                MemoryToStore(memory=f"{placeholders} lives in Oslo", source_msg_block_pos=[0]),
+                MemoryToStore(memory=f"{placeholders} is vegetarian", source_msg_block_pos=[0]),
+                MemoryToStore(
+                    memory=f"{placeholders}'s cat is called Miso and travels with them",
+                    source_msg_block_pos=[2],
+                ),
+            ],
+        )
+        interaction_id, created = await graph.save_interaction_with_memories(
+            org.org_id, agent.agent_id, ann.user_id, first
+        )
+        _step(f"Saved a conversation on {created:%Y-%m-%d} with three memories")
+        saved = await graph.get_interaction(org.org_id, ann.user_id, interaction_id)
+        _thread(saved.messages)
+        _memories(saved.memories or [])
+
+        oslo = next(m for m in saved.memories or [] if "Oslo" in m.memory)
+        update = MemoriesAndInteraction(
+            interaction=[
+                first.interaction[0],
+                first.interaction[1],
+                {"role": "user", "content": "Actually I moved to Bergen last week. Somewhere warm!"},
+                {"role": "assistant", "content": "Bergen it is. How about Lisbon in March?"},
+            ],
+            interaction_date=datetime.now(timezone.utc),
+            memories=[MemoryToStore(memory=f"{placeholders} wants a warm trip", source_msg_block_pos=[2])],
+            contrary_memories=[
+                ContraryMemoryToStore(
+                    memory=f"{placeholders} lives in Bergen",
+                    source_msg_block_pos=[2],
+                    existing_contrary_memory_id=oslo.memory_id,
+                )
+            ],
+        )
+        await graph.update_interaction_and_memories(
+            org.org_id, agent.agent_id, ann.user_id, interaction_id, update
+        )
+        _step("Updated: message 2 rewritten, a reply appended, 'lives in Oslo' contradicted")
+        updated = await graph.get_interaction(org.org_id, ann.user_id, interaction_id)
+        _thread(updated.messages)
+        print("   the cat memory lost its source message but is kept:")
+        cat = next(m for m in updated.memories or [] if "Miso" in m.memory)
+        print(f"   - {cat.memory}  (message sources: {len(cat.message_sources or [])})")
+
+        _step("The contradicted memory resolves to its newest version; its history, newest first")
+        (current,) = await graph.fetch_user_memories_resolved([_ids(oslo)])
+        _memories(await graph.get_user_memory_history(org.org_id, ann.user_id, current.memory_id))
+
+        second_id, _ = await graph.save_interaction_with_memories(
+            org.org_id,
+            agent.agent_id,
+            ann.user_id,
+            MemoriesAndInteraction(
+                interaction=[{"role": "user", "content": "I prefer trains to planes."}],
+                interaction_date=datetime.now(timezone.utc),
+                memories=[MemoryToStore(memory=f"{placeholders} prefers trains", source_msg_block_pos=[0])],
+            ),
+        )
+
+        _step("Interactions, one page at a time (newest updated first)")
+        page, skip = 1, 0
+        while batch := await graph.get_all_user_interactions(
+            org.org_id, ann.user_id, with_their_memories=False, skip=skip, limit=1
+        ):
+            first_message = (batch[0].messages or [models.MessageBlock(msg_position=0)])[0]
+            print(f"   page {page}: {batch[0].interaction_id} - {first_message.content}")
+            page, skip = page + 1, skip + 1
+
+        _step("Memories, two per page (newest obtained first)")
+        page, skip = 1, 0
+        while batch := await graph.get_all_user_memories(org.org_id, ann.user_id, skip=skip, limit=2):
+            print(f"   page {page}:")
+            _memories(batch)
+            page, skip = page + 1, skip + 2
+
+        _step("Vector search 'where does the user live?', resolved through the graph")
+        hits = await vectors.search_memory(
+            "where does the user live", MemorySearchScope.USER, org.org_id, user_id=ann.user_id
+        )
+        for hit, score in hits[:2]:
+            print(f"   score {score:.2f}: {hit.memory}")
+        resolved = await graph.fetch_user_memories_resolved([_ids(hit) for hit, _ in hits[:2]])
+        print("   resolved to the newest version of each contrary chain:")
+        _memories(resolved)
+
+        _step("Deleting")
+        await graph.delete_user_interaction_and_its_memories(org.org_id, ann.user_id, second_id)
+        left = await graph.get_all_user_memories(org.org_id, ann.user_id)
+        print(f"   deleted the second interaction: {len(left)} memories left")
+        await graph.delete_organization(org.org_id)
+        remaining = await vectors.search_memory(
+            "Bergen", MemorySearchScope.ORGANIZATION, org.org_id
+        )
+        organisations = [o.org_id for o in await graph.get_all_organizations()]
+        print(
+            f"   deleted the organisation: in graph {org.org_id in organisations}, "
+            f"vectors left {len(remaining)}"
+        )
+        print("\ndemo finished")
+    finally:
+        await graph.close()
+        await vectors.close()
