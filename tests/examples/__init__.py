@@ -1,0 +1,1 @@
+"""Small web applications that use memora-ogm's sync API, tested with their frameworks' clients."""

@@ -1,0 +1,133 @@
+"""A Flask API over memora-ogm's synchronous interface.
+
+    flask --app "examples.flask_app:create_app()" run   # with NEO4J_URI & co. in the environment
+
+Flask views are synchronous, so the app uses ``memora_ogm.sync``; the interface is
+built once per application (it holds the Neo4j driver) and shared by all requests.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from pydantic import BaseModel
+
+from memora_ogm.errors import NotFoundError
+from memora_ogm.schema.storage import MemoriesAndInteraction
+from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
+
+api = Blueprint("memora", __name__)
+#: Items per page unless the query string says ``limit``.
+PAGE_SIZE = 20
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    app = Flask(__name__)
+    app.config.from_mapping(
+        NEO4J_URI=os.environ.get("NEO4J_URI", "bolt://localhost:7687"),
+        NEO4J_USERNAME=os.environ.get("NEO4J_USERNAME", "neo4j"),
+        NEO4J_PASSWORD=os.environ.get("NEO4J_PASSWORD", ""),
+        NEO4J_DATABASE=os.environ.get("NEO4J_DATABASE", "neo4j"),
+        QDRANT_LOCATION=":memory:",
+    )
+    app.config.update(config or {})
+    memora = Neo4jGraphInterface(
+        app.config["NEO4J_URI"],
+        app.config["NEO4J_USERNAME"],
+        app.config["NEO4J_PASSWORD"],
+        app.config["NEO4J_DATABASE"],
+        associated_vector_db=QdrantDB(location=app.config["QDRANT_LOCATION"]),
+    )
+    memora.setup()  # idempotent: constraints and the vector collection
+    app.extensions["memora"] = memora
+    app.register_blueprint(api)
+    return app
+
+
+def memora() -> Neo4jGraphInterface:
+    interface: Neo4jGraphInterface = current_app.extensions["memora"]
+    return interface
+
+
+def as_json(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json")
+
+
+def page(default_limit: int = PAGE_SIZE) -> tuple[int, int]:
+    """``skip`` and ``limit`` from the query string; a non-integer is a 400 like any ValueError."""
+    return int(request.args.get("skip", 0)), int(request.args.get("limit", default_limit))
+
+
+@api.errorhandler(NotFoundError)
+def not_found(error: NotFoundError) -> tuple[Response, int]:
+    return jsonify(error=str(error)), 404
+
+
+@api.errorhandler(ValueError)
+@api.errorhandler(KeyError)  # a field missing from the JSON body
+def bad_request(error: ValueError | KeyError) -> tuple[Response, int]:
+    return jsonify(error=str(error)), 400
+
+
+@api.post("/orgs")
+def create_organization() -> tuple[Response, int]:
+    org = memora().create_organization(request.get_json()["org_name"])
+    return jsonify(as_json(org)), 201
+
+
+@api.post("/orgs/<org_id>/agents")
+def create_agent(org_id: str) -> tuple[Response, int]:
+    agent = memora().create_agent(org_id, request.get_json()["agent_label"])
+    return jsonify(as_json(agent)), 201
+
+
+@api.post("/orgs/<org_id>/users")
+def create_user(org_id: str) -> tuple[Response, int]:
+    user = memora().create_user(org_id, request.get_json()["user_name"])
+    return jsonify(as_json(user)), 201
+
+
+@api.get("/orgs/<org_id>/users/<user_id>")
+def get_user(org_id: str, user_id: str) -> Response:
+    return jsonify(as_json(memora().get_user(org_id, user_id)))
+
+
+@api.delete("/orgs/<org_id>/users/<user_id>")
+def delete_user(org_id: str, user_id: str) -> tuple[str, int]:
+    memora().delete_user(org_id, user_id)
+    return "", 204
+
+
+@api.post("/orgs/<org_id>/users/<user_id>/interactions")
+def save_interaction(org_id: str, user_id: str) -> tuple[Response, int]:
+    body = dict(request.get_json())
+    agent_id = body.pop("agent_id")
+    conversation = MemoriesAndInteraction.model_validate(body)
+    interaction_id, created_at = memora().save_interaction_with_memories(
+        org_id, agent_id, user_id, conversation
+    )
+    return jsonify(interaction_id=interaction_id, created_at=created_at.isoformat()), 201
+
+
+@api.get("/orgs/<org_id>/users/<user_id>/interactions")
+def list_interactions(org_id: str, user_id: str) -> Response:
+    skip, limit = page()
+    interactions = memora().get_all_user_interactions(org_id, user_id, skip=skip, limit=limit)
+    return jsonify([as_json(interaction) for interaction in interactions])
+
+
+@api.delete("/orgs/<org_id>/users/<user_id>/interactions/<interaction_id>")
+def delete_interaction(org_id: str, user_id: str, interaction_id: str) -> tuple[str, int]:
+    memora().delete_user_interaction_and_its_memories(org_id, user_id, interaction_id)
+    return "", 204
+
+
+@api.get("/orgs/<org_id>/users/<user_id>/memories")
+def list_memories(org_id: str, user_id: str) -> Response:
+    skip, limit = page()
+    agent_id = request.args.get("agent_id")
+    memories = memora().get_all_user_memories(org_id, user_id, agent_id, skip=skip, limit=limit)
+    return jsonify([as_json(memory) for memory in memories])
