@@ -21,7 +21,9 @@ def native_datetime(value: Any) -> datetime:
 
 
 def organization(node: Any) -> models.Organization:
-    return models.Organization(org_id=node.org_id, org_name=node.org_name, created_at=node.created_at)
+    return models.Organization(
+        org_id=node.org_id, org_name=node.org_name, created_at=node.created_at
+    )
 
 
 def agent(node: Any) -> models.Agent:
@@ -36,7 +38,10 @@ def agent(node: Any) -> models.Agent:
 
 def user(node: Any) -> models.User:
     return models.User(
-        org_id=node.org_id, user_id=node.user_id, user_name=node.user_name, created_at=node.created_at
+        org_id=node.org_id,
+        user_id=node.user_id,
+        user_name=node.user_name,
+        created_at=node.created_at,
     )
 
 

@@ -44,13 +44,17 @@ async def walkthrough(conn: Neo4jConnection) -> None:
     graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
     try:
         await graph.setup()
-        print(f"connected to {conn.uri} (database {conn.database}); vector store: Qdrant local mode")
+        print(
+            f"connected to {conn.uri} (database {conn.database}); vector store: Qdrant local mode"
+        )
 
         _step("An organisation, a user and an agent")
         org = await graph.create_organization("Northwind Travel")
         ann = await graph.create_user(org.org_id, "Ann")
         agent = await graph.create_agent(org.org_id, "Trip Planner")
-        print(f"   org {org.org_name} ({org.org_id}), user {ann.user_name}, agent {agent.agent_label}")
+        print(
+            f"   org {org.org_name} ({org.org_id}), user {ann.user_name}, agent {agent.agent_label}"
+        )
 
         monday = datetime.now(timezone.utc) - timedelta(days=3)
         placeholders = f"user_{ann.user_id}"
@@ -83,11 +87,16 @@ async def walkthrough(conn: Neo4jConnection) -> None:
             interaction=[
                 first.interaction[0],
                 first.interaction[1],
-                {"role": "user", "content": "Actually I moved to Bergen last week. Somewhere warm!"},
+                {
+                    "role": "user",
+                    "content": "Actually I moved to Bergen last week. Somewhere warm!",
+                },
                 {"role": "assistant", "content": "Bergen it is. How about Lisbon in March?"},
             ],
             interaction_date=datetime.now(timezone.utc),
-            memories=[MemoryToStore(memory=f"{placeholders} wants a warm trip", source_msg_block_pos=[2])],
+            memories=[
+                MemoryToStore(memory=f"{placeholders} wants a warm trip", source_msg_block_pos=[2])
+            ],
             contrary_memories=[
                 ContraryMemoryToStore(
                     memory=f"{placeholders} lives in Bergen",
@@ -117,22 +126,26 @@ async def walkthrough(conn: Neo4jConnection) -> None:
             MemoriesAndInteraction(
                 interaction=[{"role": "user", "content": "I prefer trains to planes."}],
                 interaction_date=datetime.now(timezone.utc),
-                memories=[MemoryToStore(memory=f"{placeholders} prefers trains", source_msg_block_pos=[0])],
+                memories=[
+                    MemoryToStore(memory=f"{placeholders} prefers trains", source_msg_block_pos=[0])
+                ],
             ),
         )
 
         _step("Interactions, one page at a time (newest updated first)")
         page, skip = 1, 0
-        while batch := await graph.get_all_user_interactions(
+        while interactions := await graph.get_all_user_interactions(
             org.org_id, ann.user_id, with_their_memories=False, skip=skip, limit=1
         ):
-            first_message = (batch[0].messages or [models.MessageBlock(msg_position=0)])[0]
-            print(f"   page {page}: {batch[0].interaction_id} - {first_message.content}")
+            first_message = (interactions[0].messages or [models.MessageBlock(msg_position=0)])[0]
+            print(f"   page {page}: {interactions[0].interaction_id} - {first_message.content}")
             page, skip = page + 1, skip + 1
 
         _step("Memories, two per page (newest obtained first)")
         page, skip = 1, 0
-        while batch := await graph.get_all_user_memories(org.org_id, ann.user_id, skip=skip, limit=2):
+        while batch := await graph.get_all_user_memories(
+            org.org_id, ann.user_id, skip=skip, limit=2
+        ):
             print(f"   page {page}:")
             _memories(batch)
             page, skip = page + 1, skip + 2

@@ -6,7 +6,8 @@ runs once per database. ``memora-ogm migrate`` applies the pending ones.
 """
 
 from memora_ogm.migration import Migration
-from memora_ogm.migrations.m0001_memora_v0_3_x import MIGRATION as M0001
+
+from .m0001_memora_v0_3_x import MIGRATION as M0001
 
 MIGRATIONS: tuple[Migration, ...] = (M0001,)
 

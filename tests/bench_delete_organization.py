@@ -25,7 +25,8 @@ UNWIND range(1, $users) AS u
 MATCH (o:Org {org_id: $org_id})
 CREATE (user:User {org_id: $org_id, user_id: $org_id + '-u' + u, user_name: 'user ' + u,
                    created_at: datetime()})-[:BELONGS_TO]->(o)
-CREATE (user)-[:INTERACTIONS_IN]->(ic:InteractionCollection {org_id: $org_id, user_id: user.user_id})
+CREATE (user)-[:INTERACTIONS_IN]->(ic:InteractionCollection {org_id: $org_id,
+                                                            user_id: user.user_id})
 CREATE (user)-[:HAS_MEMORIES]->(mc:MemoryCollection {org_id: $org_id, user_id: user.user_id})
 CREATE (d:Date {org_id: $org_id, user_id: user.user_id, date: date()})
 WITH user, ic, mc, d
@@ -64,8 +65,12 @@ async def run(users: int) -> None:
             for org, count in ((doomed, users), (kept, 2)):
                 for start in range(0, count, 20):
                     driver.execute_query(
-                        LOAD, org_id=org.org_id, users=min(20, count - start),
-                        interactions=10, messages=40, memories=10,
+                        LOAD,
+                        org_id=org.org_id,
+                        users=min(20, count - start),
+                        interactions=10,
+                        messages=40,
+                        memories=10,
                     )
             nodes = driver.execute_query(
                 "MATCH (o:Org {org_id: $o}) "
@@ -75,7 +80,9 @@ async def run(users: int) -> None:
             kept_before = driver.execute_query(
                 "MATCH (n {org_id: $o}) RETURN count(n) AS n", o=kept.org_id
             ).records[0]["n"]
-            print(f"organisation to delete: about {nodes:,} nodes (heap 512 MiB, page cache 256 MiB)")
+            print(
+                f"organisation to delete: about {nodes:,} nodes (heap 512 MiB, page cache 256 MiB)"
+            )
 
             started = time.perf_counter()
             await graph.delete_organization(doomed.org_id)
@@ -92,7 +99,10 @@ async def run(users: int) -> None:
             ).records
         await graph.close()
     print(f"delete_organization: {elapsed:.1f} s, {nodes / elapsed:,.0f} nodes/s")
-    print(f"left of the deleted organisation: {left}; other organisation {kept_before} -> {kept_after}")
+    print(
+        f"left of the deleted organisation: {left}; "
+        f"other organisation {kept_before} -> {kept_after}"
+    )
     if heap:
         print(f"server heap setting: {heap[0]['value']}")
     if left or kept_after != kept_before:

@@ -33,14 +33,17 @@ async def test_user_specific_agent_belongs_to_both(memora, driver) -> None:
     agent = await memora.create_agent(org.org_id, "Coach", user_id=user.user_id)
 
     assert agent.user_id == user.user_id
-    assert _count(
-        driver,
-        "MATCH (:Org {org_id: $o})-[:HAS_AGENT]->(a:Agent {agent_id: $a, user_id: $u})"
-        "<-[:HAS_AGENT]-(:User {user_id: $u}) RETURN count(a)",
-        o=org.org_id,
-        a=agent.agent_id,
-        u=user.user_id,
-    ) == 1
+    assert (
+        _count(
+            driver,
+            "MATCH (:Org {org_id: $o})-[:HAS_AGENT]->(a:Agent {agent_id: $a, user_id: $u})"
+            "<-[:HAS_AGENT]-(:User {user_id: $u}) RETURN count(a)",
+            o=org.org_id,
+            a=agent.agent_id,
+            u=user.user_id,
+        )
+        == 1
+    )
     assert [a.agent_id for a in await memora.get_all_user_agents(org.org_id, user.user_id)] == [
         agent.agent_id
     ]
@@ -144,7 +147,10 @@ async def test_get_update_list_users(memora) -> None:
     await memora.create_user(other.org_id, "Eve")
 
     assert await memora.get_user(org.org_id, ann.user_id) == ann
-    assert {u.user_id for u in await memora.get_all_org_users(org.org_id)} == {ann.user_id, bob.user_id}
+    assert {u.user_id for u in await memora.get_all_org_users(org.org_id)} == {
+        ann.user_id,
+        bob.user_id,
+    }
     renamed = await memora.update_user(org.org_id, bob.user_id, "Robert")
     assert (renamed.user_name, renamed.created_at) == ("Robert", bob.created_at)
     with pytest.raises(UserNotFound):
@@ -164,7 +170,8 @@ async def test_delete_user_cascades_and_spares_neighbours(memora, driver) -> Non
 
     await memora.delete_user(org.org_id, ann.user_id)
 
-    # The user-specific agent stays with the organisation (it carries user_id, but is not the user's data).
+    # The user-specific agent stays with the organisation: it carries user_id but is not
+    # the user's data.
     remaining = driver.execute_query(
         "MATCH (n {user_id: $u}) RETURN labels(n)[0] AS label", u=ann.user_id
     ).records

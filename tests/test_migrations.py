@@ -18,9 +18,21 @@ CREATE (mc)-[:INCLUDES]->(:Memory {org_id: $org_id, user_id: $user_id, agent_id:
 """
 
 MEMORIES = [
-    {"id": "00000000-0000-4000-8000-000000000001", "text": "likes tea", "at": "2024-03-01T10:00:00Z"},
-    {"id": "00000000-0000-4000-8000-000000000002", "text": "has a cat", "at": "2024-03-02T23:30:00+05:00"},
-    {"id": "00000000-0000-4000-8000-000000000003", "text": "lives in Oslo", "at": "2024-03-02T01:00:00-08:00"},
+    {
+        "id": "00000000-0000-4000-8000-000000000001",
+        "text": "likes tea",
+        "at": "2024-03-01T10:00:00Z",
+    },
+    {
+        "id": "00000000-0000-4000-8000-000000000002",
+        "text": "has a cat",
+        "at": "2024-03-02T23:30:00+05:00",
+    },
+    {
+        "id": "00000000-0000-4000-8000-000000000003",
+        "text": "lives in Oslo",
+        "at": "2024-03-02T01:00:00-08:00",
+    },
 ]
 
 
@@ -30,10 +42,15 @@ def _snapshot(driver) -> tuple[list, list, list]:
         "properties(n) AS p ORDER BY id"
     ).records
     rels = driver.execute_query(
-        "MATCH (a)-[r]->(b) RETURN elementId(a) AS a, type(r) AS t, elementId(b) AS b ORDER BY a, t, b"
+        "MATCH (a)-[r]->(b) "
+        "RETURN elementId(a) AS a, type(r) AS t, elementId(b) AS b ORDER BY a, t, b"
     ).records
     indexes = driver.execute_query("SHOW INDEXES YIELD name RETURN name ORDER BY name").records
-    return [tuple(r.values()) for r in nodes], [tuple(r.values()) for r in rels], [r[0] for r in indexes]
+    return (
+        [tuple(r.values()) for r in nodes],
+        [tuple(r.values()) for r in rels],
+        [r[0] for r in indexes],
+    )
 
 
 async def test_v0_3_migration_links_memories_to_their_day_once(memora, driver) -> None:
@@ -41,17 +58,23 @@ async def test_v0_3_migration_links_memories_to_their_day_once(memora, driver) -
     user = await memora.create_user(org.org_id, "Ann")
     agent = await memora.create_agent(org.org_id, "Bot")
     driver.execute_query(
-        OLD_MEMORIES, org_id=org.org_id, user_id=user.user_id, agent_id=agent.agent_id, memories=MEMORIES
+        OLD_MEMORIES,
+        org_id=org.org_id,
+        user_id=user.user_id,
+        agent_id=agent.agent_id,
+        memories=MEMORIES,
     )
     driver.execute_query(
-        "CREATE INDEX interaction_updated_timestamp_index IF NOT EXISTS FOR (i:Interaction) ON (i.updated_at)"
+        "CREATE INDEX interaction_updated_timestamp_index IF NOT EXISTS "
+        "FOR (i:Interaction) ON (i.updated_at)"
     )
 
     await memora.migrate_to_schema_for_memora_v0_3_x()
 
     links = driver.execute_query(
         "MATCH (m:Memory) OPTIONAL MATCH (m)-[:DATE_OBTAINED]->(d:Date) "
-        "RETURN m.memory_id AS id, collect(d.date) AS days, collect(d.org_id + '/' + d.user_id) AS owners "
+        "RETURN m.memory_id AS id, collect(d.date) AS days, "
+        "collect(d.org_id + '/' + d.user_id) AS owners "
         "ORDER BY id"
     ).records
     # The calendar day of each obtained_at in its own offset.
@@ -78,7 +101,11 @@ async def test_migration_finds_memories_through_the_date_walk(memora, driver) ->
     user = await memora.create_user(org.org_id, "Ann")
     agent = await memora.create_agent(org.org_id, "Bot")
     driver.execute_query(
-        OLD_MEMORIES, org_id=org.org_id, user_id=user.user_id, agent_id=agent.agent_id, memories=MEMORIES
+        OLD_MEMORIES,
+        org_id=org.org_id,
+        user_id=user.user_id,
+        agent_id=agent.agent_id,
+        memories=MEMORIES,
     )
     assert await memora.get_all_user_memories(org.org_id, user.user_id) == []
 

@@ -29,7 +29,9 @@ async def test_create_organization_returns_and_stores_it(memora, driver) -> None
     assert sorted(records[0]["keys"]) == ["created_at", "org_id", "org_name"]
 
 
-@pytest.mark.parametrize("bad", [None, "", "   ", 7, True, ["x"], b"acme", "x" * (MAX_NAME_LENGTH + 1)])
+@pytest.mark.parametrize(
+    "bad", [None, "", "   ", 7, True, ["x"], b"acme", "x" * (MAX_NAME_LENGTH + 1)]
+)
 async def test_create_organization_rejects_bad_names_with_type_error(memora, driver, bad) -> None:
     with pytest.raises(TypeError, match="org_name"):
         await memora.create_organization(bad)
@@ -74,9 +76,9 @@ async def test_update_organization(memora, driver) -> None:
         await memora.update_organization(org.org_id, "")
     with pytest.raises(OrganizationNotFound):
         await memora.update_organization("missing", "X")
-    assert [r["n"] for r in driver.execute_query("MATCH (o:Org) RETURN o.org_name AS n").records] == [
-        "Acme $1 \\ Corp"
-    ]
+    assert [
+        r["n"] for r in driver.execute_query("MATCH (o:Org) RETURN o.org_name AS n").records
+    ] == ["Acme $1 \\ Corp"]
 
 
 async def test_delete_organization_removes_everything_under_it_only(memora, driver) -> None:
@@ -92,7 +94,9 @@ async def test_delete_organization_removes_everything_under_it_only(memora, driv
 
     assert _org_counts(driver, doomed.org_id) == {}
     assert _org_counts(driver, kept.org_id) == before_kept
-    assert driver.execute_query("MATCH (o:Org) RETURN o.org_id AS id").records[0]["id"] == kept.org_id
+    assert (
+        driver.execute_query("MATCH (o:Org) RETURN o.org_id AS id").records[0]["id"] == kept.org_id
+    )
     with pytest.raises(OrganizationNotFound):
         await memora.delete_organization(doomed.org_id)
 

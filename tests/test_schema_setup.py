@@ -46,7 +46,14 @@ def _expected_type(driver) -> str:
 
 def _install_labels_cli(url: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "neomodel.scripts.neomodel_install_labels", "memora_ogm.nodes", "--db", url],
+        [
+            sys.executable,
+            "-m",
+            "neomodel.scripts.neomodel_install_labels",
+            "memora_ogm.nodes",
+            "--db",
+            url,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -104,6 +111,7 @@ def test_duplicate_user_key_through_the_node_classes_is_refused(memora, driver) 
     finally:
         db.close_connection()
     names = driver.execute_query(
-        "MATCH (u:User {user_id: 'user-1'}) RETURN u.org_id AS org, u.user_name AS name ORDER BY org"
+        "MATCH (u:User {user_id: 'user-1'}) "
+        "RETURN u.org_id AS org, u.user_name AS name ORDER BY org"
     ).records
     assert [(r["org"], r["name"]) for r in names] == [("org-1", "Ann"), ("org-2", "Namesake")]

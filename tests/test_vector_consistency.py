@@ -81,7 +81,9 @@ class FlakyVectorDB(BaseVectorDB):
 
 
 @pytest.fixture
-async def stores(neo4j_connection, neo4j_driver) -> AsyncIterator[tuple[Neo4jGraphInterface, FlakyVectorDB]]:
+async def stores(
+    neo4j_connection, neo4j_driver
+) -> AsyncIterator[tuple[Neo4jGraphInterface, FlakyVectorDB]]:
     clear_database(neo4j_driver, neo4j_connection.database)
     vectors = FlakyVectorDB(QdrantDB(location=":memory:"))
     conn = neo4j_connection
@@ -107,7 +109,9 @@ def _graph_ids(driver) -> list[str]:
     return sorted(r[0] for r in driver.execute_query("MATCH (m:Memory) RETURN m.memory_id").records)
 
 
-def _conversation(*texts: str, contrary: list[ContraryMemoryToStore] | None = None) -> MemoriesAndInteraction:
+def _conversation(
+    *texts: str, contrary: list[ContraryMemoryToStore] | None = None
+) -> MemoriesAndInteraction:
     return MemoriesAndInteraction(
         interaction=[
             {"role": "user", "content": "I moved to Oslo and adopted a cat."},
@@ -126,7 +130,10 @@ async def _world(graph: Neo4jGraphInterface) -> dict[str, str]:
     agent = await graph.create_agent(org.org_id, "Bot")
     ids = {"org": org.org_id, "ann": ann.user_id, "bob": bob.user_id, "agent": agent.agent_id}
     ids["interaction"], _ = await graph.save_interaction_with_memories(
-        org.org_id, agent.agent_id, ann.user_id, _conversation("user_x lives in Oslo", "user_x has a cat")
+        org.org_id,
+        agent.agent_id,
+        ann.user_id,
+        _conversation("user_x lives in Oslo", "user_x has a cat"),
     )
     await graph.save_interaction_with_memories(
         org.org_id, agent.agent_id, bob.user_id, _conversation("user_x likes jazz")
@@ -169,7 +176,9 @@ PATHS: dict[str, tuple[Call, str]] = {
         "delete_memories",
     ),
     "delete_interaction": (
-        lambda g, i: g.delete_user_interaction_and_its_memories(i["org"], i["ann"], i["interaction"]),
+        lambda g, i: g.delete_user_interaction_and_its_memories(
+            i["org"], i["ann"], i["interaction"]
+        ),
         "delete_memories",
     ),
     "delete_all_interactions": (

@@ -1,1 +1,4 @@
-"""The async source of truth; ``memora_ogm._sync`` is generated from it (scripts/generate_sync.py)."""
+"""The async source of truth: ``memora_ogm._sync`` is generated from it.
+
+See scripts/generate_sync.py.
+"""

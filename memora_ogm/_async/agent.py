@@ -5,8 +5,8 @@ from __future__ import annotations
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent, get_agent, get_org, get_user
 from memora_ogm._async.graph import VectorChanges
-from memora_ogm._async.nodes import Agent
-from memora_ogm._async.ogm import delete_nodes
+from memora_ogm._async.nodes import Agent, Org, User
+from memora_ogm._async.ogm import connect_many, delete_nodes, reachable
 from memora_ogm.schema import models
 from memora_ogm.validation import check_ids, check_name
 
@@ -24,9 +24,10 @@ class Neo4jAgent(GraphComponent):
             org = await get_org(org_id)
             user = await get_user(org_id, user_id) if user_id is not None else None
             agent = await Agent(org_id=org_id, agent_label=agent_label, user_id=user_id).save()
-            await org.has_agent.connect(agent)
-            if user is not None:
-                await user.has_agent.connect(agent)
+            await connect_many(
+                (Org.has_agent, [(org, agent)]),
+                (User.has_agent, [(user, agent)] if user is not None else []),
+            )
             return convert.agent(agent)
 
         agent = await self.graph.write(work)
@@ -41,8 +42,8 @@ class Neo4jAgent(GraphComponent):
         check_ids(org_id=org_id)
 
         async def work() -> list[models.Agent]:
-            org = await get_org(org_id)
-            return [convert.agent(node) for node in await org.has_agent.all()]
+            agents = await reachable([await get_org(org_id)], Org.has_agent)
+            return [convert.agent(node) for _, node in agents]
 
         return await self.graph.read(work)
 
@@ -50,8 +51,8 @@ class Neo4jAgent(GraphComponent):
         check_ids(org_id=org_id, user_id=user_id)
 
         async def work() -> list[models.Agent]:
-            user = await get_user(org_id, user_id)
-            return [convert.agent(node) for node in await user.has_agent.all()]
+            agents = await reachable([await get_user(org_id, user_id)], User.has_agent)
+            return [convert.agent(node) for _, node in agents]
 
         return await self.graph.read(work)
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, TypeVar
+from typing import Any, TypeVar
 
 from neo4j import AsyncGraphDatabase
 from neo4j.exceptions import (
@@ -183,7 +183,9 @@ class Graph:
                         ) from error
                     raise
                 delay = random.uniform(0, self.base_backoff * 2 ** (attempt - 1))
-                logger.info("retrying after %s (attempt %d): %s", type(error).__name__, attempt, error)
+                logger.info(
+                    "retrying after %s (attempt %d): %s", type(error).__name__, attempt, error
+                )
                 await sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -219,10 +221,10 @@ class Graph:
     async def cypher(self, query: str, **params: Any) -> list[dict[str, Any]]:
         """Run a named query of :mod:`memora_ogm.queries` in the current transaction."""
         results, columns = await adb.cypher_query(query, params, resolve_objects=False)
-        return [dict(zip(columns, row)) for row in results]
+        return [dict(zip(columns, row, strict=True)) for row in results]
 
     async def has_apoc(self) -> bool:
-        """Whether ``apoc.text.replace`` is callable on this server (asked once)."""
+        """Whether APOC's text functions are callable on this server (asked once)."""
         if self._apoc is None:
             from memora_ogm.queries import APOC_AVAILABLE
 

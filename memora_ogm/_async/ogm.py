@@ -38,7 +38,10 @@ def _arrow(rel: Any, repeat: str = "", var: str = "") -> str:
 
 
 def _ids(nodes: Sequence[MemoraNode]) -> list[str]:
-    return [node.element_id for node in nodes]
+    ids = [node.element_id for node in nodes]
+    if None in ids:
+        raise ValueError("only saved nodes can be linked or deleted in bulk")
+    return ids  # type: ignore[return-value]
 
 
 async def connect_pairs(rel: Any, pairs: Sequence[tuple[MemoraNode, MemoraNode]]) -> None:

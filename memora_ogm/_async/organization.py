@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from functools import partial
+
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent, get_org
 from memora_ogm._async.graph import VectorChanges
@@ -10,6 +13,7 @@ from memora_ogm._async.nodes import (
     Date,
     Interaction,
     InteractionCollection,
+    MemoraNode,
     Memory,
     MemoryCollection,
     MessageBlock,
@@ -65,12 +69,16 @@ class Neo4jOrganization(GraphComponent):
         """
         check_ids(TypeError, org_id=org_id)
         await self.graph.read(lambda: get_org(org_id))
-        while await self.graph.write(lambda changes: self._delete_memory_batch(org_id, changes)):
-            pass
-        while await self.graph.write(lambda _: self._delete_interaction_batch(org_id)):
-            pass
-        for cls in (Date, InteractionCollection, MemoryCollection, Agent, User):
-            while await self.graph.write(lambda _, cls=cls: self._delete_batch(cls, org_id)):
+        batches: list[Callable[[VectorChanges], Awaitable[int]]] = [
+            partial(_delete_memory_batch, org_id),
+            partial(_delete_interaction_batch, org_id),
+            *(
+                partial(_delete_batch, cls, org_id)
+                for cls in (Date, InteractionCollection, MemoryCollection, Agent, User)
+            ),
+        ]
+        for delete_batch in batches:
+            while await self.graph.write(delete_batch):
                 pass
 
         async def delete_org(changes: VectorChanges) -> None:
@@ -80,21 +88,23 @@ class Neo4jOrganization(GraphComponent):
         await self.graph.write(delete_org)
         self.logger.info("deleted organization %s", org_id)
 
-    async def _delete_memory_batch(self, org_id: str, changes: VectorChanges) -> int:
-        memories = await take(Memory.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE)
-        changes.remove(convert.memory_for_vector(node) for node in memories)
-        await delete_nodes(memories)
-        return len(memories)
 
-    async def _delete_interaction_batch(self, org_id: str) -> int:
-        # An interaction goes with its whole message chain; bound the batch by interactions.
-        interactions = await take(Interaction.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE // 50)
-        messages = reachable(interactions, Interaction.first_message, MessageBlock.is_next)
-        await delete_nodes([message for _, message in await messages] + interactions)
-        return len(interactions)
+async def _delete_memory_batch(org_id: str, changes: VectorChanges) -> int:
+    memories = await take(Memory.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE)
+    changes.remove(convert.memory_for_vector(node) for node in memories)
+    await delete_nodes(memories)
+    return len(memories)
 
-    async def _delete_batch(self, cls: type, org_id: str) -> int:
-        nodes = await take(cls.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE)  # type: ignore[attr-defined]
-        await delete_nodes(nodes)
-        return len(nodes)
 
+async def _delete_interaction_batch(org_id: str, _: VectorChanges) -> int:
+    # An interaction goes with its whole message chain; bound the batch by interactions.
+    interactions = await take(Interaction.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE // 50)
+    messages = reachable(interactions, Interaction.first_message, MessageBlock.is_next)
+    await delete_nodes([message for _, message in await messages] + interactions)
+    return len(interactions)
+
+
+async def _delete_batch(cls: type[MemoraNode], org_id: str, _: VectorChanges) -> int:
+    nodes = await take(cls.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE)
+    await delete_nodes(nodes)
+    return len(nodes)

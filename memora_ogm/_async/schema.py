@@ -57,7 +57,9 @@ def extend_neomodel_schema() -> None:
         await original(self, cls, quiet=quiet, stdout=stdout)
         if isinstance(cls, type) and issubclass(cls, MemoraNode) and cls.__node_key__:
             if not quiet and stdout is not None:
-                stdout.write(f" + Creating node key {cls.__node_key__[0]} on label {cls.__label__}\n")
+                stdout.write(
+                    f" + Creating node key {cls.__node_key__[0]} on label {cls.__label__}\n"
+                )
             await install_node_key(cls)
 
     install_labels._memora_node_keys = True  # type: ignore[attr-defined]

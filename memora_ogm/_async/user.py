@@ -12,9 +12,10 @@ from memora_ogm._async.nodes import (
     Memory,
     MemoryCollection,
     MessageBlock,
+    Org,
     User,
 )
-from memora_ogm._async.ogm import delete_nodes, reachable
+from memora_ogm._async.ogm import connect_many, delete_nodes, reachable
 from memora_ogm.schema import models
 from memora_ogm.validation import check_ids, check_name
 
@@ -29,9 +30,11 @@ class Neo4jUser(GraphComponent):
             user = await User(org_id=org_id, user_name=user_name).save()
             interactions = await InteractionCollection(org_id=org_id, user_id=user.user_id).save()
             memories = await MemoryCollection(org_id=org_id, user_id=user.user_id).save()
-            await user.belongs_to.connect(org)
-            await user.interactions_in.connect(interactions)
-            await user.has_memories.connect(memories)
+            await connect_many(
+                (User.belongs_to, [(user, org)]),
+                (User.interactions_in, [(user, interactions)]),
+                (User.has_memories, [(user, memories)]),
+            )
             return convert.user(user)
 
         user = await self.graph.write(work)
@@ -46,8 +49,8 @@ class Neo4jUser(GraphComponent):
         check_ids(org_id=org_id)
 
         async def work() -> list[models.User]:
-            org = await get_org(org_id)
-            return [convert.user(node) for node in await org.users.all()]
+            users = await reachable([await get_org(org_id)], Org.users)
+            return [convert.user(node) for _, node in users]
 
         return await self.graph.read(work)
 
@@ -75,7 +78,9 @@ class Neo4jUser(GraphComponent):
             owned = {"org_id": org_id, "user_id": user_id}
             interactions = await Interaction.nodes.filter(**owned).all()
             memories = await Memory.nodes.filter(**owned).all()
-            messages = await reachable(interactions, Interaction.first_message, MessageBlock.is_next)
+            messages = await reachable(
+                interactions, Interaction.first_message, MessageBlock.is_next
+            )
             changes.remove(convert.memory_for_vector(node) for node in memories)
             changes.purge_user(org_id, user_id)
             await delete_nodes(

@@ -1,2 +1,5 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""The async source of truth; ``memora_ogm._sync`` is generated from it (scripts/generate_sync.py)."""
+"""The async source of truth: ``memora_ogm._sync`` is generated from it.
+
+See scripts/generate_sync.py.
+"""

@@ -6,8 +6,8 @@ from __future__ import annotations
 from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent, get_agent, get_org, get_user
 from memora_ogm._sync.graph import VectorChanges
-from memora_ogm._sync.nodes import Agent
-from memora_ogm._sync.ogm import delete_nodes
+from memora_ogm._sync.nodes import Agent, Org, User
+from memora_ogm._sync.ogm import connect_many, delete_nodes, reachable
 from memora_ogm.schema import models
 from memora_ogm.validation import check_ids, check_name
 
@@ -25,9 +25,10 @@ class Neo4jAgent(GraphComponent):
             org = get_org(org_id)
             user = get_user(org_id, user_id) if user_id is not None else None
             agent = Agent(org_id=org_id, agent_label=agent_label, user_id=user_id).save()
-            org.has_agent.connect(agent)
-            if user is not None:
-                user.has_agent.connect(agent)
+            connect_many(
+                (Org.has_agent, [(org, agent)]),
+                (User.has_agent, [(user, agent)] if user is not None else []),
+            )
             return convert.agent(agent)
 
         agent = self.graph.write(work)
@@ -42,8 +43,8 @@ class Neo4jAgent(GraphComponent):
         check_ids(org_id=org_id)
 
         def work() -> list[models.Agent]:
-            org = get_org(org_id)
-            return [convert.agent(node) for node in org.has_agent.all()]
+            agents = reachable([get_org(org_id)], Org.has_agent)
+            return [convert.agent(node) for _, node in agents]
 
         return self.graph.read(work)
 
@@ -51,8 +52,8 @@ class Neo4jAgent(GraphComponent):
         check_ids(org_id=org_id, user_id=user_id)
 
         def work() -> list[models.Agent]:
-            user = get_user(org_id, user_id)
-            return [convert.agent(node) for node in user.has_agent.all()]
+            agents = reachable([get_user(org_id, user_id)], User.has_agent)
+            return [convert.agent(node) for _, node in agents]
 
         return self.graph.read(work)
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from neo4j import GraphDatabase
 from neo4j.exceptions import (
@@ -222,10 +222,10 @@ class Graph:
     def cypher(self, query: str, **params: Any) -> list[dict[str, Any]]:
         """Run a named query of :mod:`memora_ogm.queries` in the current transaction."""
         results, columns = db.cypher_query(query, params, resolve_objects=False)
-        return [dict(zip(columns, row)) for row in results]
+        return [dict(zip(columns, row, strict=True)) for row in results]
 
     def has_apoc(self) -> bool:
-        """Whether ``apoc.text.replace`` is callable on this server (asked once)."""
+        """Whether APOC's text functions are callable on this server (asked once)."""
         if self._apoc is None:
             from memora_ogm.queries import APOC_AVAILABLE
 

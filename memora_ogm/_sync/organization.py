@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent, get_org
 from memora_ogm._sync.graph import VectorChanges
@@ -11,6 +14,7 @@ from memora_ogm._sync.nodes import (
     Date,
     Interaction,
     InteractionCollection,
+    MemoraNode,
     Memory,
     MemoryCollection,
     MessageBlock,
@@ -66,12 +70,16 @@ class Neo4jOrganization(GraphComponent):
         """
         check_ids(TypeError, org_id=org_id)
         self.graph.read(lambda: get_org(org_id))
-        while self.graph.write(lambda changes: self._delete_memory_batch(org_id, changes)):
-            pass
-        while self.graph.write(lambda _: self._delete_interaction_batch(org_id)):
-            pass
-        for cls in (Date, InteractionCollection, MemoryCollection, Agent, User):
-            while self.graph.write(lambda _, cls=cls: self._delete_batch(cls, org_id)):
+        batches: list[Callable[[VectorChanges], int]] = [
+            partial(_delete_memory_batch, org_id),
+            partial(_delete_interaction_batch, org_id),
+            *(
+                partial(_delete_batch, cls, org_id)
+                for cls in (Date, InteractionCollection, MemoryCollection, Agent, User)
+            ),
+        ]
+        for delete_batch in batches:
+            while self.graph.write(delete_batch):
                 pass
 
         def delete_org(changes: VectorChanges) -> None:
@@ -81,20 +89,23 @@ class Neo4jOrganization(GraphComponent):
         self.graph.write(delete_org)
         self.logger.info("deleted organization %s", org_id)
 
-    def _delete_memory_batch(self, org_id: str, changes: VectorChanges) -> int:
-        memories = take(Memory.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE)
-        changes.remove(convert.memory_for_vector(node) for node in memories)
-        delete_nodes(memories)
-        return len(memories)
 
-    def _delete_interaction_batch(self, org_id: str) -> int:
-        # An interaction goes with its whole message chain; bound the batch by interactions.
-        interactions = take(Interaction.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE // 50)
-        messages = reachable(interactions, Interaction.first_message, MessageBlock.is_next)
-        delete_nodes([message for _, message in messages] + interactions)
-        return len(interactions)
+def _delete_memory_batch(org_id: str, changes: VectorChanges) -> int:
+    memories = take(Memory.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE)
+    changes.remove(convert.memory_for_vector(node) for node in memories)
+    delete_nodes(memories)
+    return len(memories)
 
-    def _delete_batch(self, cls: type, org_id: str) -> int:
-        nodes = take(cls.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE)  # type: ignore[attr-defined]
-        delete_nodes(nodes)
-        return len(nodes)
+
+def _delete_interaction_batch(org_id: str, _: VectorChanges) -> int:
+    # An interaction goes with its whole message chain; bound the batch by interactions.
+    interactions = take(Interaction.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE // 50)
+    messages = reachable(interactions, Interaction.first_message, MessageBlock.is_next)
+    delete_nodes([message for _, message in messages] + interactions)
+    return len(interactions)
+
+
+def _delete_batch(cls: type[MemoraNode], org_id: str, _: VectorChanges) -> int:
+    nodes = take(cls.nodes.filter(org_id=org_id), DELETE_BATCH_SIZE)
+    delete_nodes(nodes)
+    return len(nodes)

@@ -13,9 +13,10 @@ from memora_ogm._sync.nodes import (
     Memory,
     MemoryCollection,
     MessageBlock,
+    Org,
     User,
 )
-from memora_ogm._sync.ogm import delete_nodes, reachable
+from memora_ogm._sync.ogm import connect_many, delete_nodes, reachable
 from memora_ogm.schema import models
 from memora_ogm.validation import check_ids, check_name
 
@@ -30,9 +31,11 @@ class Neo4jUser(GraphComponent):
             user = User(org_id=org_id, user_name=user_name).save()
             interactions = InteractionCollection(org_id=org_id, user_id=user.user_id).save()
             memories = MemoryCollection(org_id=org_id, user_id=user.user_id).save()
-            user.belongs_to.connect(org)
-            user.interactions_in.connect(interactions)
-            user.has_memories.connect(memories)
+            connect_many(
+                (User.belongs_to, [(user, org)]),
+                (User.interactions_in, [(user, interactions)]),
+                (User.has_memories, [(user, memories)]),
+            )
             return convert.user(user)
 
         user = self.graph.write(work)
@@ -47,8 +50,8 @@ class Neo4jUser(GraphComponent):
         check_ids(org_id=org_id)
 
         def work() -> list[models.User]:
-            org = get_org(org_id)
-            return [convert.user(node) for node in org.users.all()]
+            users = reachable([get_org(org_id)], Org.users)
+            return [convert.user(node) for _, node in users]
 
         return self.graph.read(work)
 
