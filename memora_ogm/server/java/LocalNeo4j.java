@@ -1,10 +1,12 @@
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.connectors.BoltConnectorInternalSettings;
 import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
@@ -18,7 +20,19 @@ import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 public final class LocalNeo4j {
     public static final String READY = "MEMORA-OGM NEO4J READY";
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            run(args);
+        } catch (Throwable failure) {
+            // Never linger half-started: the server's own threads would keep the JVM alive.
+            System.out.println("MEMORA-OGM NEO4J FAILED: " + failure);
+            failure.printStackTrace();
+            System.out.flush();
+            System.exit(1);
+        }
+    }
+
+    private static void run(String[] args) throws Exception {
         if (args.length != 5) {
             System.err.println("usage: LocalNeo4j HOME PORT PASSWORD|- PLUGINS PAGECACHE_MB");
             System.exit(2);
@@ -39,6 +53,10 @@ public final class LocalNeo4j {
                 .setConfig(GraphDatabaseSettings.plugin_dir, plugins)
                 .setConfig(GraphDatabaseSettings.procedure_unrestricted, List.of("apoc.*"))
                 .setConfig(GraphDatabaseSettings.pagecache_memory, pageCacheBytes)
+                // Bolt waits 5 s + 5 s for idle threads and connections on shutdown by
+                // default; a local test server has nothing worth waiting that long for.
+                .setConfig(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofMillis(500))
+                .setConfig(BoltConnectorInternalSettings.connection_shutdown_wait_time, Duration.ofMillis(500))
                 .build();
 
         CountDownLatch stopped = new CountDownLatch(1);

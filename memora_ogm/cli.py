@@ -1,0 +1,216 @@
+"""The ``memora-ogm`` command.
+
+    memora-ogm server start [--port N] [--data DIR]   start a local Neo4j in the background
+    memora-ogm server status                          is it running, and how to connect
+    memora-ogm server stop                            stop it; no process is left behind
+    memora-ogm demo                                   connect and show what the server is
+
+Each subcommand is an ``add_<name>_parser(subparsers)`` function that registers
+its parser and sets ``func``; add new ones (``migrate`` goes here) to
+``SUBCOMMANDS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+from memora_ogm import __version__
+from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
+from memora_ogm.server.connection import Neo4jConnection, connection_from_env
+from memora_ogm.server.local import LocalNeo4jError, LocalNeo4jServer, stop_process
+from memora_ogm.server.state import (
+    ServerState,
+    clear_state,
+    memora_home,
+    read_state,
+    running_server,
+    write_state,
+)
+
+EXIT_NOT_RUNNING = 3  # `server status` when nothing runs (as in LSB init scripts)
+
+
+def _info(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- server
+
+
+def _print_exports(state: ServerState) -> None:
+    for line in state.connection().export_lines():
+        print(line)
+
+
+def cmd_server_start(args: argparse.Namespace) -> int:
+    home = memora_home()
+    state = read_state(home)
+    if state is not None and state.alive:
+        _info(f"memora-ogm: a local Neo4j is already running (pid {state.pid}, {state.uri}).")
+        _print_exports(state)
+        return 0
+    clear_state(home)
+    data_dir = args.data or str(home / "data")
+    server = LocalNeo4jServer(
+        port=args.port,
+        data_dir=data_dir,
+        heap_mb=args.heap_mb,
+        pagecache_mb=args.pagecache_mb,
+        log_path=home / "server.log",
+        detached=True,
+    )
+    conn = server.start()
+    assert server.artifacts is not None and server.data_dir is not None
+    assert server.log_path is not None
+    state = ServerState(
+        pid=server.release(),
+        uri=conn.uri,
+        username=conn.username,
+        password=conn.password,
+        database=conn.database,
+        data_dir=str(server.data_dir),
+        log_path=str(server.log_path),
+        neo4j_version=server.artifacts.neo4j_version,
+    )
+    write_state(home, state)
+    _info(
+        f"memora-ogm: Neo4j {state.neo4j_version} Community is running at {state.uri} "
+        f"(pid {state.pid}, data in {state.data_dir}, log {state.log_path}).\n"
+        'Point memora-ogm at it with (or: eval "$(memora-ogm server status)"):'
+    )
+    _print_exports(state)
+    return 0
+
+
+def cmd_server_stop(args: argparse.Namespace) -> int:
+    home = memora_home()
+    state = read_state(home)
+    if state is None:
+        _info(f"memora-ogm: no local Neo4j was started (no state in {home}).")
+        return 0
+    started = time.monotonic()
+    stopped = stop_process(state.pid, timeout=args.timeout)
+    clear_state(home)
+    if stopped:
+        _info(
+            f"memora-ogm: stopped the local Neo4j (pid {state.pid}) "
+            f"in {time.monotonic() - started:.1f} s."
+        )
+    else:
+        _info(f"memora-ogm: the local Neo4j (pid {state.pid}) was not running any more.")
+    return 0
+
+
+def cmd_server_status(args: argparse.Namespace) -> int:
+    home = memora_home()
+    state = read_state(home)
+    if state is None or not state.alive:
+        _info("memora-ogm: no local Neo4j is running.")
+        return EXIT_NOT_RUNNING
+    _info(
+        f"memora-ogm: Neo4j {state.neo4j_version} is running at {state.uri} "
+        f"(pid {state.pid}, data in {state.data_dir})."
+    )
+    _print_exports(state)
+    return 0
+
+
+def add_server_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    server = subparsers.add_parser(
+        "server", help="a local Neo4j Community 5.26 with APOC, built from Maven Central"
+    )
+    actions = server.add_subparsers(dest="action", required=True, metavar="{start,stop,status}")
+    start = actions.add_parser("start", help="start it in the background and print credentials")
+    start.add_argument("--port", type=int, default=None, help="Bolt port (default: a free one)")
+    start.add_argument("--data", default=None, help="data folder (default: $MEMORA_OGM_HOME/data)")
+    start.add_argument("--heap-mb", type=int, default=None, help="JVM heap (default 1024)")
+    start.add_argument("--pagecache-mb", type=int, default=None, help="page cache (default 512)")
+    start.set_defaults(func=cmd_server_start)
+    stop = actions.add_parser("stop", help="stop it and wait until the process is gone")
+    stop.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
+    stop.set_defaults(func=cmd_server_stop)
+    status = actions.add_parser("status", help="exit 0 and print credentials when running")
+    status.set_defaults(func=cmd_server_status)
+
+
+# --------------------------------------------------------------------------- demo
+
+
+@contextmanager
+def demo_connection() -> Iterator[Neo4jConnection]:
+    """NEO4J_URI & co., else a server from `memora-ogm server start`, else the chain."""
+    env_conn = connection_from_env()
+    if env_conn is not None:
+        yield env_conn
+        return
+    state = running_server()
+    if state is not None:
+        yield state.connection()
+        return
+    with connect_or_start() as conn:
+        yield conn
+
+
+def run_demo(conn: Neo4jConnection) -> int:
+    """What ``memora-ogm demo`` shows once connected (later issues grow this)."""
+    from neo4j import GraphDatabase
+
+    with GraphDatabase.driver(conn.uri, auth=conn.auth) as driver:
+        records, _, _ = driver.execute_query(
+            "CALL dbms.components() YIELD name, versions, edition "
+            "RETURN name, versions[0] AS version, edition",
+            database_=conn.database,
+        )
+        apoc, _, _ = driver.execute_query("RETURN apoc.version() AS v", database_=conn.database)
+    for record in records:
+        print(f"{record['name']} {record['version']} {record['edition']} edition")
+    print(f"APOC {apoc[0]['v']}")
+    print(f"connected to {conn.uri} (database {conn.database}, via {conn.backend})")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    with demo_connection() as conn:
+        return run_demo(conn)
+
+
+def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo = subparsers.add_parser("demo", help="connect to Neo4j (starting one if needed) and demo")
+    demo.set_defaults(func=cmd_demo)
+
+
+# --------------------------------------------------------------------------- main
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
+    add_server_parser,
+    add_demo_parser,
+    # add_migrate_parser,  (a later issue)
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memora-ogm", description="Memora's graph layer on neomodel."
+    )
+    parser.add_argument("--version", action="version", version=f"memora-ogm {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for add in SUBCOMMANDS:
+        add(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (NoNeo4jAvailableError, LocalNeo4jError) as exc:
+        _info(f"memora-ogm: {exc}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Which Neo4j to use: the selection chain of SPEC section 8.
+
+1. ``NEO4J_URI`` (with ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``);
+2. a reachable Docker engine: a testcontainers ``neo4j:5.26`` with APOC;
+3. Java 17+ (with javac) and Maven: the embedded Neo4j Community server;
+4. otherwise a :class:`NoNeo4jAvailableError` that says what is missing.
+
+The decision is :func:`select_backend`, a pure function of an
+:class:`EnvironmentFacts`; :func:`gather_facts` probes the machine and
+:func:`connect_or_start` does both and provides the server.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from memora_ogm.server.connection import ENV_URI, Neo4jConnection, connection_from_env
+from memora_ogm.server.docker import docker_available, docker_neo4j
+from memora_ogm.server.local import MIN_JAVA, LocalNeo4jServer, find_java_tools
+
+# "docker" or "maven" skips the steps before it (NEO4J_URI still wins).
+ENV_BACKEND = "MEMORA_OGM_NEO4J_BACKEND"
+
+HOW_TO_POINT = (
+    "To use an existing Neo4j 5.26+ with APOC core (your own server or Aura), set\n"
+    "  export NEO4J_URI=bolt://host:7687   # or neo4j+s://<id>.databases.neo4j.io\n"
+    "  export NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... NEO4J_DATABASE=neo4j\n"
+    "or install Docker, or a JDK "
+    f"{MIN_JAVA}+ and Maven so memora-ogm can start a local Neo4j itself."
+)
+
+
+class Backend(str, enum.Enum):
+    ENV = "env"
+    DOCKER = "docker"
+    MAVEN = "maven"
+
+
+class NoNeo4jAvailableError(RuntimeError):
+    """No configured server and no way to start one."""
+
+
+@dataclass(frozen=True)
+class EnvironmentFacts:
+    """What the selection chain needs to know about the machine."""
+
+    env_connection: Neo4jConnection | None = None
+    docker: bool = False
+    java_major: int | None = None  # None: no java found
+    javac: bool = False
+    mvn: bool = False
+    forced_backend: str | None = None  # $MEMORA_OGM_NEO4J_BACKEND
+
+    @property
+    def maven_missing(self) -> list[str]:
+        out = []
+        if self.java_major is None:
+            out.append(f"Java {MIN_JAVA}+ (no java found)")
+        elif self.java_major < MIN_JAVA:
+            out.append(f"Java {MIN_JAVA}+ (found Java {self.java_major})")
+        if not self.javac:
+            out.append("javac (a JDK, not just a JRE)")
+        if not self.mvn:
+            out.append("Maven (mvn on PATH)")
+        return out
+
+
+def select_backend(facts: EnvironmentFacts) -> Backend:
+    """The first usable step of the chain; raises NoNeo4jAvailableError if none is."""
+    if facts.env_connection is not None:
+        return Backend.ENV
+    forced = (facts.forced_backend or "").strip().lower() or None
+    if forced not in (None, Backend.DOCKER.value, Backend.MAVEN.value):
+        raise NoNeo4jAvailableError(f"{ENV_BACKEND}={forced!r}: expected 'docker' or 'maven'")
+    if forced in (None, Backend.DOCKER.value) and facts.docker:
+        return Backend.DOCKER
+    if forced in (None, Backend.MAVEN.value) and not facts.maven_missing:
+        return Backend.MAVEN
+    lines = ["No Neo4j server is available. memora-ogm looked for, in order:"]
+    lines.append(f"  1. {ENV_URI} (with NEO4J_USERNAME, NEO4J_PASSWORD, NEO4J_DATABASE): not set")
+    if forced == Backend.MAVEN.value:
+        lines.append(f"  2. a Docker engine: skipped ({ENV_BACKEND}=maven)")
+    else:
+        lines.append(
+            "  2. a Docker engine for testcontainers: "
+            + ("found" if facts.docker else "not reachable")
+        )
+    if forced == Backend.DOCKER.value:
+        lines.append(f"  3. Java and Maven: skipped ({ENV_BACKEND}=docker)")
+    else:
+        lines.append(
+            "  3. Java and Maven to build a local Neo4j Community: missing "
+            + ", ".join(facts.maven_missing)
+        )
+    lines.append(HOW_TO_POINT)
+    raise NoNeo4jAvailableError("\n".join(lines))
+
+
+def gather_facts(environ: Mapping[str, str] | None = None) -> EnvironmentFacts:
+    """Probe the machine (lazily: nothing else is probed once NEO4J_URI is set)."""
+    env = os.environ if environ is None else environ
+    env_connection = connection_from_env(env)
+    if env_connection is not None:
+        return EnvironmentFacts(env_connection=env_connection)
+    forced = env.get(ENV_BACKEND) or None
+    docker = False if forced == Backend.MAVEN.value else docker_available(env)
+    tools = find_java_tools(env)
+    return EnvironmentFacts(
+        docker=docker,
+        java_major=tools.java_major if tools.java else None,
+        javac=tools.javac is not None,
+        mvn=tools.mvn is not None,
+        forced_backend=forced,
+    )
+
+
+@contextmanager
+def connect_or_start(
+    environ: Mapping[str, str] | None = None,
+    *,
+    facts: EnvironmentFacts | None = None,
+    **local_options: Any,
+) -> Iterator[Neo4jConnection]:
+    """Yield a connection from the chain; stop whatever was started on exit.
+
+    ``local_options`` go to :class:`LocalNeo4jServer` (port, data_dir, heap_mb,
+    pagecache_mb, ...) when the Maven path is taken.
+    """
+    facts = facts or gather_facts(environ)
+    backend = select_backend(facts)
+    if backend is Backend.ENV:
+        assert facts.env_connection is not None
+        yield facts.env_connection
+    elif backend is Backend.DOCKER:
+        with docker_neo4j() as conn:
+            yield conn
+    else:
+        with LocalNeo4jServer(environ=environ, **local_options) as conn:
+            yield conn

@@ -1,0 +1,139 @@
+"""The Docker path: a ``neo4j:5.26`` container with APOC, through testcontainers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from memora_ogm.server.connection import DEFAULT_DATABASE, DEFAULT_USERNAME, Neo4jConnection
+from memora_ogm.server.local import generate_password
+
+DOCKER_IMAGE = "neo4j:5.26"
+
+
+class DockerNeo4jError(RuntimeError):
+    """The Docker path could not provide a Neo4j container."""
+
+
+def docker_socket_candidates(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Unix sockets where a Docker engine usually listens, most specific first."""
+    env = os.environ if environ is None else environ
+    out = []
+    host = env.get("DOCKER_HOST", "")
+    if host.startswith("unix://"):
+        out.append(host[len("unix://") :])
+    out.append("/var/run/docker.sock")
+    if env.get("XDG_RUNTIME_DIR"):
+        out.append(str(Path(env["XDG_RUNTIME_DIR"]) / "docker.sock"))
+    home = Path(env.get("HOME") or Path.home())
+    out += [
+        str(home / ".docker" / "run" / "docker.sock"),
+        str(home / ".docker" / "desktop" / "docker.sock"),
+    ]
+    return list(dict.fromkeys(out))
+
+
+def _ping(sock: socket.socket, timeout: float) -> bool:
+    sock.settimeout(timeout)
+    sock.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
+    status = sock.recv(64).split(b"\r\n", 1)[0]
+    return status.startswith(b"HTTP/") and b" 200" in status
+
+
+def ping_docker_socket(path: str, timeout: float = 2.0) -> bool:
+    """True when a Docker engine answers ``GET /_ping`` on the unix socket ``path``."""
+    if not hasattr(socket, "AF_UNIX") or not os.path.exists(path):
+        return False
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(path)
+            return _ping(sock, timeout)
+    except OSError:
+        return False
+
+
+def docker_available(environ: Mapping[str, str] | None = None, timeout: float = 2.0) -> bool:
+    """Whether a Docker engine answers, quickly and without side effects.
+
+    ``DOCKER_HOST=tcp://...`` without TLS is pinged directly; other remote
+    setups (TLS, ssh, contexts) are left to ``docker info``. Unix sockets in
+    the usual places are pinged over HTTP.
+    """
+    env = os.environ if environ is None else environ
+    host = env.get("DOCKER_HOST", "")
+    if host and not host.startswith("unix://"):
+        parts = urlsplit(host)
+        if parts.scheme == "tcp" and not env.get("DOCKER_TLS_VERIFY") and parts.hostname:
+            try:
+                with socket.create_connection(
+                    (parts.hostname, parts.port or 2375), timeout=timeout
+                ) as sock:
+                    return _ping(sock, timeout)
+            except OSError:
+                return False
+        return _docker_cli_info(env, timeout=max(timeout, 5.0))
+    return any(ping_docker_socket(path, timeout) for path in docker_socket_candidates(env))
+
+
+def _docker_cli_info(environ: Mapping[str, str], timeout: float) -> bool:
+    docker = shutil.which("docker", path=environ.get("PATH"))
+    if docker is None:
+        return False
+    try:
+        result = subprocess.run(
+            [docker, "info", "--format", "{{.ServerVersion}}"],
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            env=dict(environ),
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0
+
+
+def container_environment() -> dict[str, str]:
+    """Extra container settings: the APOC plugin, with its procedures unrestricted."""
+    return {
+        "NEO4J_PLUGINS": '["apoc"]',
+        "NEO4J_dbms_security_procedures_unrestricted": "apoc.*",
+    }
+
+
+@contextmanager
+def docker_neo4j(
+    image: str = DOCKER_IMAGE, password: str | None = None
+) -> Iterator[Neo4jConnection]:
+    """Run ``image`` with APOC via testcontainers; yields its connection, removes it after."""
+    try:
+        from testcontainers.community.neo4j import Neo4jContainer
+    except ImportError:  # testcontainers < 4.14
+        try:
+            from testcontainers.neo4j import Neo4jContainer
+        except ImportError as exc:
+            raise DockerNeo4jError(
+                "the Docker path needs testcontainers: pip install 'testcontainers[neo4j]' "
+                "(or memora-ogm[test])"
+            ) from exc
+    password = password or generate_password()
+    try:
+        container = Neo4jContainer(image, password=password)
+    except Exception as exc:  # docker.errors.DockerException and friends
+        raise DockerNeo4jError(f"cannot reach the Docker engine: {exc}") from exc
+    for key, value in container_environment().items():
+        container.with_env(key, value)
+    with container:
+        yield Neo4jConnection(
+            uri=container.get_connection_url(),
+            username=DEFAULT_USERNAME,
+            password=password,
+            database=DEFAULT_DATABASE,
+            backend="docker",
+        )

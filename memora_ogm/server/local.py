@@ -1,0 +1,677 @@
+"""An embedded Neo4j Community server built from Maven Central, for machines without Docker.
+
+``build()`` resolves ``org.neo4j:neo4j``, ``org.neo4j:neo4j-bolt`` and APOC core
+with Maven and compiles the small launcher in ``java/LocalNeo4j.java``; the
+result is cached under ``~/.cache/memora-ogm/neo4j-<version>-<hash>/`` so that a
+second start only pays for the JVM (a few seconds). :class:`LocalNeo4jServer`
+launches it on 127.0.0.1 with authentication on and stops it again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import string
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from memora_ogm.server.connection import DEFAULT_DATABASE, DEFAULT_USERNAME, Neo4jConnection
+
+JAVA_SOURCE_DIR = Path(__file__).resolve().parent / "java"
+LAUNCHER_CLASS = "LocalNeo4j"
+READY_MARKER = "MEMORA-OGM NEO4J READY"
+MIN_JAVA = 17
+MIN_PASSWORD_LENGTH = 8  # Neo4j's dbms.security.auth_minimum_password_length
+# Pinned so that resolving it never needs plugin metadata from the network.
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+APOC_ARTIFACTS = ("apoc-core", "apoc-common")
+
+# Defaults that suit a 2-core, 24 GiB machine running a test suite or a demo.
+DEFAULT_HEAP_MB = 1024
+DEFAULT_PAGECACHE_MB = 512
+DEFAULT_START_TIMEOUT = 180.0
+DEFAULT_STOP_TIMEOUT = 30.0
+
+ENV_CACHE = "MEMORA_OGM_CACHE"
+ENV_NEO4J_VERSION = "MEMORA_OGM_NEO4J_VERSION"
+ENV_HEAP_MB = "MEMORA_OGM_NEO4J_HEAP_MB"
+ENV_PAGECACHE_MB = "MEMORA_OGM_NEO4J_PAGECACHE_MB"
+ENV_START_TIMEOUT = "MEMORA_OGM_NEO4J_START_TIMEOUT"
+# When set, every launched JVM leaves "<pid>" files in this folder while it runs,
+# so that a CI script can make sure none is left behind (see .ci/run).
+ENV_PID_DIR = "MEMORA_OGM_PID_DIR"
+
+
+class LocalNeo4jError(RuntimeError):
+    """Building or launching the embedded Neo4j failed."""
+
+
+# --------------------------------------------------------------------------- tools
+
+
+@dataclass(frozen=True)
+class JavaTools:
+    """The Java and Maven executables the Maven path needs (None where missing)."""
+
+    java: str | None
+    javac: str | None
+    mvn: str | None
+    java_major: int | None
+
+    @property
+    def missing(self) -> list[str]:
+        """Human-readable names of what the Maven path still lacks."""
+        out = []
+        if self.java is None:
+            out.append(f"Java {MIN_JAVA}+ (no 'java' on PATH or in JAVA_HOME)")
+        elif self.java_major is None or self.java_major < MIN_JAVA:
+            found = "unknown version" if self.java_major is None else f"Java {self.java_major}"
+            out.append(f"Java {MIN_JAVA}+ (found {found})")
+        if self.javac is None:
+            out.append("a JDK's 'javac'")
+        if self.mvn is None:
+            out.append("Maven ('mvn' on PATH)")
+        return out
+
+
+def _which(name: str, environ: Mapping[str, str]) -> str | None:
+    java_home = environ.get("JAVA_HOME")
+    if java_home and name in ("java", "javac"):
+        candidate = Path(java_home) / "bin" / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which(name, path=environ.get("PATH"))
+
+
+_VERSION_RE = re.compile(r'version "(\d+)(?:\.(\d+))?')
+
+
+def parse_java_major(version_output: str) -> int | None:
+    """``17`` from ``openjdk version "17.0.15" ...``; ``8`` from ``"1.8.0_392"``."""
+    match = _VERSION_RE.search(version_output)
+    if match is None:
+        return None
+    major = int(match.group(1))
+    if major == 1 and match.group(2):
+        return int(match.group(2))
+    return major
+
+
+def find_java_tools(environ: Mapping[str, str] | None = None) -> JavaTools:
+    """Locate java, javac and mvn and read java's major version."""
+    env = os.environ if environ is None else environ
+    java = _which("java", env)
+    major = None
+    if java is not None:
+        try:
+            out = subprocess.run(
+                [java, "-version"], capture_output=True, text=True, timeout=30, check=False
+            )
+            major = parse_java_major(out.stderr + out.stdout)
+        except (OSError, subprocess.SubprocessError):
+            major = None
+    return JavaTools(
+        java=java, javac=_which("javac", env), mvn=_which("mvn", env), java_major=major
+    )
+
+
+# --------------------------------------------------------------------------- build
+
+
+def pom_neo4j_version() -> str:
+    """The Neo4j version pinned in ``java/pom.xml``."""
+    pom = (JAVA_SOURCE_DIR / "pom.xml").read_text(encoding="utf-8")
+    match = re.search(r"<neo4j\.version>([^<]+)</neo4j\.version>", pom)
+    if match is None:  # pragma: no cover - the pom ships with the package
+        raise LocalNeo4jError("java/pom.xml does not define <neo4j.version>")
+    return match.group(1).strip()
+
+
+def cache_root(environ: Mapping[str, str] | None = None) -> Path:
+    """``$MEMORA_OGM_CACHE``, else ``$XDG_CACHE_HOME/memora-ogm``, else ``~/.cache/memora-ogm``."""
+    env = os.environ if environ is None else environ
+    if env.get(ENV_CACHE):
+        return Path(env[ENV_CACHE]).expanduser()
+    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "memora-ogm"
+
+
+@dataclass(frozen=True)
+class BuildArtifacts:
+    """A built launcher: compiled classes, APOC plugins and the server's classpath."""
+
+    root: Path
+    neo4j_version: str
+    classpath: tuple[str, ...]
+
+    @property
+    def classes_dir(self) -> Path:
+        return self.root / "classes"
+
+    @property
+    def plugins_dir(self) -> Path:
+        return self.root / "plugins"
+
+    @property
+    def stamp(self) -> Path:
+        return self.root / "stamp.json"
+
+    def java_classpath(self) -> str:
+        # APOC must be both in the plugins folder and on the classpath, or its
+        # ApocConfig cannot be injected.
+        entries = [str(self.classes_dir), str(self.plugins_dir / "*"), *self.classpath]
+        return os.pathsep.join(entries)
+
+    def is_complete(self) -> bool:
+        """True when the stamp exists and every file it relies on is still there.
+
+        The classpath points into the Maven repository (``~/.m2``); when that was
+        cleaned the cache is stale and must be rebuilt.
+        """
+        if not self.stamp.is_file():
+            return False
+        if not (self.classes_dir / f"{LAUNCHER_CLASS}.class").is_file():
+            return False
+        if not any(self.plugins_dir.glob("apoc-core-*.jar")):
+            return False
+        return all(Path(entry).exists() for entry in self.classpath)
+
+
+def _build_key(version: str, java_major: int | None) -> str:
+    digest = hashlib.sha256()
+    for name in ("pom.xml", f"{LAUNCHER_CLASS}.java"):
+        digest.update((JAVA_SOURCE_DIR / name).read_bytes())
+        digest.update(b"\0")
+    digest.update(f"{version}\0{java_major}".encode())
+    return digest.hexdigest()[:12]
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive inter-process lock (a no-op where fcntl is unavailable)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _load_artifacts(root: Path) -> BuildArtifacts | None:
+    try:
+        stamp = json.loads((root / "stamp.json").read_text(encoding="utf-8"))
+        artifacts = BuildArtifacts(
+            root=root,
+            neo4j_version=str(stamp["neo4j_version"]),
+            classpath=tuple(str(p) for p in stamp["classpath"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return artifacts if artifacts.is_complete() else None
+
+
+def build(
+    neo4j_version: str | None = None,
+    *,
+    tools: JavaTools | None = None,
+    environ: Mapping[str, str] | None = None,
+    quiet: bool = False,
+) -> BuildArtifacts:
+    """Resolve the server from Maven Central and compile the launcher, or reuse the cache.
+
+    The cache folder's name holds the Neo4j version and a hash of ``pom.xml``,
+    ``LocalNeo4j.java`` and the Java major version; a ``stamp.json`` marks a
+    complete build. Concurrent callers wait on a file lock instead of building
+    twice.
+    """
+    env = os.environ if environ is None else environ
+    version = neo4j_version or env.get(ENV_NEO4J_VERSION) or pom_neo4j_version()
+    tools = tools or find_java_tools(env)
+    if tools.missing:
+        raise LocalNeo4jError("cannot build the local Neo4j: missing " + ", ".join(tools.missing))
+    assert tools.mvn is not None and tools.javac is not None
+    root = cache_root(env) / f"neo4j-{version}-{_build_key(version, tools.java_major)}"
+    cached = _load_artifacts(root)
+    if cached is not None:
+        return cached
+    with _file_lock(root.parent / f".{root.name}.lock"):
+        cached = _load_artifacts(root)  # another process may have built it meanwhile
+        if cached is not None:
+            return cached
+        if not quiet:
+            print(
+                f"memora-ogm: building Neo4j {version} Community + APOC from Maven Central "
+                f"into {root} (once; this takes a minute)...",
+                file=sys.stderr,
+                flush=True,
+            )
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        log = root / "build.log"
+        shutil.copyfile(JAVA_SOURCE_DIR / "pom.xml", root / "pom.xml")
+        all_path = root / "classpath-all.txt"
+        _run_logged(
+            [
+                tools.mvn,
+                "-B",
+                "-q",
+                "-f",
+                str(root / "pom.xml"),
+                f"-Dneo4j.version={version}",
+                f"-Dmdep.outputFile={all_path}",
+                f"{DEPENDENCY_PLUGIN}:build-classpath",
+            ],
+            log,
+            f"Maven could not resolve Neo4j {version} (org.neo4j:neo4j, org.neo4j:neo4j-bolt, "
+            f"org.neo4j.procedure:apoc-core). Check network access to Maven Central, or set "
+            f"{ENV_NEO4J_VERSION} to another 5.26.x release",
+        )
+        entries = [e for e in all_path.read_text(encoding="utf-8").strip().split(os.pathsep) if e]
+        plugins = root / "plugins"
+        plugins.mkdir()
+        classpath = []
+        for entry in entries:
+            if Path(entry).name.startswith(tuple(f"{a}-" for a in APOC_ARTIFACTS)):
+                shutil.copy2(entry, plugins / Path(entry).name)
+            else:
+                classpath.append(entry)
+        if not any(plugins.glob("apoc-core-*.jar")):
+            raise LocalNeo4jError(f"Maven resolved no apoc-core jar; see {all_path}")
+        _run_logged(
+            [
+                tools.javac,
+                "--release",
+                str(MIN_JAVA),
+                "-d",
+                str(root / "classes"),
+                "-cp",
+                os.pathsep.join(classpath),
+                str(JAVA_SOURCE_DIR / f"{LAUNCHER_CLASS}.java"),
+            ],
+            log,
+            "javac could not compile the launcher",
+        )
+        stamp = {"neo4j_version": version, "classpath": classpath, "built_at": time.time()}
+        tmp = root / "stamp.json.tmp"
+        tmp.write_text(json.dumps(stamp, indent=1), encoding="utf-8")
+        tmp.replace(root / "stamp.json")
+    artifacts = _load_artifacts(root)
+    if artifacts is None:  # pragma: no cover - only if files vanish mid-build
+        raise LocalNeo4jError(f"the build in {root} is incomplete")
+    return artifacts
+
+
+def _run_logged(cmd: list[str], log: Path, what: str) -> None:
+    with open(log, "ab") as out:
+        out.write(("$ " + " ".join(cmd) + "\n").encode())
+        out.flush()
+        result = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, check=False)
+    if result.returncode != 0:
+        raise LocalNeo4jError(
+            f"{what} (exit {result.returncode}). Last lines of {log}:\n{_tail(log)}"
+        )
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def generate_password(length: int = 24) -> str:
+    """A random password that needs no quoting anywhere (letters and digits)."""
+    alphabet = string.ascii_letters + string.digits
+    return "".join(secrets.choice(alphabet) for _ in range(length))
+
+
+def pid_running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no procfs (macOS): trust kill(0)
+    return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
+
+
+def is_local_neo4j(pid: int) -> bool:
+    """True when ``pid`` runs memora-ogm's launcher (where procfs can tell; else True)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False if Path("/proc/self").exists() else True
+    except OSError:
+        return True
+    return LAUNCHER_CLASS.encode() in cmdline.split(b"\0")
+
+
+def stop_process(pid: int, timeout: float = DEFAULT_STOP_TIMEOUT) -> bool:
+    """SIGTERM ``pid`` (a launcher JVM), wait for it, SIGKILL it after ``timeout``.
+
+    Returns False when no such launcher was running. Refuses to signal a pid
+    that now belongs to another program.
+    """
+    if not pid_running(pid) or not is_local_neo4j(pid):
+        _forget_pid(pid)
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    if not _wait_gone(pid, timeout):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        if not _wait_gone(pid, 10.0):
+            raise LocalNeo4jError(f"Neo4j process {pid} survived SIGKILL")
+    _forget_pid(pid)
+    return True
+
+
+def _forget_pid(pid: int) -> None:
+    pid_dir = os.environ.get(ENV_PID_DIR)
+    if pid_dir:
+        with contextlib.suppress(OSError):
+            (Path(pid_dir) / str(pid)).unlink()
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)  # reap it if it is our child
+        if not pid_running(pid):
+            return True
+        time.sleep(0.1)
+    return not pid_running(pid)
+
+
+def _int_env(environ: Mapping[str, str], name: str, default: int) -> int:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise LocalNeo4jError(f"{name}={raw!r} is not an integer") from exc
+
+
+class LocalNeo4jServer:
+    """One embedded Neo4j Community server process.
+
+    >>> with LocalNeo4jServer() as conn:          # doctest: +SKIP
+    ...     GraphDatabase.driver(conn.uri, auth=conn.auth)
+
+    ``port=None`` picks a free port; ``data_dir=None`` uses a temporary folder
+    that ``stop()`` deletes. ``heap_mb``/``pagecache_mb`` default to
+    ``$MEMORA_OGM_NEO4J_HEAP_MB``/``$MEMORA_OGM_NEO4J_PAGECACHE_MB`` or 1024/512.
+    A server started attached (the default) is always stopped: by ``stop()``,
+    by leaving the ``with`` block, or at interpreter exit. ``detached=True``
+    starts it in its own session and leaves it running (for ``memora-ogm
+    server start``); stop it later with :func:`stop_process`.
+    """
+
+    def __init__(
+        self,
+        port: int | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
+        *,
+        heap_mb: int | None = None,
+        pagecache_mb: int | None = None,
+        password: str | None = None,
+        neo4j_version: str | None = None,
+        start_timeout: float | None = None,
+        log_path: str | os.PathLike[str] | None = None,
+        detached: bool = False,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        env = os.environ if environ is None else environ
+        self._environ = env
+        self.requested_port = port
+        self.requested_data_dir = Path(data_dir).expanduser().resolve() if data_dir else None
+        self.heap_mb = heap_mb or _int_env(env, ENV_HEAP_MB, DEFAULT_HEAP_MB)
+        self.pagecache_mb = pagecache_mb or _int_env(env, ENV_PAGECACHE_MB, DEFAULT_PAGECACHE_MB)
+        self.password = password or generate_password()
+        if len(self.password) < MIN_PASSWORD_LENGTH or "\n" in self.password:
+            raise LocalNeo4jError(
+                f"the password must be one line of at least {MIN_PASSWORD_LENGTH} characters "
+                "(Neo4j's minimum)"
+            )
+        self.neo4j_version = neo4j_version
+        self.start_timeout = start_timeout or float(
+            env.get(ENV_START_TIMEOUT) or DEFAULT_START_TIMEOUT
+        )
+        self.requested_log_path = Path(log_path).expanduser().resolve() if log_path else None
+        self.detached = detached
+        self.artifacts: BuildArtifacts | None = None
+        self.connection: Neo4jConnection | None = None
+        self.port: int | None = None
+        self.data_dir: Path | None = None
+        self.log_path: Path | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._tmpdir: Path | None = None
+        self._pidfile: Path | None = None
+
+    # -- lifecycle ---------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def build(self) -> BuildArtifacts:
+        if self.artifacts is None:
+            self.artifacts = build(self.neo4j_version, environ=self._environ)
+        return self.artifacts
+
+    def start(self) -> Neo4jConnection:
+        """Build if needed, launch the JVM and wait for its ready line."""
+        if self._proc is not None:
+            raise LocalNeo4jError("this server was already started")
+        artifacts = self.build()
+        if self.requested_port is not None and port_in_use(self.requested_port):
+            raise LocalNeo4jError(f"port {self.requested_port} on 127.0.0.1 is already in use")
+        if self.requested_data_dir is None:
+            self._tmpdir = Path(tempfile.mkdtemp(prefix="memora-ogm-neo4j-"))
+            self.data_dir = self._tmpdir / "home"
+        else:
+            self.data_dir = self.requested_data_dir
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.requested_log_path or (
+            (self._tmpdir or self.data_dir) / "memora-ogm-launcher.log"
+        )
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        attempts = 1 if self.requested_port is not None else 3
+        try:
+            for attempt in range(attempts):
+                self.port = self.requested_port or free_port()
+                if self._launch(artifacts, self.port):
+                    break
+                if attempt + 1 == attempts or not self._port_clash():
+                    raise LocalNeo4jError(self._failure_message("exited before it was ready"))
+        except BaseException:
+            self.stop()
+            raise
+        self.connection = Neo4jConnection(
+            uri=f"bolt://127.0.0.1:{self.port}",
+            username=DEFAULT_USERNAME,
+            password=self.password,
+            database=DEFAULT_DATABASE,
+            backend="maven",
+        )
+        return self.connection
+
+    def _launch(self, artifacts: BuildArtifacts, port: int) -> bool:
+        """Start the JVM; True once ready, False if it exited early. Raises on timeout."""
+        assert self.data_dir is not None and self.log_path is not None
+        java = find_java_tools(self._environ).java or "java"
+        cmd = [
+            java,
+            f"-Xmx{self.heap_mb}m",
+            "-XX:+ExitOnOutOfMemoryError",
+            "-Dfile.encoding=UTF-8",
+            "-cp",
+            artifacts.java_classpath(),
+            LAUNCHER_CLASS,
+            str(self.data_dir),
+            str(port),
+            "-",  # the password comes on stdin, never on the command line
+            str(artifacts.plugins_dir),
+            str(self.pagecache_mb),
+        ]
+        with open(self.log_path, "ab") as log:
+            log_start = log.tell()
+            self._proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=str(self.data_dir),
+                start_new_session=self.detached,
+                close_fds=True,
+            )
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write((self.password + "\n").encode())
+            self._proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        self._register_pid(self._proc.pid)
+        if not self.detached:
+            atexit.register(self.stop)
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            if self._ready_in_log(log_start):
+                return True
+            if self._proc.poll() is not None:
+                self._unregister_pid()
+                return False
+            if time.monotonic() > deadline:
+                message = self._failure_message(
+                    f"was not ready after {self.start_timeout:.0f} s "
+                    f"(raise {ENV_START_TIMEOUT} on a slow machine)"
+                )
+                raise LocalNeo4jError(message)
+            time.sleep(0.1)
+
+    def _ready_in_log(self, offset: int) -> bool:
+        assert self.log_path is not None
+        with open(self.log_path, "rb") as log:
+            log.seek(offset)
+            return READY_MARKER.encode() in log.read()
+
+    def _port_clash(self) -> bool:
+        assert self.log_path is not None
+        return "already in use" in _tail(self.log_path, 200).lower()
+
+    def _failure_message(self, what: str) -> str:
+        parts = [f"the local Neo4j (port {self.port}) {what}."]
+        if self.log_path is not None:
+            parts.append(f"Last lines of {self.log_path}:\n{_tail(self.log_path)}")
+        if self.data_dir is not None:
+            debug_log = self.data_dir / "logs" / "debug.log"
+            if debug_log.is_file():
+                parts.append(f"Last lines of {debug_log}:\n{_tail(debug_log, 20)}")
+        return "\n".join(parts)
+
+    def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
+        """SIGTERM the JVM, wait for a clean shutdown, SIGKILL after ``timeout``.
+
+        Also removes a temporary data folder. Safe to call more than once.
+        """
+        atexit.unregister(self.stop)
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._unregister_pid()
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
+    def release(self) -> int:
+        """Forget a detached server without stopping it; returns its pid."""
+        if self._proc is None or not self.detached:
+            raise LocalNeo4jError("only a started, detached server can be released")
+        pid = self._proc.pid
+        self._proc = None
+        self._pidfile = None
+        return pid
+
+    # -- pid files for CI ----------------------------------------------------
+
+    def _register_pid(self, pid: int) -> None:
+        pid_dir = self._environ.get(ENV_PID_DIR)
+        if not pid_dir:
+            return
+        with contextlib.suppress(OSError):
+            Path(pid_dir).mkdir(parents=True, exist_ok=True)
+            self._pidfile = Path(pid_dir) / str(pid)
+            self._pidfile.write_text(f"{pid}\n")
+
+    def _unregister_pid(self) -> None:
+        if self._pidfile is not None:
+            with contextlib.suppress(OSError):
+                self._pidfile.unlink()
+            self._pidfile = None
+
+    # -- context manager -------------------------------------------------------
+
+    def __enter__(self) -> Neo4jConnection:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,79 @@
+"""Where ``memora-ogm server start`` records the background server it started."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from memora_ogm.server.connection import Neo4jConnection
+from memora_ogm.server.local import is_local_neo4j, pid_running
+
+ENV_HOME = "MEMORA_OGM_HOME"
+STATE_FILE = "server.json"
+PID_FILE = "server.pid"
+
+
+def memora_home(environ: Mapping[str, str] | None = None) -> Path:
+    """``$MEMORA_OGM_HOME``, else ``~/.memora-ogm``."""
+    env = os.environ if environ is None else environ
+    return Path(env[ENV_HOME]).expanduser() if env.get(ENV_HOME) else Path.home() / ".memora-ogm"
+
+
+@dataclass(frozen=True)
+class ServerState:
+    pid: int
+    uri: str
+    username: str
+    password: str
+    database: str
+    data_dir: str
+    log_path: str
+    neo4j_version: str
+
+    def connection(self) -> Neo4jConnection:
+        return Neo4jConnection(
+            uri=self.uri,
+            username=self.username,
+            password=self.password,
+            database=self.database,
+            backend="state",
+        )
+
+    @property
+    def alive(self) -> bool:
+        return pid_running(self.pid) and is_local_neo4j(self.pid)
+
+
+def read_state(home: Path) -> ServerState | None:
+    try:
+        raw = json.loads((home / STATE_FILE).read_text(encoding="utf-8"))
+        return ServerState(**raw)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def write_state(home: Path, state: ServerState) -> None:
+    """Write the state (it holds a password: readable by the owner only) and the pidfile."""
+    home.mkdir(parents=True, exist_ok=True)
+    tmp = home / (STATE_FILE + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(asdict(state), out, indent=1)
+    tmp.replace(home / STATE_FILE)
+    (home / PID_FILE).write_text(f"{state.pid}\n", encoding="utf-8")
+
+
+def clear_state(home: Path) -> None:
+    for name in (STATE_FILE, PID_FILE):
+        with contextlib.suppress(FileNotFoundError):
+            (home / name).unlink()
+
+
+def running_server(environ: Mapping[str, str] | None = None) -> ServerState | None:
+    """The state of a server started by ``memora-ogm server start`` that still runs."""
+    state = read_state(memora_home(environ))
+    return state if state is not None and state.alive else None

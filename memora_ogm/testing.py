@@ -1,0 +1,99 @@
+"""pytest plugin: a real Neo4j for the whole test session, wired to neomodel.
+
+Installing memora-ogm registers this module as a pytest plugin (entry point
+``pytest11``), so these fixtures are available in any project that has it:
+
+``neo4j_connection`` (session)
+    a :class:`~memora_ogm.server.Neo4jConnection` from the selection chain
+    (``NEO4J_URI`` & co., else Docker, else the embedded Maven-built server);
+    whatever was started is stopped when the session ends.
+``neo4j_driver`` (session)
+    a sync ``neo4j.Driver`` on it, for direct assertion queries.
+``neomodel_db`` (session)
+    ``neomodel.db`` connected to it (sync OGM code).
+``neomodel_adb`` (session, async, session event loop)
+    ``neomodel.adb`` connected to it (async OGM code). Tests that use it must
+    run on the session event loop too (``asyncio_default_test_loop_scope =
+    "session"`` or ``@pytest.mark.asyncio(loop_scope="session")``).
+``clean_neo4j`` (function, opt-in)
+    deletes every node and relationship before the test, in batches, keeping
+    constraints and indexes; returns the ``neo4j_driver``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+import pytest_asyncio
+
+from memora_ogm.server import Neo4jConnection, connect_or_start
+
+if TYPE_CHECKING:
+    from neo4j import Driver
+    from neomodel.async_.database import AsyncDatabase
+    from neomodel.sync_.database import Database
+
+CLEAN_BATCH_SIZE = 10_000
+
+
+def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_SIZE) -> int:
+    """Detach-delete all nodes in batches (schema stays); returns how many were deleted."""
+    deleted = 0
+    while True:
+        records, _, _ = driver.execute_query(
+            "MATCH (n) WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS deleted",
+            batch=batch_size,
+            database_=database,
+        )
+        batch = int(records[0]["deleted"])
+        deleted += batch
+        if batch < batch_size:
+            return deleted
+
+
+@pytest.fixture(scope="session")
+def neo4j_connection() -> Iterator[Neo4jConnection]:
+    with connect_or_start() as conn:
+        yield conn
+
+
+@pytest.fixture(scope="session")
+def neo4j_driver(neo4j_connection: Neo4jConnection) -> Iterator[Driver]:
+    from neo4j import GraphDatabase
+
+    driver = GraphDatabase.driver(neo4j_connection.uri, auth=neo4j_connection.auth)
+    try:
+        driver.verify_connectivity()
+        yield driver
+    finally:
+        driver.close()
+
+
+@pytest.fixture(scope="session")
+def neomodel_db(neo4j_connection: Neo4jConnection) -> Iterator[Database]:
+    from neomodel import db
+
+    db.set_connection(url=neo4j_connection.neomodel_url)
+    try:
+        yield db
+    finally:
+        db.close_connection()
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def neomodel_adb(neo4j_connection: Neo4jConnection) -> AsyncIterator[AsyncDatabase]:
+    from neomodel import adb
+
+    await adb.set_connection(url=neo4j_connection.neomodel_url)
+    try:
+        yield adb
+    finally:
+        await adb.close_connection()
+
+
+@pytest.fixture
+def clean_neo4j(neo4j_driver: Driver, neo4j_connection: Neo4jConnection) -> Driver:
+    clear_database(neo4j_driver, neo4j_connection.database)
+    return neo4j_driver
