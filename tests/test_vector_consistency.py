@@ -9,18 +9,23 @@ those from before the call when it failed, those it promised when it succeeded.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from neo4j import Driver
 from neo4j.exceptions import DatabaseError, TransientError
-from neomodel import adb
+from neomodel import adb, db
+from sync_adapter import AwaitableTwin
 
+from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
+from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
-from memora_ogm.vector_db.base import BaseVectorDB
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 
@@ -28,79 +33,99 @@ class InjectedFault(RuntimeError):
     """The failure a test asked for."""
 
 
-class FlakyVectorDB(BaseVectorDB):
-    """A real QdrantDB that fails the next call of the named methods, on demand."""
+class FlakyVectorDB:
+    """A real QdrantDB, async or sync, that fails the next call of the named methods, on demand.
 
-    def __init__(self, inner: QdrantDB) -> None:
-        self.inner = inner
-        self.fail_on: set[str] = set()
-        #: Mutating calls that went through; a commit fault waits for one.
-        self.writes = 0
+    The wrappers return whatever the store's method returns (a coroutine for the async
+    store), so one class serves both twins.
+    """
 
-    def __getattribute__(self, name: str) -> Any:
-        if name in {
+    MUTATORS = frozenset(
+        {
             "add_memories",
             "delete_memory",
             "delete_memories",
             "delete_all_user_memories",
             "delete_all_organization_memories",
-        }:
-            if name in object.__getattribute__(self, "fail_on"):
+        }
+    )
 
-                async def fail(*args: Any, **kwargs: Any) -> None:
-                    raise InjectedFault(f"vector store refused {name}")
+    def __init__(self, inner: QdrantDB | sync.QdrantDB) -> None:
+        self.inner = inner
+        self.fail_on: set[str] = set()
+        #: Mutating calls made; a commit fault waits for one.
+        self.writes = 0
 
-                return fail
-            method = getattr(object.__getattribute__(self, "inner"), name)
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.inner, name)
+        if name not in self.MUTATORS:
+            return method
+        if name in self.fail_on:
+            raise InjectedFault(f"vector store refused {name}")
 
-            async def counted(*args: Any, **kwargs: Any) -> Any:
-                result = await method(*args, **kwargs)
-                self.writes += 1
-                return result
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.writes += 1
+            return method(*args, **kwargs)
 
-            return counted
-        return object.__getattribute__(self, name)
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    async def setup(self, *args: Any, **kwargs: Any) -> None:
-        await self.inner.setup()
-
-    async def add_memories(self, *args: Any, **kwargs: Any) -> None: ...
-    async def search_memory(self, *args: Any, **kwargs: Any) -> Any:
-        return await self.inner.search_memory(*args, **kwargs)
-
-    async def search_memories(self, *args: Any, **kwargs: Any) -> Any:
-        return await self.inner.search_memories(*args, **kwargs)
-
-    async def delete_memory(self, *args: Any, **kwargs: Any) -> None: ...
-    async def delete_memories(self, *args: Any, **kwargs: Any) -> None: ...
-    async def delete_all_user_memories(self, *args: Any, **kwargs: Any) -> None: ...
-    async def delete_all_organization_memories(self, *args: Any, **kwargs: Any) -> None: ...
+        return counted
 
 
-@pytest.fixture
+@dataclass
+class Stores:
+    graph: Any  # the async facade, or the sync one dressed as async
+    vectors: FlakyVectorDB
+    neomodel_db: Any  # neomodel's adb or db: where a commit fault is injected
+
+
+@pytest.fixture(params=["async", "sync"])
 async def stores(
-    neo4j_connection, neo4j_driver
-) -> AsyncIterator[tuple[Neo4jGraphInterface, FlakyVectorDB]]:
+    request: pytest.FixtureRequest, neo4j_connection: Neo4jConnection, neo4j_driver: Driver
+) -> AsyncIterator[Stores]:
     clear_database(neo4j_driver, neo4j_connection.database)
-    vectors = FlakyVectorDB(QdrantDB(location=":memory:"))
     conn = neo4j_connection
-    graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
-    await graph.setup()
-    yield graph, vectors
-    await graph.close()
+    args = (conn.uri, conn.username, conn.password, conn.database)
+    if request.param == "async":
+        vectors = FlakyVectorDB(QdrantDB(location=":memory:"))
+        found = Stores(Neo4jGraphInterface(*args, vectors), vectors, adb)  # type: ignore[arg-type]
+    else:
+        vectors = FlakyVectorDB(sync.QdrantDB(location=":memory:"))
+        twin = sync.Neo4jGraphInterface(*args, vectors)  # type: ignore[arg-type]
+        found = Stores(AwaitableTwin(twin, Neo4jGraphInterface), vectors, db)
+    await found.graph.setup()
+    yield found
+    await found.graph.close()
+
+
+def patch_commit(
+    monkeypatch: pytest.MonkeyPatch, neomodel_db: Any, fault: Callable[[], Exception | None]
+) -> None:
+    """Make neomodel's commit roll back and raise ``fault()`` whenever that is not None."""
+    real_commit, rollback = neomodel_db.commit, neomodel_db.rollback
+
+    async def async_commit() -> Any:
+        if (error := fault()) is None:
+            return await real_commit()
+        await rollback()
+        raise error
+
+    def sync_commit() -> Any:
+        if (error := fault()) is None:
+            return real_commit()
+        rollback()
+        raise error
+
+    monkeypatch.setattr(neomodel_db, "commit", async_commit if neomodel_db is adb else sync_commit)
 
 
 async def _vector_ids(vectors: FlakyVectorDB) -> list[str]:
+    inner = vectors.inner
+    client = inner.async_client if isinstance(inner, QdrantDB) else inner.client
     ids: list[str] = []
     offset = None
     while True:
-        points, offset = await vectors.inner.async_client.scroll(
-            vectors.inner.collection_name, limit=256, offset=offset, with_payload=True
-        )
-        ids.extend(point.payload["memory_id"] for point in points)
+        page = client.scroll(inner.collection_name, limit=256, offset=offset, with_payload=True)
+        points, offset = await page if inspect.isawaitable(page) else page
+        ids.extend((point.payload or {})["memory_id"] for point in points)
         if offset is None:
             return sorted(ids)
 
@@ -199,7 +224,7 @@ PATHS: dict[str, tuple[Call, str]] = {
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 async def test_failed_vector_write_leaves_both_stores_unchanged(stores, neo4j_driver, path) -> None:
-    graph, vectors = stores
+    graph, vectors = stores.graph, stores.vectors
     ids = await _world(graph)
     before = _graph_ids(neo4j_driver)
     assert await _vector_ids(vectors) == before
@@ -217,24 +242,23 @@ async def test_failed_vector_write_leaves_both_stores_unchanged(stores, neo4j_dr
 async def test_failed_graph_commit_after_vector_write_is_undone(
     stores, neo4j_driver, monkeypatch, path
 ) -> None:
-    graph, vectors = stores
+    graph, vectors = stores.graph, stores.vectors
     ids = await _world(graph)
     before = _graph_ids(neo4j_driver)
 
-    real_commit = adb.commit
     vectors.writes = 0
-
-    async def failing_commit() -> Any:
-        if not vectors.writes:  # only the commit that follows a vector write fails
-            return await real_commit()
-        await adb.rollback()
-        raise DatabaseError("injected: the commit did not go through")
-
-    monkeypatch.setattr(adb, "commit", failing_commit)
+    # Only the commit that follows a vector write fails.
+    patch_commit(
+        monkeypatch,
+        stores.neomodel_db,
+        lambda: (
+            DatabaseError("injected: the commit did not go through") if vectors.writes else None
+        ),
+    )
     call, _ = PATHS[path]
     with pytest.raises(DatabaseError, match="injected"):
         await call(graph, ids)
-    monkeypatch.setattr(adb, "commit", real_commit)
+    monkeypatch.undo()
 
     assert _graph_ids(neo4j_driver) == before
     assert await _vector_ids(vectors) == before
@@ -242,22 +266,19 @@ async def test_failed_graph_commit_after_vector_write_is_undone(
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 async def test_retried_commit_leaves_no_duplicates(stores, neo4j_driver, monkeypatch, path) -> None:
-    graph, vectors = stores
+    graph, vectors = stores.graph, stores.vectors
     ids = await _world(graph)
-    real_commit = adb.commit
     failures = [TransientError("injected: deadlock detected")]
     vectors.writes = 0
 
-    async def flaky_commit() -> Any:
-        if failures and vectors.writes:
-            await adb.rollback()
-            raise failures.pop()
-        return await real_commit()
-
-    monkeypatch.setattr(adb, "commit", flaky_commit)
+    patch_commit(
+        monkeypatch,
+        stores.neomodel_db,
+        lambda: failures.pop() if failures and vectors.writes else None,
+    )
     call, _ = PATHS[path]
     await call(graph, ids)
-    monkeypatch.setattr(adb, "commit", real_commit)
+    monkeypatch.undo()
 
     assert not failures, "the injected failure was never hit"
     after = _graph_ids(neo4j_driver)
