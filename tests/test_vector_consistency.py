@@ -130,7 +130,7 @@ async def _vector_ids(vectors: FlakyVectorDB) -> list[str]:
             return sorted(ids)
 
 
-def _graph_ids(driver) -> list[str]:
+def _graph_ids(driver: Driver) -> list[str]:
     return sorted(r[0] for r in driver.execute_query("MATCH (m:Memory) RETURN m.memory_id").records)
 
 
@@ -223,7 +223,9 @@ PATHS: dict[str, tuple[Call, str]] = {
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
-async def test_failed_vector_write_leaves_both_stores_unchanged(stores, neo4j_driver, path) -> None:
+async def test_failed_vector_write_leaves_both_stores_unchanged(
+    stores: Stores, neo4j_driver: Driver, path: str
+) -> None:
     graph, vectors = stores.graph, stores.vectors
     ids = await _world(graph)
     before = _graph_ids(neo4j_driver)
@@ -240,7 +242,7 @@ async def test_failed_vector_write_leaves_both_stores_unchanged(stores, neo4j_dr
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 async def test_failed_graph_commit_after_vector_write_is_undone(
-    stores, neo4j_driver, monkeypatch, path
+    stores: Stores, neo4j_driver: Driver, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
     graph, vectors = stores.graph, stores.vectors
     ids = await _world(graph)
@@ -265,7 +267,9 @@ async def test_failed_graph_commit_after_vector_write_is_undone(
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
-async def test_retried_commit_leaves_no_duplicates(stores, neo4j_driver, monkeypatch, path) -> None:
+async def test_retried_commit_leaves_no_duplicates(
+    stores: Stores, neo4j_driver: Driver, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
     graph, vectors = stores.graph, stores.vectors
     ids = await _world(graph)
     failures = [TransientError("injected: deadlock detected")]
