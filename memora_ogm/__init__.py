@@ -1,3 +1,30 @@
-"""memora-ogm: Memora's Neo4j graph layer rebuilt on neomodel (an OGM)."""
+"""memora-ogm: Memora's Neo4j graph layer rebuilt on neomodel (an OGM).
+
+``Neo4jGraphInterface`` is the async facade (Memora's API); ``memora_ogm.sync``
+has its generated synchronous twin; ``memora_ogm.nodes`` the node classes.
+"""
+
+from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.errors import (
+    AgentNotFound,
+    InteractionNotFound,
+    MemoryNotFound,
+    NotFoundError,
+    OrganizationNotFound,
+    RetriesExhausted,
+    UserNotFound,
+)
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "AgentNotFound",
+    "InteractionNotFound",
+    "MemoryNotFound",
+    "Neo4jGraphInterface",
+    "NotFoundError",
+    "OrganizationNotFound",
+    "RetriesExhausted",
+    "UserNotFound",
+    "__version__",
+]

@@ -21,7 +21,7 @@ from memora_ogm.server import LocalNeo4jServer
 
 # Test data only: a bulk loader is the quickest way to make 100k nodes of the Memora shape.
 LOAD = """
-UNWIND range(1, $users) AS u
+UNWIND range($first, $first + $users - 1) AS u
 MATCH (o:Org {org_id: $org_id})
 CREATE (user:User {org_id: $org_id, user_id: $org_id + '-u' + u, user_name: 'user ' + u,
                    created_at: datetime()})-[:BELONGS_TO]->(o)
@@ -67,6 +67,7 @@ async def run(users: int) -> None:
                     driver.execute_query(
                         LOAD,
                         org_id=org.org_id,
+                        first=start,
                         users=min(20, count - start),
                         interactions=10,
                         messages=40,
