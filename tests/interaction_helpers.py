@@ -79,6 +79,25 @@ async def save(memora: Any, world: World, data: MemoriesAndInteraction) -> str:
     return str(interaction_id)
 
 
+async def update(
+    memora: Any, world: World, interaction_id: str, data: MemoriesAndInteraction
+) -> tuple[str, datetime]:
+    """Update the interaction as the world's user with the world's agent."""
+    result: tuple[str, datetime] = await memora.update_interaction_and_memories(
+        world.org_id, world.agent_id, world.user_id, interaction_id, data
+    )
+    return result
+
+
+async def saved_memory(
+    memora: Any, world: World, text: str, messages: list[dict[str, str]] | None = None
+) -> tuple[str, str]:
+    """Save an interaction with one memory citing its first message: its and the memory's id."""
+    data = conversation(messages or chat("I live in Oslo", "Nice!"), memories=[(text, [0])])
+    interaction_id = await save(memora, world, data)
+    return interaction_id, (await memory_ids(memora, world, interaction_id))[text]
+
+
 async def memory_ids(memora: Any, world: World, interaction_id: str) -> dict[str, str]:
     """The memories of an interaction, text -> memory_id (as stored, placeholders resolved)."""
     found = await memora.get_interaction(

@@ -24,9 +24,11 @@ from interaction_helpers import (
     memory_ids,
     rows,
     save,
+    saved_memory,
     snapshot,
     sources,
     stored_chain,
+    update,
     value,
     vector_ids,
     with_vectors,
@@ -44,7 +46,9 @@ FOUR = chat("I moved to Oslo", "Nice city!", "I adopted a cat", "What is its nam
 # -- save ------------------------------------------------------------------------------
 
 
-async def test_save_stores_interaction_messages_memories_and_links(memora, driver) -> None:
+async def test_save_stores_interaction_messages_memories_and_links(
+    memora: Any, driver: Any
+) -> None:
     world = await make_world(memora)
     data = conversation(
         FOUR,
@@ -123,7 +127,9 @@ async def test_save_stores_interaction_messages_memories_and_links(memora, drive
     assert value(driver, "MATCH (d:Date) RETURN count(d)") == 1
 
 
-async def test_save_uses_the_calendar_day_of_the_date_in_its_own_offset(memora, driver) -> None:
+async def test_save_uses_the_calendar_day_of_the_date_in_its_own_offset(
+    memora: Any, driver: Any
+) -> None:
     world = await make_world(memora)
     late_evening = datetime(2024, 5, 1, 23, 30, tzinfo=timezone(timedelta(hours=-5)))
     await save(memora, world, conversation(chat("hi"), when=late_evening, memories=[("m", [0])]))
@@ -134,14 +140,14 @@ async def test_save_uses_the_calendar_day_of_the_date_in_its_own_offset(memora, 
     assert stored.to_native() == late_evening and stored.utcoffset() == timedelta(hours=-5)
 
 
-async def test_save_links_a_message_cited_twice_once(memora, driver) -> None:
+async def test_save_links_a_message_cited_twice_once(memora: Any, driver: Any) -> None:
     world = await make_world(memora)
     interaction_id = await save(memora, world, conversation(FOUR, memories=[("m", [1, 1, 0, 1])]))
 
     assert sources(driver, interaction_id) == {"m": [0, 1]}
 
 
-async def test_saves_on_one_day_share_its_date_node(memora, driver) -> None:
+async def test_saves_on_one_day_share_its_date_node(memora: Any, driver: Any) -> None:
     world = await make_world(memora)
     for hour in (8, 12, 20):
         await save(memora, world, conversation(FOUR, when=DAY.replace(hour=hour)))
@@ -150,7 +156,7 @@ async def test_saves_on_one_day_share_its_date_node(memora, driver) -> None:
     assert value(driver, "MATCH (:Interaction)-[r:HAS_OCCURRENCE_ON]->(:Date) RETURN count(r)") == 3
 
 
-async def test_concurrent_saves_on_a_new_day_make_one_date_node(memora, driver) -> None:
+async def test_concurrent_saves_on_a_new_day_make_one_date_node(memora: Any, driver: Any) -> None:
     world = await make_world(memora)
     calls = [
         (world.org_id, world.agent_id, world.user_id, conversation(FOUR, memories=[("m", [0])]))
@@ -241,7 +247,9 @@ BAD_SAVES: dict[str, tuple[dict[str, Any], Any]] = {
 
 
 @pytest.mark.parametrize("ids, data", BAD_SAVES.values(), ids=BAD_SAVES.keys())
-async def test_save_refuses_bad_input_before_writing(memora, driver, ids, data) -> None:
+async def test_save_refuses_bad_input_before_writing(
+    memora: Any, driver: Any, ids: Any, data: Any
+) -> None:
     world = await make_world(memora)
     arguments = {"org_id": world.org_id, "agent_id": world.agent_id, "user_id": world.user_id}
     arguments.update(ids)
@@ -255,7 +263,7 @@ async def test_save_refuses_bad_input_before_writing(memora, driver, ids, data) 
     assert snapshot(driver) == before
 
 
-async def test_save_for_a_missing_user_or_agent_raises_not_found(memora, driver) -> None:
+async def test_save_for_a_missing_user_or_agent_raises_not_found(memora: Any, driver: Any) -> None:
     world = await make_world(memora)
     other = await make_world(memora)  # an agent of another organisation is missing here
     data = conversation(FOUR, memories=[("m", [0])])
@@ -277,10 +285,11 @@ async def test_save_for_a_missing_user_or_agent_raises_not_found(memora, driver)
 # -- contrary memories -----------------------------------------------------------------
 
 
-async def test_contrary_memory_is_linked_from_the_memory_it_supersedes(memora, driver) -> None:
+async def test_contrary_memory_is_linked_from_the_memory_it_supersedes(
+    memora: Any, driver: Any
+) -> None:
     world = await make_world(memora)
-    first = await save(memora, world, conversation(FOUR, memories=[("lives in Oslo", [0])]))
-    old_id = (await memory_ids(memora, world, first))["lives in Oslo"]
+    _, old_id = await saved_memory(memora, world, "lives in Oslo", FOUR)
     second = await save(
         memora,
         world,
@@ -299,12 +308,11 @@ async def test_contrary_memory_is_linked_from_the_memory_it_supersedes(memora, d
     assert links == [{"old": old_id, "new": new_id, "dated": 1}]
 
 
-async def test_contrary_memory_of_another_user_is_refused(memora, driver) -> None:
+async def test_contrary_memory_of_another_user_is_refused(memora: Any, driver: Any) -> None:
     """Superseding a memory the user does not own would link two tenants: refused, not written."""
     world = await make_world(memora)
     other = await make_world(memora, org_id=world.org_id, user_name="Bob")
-    theirs = await save(memora, other, conversation(FOUR, memories=[("Bob's fact", [0])]))
-    their_id = (await memory_ids(memora, other, theirs))["Bob's fact"]
+    _, their_id = await saved_memory(memora, other, "Bob's fact")
     before = snapshot(driver)
 
     for memory_id in (their_id, str(uuid.uuid4())):
@@ -347,7 +355,7 @@ def _message_ids(driver: Any, interaction_id: str) -> list[str]:
 
 @pytest.mark.parametrize("stored, new, kept", UPDATE_CASES.values(), ids=UPDATE_CASES.keys())
 async def test_update_rewrites_the_chain_from_the_first_difference(
-    memora, driver, stored, new, kept
+    memora: Any, driver: Any, stored: Any, new: Any, kept: Any
 ) -> None:
     world = await make_world(memora)
     per_message = [(f"memory of message {p}", [p]) for p in range(len(stored))]
@@ -355,10 +363,9 @@ async def test_update_rewrites_the_chain_from_the_first_difference(
     before = _message_ids(driver, interaction_id)
     cited = [0, len(new) - 1] if new else []
 
-    result = await memora.update_interaction_and_memories(
-        world.org_id,
-        world.agent_id,
-        world.user_id,
+    result = await update(
+        memora,
+        world,
         interaction_id,
         conversation(new, when=LATER, memories=[("added by the update", cited)]),
     )
@@ -381,7 +388,7 @@ async def test_update_rewrites_the_chain_from_the_first_difference(
     assert (fetched.updated_at, fetched.created_at) == (LATER, DAY)
 
 
-async def test_update_sets_agent_and_date_and_links_the_new_day(memora, driver) -> None:
+async def test_update_sets_agent_and_date_and_links_the_new_day(memora: Any, driver: Any) -> None:
     world = await make_world(memora)
     other_agent = await memora.create_agent(world.org_id, "Other")
     interaction_id = await save(memora, world, conversation(FOUR))
@@ -406,7 +413,7 @@ async def test_update_sets_agent_and_date_and_links_the_new_day(memora, driver) 
 
 
 async def test_update_of_a_missing_interaction_or_agent_raises_and_writes_nothing(
-    memora, driver
+    memora: Any, driver: Any
 ) -> None:
     world = await make_world(memora)
     other = await make_world(memora)
@@ -425,12 +432,8 @@ async def test_update_of_a_missing_interaction_or_agent_raises_and_writes_nothin
                 world.org_id, agent_id, world.user_id, interaction, data
             )
     with pytest.raises(ValueError):
-        await memora.update_interaction_and_memories(
-            world.org_id,
-            world.agent_id,
-            world.user_id,
-            interaction_id,
-            conversation(chat("new"), memories=[("m", [1])]),
+        await update(
+            memora, world, interaction_id, conversation(chat("new"), memories=[("m", [1])])
         )
     assert snapshot(driver) == before
 
@@ -438,17 +441,13 @@ async def test_update_of_a_missing_interaction_or_agent_raises_and_writes_nothin
 # -- get_interaction -------------------------------------------------------------------
 
 
-async def test_get_interaction_returns_messages_and_memories_in_order(memora) -> None:
+async def test_get_interaction_returns_messages_and_memories_in_order(memora: Any) -> None:
     world = await make_world(memora)
     interaction_id = await save(
         memora, world, conversation(FOUR, memories=[("b", [3, 1]), ("a", [2])])
     )
-    await memora.update_interaction_and_memories(
-        world.org_id,
-        world.agent_id,
-        world.user_id,
-        interaction_id,
-        conversation(FOUR, when=LATER, memories=[("c", [])]),
+    await update(
+        memora, world, interaction_id, conversation(FOUR, when=LATER, memories=[("c", [])])
     )
 
     found = await memora.get_interaction(world.org_id, world.user_id, interaction_id)
@@ -477,7 +476,7 @@ async def test_get_interaction_returns_messages_and_memories_in_order(memora) ->
 @pytest.mark.parametrize("with_messages", [True, False])
 @pytest.mark.parametrize("with_memories", [True, False])
 async def test_get_interaction_leaves_out_what_was_not_asked(
-    memora, with_messages, with_memories
+    memora: Any, with_messages: Any, with_memories: Any
 ) -> None:
     world = await make_world(memora)
     interaction_id = await save(memora, world, conversation(FOUR, memories=[("m", [0])]))
@@ -491,7 +490,7 @@ async def test_get_interaction_leaves_out_what_was_not_asked(
     assert found.created_at == DAY
 
 
-async def test_get_interaction_errors(memora) -> None:
+async def test_get_interaction_errors(memora: Any) -> None:
     world = await make_world(memora)
     other = await make_world(memora)
     theirs = await save(memora, other, conversation(FOUR))
@@ -526,17 +525,16 @@ async def _history(memora: Any, world: World) -> list[str]:
         when = DAY + timedelta(days=day, hours=day)
         ids.append(await save(memora, world, conversation(chat(f"day {day}"), when=when)))
     for index, day in ((1, 9), (4, 8), (0, 8)):
-        await memora.update_interaction_and_memories(
-            world.org_id,
-            world.agent_id,
-            world.user_id,
+        await update(
+            memora,
+            world,
             ids[index],
             conversation(chat(f"day {index}", "more"), when=DAY + timedelta(days=day, hours=index)),
         )
     return [ids[1], ids[4], ids[0], ids[6], ids[5], ids[3], ids[2]]
 
 
-async def test_get_all_user_interactions_newest_update_first_each_once(memora) -> None:
+async def test_get_all_user_interactions_newest_update_first_each_once(memora: Any) -> None:
     world = await make_world(memora)
     expected = await _history(memora, world)
 
@@ -556,7 +554,7 @@ async def test_get_all_user_interactions_newest_update_first_each_once(memora) -
     assert await memora.get_all_user_interactions(world.org_id, world.user_id, limit=0) == []
 
 
-async def test_get_all_user_interactions_returns_messages_and_memories(memora) -> None:
+async def test_get_all_user_interactions_returns_messages_and_memories(memora: Any) -> None:
     world = await make_world(memora)
     interaction_id = await save(
         memora, world, conversation(FOUR, memories=[(f"user_{world.user_id} is here", [1])])
@@ -576,7 +574,7 @@ async def test_get_all_user_interactions_returns_messages_and_memories(memora) -
     )
 
 
-async def test_get_all_user_interactions_errors_and_tenants(memora) -> None:
+async def test_get_all_user_interactions_errors_and_tenants(memora: Any) -> None:
     world = await make_world(memora)
     other = await make_world(memora)
     await save(memora, other, conversation(FOUR))
@@ -592,16 +590,12 @@ async def test_get_all_user_interactions_errors_and_tenants(memora) -> None:
 # -- deletes ---------------------------------------------------------------------------
 
 
-async def test_delete_interaction_takes_messages_memories_and_unused_dates(memora, driver) -> None:
+async def test_delete_interaction_takes_messages_memories_and_unused_dates(
+    memora: Any, driver: Any
+) -> None:
     world = await make_world(memora)
     doomed = await save(memora, world, conversation(FOUR, memories=[("a", [0]), ("b", [])]))
-    await memora.update_interaction_and_memories(
-        world.org_id,
-        world.agent_id,
-        world.user_id,
-        doomed,
-        conversation(FOUR, when=LATER, memories=[("c", [1])]),
-    )
+    await update(memora, world, doomed, conversation(FOUR, when=LATER, memories=[("c", [1])]))
     kept = await save(memora, world, conversation(chat("other"), memories=[("d", [0])]))
 
     await memora.delete_user_interaction_and_its_memories(world.org_id, world.user_id, doomed)
@@ -616,7 +610,7 @@ async def test_delete_interaction_takes_messages_memories_and_unused_dates(memor
 
 
 async def test_spec_10_8_delete_interaction_without_messages_removes_unused_dates(
-    memora, driver
+    memora: Any, driver: Any
 ) -> None:
     """Memora matches the interaction through its FIRST_MESSAGE, so an interaction with no
     messages is never deleted, and its orphan check on Date can never be true."""
@@ -631,7 +625,7 @@ async def test_spec_10_8_delete_interaction_without_messages_removes_unused_date
         assert value(driver, f"MATCH (n:{label}) RETURN count(n)") == 0
 
 
-async def test_delete_interaction_errors_and_tenants(memora, driver) -> None:
+async def test_delete_interaction_errors_and_tenants(memora: Any, driver: Any) -> None:
     world = await make_world(memora)
     other = await make_world(memora)
     theirs = await save(memora, other, conversation(FOUR, memories=[("m", [0])]))
@@ -650,7 +644,7 @@ async def test_delete_interaction_errors_and_tenants(memora, driver) -> None:
     assert snapshot(driver) == before
 
 
-async def test_delete_all_user_interactions_leaves_other_users(memora, driver) -> None:
+async def test_delete_all_user_interactions_leaves_other_users(memora: Any, driver: Any) -> None:
     world = await make_world(memora)
     other = await make_world(memora, org_id=world.org_id, user_name="Bob")
     for when in (DAY, LATER):
@@ -671,12 +665,11 @@ async def test_delete_all_user_interactions_leaves_other_users(memora, driver) -
         await memora.delete_all_user_interactions_and_their_memories(world.org_id, "missing")
 
 
-async def test_deletes_remove_the_memories_from_the_vector_store(with_vectors) -> None:
+async def test_deletes_remove_the_memories_from_the_vector_store(with_vectors: Any) -> None:
     memora, vectors = with_vectors
     world = await make_world(memora)
     doomed = await save(memora, world, conversation(FOUR, memories=[("a", [0]), ("b", [1])]))
-    kept = await save(memora, world, conversation(FOUR, memories=[("c", [0])]))
-    kept_id = (await memory_ids(memora, world, kept))["c"]
+    _, kept_id = await saved_memory(memora, world, "c")
     assert len(await vector_ids(vectors)) == 3
 
     await memora.delete_user_interaction_and_its_memories(world.org_id, world.user_id, doomed)
@@ -688,15 +681,14 @@ async def test_deletes_remove_the_memories_from_the_vector_store(with_vectors) -
 # -- SPEC section 10 -------------------------------------------------------------------
 
 
-async def test_spec_10_1_new_memories_are_linked_to_their_date(memora, driver) -> None:
+async def test_spec_10_1_new_memories_are_linked_to_their_date(memora: Any, driver: Any) -> None:
     """Memora's save path never creates DATE_OBTAINED, so get_all_user_memories, which walks
     Date nodes, misses every memory saved after the v0.3.x migration."""
     world = await make_world(memora)
     interaction_id = await save(memora, world, conversation(FOUR, memories=[("saved", [0])]))
-    await memora.update_interaction_and_memories(
-        world.org_id,
-        world.agent_id,
-        world.user_id,
+    await update(
+        memora,
+        world,
         interaction_id,
         conversation(
             FOUR,
@@ -723,7 +715,7 @@ async def test_spec_10_1_new_memories_are_linked_to_their_date(memora, driver) -
 
 
 async def test_spec_10_5_save_without_messages_stores_memories_and_returns_a_datetime(
-    memora, driver
+    memora: Any, driver: Any
 ) -> None:
     """Memora returns early when there are no messages: the memories are dropped and the date
     comes back as an ISO string."""
@@ -752,16 +744,15 @@ async def test_spec_10_5_save_without_messages_stores_memories_and_returns_a_dat
 
 
 async def test_spec_10_6_update_of_interaction_without_messages_stores_memories(
-    memora, driver
+    memora: Any, driver: Any
 ) -> None:
     """Memora's update silently drops the memories when neither side has messages."""
     world = await make_world(memora)
     interaction_id = await save(memora, world, conversation([]))
 
-    await memora.update_interaction_and_memories(
-        world.org_id,
-        world.agent_id,
-        world.user_id,
+    await update(
+        memora,
+        world,
         interaction_id,
         conversation([], when=LATER, memories=[("added without messages", [])]),
     )
@@ -773,7 +764,7 @@ async def test_spec_10_6_update_of_interaction_without_messages_stores_memories(
 
 
 async def test_spec_10_7_save_for_missing_user_or_agent_writes_nothing_anywhere(
-    with_vectors, driver
+    with_vectors: Any, driver: Any
 ) -> None:
     """Memora matches the user in a MATCH that silently finds nothing, returns an id, writes
     nothing to the graph and still adds the memories to the vector store."""
@@ -793,7 +784,9 @@ async def test_spec_10_7_save_for_missing_user_or_agent_writes_nothing_anywhere(
     assert len(await vector_ids(vectors)) == 1
 
 
-async def test_spec_10_11_interaction_date_is_the_time_the_object_is_made(memora, driver) -> None:
+async def test_spec_10_11_interaction_date_is_the_time_the_object_is_made(
+    memora: Any, driver: Any
+) -> None:
     """Memora's default is evaluated once, at import: every object shares one stale date."""
     world = await make_world(memora)
     before = datetime.now(timezone.utc)
@@ -812,7 +805,9 @@ async def test_spec_10_11_interaction_date_is_the_time_the_object_is_made(memora
     assert before <= stored <= after
 
 
-async def test_spec_10_12_concurrent_updates_leave_one_of_the_updates(memora, driver) -> None:
+async def test_spec_10_12_concurrent_updates_leave_one_of_the_updates(
+    memora: Any, driver: Any
+) -> None:
     """Memora reads the chain before its write transaction: concurrent updates interleave and
     leave forks, duplicate positions or orphaned messages."""
     world = await make_world(memora)

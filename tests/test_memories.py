@@ -1,8 +1,7 @@
 """Memories: pages, single reads, contrary-update history, resolved fetches and deletes.
 
-Tests named ``test_spec_10_<n>_...`` cover the defects of SPEC section 10 that
-Memora v0.3.0 has; each would fail against Memora's behaviour (described in its
-docstring).
+SPEC 10.3 and 10.4 are Memora v0.3.0 defects fixed here; their ``test_spec_10_*``
+tests say in their docstrings how Memora fails them.
 """
 
 from __future__ import annotations
@@ -21,7 +20,9 @@ from interaction_helpers import (
     memory_ids,
     rows,
     save,
+    saved_memory,
     snapshot,
+    update,
     value,
     vector_ids,
     with_vectors,
@@ -52,7 +53,7 @@ async def _chain(memora: Any, world: World, length: int) -> list[str]:
 # -- get_all_user_memories -------------------------------------------------------------
 
 
-async def test_get_all_user_memories_newest_first_with_pages(memora) -> None:
+async def test_get_all_user_memories_newest_first_with_pages(memora: Any) -> None:
     world = await make_world(memora)
     for day in (0, 3, 1):
         when = DAY + timedelta(days=day)
@@ -81,7 +82,7 @@ async def test_get_all_user_memories_newest_first_with_pages(memora) -> None:
     assert [source.content for source in first.message_sources] in (["I live in Oslo"], ["Nice!"])
 
 
-async def test_get_all_user_memories_agent_filter(memora) -> None:
+async def test_get_all_user_memories_agent_filter(memora: Any) -> None:
     world = await make_world(memora)
     helper = await memora.create_agent(world.org_id, "Helper")
     await save(memora, world, conversation(TWO, memories=[("with Bot", [0])]))
@@ -101,7 +102,7 @@ async def test_get_all_user_memories_agent_filter(memora) -> None:
     assert by_nobody == []
 
 
-async def test_get_all_user_memories_tenants_and_errors(memora) -> None:
+async def test_get_all_user_memories_tenants_and_errors(memora: Any) -> None:
     world = await make_world(memora)
     neighbour = await make_world(memora, org_id=world.org_id, user_name="Bob")
     await save(memora, neighbour, conversation(TWO, memories=[("Bob's", [0])]))
@@ -118,7 +119,7 @@ async def test_get_all_user_memories_tenants_and_errors(memora) -> None:
 # -- get_user_memory -------------------------------------------------------------------
 
 
-async def test_get_user_memory_returns_it_resolved_with_sources(memora) -> None:
+async def test_get_user_memory_returns_it_resolved_with_sources(memora: Any) -> None:
     world = await make_world(memora)
     interaction_id = await save(
         memora,
@@ -143,11 +144,10 @@ async def test_get_user_memory_returns_it_resolved_with_sources(memora) -> None:
     ]
 
 
-async def test_get_user_memory_errors_and_tenants(memora) -> None:
+async def test_get_user_memory_errors_and_tenants(memora: Any) -> None:
     world = await make_world(memora)
     other = await make_world(memora)
-    interaction_id = await save(memora, other, conversation(TWO, memories=[("theirs", [0])]))
-    theirs = (await memory_ids(memora, other, interaction_id))["theirs"]
+    _, theirs = await saved_memory(memora, other, "theirs")
 
     for org_id, user_id, memory_id in (
         (world.org_id, world.user_id, theirs),
@@ -163,20 +163,14 @@ async def test_get_user_memory_errors_and_tenants(memora) -> None:
         await memora.get_user_memory(other.org_id, other.user_id, None)
 
 
-async def test_spec_10_3_get_user_memory_without_message_sources(memora) -> None:
+async def test_spec_10_3_get_user_memory_without_message_sources(memora: Any) -> None:
     """Memora's query requires a MESSAGE_SOURCE, so a memory whose messages were truncated
     (or that never had any) is reported as missing."""
     world = await make_world(memora)
     interaction_id = await save(
         memora, world, conversation(TWO, memories=[("truncated away", [1]), ("never had any", [])])
     )
-    await memora.update_interaction_and_memories(
-        world.org_id,
-        world.agent_id,
-        world.user_id,
-        interaction_id,
-        conversation(TWO[:1], when=LATER),
-    )
+    await update(memora, world, interaction_id, conversation(TWO[:1], when=LATER))
     ids = await memory_ids(memora, world, interaction_id)
 
     for text in ("truncated away", "never had any"):
@@ -187,7 +181,7 @@ async def test_spec_10_3_get_user_memory_without_message_sources(memora) -> None
 # -- history and resolved fetches ------------------------------------------------------
 
 
-async def test_get_user_memory_history_is_newest_first(memora, driver) -> None:
+async def test_get_user_memory_history_is_newest_first(memora: Any, driver: Any) -> None:
     world = await make_world(memora)
     ids = await _chain(memora, world, 4)
 
@@ -205,14 +199,12 @@ async def test_get_user_memory_history_is_newest_first(memora, driver) -> None:
     assert value(driver, "MATCH ()-[r:CONTRARY_UPDATE]->() RETURN count(r)") == 3
 
 
-async def test_fetch_resolved_returns_the_newest_version_once(memora) -> None:
+async def test_fetch_resolved_returns_the_newest_version_once(memora: Any) -> None:
     world = await make_world(memora)
     other = await make_world(memora)
     ids = await _chain(memora, world, 3)
-    plain = await save(memora, world, conversation(TWO, memories=[("plain", [0])]))
-    plain_id = (await memory_ids(memora, world, plain))["plain"]
-    their_interaction = await save(memora, other, conversation(TWO, memories=[("theirs", [0])]))
-    theirs = (await memory_ids(memora, other, their_interaction))["theirs"]
+    _, plain_id = await saved_memory(memora, world, "plain")
+    _, theirs = await saved_memory(memora, other, "theirs")
 
     resolved = await memora.fetch_user_memories_resolved(
         [
@@ -231,12 +223,11 @@ async def test_fetch_resolved_returns_the_newest_version_once(memora) -> None:
     assert resolved[1].message_sources[0].content == "I live in Oslo"
 
 
-async def test_fetch_resolved_batch_keeps_input_order(memora) -> None:
+async def test_fetch_resolved_batch_keeps_input_order(memora: Any) -> None:
     world = await make_world(memora)
     other = await make_world(memora)
     ids = await _chain(memora, world, 2)
-    extra = await save(memora, other, conversation(TWO, memories=[("other user", [1])]))
-    other_id = (await memory_ids(memora, other, extra))["other user"]
+    _, other_id = await saved_memory(memora, other, "other user")
 
     batch = await memora.fetch_user_memories_resolved_batch(
         [
@@ -268,7 +259,7 @@ async def test_fetch_resolved_batch_keeps_input_order(memora) -> None:
         [[{"org_id": "", "user_id": "u", "memory_id": "m"}]],
     ],
 )
-async def test_fetch_resolved_batch_validates(memora, batch) -> None:
+async def test_fetch_resolved_batch_validates(memora: Any, batch: Any) -> None:
     with pytest.raises(ValueError):
         await memora.fetch_user_memories_resolved_batch(batch)
 
@@ -276,7 +267,9 @@ async def test_fetch_resolved_batch_validates(memora, batch) -> None:
 # -- deletes ---------------------------------------------------------------------------
 
 
-async def test_delete_user_memory_removes_it_and_a_date_nothing_else_uses(memora, driver) -> None:
+async def test_delete_user_memory_removes_it_and_a_date_nothing_else_uses(
+    memora: Any, driver: Any
+) -> None:
     world = await make_world(memora)
     ids = await _chain(memora, world, 3)
 
@@ -297,12 +290,11 @@ async def test_delete_user_memory_removes_it_and_a_date_nothing_else_uses(memora
         await memora.delete_user_memory(world.org_id, world.user_id, ids[1])
 
 
-async def test_memory_deletes_leave_other_tenants_untouched(memora, driver) -> None:
+async def test_memory_deletes_leave_other_tenants_untouched(memora: Any, driver: Any) -> None:
     world = await make_world(memora)
     other = await make_world(memora)
-    interaction_id = await save(memora, other, conversation(TWO, memories=[("theirs", [0])]))
-    theirs = (await memory_ids(memora, other, interaction_id))["theirs"]
-    await save(memora, world, conversation(TWO, memories=[("mine", [0])]))
+    _, theirs = await saved_memory(memora, other, "theirs")
+    await saved_memory(memora, world, "mine")
     before_theirs = rows(driver, "MATCH (n {user_id: $u}) RETURN count(n) AS n", u=other.user_id)
 
     for org_id, user_id in ((world.org_id, world.user_id), (other.org_id, world.user_id)):
@@ -318,7 +310,7 @@ async def test_memory_deletes_leave_other_tenants_untouched(memora, driver) -> N
         await memora.delete_all_user_memories(world.org_id, other.user_id)
 
 
-async def test_delete_all_user_memories_keeps_interactions(memora, driver) -> None:
+async def test_delete_all_user_memories_keeps_interactions(memora: Any, driver: Any) -> None:
     world = await make_world(memora)
     first = await save(memora, world, conversation(TWO, memories=[("a", [0]), ("b", [1])]))
     await _chain(memora, world, 2)
@@ -336,7 +328,7 @@ async def test_delete_all_user_memories_keeps_interactions(memora, driver) -> No
     assert len(nodes_before) - len(snapshot(driver)[0]) == 4
 
 
-async def test_memory_deletes_reach_the_vector_store(with_vectors) -> None:
+async def test_memory_deletes_reach_the_vector_store(with_vectors: Any) -> None:
     memora, vectors = with_vectors
     world = await make_world(memora)
     interaction_id = await save(memora, world, conversation(TWO, memories=[("a", [0]), ("b", [1])]))
@@ -352,7 +344,7 @@ async def test_memory_deletes_reach_the_vector_store(with_vectors) -> None:
 # -- SPEC section 10 -------------------------------------------------------------------
 
 
-async def test_spec_10_4_memories_of_a_deleted_agent_are_still_returned(memora) -> None:
+async def test_spec_10_4_memories_of_a_deleted_agent_are_still_returned(memora: Any) -> None:
     """Memora MATCHes the memory's Agent, so every memory read drops the memories of a
     deleted agent (and the interaction reads fail model validation on a null text)."""
     world = await make_world(memora)

@@ -71,7 +71,9 @@ async def _read_all(memora: Any, world: World, interaction_id: str) -> list[Any]
 
 
 @pytest.mark.parametrize("user_name, agent_label", NAMES.values(), ids=NAMES.keys())
-async def test_placeholders_become_names(memora, resolution, user_name, agent_label) -> None:
+async def test_placeholders_become_names(
+    memora: Any, resolution: Any, user_name: Any, agent_label: Any
+) -> None:
     world = await make_world(memora, user_name, agent_label)
     stored = [_fill(text, world, user_name, agent_label) for text, _ in TEXTS]
     interaction_id = await save(
@@ -90,7 +92,9 @@ async def test_placeholders_become_names(memora, resolution, user_name, agent_la
     assert memora.graph._apoc is (resolution == "apoc")
 
 
-async def test_spec_10_10_possessive_kept_and_names_inserted_literally(memora, resolution) -> None:
+async def test_spec_10_10_possessive_kept_and_names_inserted_literally(
+    memora: Any, resolution: Any
+) -> None:
     """Memora's pattern swallows a following 's, and apoc.text.replace reads $ and \\ in the
     name as group references."""
     world = await make_world(memora, "Jo $1 \\n", "Max\\$")
@@ -106,7 +110,7 @@ async def test_spec_10_10_possessive_kept_and_names_inserted_literally(memora, r
 
 
 async def test_unresolvable_placeholders_stay_and_the_memory_is_returned(
-    memora, resolution
+    memora: Any, resolution: Any
 ) -> None:
     world = await make_world(memora, "Ann", "Bot")
     text = f"user_{world.user_id} met agent_{world.agent_id}"
@@ -120,7 +124,7 @@ async def test_unresolvable_placeholders_stay_and_the_memory_is_returned(
     assert [m.memory for m in found.memories] == [memory.memory]
 
 
-async def test_apoc_and_python_resolution_give_identical_results(memora) -> None:
+async def test_apoc_and_python_resolution_give_identical_results(memora: Any) -> None:
     world = await make_world(memora, "Zoë $1 \\ 'q' 😀", "agent_smith")
     helper = await memora.create_agent(world.org_id, "Helper")
     stored = [_fill(text, world, "", "") for text, _ in TEXTS]

@@ -44,6 +44,7 @@ from memora_ogm.validation import (
 
 
 def _check_message(index: int, message: Any) -> None:
+    """A message is a dict with a string role and content (content may be empty)."""
     if not isinstance(message, dict):
         raise ValueError(f"message {index} must be a dict with `role` and `content`.")
     for key, limit in (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH)):
@@ -55,6 +56,9 @@ def _check_message(index: int, message: Any) -> None:
 
 
 def _check_positions(memory: MemoryToStore, message_count: int) -> None:
+    """Source positions are ints (not bools) indexing the messages of the same object."""
+    if not isinstance(memory.source_msg_block_pos, list):
+        raise ValueError("`source_msg_block_pos` must be a list of message positions.")
     for position in memory.source_msg_block_pos:
         if isinstance(position, bool) or not isinstance(position, int):
             raise ValueError(f"message position {position!r} must be an integer.")
@@ -171,7 +175,7 @@ async def _add_memories(
                 "agent_id": interaction.agent_id,
                 "interaction_id": interaction.interaction_id,
                 "memory": memory.memory,
-                "obtained_at": data.interaction_date,
+                "obtained_at": as_aware(data.interaction_date),
             }
             for memory in stored
         )
@@ -265,6 +269,14 @@ async def _interaction_with_messages(
     return convert.interaction(
         interaction.__properties__, [convert.message(message) for message in chain], []
     )
+
+
+async def _delete_interactions(interactions: list[Interaction], changes: VectorChanges) -> None:
+    """Delete interactions with their messages and memories, then the days left unused."""
+    memories = [memory for _, memory in await reachable(interactions, Interaction.memories)]
+    messages = [message for chain in (await _chain(interactions)).values() for message in chain]
+    days = [day for _, day in await reachable(interactions, Interaction.has_occurrence_on)]
+    await delete_memories(memories, changes, others=[*messages, *interactions], days=days)
 
 
 class Neo4jInteraction(GraphComponent):
@@ -431,7 +443,7 @@ class Neo4jInteraction(GraphComponent):
 
         async def work(changes: VectorChanges) -> None:
             interaction = await _locked_interaction(org_id, user_id, interaction_id)
-            await self._delete_interactions([interaction], changes)
+            await _delete_interactions([interaction], changes)
 
         await self.graph.write(work)
         self.logger.info("deleted interaction %s of user %s", interaction_id, user_id)
@@ -448,16 +460,7 @@ class Neo4jInteraction(GraphComponent):
             interactions = [interaction for _, interaction in found]
             # Saving takes their write locks, so no update adds messages meanwhile.
             await Interaction.nodes.bulk_save(interactions)
-            await self._delete_interactions(interactions, changes)
+            await _delete_interactions(interactions, changes)
 
         await self.graph.write(work)
         self.logger.info("deleted all interactions of user %s", user_id)
-
-    async def _delete_interactions(
-        self, interactions: list[Interaction], changes: VectorChanges
-    ) -> None:
-        memories = [memory for _, memory in await reachable(interactions, Interaction.memories)]
-        chains = await _chain(interactions)
-        days = [day for _, day in await reachable(interactions, Interaction.has_occurrence_on)]
-        messages = [message for chain in chains.values() for message in chain]
-        await delete_memories(memories, changes, others=[*messages, *interactions], days=days)

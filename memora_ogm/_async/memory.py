@@ -25,6 +25,8 @@ from memora_ogm.validation import check_ids, check_page
 MemoryKey = tuple[str, str, str]
 """``(org_id, user_id, memory_id)``: a memory's identity across tenants."""
 
+MEMORY_ID_NAMES = ("org_id", "user_id", "memory_id")
+
 
 async def resolving_read(
     graph: Graph, query: str, apoc: bool, **params: Any
@@ -80,9 +82,6 @@ def _requested_keys(batch: Any) -> list[list[MemoryKey]]:
     return keys
 
 
-MEMORY_ID_NAMES = ("org_id", "user_id", "memory_id")
-
-
 class Neo4jMemory(GraphComponent):
     async def get_all_user_memories(
         self,
@@ -122,7 +121,7 @@ class Neo4jMemory(GraphComponent):
     async def get_user_memory(self, org_id: str, user_id: str, memory_id: str) -> models.Memory:
         """One memory, with or without message sources; ``MemoryNotFound`` when it is not there."""
         check_ids(org_id=org_id, user_id=user_id, memory_id=memory_id)
-        found = await self._read_chain(queries.USER_MEMORY, org_id, user_id, memory_id)
+        found = await self._about_memory(queries.USER_MEMORY, org_id, user_id, memory_id)
         return found[0]
 
     async def get_user_memory_history(
@@ -130,12 +129,12 @@ class Neo4jMemory(GraphComponent):
     ) -> list[models.Memory]:
         """The memory, then each older memory it superseded (``CONTRARY_UPDATE``), newest first."""
         check_ids(org_id=org_id, user_id=user_id, memory_id=memory_id)
-        return await self._read_chain(queries.MEMORY_HISTORY, org_id, user_id, memory_id)
+        return await self._about_memory(queries.MEMORY_HISTORY, org_id, user_id, memory_id)
 
-    async def _read_chain(
+    async def _about_memory(
         self, query: str, org_id: str, user_id: str, memory_id: str
     ) -> list[models.Memory]:
-        """Run ``query`` about one memory; no row at all means the memory does not exist."""
+        """Run a query about one memory; no row at all means the memory does not exist."""
         apoc = await self.graph.has_apoc()
 
         async def work() -> list[dict[str, Any]]:

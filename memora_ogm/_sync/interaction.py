@@ -45,6 +45,7 @@ from memora_ogm.validation import (
 
 
 def _check_message(index: int, message: Any) -> None:
+    """A message is a dict with a string role and content (content may be empty)."""
     if not isinstance(message, dict):
         raise ValueError(f"message {index} must be a dict with `role` and `content`.")
     for key, limit in (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH)):
@@ -56,6 +57,9 @@ def _check_message(index: int, message: Any) -> None:
 
 
 def _check_positions(memory: MemoryToStore, message_count: int) -> None:
+    """Source positions are ints (not bools) indexing the messages of the same object."""
+    if not isinstance(memory.source_msg_block_pos, list):
+        raise ValueError("`source_msg_block_pos` must be a list of message positions.")
     for position in memory.source_msg_block_pos:
         if isinstance(position, bool) or not isinstance(position, int):
             raise ValueError(f"message position {position!r} must be an integer.")
@@ -170,7 +174,7 @@ def _add_memories(
                 "agent_id": interaction.agent_id,
                 "interaction_id": interaction.interaction_id,
                 "memory": memory.memory,
-                "obtained_at": data.interaction_date,
+                "obtained_at": as_aware(data.interaction_date),
             }
             for memory in stored
         )
@@ -262,6 +266,14 @@ def _interaction_with_messages(
     return convert.interaction(
         interaction.__properties__, [convert.message(message) for message in chain], []
     )
+
+
+def _delete_interactions(interactions: list[Interaction], changes: VectorChanges) -> None:
+    """Delete interactions with their messages and memories, then the days left unused."""
+    memories = [memory for _, memory in reachable(interactions, Interaction.memories)]
+    messages = [message for chain in (_chain(interactions)).values() for message in chain]
+    days = [day for _, day in reachable(interactions, Interaction.has_occurrence_on)]
+    delete_memories(memories, changes, others=[*messages, *interactions], days=days)
 
 
 class Neo4jInteraction(GraphComponent):
@@ -428,7 +440,7 @@ class Neo4jInteraction(GraphComponent):
 
         def work(changes: VectorChanges) -> None:
             interaction = _locked_interaction(org_id, user_id, interaction_id)
-            self._delete_interactions([interaction], changes)
+            _delete_interactions([interaction], changes)
 
         self.graph.write(work)
         self.logger.info("deleted interaction %s of user %s", interaction_id, user_id)
@@ -443,14 +455,7 @@ class Neo4jInteraction(GraphComponent):
             interactions = [interaction for _, interaction in found]
             # Saving takes their write locks, so no update adds messages meanwhile.
             Interaction.nodes.bulk_save(interactions)
-            self._delete_interactions(interactions, changes)
+            _delete_interactions(interactions, changes)
 
         self.graph.write(work)
         self.logger.info("deleted all interactions of user %s", user_id)
-
-    def _delete_interactions(self, interactions: list[Interaction], changes: VectorChanges) -> None:
-        memories = [memory for _, memory in reachable(interactions, Interaction.memories)]
-        chains = _chain(interactions)
-        days = [day for _, day in reachable(interactions, Interaction.has_occurrence_on)]
-        messages = [message for chain in chains.values() for message in chain]
-        delete_memories(memories, changes, others=[*messages, *interactions], days=days)
