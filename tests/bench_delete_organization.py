@@ -54,6 +54,11 @@ CALL (it, mc, d, user) {
 }
 """
 
+HEAP = (
+    "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes "
+    "RETURN attributes.HeapMemoryUsage.value.properties AS heap"
+)
+
 
 async def run(users: int) -> None:
     with LocalNeo4jServer(heap_mb=512, pagecache_mb=256) as conn:
@@ -95,17 +100,17 @@ async def run(users: int) -> None:
             kept_after = driver.execute_query(
                 "MATCH (n {org_id: $o}) RETURN count(n) AS n", o=kept.org_id
             ).records[0]["n"]
-            heap = driver.execute_query(
-                "CALL dbms.listConfig('server.memory.heap.max_size') YIELD value RETURN value"
-            ).records
+            heap = driver.execute_query(HEAP).records[0]["heap"]
         await graph.close()
     print(f"delete_organization: {elapsed:.1f} s, {nodes / elapsed:,.0f} nodes/s")
     print(
         f"left of the deleted organisation: {left}; "
         f"other organisation {kept_before} -> {kept_after}"
     )
-    if heap:
-        print(f"server heap setting: {heap[0]['value']}")
+    print(
+        f"server heap: max {heap['max'] / 2**20:.0f} MiB, "
+        f"used at the end {heap['used'] / 2**20:.0f} MiB"
+    )
     if left or kept_after != kept_before:
         raise SystemExit("cascade check failed")
 
