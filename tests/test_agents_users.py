@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 
 from memora_ogm.errors import AgentNotFound, OrganizationNotFound, UserNotFound
 
 
-def _count(driver, query: str, **params) -> int:
-    return driver.execute_query(query, **params).records[0][0]
+def _count(driver: Driver, query: str, **params: Any) -> int:
+    return int(driver.execute_query(query, **params).records[0][0])
 
 
-async def test_create_org_agent_links_it_to_the_org(memora, driver) -> None:
+async def test_create_org_agent_links_it_to_the_org(memora: Any, driver: Driver) -> None:
     org = await memora.create_organization("Acme")
     agent = await memora.create_agent(org.org_id, "Helper")
 
@@ -27,7 +30,7 @@ async def test_create_org_agent_links_it_to_the_org(memora, driver) -> None:
     assert record["users"] == 0
 
 
-async def test_user_specific_agent_belongs_to_both(memora, driver) -> None:
+async def test_user_specific_agent_belongs_to_both(memora: Any, driver: Driver) -> None:
     org = await memora.create_organization("Acme")
     user = await memora.create_user(org.org_id, "Ann")
     agent = await memora.create_agent(org.org_id, "Coach", user_id=user.user_id)
@@ -50,7 +53,9 @@ async def test_user_specific_agent_belongs_to_both(memora, driver) -> None:
     assert {a.agent_id for a in await memora.get_all_org_agents(org.org_id)} == {agent.agent_id}
 
 
-async def test_create_agent_for_missing_org_or_user_writes_nothing(memora, driver) -> None:
+async def test_create_agent_for_missing_org_or_user_writes_nothing(
+    memora: Any, driver: Driver
+) -> None:
     org = await memora.create_organization("Acme")
     with pytest.raises(OrganizationNotFound):
         await memora.create_agent("missing", "Helper")
@@ -70,12 +75,14 @@ async def test_create_agent_for_missing_org_or_user_writes_nothing(memora, drive
         (("o", "x"), {"user_id": 9}),
     ],
 )
-async def test_create_agent_validates(memora, args, kwargs) -> None:
+async def test_create_agent_validates(
+    memora: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
     with pytest.raises(ValueError):
         await memora.create_agent(*args, **kwargs)
 
 
-async def test_get_update_delete_agent(memora, driver) -> None:
+async def test_get_update_delete_agent(memora: Any, driver: Driver) -> None:
     org = await memora.create_organization("Acme")
     agent = await memora.create_agent(org.org_id, "Helper")
 
@@ -93,7 +100,7 @@ async def test_get_update_delete_agent(memora, driver) -> None:
     assert isinstance(caught.value, Neo4jError)
 
 
-async def test_get_agent_validates_like_its_siblings(memora) -> None:
+async def test_get_agent_validates_like_its_siblings(memora: Any) -> None:
     """SPEC 10.14: the seed's get_agent did not validate its arguments."""
     for bad in (None, "", " ", 1):
         with pytest.raises(ValueError):
@@ -102,7 +109,7 @@ async def test_get_agent_validates_like_its_siblings(memora) -> None:
             await memora.get_agent("o", bad)
 
 
-async def test_agent_of_another_org_is_not_found(memora) -> None:
+async def test_agent_of_another_org_is_not_found(memora: Any) -> None:
     acme = await memora.create_organization("Acme")
     globex = await memora.create_organization("Globex")
     agent = await memora.create_agent(acme.org_id, "Helper")
@@ -115,7 +122,7 @@ async def test_agent_of_another_org_is_not_found(memora) -> None:
     assert (await memora.get_agent(acme.org_id, agent.agent_id)).agent_label == "Helper"
 
 
-async def test_create_user_makes_its_collections(memora, driver) -> None:
+async def test_create_user_makes_its_collections(memora: Any, driver: Driver) -> None:
     org = await memora.create_organization("Acme")
     user = await memora.create_user(org.org_id, "Ann O'Neil")
 
@@ -133,13 +140,13 @@ async def test_create_user_makes_its_collections(memora, driver) -> None:
     assert record[0]["owners"] == [org.org_id, user.user_id] * 2
 
 
-async def test_create_user_in_missing_org_writes_nothing(memora, driver) -> None:
+async def test_create_user_in_missing_org_writes_nothing(memora: Any, driver: Driver) -> None:
     with pytest.raises(OrganizationNotFound):
         await memora.create_user("missing", "Ann")
     assert _count(driver, "MATCH (n) RETURN count(n)") == 0
 
 
-async def test_get_update_list_users(memora) -> None:
+async def test_get_update_list_users(memora: Any) -> None:
     org = await memora.create_organization("Acme")
     other = await memora.create_organization("Other")
     ann = await memora.create_user(org.org_id, "Ann")
@@ -161,7 +168,7 @@ async def test_get_update_list_users(memora) -> None:
         await memora.update_user(org.org_id, bob.user_id, "  ")
 
 
-async def test_delete_user_cascades_and_spares_neighbours(memora, driver) -> None:
+async def test_delete_user_cascades_and_spares_neighbours(memora: Any, driver: Driver) -> None:
     org = await memora.create_organization("Acme")
     ann = await memora.create_user(org.org_id, "Ann")
     bob = await memora.create_user(org.org_id, "Bob")

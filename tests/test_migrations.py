@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
+
+from neo4j import Driver
 
 OLD_MEMORIES = """
 MATCH (u:User {org_id: $org_id, user_id: $user_id})-[:HAS_MEMORIES]->(mc:MemoryCollection),
@@ -36,7 +39,7 @@ MEMORIES = [
 ]
 
 
-def _snapshot(driver) -> tuple[list, list, list]:
+def _snapshot(driver: Driver) -> tuple[list[Any], list[Any], list[Any]]:
     nodes = driver.execute_query(
         "MATCH (n) WHERE NOT n:MemoraMigration RETURN elementId(n) AS id, labels(n) AS l, "
         "properties(n) AS p ORDER BY id"
@@ -53,7 +56,7 @@ def _snapshot(driver) -> tuple[list, list, list]:
     )
 
 
-async def test_v0_3_migration_links_memories_to_their_day_once(memora, driver) -> None:
+async def test_v0_3_migration_links_memories_to_their_day_once(memora: Any, driver: Driver) -> None:
     org = await memora.create_organization("Acme")
     user = await memora.create_user(org.org_id, "Ann")
     agent = await memora.create_agent(org.org_id, "Bot")
@@ -96,7 +99,7 @@ async def test_v0_3_migration_links_memories_to_their_day_once(memora, driver) -
     assert _snapshot(driver) == before
 
 
-async def test_migration_finds_memories_through_the_date_walk(memora, driver) -> None:
+async def test_migration_finds_memories_through_the_date_walk(memora: Any, driver: Driver) -> None:
     org = await memora.create_organization("Acme")
     user = await memora.create_user(org.org_id, "Ann")
     agent = await memora.create_agent(org.org_id, "Bot")
@@ -117,7 +120,7 @@ async def test_migration_finds_memories_through_the_date_walk(memora, driver) ->
     assert [m.memory_id[-1] for m in found] == ["2", "3", "1"]
 
 
-async def test_migrate_records_each_version_once(memora, driver) -> None:
+async def test_migrate_records_each_version_once(memora: Any, driver: Driver) -> None:
     assert await memora.migrate() == ["0001"]
     assert await memora.migrate() == []
     assert driver.execute_query("MATCH (m:MemoraMigration) RETURN count(m)").records[0][0] == 1

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import pytest
+from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 
 from memora_ogm.errors import NotFoundError, OrganizationNotFound
 from memora_ogm.validation import MAX_NAME_LENGTH
 
 
-async def test_create_organization_returns_and_stores_it(memora, driver) -> None:
+async def test_create_organization_returns_and_stores_it(memora: Any, driver: Driver) -> None:
     before = datetime.now(timezone.utc)
     org = await memora.create_organization("Acme ‘Labs’ 🚀")
 
@@ -32,13 +34,15 @@ async def test_create_organization_returns_and_stores_it(memora, driver) -> None
 @pytest.mark.parametrize(
     "bad", [None, "", "   ", 7, True, ["x"], b"acme", "x" * (MAX_NAME_LENGTH + 1)]
 )
-async def test_create_organization_rejects_bad_names_with_type_error(memora, driver, bad) -> None:
+async def test_create_organization_rejects_bad_names_with_type_error(
+    memora: Any, driver: Driver, bad: Any
+) -> None:
     with pytest.raises(TypeError, match="org_name"):
         await memora.create_organization(bad)
     assert driver.execute_query("MATCH (n) RETURN count(n) AS c").records[0]["c"] == 0
 
 
-async def test_get_and_get_all_organizations(memora) -> None:
+async def test_get_and_get_all_organizations(memora: Any) -> None:
     acme = await memora.create_organization("Acme")
     globex = await memora.create_organization("Globex")
 
@@ -47,7 +51,7 @@ async def test_get_and_get_all_organizations(memora) -> None:
     assert sorted(o.org_id for o in listed) == sorted([acme.org_id, globex.org_id])
 
 
-async def test_get_missing_organization_is_a_neo4j_error_naming_it(memora) -> None:
+async def test_get_missing_organization_is_a_neo4j_error_naming_it(memora: Any) -> None:
     with pytest.raises(Neo4jError) as caught:
         await memora.get_organization("no-such-org")
     assert isinstance(caught.value, OrganizationNotFound)
@@ -57,14 +61,14 @@ async def test_get_missing_organization_is_a_neo4j_error_naming_it(memora) -> No
 
 
 @pytest.mark.parametrize("bad", [None, "", " ", 3, ["a"]])
-async def test_get_and_delete_organization_validate_with_type_error(memora, bad) -> None:
+async def test_get_and_delete_organization_validate_with_type_error(memora: Any, bad: Any) -> None:
     with pytest.raises(TypeError):
         await memora.get_organization(bad)
     with pytest.raises(TypeError):
         await memora.delete_organization(bad)
 
 
-async def test_update_organization(memora, driver) -> None:
+async def test_update_organization(memora: Any, driver: Driver) -> None:
     org = await memora.create_organization("Acme")
     updated = await memora.update_organization(org.org_id, "Acme $1 \\ Corp")
     assert updated.org_name == "Acme $1 \\ Corp"
@@ -81,7 +85,9 @@ async def test_update_organization(memora, driver) -> None:
     ] == ["Acme $1 \\ Corp"]
 
 
-async def test_delete_organization_removes_everything_under_it_only(memora, driver) -> None:
+async def test_delete_organization_removes_everything_under_it_only(
+    memora: Any, driver: Driver
+) -> None:
     doomed = await memora.create_organization("Doomed")
     kept = await memora.create_organization("Kept")
     for org in (doomed, kept):
@@ -101,7 +107,7 @@ async def test_delete_organization_removes_everything_under_it_only(memora, driv
         await memora.delete_organization(doomed.org_id)
 
 
-def _org_counts(driver, org_id: str) -> dict[str, int]:
+def _org_counts(driver: Driver, org_id: str) -> dict[str, int]:
     records = driver.execute_query(
         "MATCH (n {org_id: $org_id}) RETURN labels(n)[0] AS label, count(*) AS c", org_id=org_id
     ).records

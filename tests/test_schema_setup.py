@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 from urllib.parse import quote
 
 import pytest
+from neo4j import Driver
 from neomodel import db
 from neomodel.exceptions import UniqueProperty
 
@@ -24,23 +26,25 @@ EXPECTED = {
 }
 
 
-def _constraints(driver) -> dict[str, tuple[str, list[str], str]]:
+def _constraints(driver: Driver) -> dict[str, tuple[str, list[str], str]]:
     records = driver.execute_query(
         "SHOW CONSTRAINTS YIELD name, labelsOrTypes, properties, type RETURN *"
     ).records
     return {r["name"]: (r["labelsOrTypes"][0], r["properties"], r["type"]) for r in records}
 
 
-def _drop_all_constraints(driver) -> None:
+def _drop_all_constraints(driver: Driver) -> None:
     for name in _constraints(driver):
         driver.execute_query(f"DROP CONSTRAINT `{name}`")
 
 
-def _edition(driver) -> str:
-    return driver.execute_query("CALL dbms.components() YIELD edition RETURN edition").records[0][0]
+def _edition(driver: Driver) -> str:
+    return str(
+        driver.execute_query("CALL dbms.components() YIELD edition RETURN edition").records[0][0]
+    )
 
 
-def _expected_type(driver) -> str:
+def _expected_type(driver: Driver) -> str:
     return "NODE_KEY" if _edition(driver) == "enterprise" else "UNIQUENESS"
 
 
@@ -70,7 +74,9 @@ def _bolt_url() -> str:
     return f"{scheme}://{user}:{password}@{rest}"
 
 
-async def test_setup_installs_every_key_on_this_edition_and_is_idempotent(memora, driver) -> None:
+async def test_setup_installs_every_key_on_this_edition_and_is_idempotent(
+    memora: Any, driver: Driver
+) -> None:
     _drop_all_constraints(driver)
     await memora.setup()
     await memora.setup()
@@ -86,7 +92,9 @@ def test_every_keyed_class_generates_its_constraint() -> None:
     assert "IS UNIQUE" in (node_key_statement(User, enterprise=False) or "")
 
 
-async def test_cli_installs_the_same_constraints_and_coexists_with_setup(memora, driver) -> None:
+async def test_cli_installs_the_same_constraints_and_coexists_with_setup(
+    memora: Any, driver: Driver
+) -> None:
     _drop_all_constraints(driver)
     first = _install_labels_cli(_bolt_url())
     assert first.returncode == 0, first.stderr
@@ -99,7 +107,9 @@ async def test_cli_installs_the_same_constraints_and_coexists_with_setup(memora,
     assert _constraints(driver) == {name: (*key, kind) for name, key in EXPECTED.items()}
 
 
-def test_duplicate_user_key_through_the_node_classes_is_refused(memora, driver) -> None:
+def test_duplicate_user_key_through_the_node_classes_is_refused(
+    memora: Any, driver: Driver
+) -> None:
     db.set_connection(url=_bolt_url())
     try:
         Org(org_id="org-1", org_name="Acme").save()
