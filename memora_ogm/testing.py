@@ -14,7 +14,8 @@ Installing memora-ogm registers this module as a pytest plugin (entry point
 ``neomodel_adb`` (session, async, session event loop)
     ``neomodel.adb`` connected to it (async OGM code). Tests that use it must
     run on the session event loop too (``asyncio_default_test_loop_scope =
-    "session"`` or ``@pytest.mark.asyncio(loop_scope="session")``).
+    "session"`` or ``@pytest.mark.asyncio(loop_scope="session")``). Needs
+    pytest-asyncio (the ``test`` extra).
 ``clean_neo4j`` (function, opt-in)
     deletes every node and relationship before the test, in batches, keeping
     constraints and indexes; returns the ``neo4j_driver``.
@@ -26,7 +27,6 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-import pytest_asyncio
 
 from memora_ogm.server import Neo4jConnection, connect_or_start
 
@@ -82,15 +82,21 @@ def neomodel_db(neo4j_connection: Neo4jConnection) -> Iterator[Database]:
         db.close_connection()
 
 
-@pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def neomodel_adb(neo4j_connection: Neo4jConnection) -> AsyncIterator[AsyncDatabase]:
-    from neomodel import adb
+try:  # memora-ogm installed without its test extra still loads this plugin
+    import pytest_asyncio
+except ImportError:  # pragma: no cover
+    pass
+else:
 
-    await adb.set_connection(url=neo4j_connection.neomodel_url)
-    try:
-        yield adb
-    finally:
-        await adb.close_connection()
+    @pytest_asyncio.fixture(scope="session", loop_scope="session")
+    async def neomodel_adb(neo4j_connection: Neo4jConnection) -> AsyncIterator[AsyncDatabase]:
+        from neomodel import adb
+
+        await adb.set_connection(url=neo4j_connection.neomodel_url)
+        try:
+            yield adb
+        finally:
+            await adb.close_connection()
 
 
 @pytest.fixture

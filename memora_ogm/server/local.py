@@ -270,7 +270,8 @@ def build(
             print(
                 f"memora-ogm: building Neo4j {version} Community + APOC from Maven Central "
                 f"into {root} (once; this takes a minute)...",
-                file=sys.stderr,
+                # past pytest's output capture: a minute of silence looks like a hang
+                file=sys.__stderr__ or sys.stderr,
                 flush=True,
             )
         shutil.rmtree(root, ignore_errors=True)
