@@ -3,16 +3,17 @@
     memora-ogm server start [--port N] [--data DIR]   start a local Neo4j in the background
     memora-ogm server status                          is it running, and how to connect
     memora-ogm server stop                            stop it; no process is left behind
-    memora-ogm demo                                   connect and show what the server is
+    memora-ogm demo                                   a walkthrough of the memory graph
+    memora-ogm migrate                                apply pending migrations (NEO4J_URI & co.)
 
 Each subcommand is an ``add_<name>_parser(subparsers)`` function that registers
-its parser and sets ``func``; add new ones (``migrate`` goes here) to
-``SUBCOMMANDS``.
+its parser and sets ``func``; add new ones to ``SUBCOMMANDS``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -156,8 +157,10 @@ def demo_connection() -> Iterator[Neo4jConnection]:
 
 
 def run_demo(conn: Neo4jConnection) -> int:
-    """What ``memora-ogm demo`` shows once connected (later issues grow this)."""
+    """Say which server this is, then walk through the memory graph (memora_ogm.demo)."""
     from neo4j import GraphDatabase
+
+    from memora_ogm.demo import walkthrough
 
     with GraphDatabase.driver(conn.uri, auth=conn.auth) as driver:
         records, _, _ = driver.execute_query(
@@ -170,6 +173,7 @@ def run_demo(conn: Neo4jConnection) -> int:
         print(f"{record['name']} {record['version']} {record['edition']} edition")
     print(f"APOC {apoc[0]['v']}")
     print(f"connected to {conn.uri} (database {conn.database}, via {conn.backend})")
+    asyncio.run(walkthrough(conn))
     return 0
 
 
@@ -183,12 +187,49 @@ def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     demo.set_defaults(func=cmd_demo)
 
 
+# --------------------------------------------------------------------------- migrate
+
+
+async def _migrate(conn: Neo4jConnection) -> list[str]:
+    from memora_ogm import Neo4jGraphInterface
+
+    graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
+    try:
+        return await graph.migrate()
+    finally:
+        await graph.close()
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Migrate the database named by NEO4J_URI & co. or the one `server start` runs."""
+    conn = connection_from_env()
+    if conn is None:
+        state = running_server()
+        conn = state.connection() if state is not None else None
+    if conn is None:
+        _info(
+            "memora-ogm: nothing to migrate: set NEO4J_URI, NEO4J_USERNAME and NEO4J_PASSWORD "
+            "(and NEO4J_DATABASE) or start a server with `memora-ogm server start`."
+        )
+        return 1
+    applied = asyncio.run(_migrate(conn))
+    print(f"applied: {', '.join(applied)}" if applied else "already up to date")
+    return 0
+
+
+def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    migrate = subparsers.add_parser(
+        "migrate", help="apply pending schema and data migrations (memora_ogm.migrations)"
+    )
+    migrate.set_defaults(func=cmd_migrate)
+
+
 # --------------------------------------------------------------------------- main
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
     add_server_parser,
     add_demo_parser,
-    # add_migrate_parser,  (a later issue)
+    add_migrate_parser,
 ]
 
 

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 from neo4j import Driver
@@ -15,6 +14,7 @@ from neomodel.exceptions import UniqueProperty
 
 from memora_ogm._async.schema import node_key_statement
 from memora_ogm.nodes import NODE_CLASSES, Org, User
+from memora_ogm.server import Neo4jConnection
 
 EXPECTED = {
     "unique_org_id": ("Org", ["org_id"]),
@@ -66,14 +66,6 @@ def _install_labels_cli(url: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _bolt_url() -> str:
-    uri = os.environ["NEO4J_URI"]
-    scheme, rest = uri.split("://", 1)
-    user = quote(os.environ.get("NEO4J_USERNAME", "neo4j"), safe="")
-    password = quote(os.environ["NEO4J_PASSWORD"], safe="")
-    return f"{scheme}://{user}:{password}@{rest}"
-
-
 async def test_setup_installs_every_key_on_this_edition_and_is_idempotent(
     memora: Any, driver: Driver
 ) -> None:
@@ -93,33 +85,30 @@ def test_every_keyed_class_generates_its_constraint() -> None:
 
 
 async def test_cli_installs_the_same_constraints_and_coexists_with_setup(
-    memora: Any, driver: Driver
+    memora: Any, driver: Driver, neo4j_connection: Neo4jConnection
 ) -> None:
     _drop_all_constraints(driver)
-    first = _install_labels_cli(_bolt_url())
+    first = _install_labels_cli(neo4j_connection.neomodel_url)
     assert first.returncode == 0, first.stderr
     kind = _expected_type(driver)
     assert _constraints(driver) == {name: (*key, kind) for name, key in EXPECTED.items()}
 
     await memora.setup()  # after the CLI
-    again = _install_labels_cli(_bolt_url())  # and the CLI after setup()
+    again = _install_labels_cli(neo4j_connection.neomodel_url)  # and the CLI after setup()
     assert again.returncode == 0, again.stderr
     assert _constraints(driver) == {name: (*key, kind) for name, key in EXPECTED.items()}
 
 
 def test_duplicate_user_key_through_the_node_classes_is_refused(
-    memora: Any, driver: Driver
+    memora: Any, driver: Driver, neo4j_connection: Neo4jConnection
 ) -> None:
-    db.set_connection(url=_bolt_url())
-    try:
-        Org(org_id="org-1", org_name="Acme").save()
-        User(org_id="org-1", user_id="user-1", user_name="Ann").save()
-        with pytest.raises(UniqueProperty):
-            User(org_id="org-1", user_id="user-1", user_name="Impostor").save()
-        # The same user id in another organisation is a different key.
-        User(org_id="org-2", user_id="user-1", user_name="Namesake").save()
-    finally:
-        db.close_connection()
+    db.set_connection(url=neo4j_connection.neomodel_url)
+    Org(org_id="org-1", org_name="Acme").save()
+    User(org_id="org-1", user_id="user-1", user_name="Ann").save()
+    with pytest.raises(UniqueProperty):
+        User(org_id="org-1", user_id="user-1", user_name="Impostor").save()
+    # The same user id in another organisation is a different key.
+    User(org_id="org-2", user_id="user-1", user_name="Namesake").save()
     names = driver.execute_query(
         "MATCH (u:User {user_id: 'user-1'}) "
         "RETURN u.org_id AS org, u.user_name AS name ORDER BY org"
