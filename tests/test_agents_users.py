@@ -5,6 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from interaction_helpers import (
+    LATER,
+    World,
+    chat,
+    conversation,
+    make_world,
+    saved_memory,
+    snapshot,
+    update,
+)
 from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 
@@ -169,21 +179,36 @@ async def test_get_update_list_users(memora: Any) -> None:
 
 
 async def test_delete_user_cascades_and_spares_neighbours(memora: Any, driver: Driver) -> None:
-    org = await memora.create_organization("Acme")
-    ann = await memora.create_user(org.org_id, "Ann")
-    bob = await memora.create_user(org.org_id, "Bob")
-    coach = await memora.create_agent(org.org_id, "Coach", user_id=ann.user_id)
-    bob_before = _count(driver, "MATCH (n {user_id: $u}) RETURN count(n)", u=bob.user_id)
+    bob = await make_world(memora, "Bob")
+    _, bob_memory = await saved_memory(memora, bob, "Bob likes jazz")
+    before = snapshot(driver)  # the graph before Ann
+    user = await memora.create_user(bob.org_id, "Ann")
+    ann = World(bob.org_id, user.user_id, bob.agent_id)
+    coach = await memora.create_agent(ann.org_id, "Coach", user_id=ann.user_id)
+    for text in ("Ann lives in Oslo", "Ann has a cat"):
+        interaction_id, memory_id = await saved_memory(memora, ann, text)
+    await update(
+        memora,
+        ann,
+        interaction_id,
+        conversation(
+            chat("I live in Oslo", "Nice!", "Bergen now"),
+            when=LATER,
+            contrary=[("user_x lives in Bergen", [2], memory_id)],
+        ),
+    )
 
-    await memora.delete_user(org.org_id, ann.user_id)
+    await memora.delete_user(ann.org_id, ann.user_id)
 
-    # The user-specific agent stays with the organisation: it carries user_id but is not
-    # the user's data.
-    remaining = driver.execute_query(
-        "MATCH (n {user_id: $u}) RETURN labels(n)[0] AS label", u=ann.user_id
-    ).records
-    assert [r["label"] for r in remaining] == ["Agent"]
-    assert (await memora.get_agent(org.org_id, coach.agent_id)).agent_id == coach.agent_id
-    assert _count(driver, "MATCH (n {user_id: $u}) RETURN count(n)", u=bob.user_id) == bob_before
+    # The graph from before Ann, plus her user-specific agent, which stays with the
+    # organisation; her messages carry no ids, so the whole graph is compared.
+    nodes, relationships = snapshot(driver)
+    assert [n for n in nodes if coach.agent_id not in n] == before[0]
+    assert [r for r in relationships if coach.agent_id not in r] == before[1]
+    assert len([r for r in relationships if coach.agent_id in r]) == 1  # (Org)-[:HAS_AGENT]->
+    assert (await memora.get_agent(ann.org_id, coach.agent_id)).user_id == ann.user_id
+    assert (await memora.get_user_memory(bob.org_id, bob.user_id, bob_memory)).memory == (
+        "Bob likes jazz"
+    )
     with pytest.raises(UserNotFound):
-        await memora.delete_user(org.org_id, ann.user_id)
+        await memora.delete_user(ann.org_id, ann.user_id)

@@ -6,6 +6,16 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from interaction_helpers import (
+    LATER,
+    chat,
+    conversation,
+    make_world,
+    saved_memory,
+    snapshot,
+    update,
+    value,
+)
 from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 
@@ -85,21 +95,40 @@ async def test_update_organization(memora: Any, driver: Driver) -> None:
     ] == ["Acme $1 \\ Corp"]
 
 
+async def _populate(memora: Any, org_id: str) -> None:
+    """Two users with personal and shared agents, conversations, memories, a contrary update."""
+    for name in ("Ann", "Bob"):
+        world = await make_world(memora, name, org_id=org_id)
+        await memora.create_agent(org_id, "Personal", user_id=world.user_id)
+        interaction_id, memory_id = await saved_memory(memora, world, f"{name} rows")
+        await update(
+            memora,
+            world,
+            interaction_id,
+            conversation(
+                chat("I live in Oslo", "Nice!", "I moved to Bergen"),
+                when=LATER,
+                contrary=[(f"user_{world.user_id} lives in Bergen", [2], memory_id)],
+            ),
+        )
+
+
 async def test_delete_organization_removes_everything_under_it_only(
     memora: Any, driver: Driver
 ) -> None:
-    doomed = await memora.create_organization("Doomed")
     kept = await memora.create_organization("Kept")
-    for org in (doomed, kept):
-        user = await memora.create_user(org.org_id, "Ann")
-        await memora.create_agent(org.org_id, "Bot")
-        await memora.create_agent(org.org_id, "Personal", user_id=user.user_id)
-    before_kept = _org_counts(driver, kept.org_id)
+    await _populate(memora, kept.org_id)
+    before = snapshot(driver)
+    doomed = await memora.create_organization("Doomed")
+    await _populate(memora, doomed.org_id)
+    assert value(driver, "MATCH (m:MessageBlock) RETURN count(m)") == 12
 
     await memora.delete_organization(doomed.org_id)
 
+    # Exactly the graph from before the doomed organisation existed: nothing of it is
+    # left (messages carry no org_id, so the whole graph is compared) and nothing else moved.
+    assert snapshot(driver) == before
     assert _org_counts(driver, doomed.org_id) == {}
-    assert _org_counts(driver, kept.org_id) == before_kept
     assert (
         driver.execute_query("MATCH (o:Org) RETURN o.org_id AS id").records[0]["id"] == kept.org_id
     )
