@@ -15,6 +15,17 @@ MAX_ID_LENGTH = 64
 MAX_NAME_LENGTH = 1_000
 #: Longest message content or memory text.
 MAX_TEXT_LENGTH = 100_000
+#: Largest ``skip`` or ``limit``: Neo4j's INTEGER is 64-bit, a larger int cannot be sent.
+MAX_PAGE_VALUE = 2**63 - 1
+
+
+def check_encodable(name: str, value: str, error: type[Exception] = ValueError) -> str:
+    """A string the driver can send: one with a lone surrogate (``"\\ud800"``) has no UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise error(f"`{name}` is not valid unicode (it holds a lone surrogate).") from None
+    return value
 
 
 def _check_text(name: str, value: Any, max_length: int, error: type[Exception]) -> str:
@@ -24,7 +35,7 @@ def _check_text(name: str, value: Any, max_length: int, error: type[Exception]) 
         raise error(f"`{name}` must be a string and have a value.")
     if len(value) > max_length:
         raise error(f"`{name}` is longer than {max_length} characters.")
-    return value
+    return check_encodable(name, value, error)
 
 
 def check_ids(error: type[Exception] = ValueError, **ids: Any) -> None:
@@ -52,9 +63,11 @@ def check_flag(name: str, value: Any) -> bool:
 
 
 def check_page(skip: Any, limit: Any) -> None:
-    """``skip`` and ``limit`` are non-negative ints (a bool is not an int here)."""
+    """``skip`` and ``limit`` are ints from 0 to MAX_PAGE_VALUE (a bool is not an int here)."""
     for name, value in (("skip", skip), ("limit", limit)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"`{name}` must be an integer, not {type(value).__name__}.")
         if value < 0:
             raise ValueError(f"`{name}` must not be negative.")
+        if value > MAX_PAGE_VALUE:
+            raise ValueError(f"`{name}` must be at most {MAX_PAGE_VALUE}.")

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from memora_ogm import convert, queries
-from memora_ogm._async.component import GraphComponent, get_agent, get_user
+from memora_ogm._async.component import GraphComponent, get_agent, get_user, lock, locked_user
 from memora_ogm._async.graph import VectorChanges
 from memora_ogm._async.memory import collection_of, delete_memories, resolving_read
 from memora_ogm._async.nodes import (
@@ -32,10 +32,15 @@ from memora_ogm._async.ogm import Link, connect_many, delete_nodes, reachable
 from memora_ogm.errors import InteractionNotFound, MemoryNotFound
 from memora_ogm.properties import as_aware
 from memora_ogm.schema import models
-from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
+from memora_ogm.schema.storage import (
+    ContraryMemoryToStore,
+    MemoriesAndInteraction,
+    MemoryToStore,
+)
 from memora_ogm.validation import (
     MAX_NAME_LENGTH,
     MAX_TEXT_LENGTH,
+    check_encodable,
     check_flag,
     check_ids,
     check_page,
@@ -53,6 +58,7 @@ def _check_message(index: int, message: Any) -> None:
             raise ValueError(f"message {index} must have a string `{key}`.")
         if len(value) > limit:
             raise ValueError(f"`{key}` of message {index} is longer than {limit} characters.")
+        check_encodable(f"{key} of message {index}", value)
 
 
 def _check_positions(memory: MemoryToStore, message_count: int) -> None:
@@ -82,11 +88,13 @@ def check_memories_and_interaction(value: Any) -> MemoriesAndInteraction:
         _check_message(index, message)
     if not isinstance(value.interaction_date, datetime):
         raise ValueError("`interaction_date` must be a datetime.")
-    for memory in [*value.memories, *value.contrary_memories]:
-        if not isinstance(memory, MemoryToStore):
-            raise ValueError("memories must be MemoryToStore objects.")
-        check_text("memory", memory.memory)
-        _check_positions(memory, len(value.interaction))
+    for name, kind in (("memories", MemoryToStore), ("contrary_memories", ContraryMemoryToStore)):
+        memories = getattr(value, name)
+        if not isinstance(memories, list) or not all(isinstance(m, kind) for m in memories):
+            raise ValueError(f"`{name}` must be a list of {kind.__name__} objects.")
+        for memory in memories:
+            check_text("memory", memory.memory)
+            _check_positions(memory, len(value.interaction))
     for contrary in value.contrary_memories:
         check_ids(existing_contrary_memory_id=contrary.existing_contrary_memory_id)
     return value
@@ -102,15 +110,14 @@ class _Owner:
     superseded: dict[str, Memory]
 
 
-async def _load_owner(
-    org_id: str, user_id: str, agent_id: str, data: MemoriesAndInteraction
-) -> _Owner:
-    """The user, agent and superseded memories must exist, or the write fails before writing.
+async def _load_owner(user: User, agent_id: str, data: MemoriesAndInteraction) -> _Owner:
+    """The agent and superseded memories must exist, or the write fails before writing.
 
-    A contrary memory may only supersede a memory of the same org and user; any
-    other id (unknown, or another tenant's) raises ``MemoryNotFound``.
+    ``user`` is locked by the caller (:func:`locked_user`). A contrary memory may only
+    supersede a memory of the same org and user; any other id (unknown, or another
+    tenant's) raises ``MemoryNotFound``.
     """
-    user = await get_user(org_id, user_id)
+    org_id, user_id = user.org_id, user.user_id
     await get_agent(org_id, agent_id)
     collection = await collection_of(user, User.has_memories)
     wanted = sorted({memory.existing_contrary_memory_id for memory in data.contrary_memories})
@@ -215,24 +222,24 @@ def _unchanged_prefix(chain: Sequence[MessageBlock], messages: Sequence[dict[str
 async def _locked_interaction(
     org_id: str, user_id: str, interaction_id: str, **properties: Any
 ) -> Interaction:
-    """The interaction, with ``properties`` set and write-locked: its writers take turns.
+    """The interaction of the locked user, with ``properties`` set and write-locked.
 
-    Saving the node takes its write lock; reading it again afterwards proves a
-    concurrent delete did not remove it meanwhile.
+    The user's lock comes first (:func:`locked_user`; the same order for every
+    writer, so they cannot deadlock), then the interaction's own.
     """
+
+    def missing() -> InteractionNotFound:
+        return InteractionNotFound(org_id, user_id, interaction_id)
+
+    await locked_user(org_id, user_id, missing)
     interaction = await Interaction.nodes.get_or_none(
         org_id=org_id, user_id=user_id, interaction_id=interaction_id
     )
     if interaction is None:
-        raise InteractionNotFound(org_id, user_id, interaction_id)
+        raise missing()
     for name, value in properties.items():
         setattr(interaction, name, value)
-    await interaction.save()
-    try:
-        await interaction.refresh()
-    except Interaction.DoesNotExist as error:
-        raise InteractionNotFound(org_id, user_id, interaction_id) from error
-    return interaction
+    return await lock(interaction, missing)
 
 
 async def _chain(interactions: Sequence[Interaction]) -> dict[MemoraNode, list[MessageBlock]]:
@@ -298,7 +305,7 @@ class Neo4jInteraction(GraphComponent):
         when = as_aware(data.interaction_date)
 
         async def work(changes: VectorChanges) -> tuple[str, datetime]:
-            owner = await _load_owner(org_id, user_id, agent_id, data)
+            owner = await _load_owner(await locked_user(org_id, user_id), agent_id, data)
             collection = await collection_of(owner.user, User.interactions_in)
             interaction = await Interaction(
                 org_id=org_id, user_id=user_id, agent_id=agent_id, created_at=when, updated_at=when
@@ -341,7 +348,7 @@ class Neo4jInteraction(GraphComponent):
             interaction = await _locked_interaction(
                 org_id, user_id, interaction_id, agent_id=agent_id, updated_at=when
             )
-            owner = await _load_owner(org_id, user_id, agent_id, data)
+            owner = await _load_owner(await get_user(org_id, user_id), agent_id, data)
             (stored,) = (await _chain([interaction])).values()
             kept = _unchanged_prefix(stored, data.interaction)
             await delete_nodes(stored[kept:])
@@ -455,7 +462,9 @@ class Neo4jInteraction(GraphComponent):
         check_ids(org_id=org_id, user_id=user_id)
 
         async def work(changes: VectorChanges) -> None:
-            collection = await collection_of(await get_user(org_id, user_id), User.interactions_in)
+            collection = await collection_of(
+                await locked_user(org_id, user_id), User.interactions_in
+            )
             found = await reachable([collection], InteractionCollection.had_interaction)
             interactions = [interaction for _, interaction in found]
             # Saving takes their write locks, so no update adds messages meanwhile.

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from memora_ogm import convert, queries
-from memora_ogm._async.component import GraphComponent, get_user
+from memora_ogm._async.component import GraphComponent, get_user, locked_user
 from memora_ogm._async.graph import Graph, VectorChanges
 from memora_ogm._async.nodes import MemoraNode, Memory, MemoryCollection, User
 from memora_ogm._async.ogm import delete_nodes, delete_unlinked, reachable
@@ -198,12 +198,16 @@ class Neo4jMemory(GraphComponent):
         """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent."""
         check_ids(org_id=org_id, user_id=user_id, memory_id=memory_id)
 
+        def missing() -> MemoryNotFound:
+            return MemoryNotFound(org_id, user_id, memory_id)
+
         async def work(changes: VectorChanges) -> None:
+            await locked_user(org_id, user_id, missing)
             memory = await Memory.nodes.get_or_none(
                 org_id=org_id, user_id=user_id, memory_id=memory_id
             )
             if memory is None:
-                raise MemoryNotFound(org_id, user_id, memory_id)
+                raise missing()
             await delete_memories([memory], changes)
 
         await self.graph.write(work)
@@ -217,7 +221,7 @@ class Neo4jMemory(GraphComponent):
         check_ids(org_id=org_id, user_id=user_id)
 
         async def work(changes: VectorChanges) -> None:
-            collection = await collection_of(await get_user(org_id, user_id), User.has_memories)
+            collection = await collection_of(await locked_user(org_id, user_id), User.has_memories)
             memories = await reachable([collection], MemoryCollection.includes)
             await delete_memories([memory for _, memory in memories], changes)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memora_ogm import convert
-from memora_ogm._async.component import GraphComponent, get_org, get_user
+from memora_ogm._async.component import GraphComponent, get_org, get_user, locked_user
 from memora_ogm._async.graph import VectorChanges
 from memora_ogm._async.nodes import (
     Date,
@@ -74,7 +74,9 @@ class Neo4jUser(GraphComponent):
         check_ids(org_id=org_id, user_id=user_id)
 
         async def work(changes: VectorChanges) -> None:
-            user = await get_user(org_id, user_id)
+            # Locked first: writes of this user that are under way finish before the
+            # reads below, and later ones find no user.
+            user = await locked_user(org_id, user_id)
             owned = {"org_id": org_id, "user_id": user_id}
             interactions = await Interaction.nodes.filter(**owned).all()
             memories = await Memory.nodes.filter(**owned).all()

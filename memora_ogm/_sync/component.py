@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 from memora_ogm._sync.base import BaseGraphDB
 from memora_ogm._sync.graph import Graph
-from memora_ogm._sync.nodes import Agent, Org, User
+from memora_ogm._sync.nodes import Agent, MemoraNode, Org, User
 from memora_ogm.errors import AgentNotFound, OrganizationNotFound, UserNotFound
+
+N = TypeVar("N", bound=MemoraNode)
 
 
 class GraphComponent(BaseGraphDB):
@@ -37,3 +41,33 @@ def get_agent(org_id: str, agent_id: str) -> Agent:
     if node is None:
         raise AgentNotFound(org_id, agent_id)
     return node
+
+
+def lock(node: N, missing: Callable[[], Exception]) -> N:
+    """``node``, write-locked until the transaction ends, or ``missing()`` if it is gone.
+
+    Saving the node takes its write lock; reading it again afterwards proves that a
+    concurrent delete did not remove it meanwhile. (A delete that held the lock makes
+    the save fail with ``EntityNotFound``, which the unit of work retries.)
+    """
+    node.save()
+    try:
+        node.refresh()
+    except type(node).DoesNotExist as error:
+        raise missing() from error
+    return node
+
+
+def locked_user(org_id: str, user_id: str, missing: Callable[[], Exception] | None = None) -> User:
+    """The user, write-locked: every write to one user's interactions and memories takes turns.
+
+    Without it a delete of the user, of an interaction or of a memory could commit
+    between a concurrent write's reads and its links, and that write would link to
+    nodes that are gone (orphaned interactions, messages or memories). ``missing``
+    makes the error for a user that does not exist (``UserNotFound`` by default).
+    """
+    node = User.nodes.get_or_none(org_id=org_id, user_id=user_id)
+    error = missing or (lambda: UserNotFound(org_id, user_id))
+    if node is None:
+        raise error()
+    return lock(node, error)

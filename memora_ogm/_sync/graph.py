@@ -4,7 +4,8 @@
 Every facade method runs its work through :meth:`Graph.read` or :meth:`Graph.write`:
 a read or write transaction on neomodel's context-local session (so concurrent
 tasks never share one), retried with jittered backoff on Neo4j's transient
-errors and on constraint races of concurrent ``MERGE``\\ s. A write's
+errors, on constraint races of concurrent ``MERGE``\\ s and on nodes deleted by a
+concurrent transaction while this one waited for their lock. A write's
 :class:`VectorChanges` are applied to the associated vector store after the graph
 work succeeded and before the commit, and undone if the commit then fails: both
 stores change together or neither does.
@@ -37,6 +38,10 @@ T = TypeVar("T")
 logger = logging.getLogger("memora_ogm")
 
 CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
+#: A node the transaction had found was deleted by a concurrent transaction before this
+#: one could lock it (raised where it waited for that lock): the work starts again and
+#: sees the node gone.
+ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
 
 
 class VectorChanges:
@@ -116,7 +121,7 @@ def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None
 def _is_retryable(error: BaseException) -> bool:
     if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty)):
         return True
-    return isinstance(error, ClientError) and error.code == CONSTRAINT_FAILED
+    return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
 
 
 class Graph:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from memora_ogm import convert, queries
-from memora_ogm._sync.component import GraphComponent, get_user
+from memora_ogm._sync.component import GraphComponent, get_user, locked_user
 from memora_ogm._sync.graph import Graph, VectorChanges
 from memora_ogm._sync.nodes import MemoraNode, Memory, MemoryCollection, User
 from memora_ogm._sync.ogm import delete_nodes, delete_unlinked, reachable
@@ -197,10 +197,14 @@ class Neo4jMemory(GraphComponent):
         """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent."""
         check_ids(org_id=org_id, user_id=user_id, memory_id=memory_id)
 
+        def missing() -> MemoryNotFound:
+            return MemoryNotFound(org_id, user_id, memory_id)
+
         def work(changes: VectorChanges) -> None:
+            locked_user(org_id, user_id, missing)
             memory = Memory.nodes.get_or_none(org_id=org_id, user_id=user_id, memory_id=memory_id)
             if memory is None:
-                raise MemoryNotFound(org_id, user_id, memory_id)
+                raise missing()
             delete_memories([memory], changes)
 
         self.graph.write(work)
@@ -214,7 +218,7 @@ class Neo4jMemory(GraphComponent):
         check_ids(org_id=org_id, user_id=user_id)
 
         def work(changes: VectorChanges) -> None:
-            collection = collection_of(get_user(org_id, user_id), User.has_memories)
+            collection = collection_of(locked_user(org_id, user_id), User.has_memories)
             memories = reachable([collection], MemoryCollection.includes)
             delete_memories([memory for _, memory in memories], changes)
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from memora_ogm import convert
-from memora_ogm._sync.component import GraphComponent, get_org, get_user
+from memora_ogm._sync.component import GraphComponent, get_org, get_user, locked_user
 from memora_ogm._sync.graph import VectorChanges
 from memora_ogm._sync.nodes import (
     Date,
@@ -75,7 +75,9 @@ class Neo4jUser(GraphComponent):
         check_ids(org_id=org_id, user_id=user_id)
 
         def work(changes: VectorChanges) -> None:
-            user = get_user(org_id, user_id)
+            # Locked first: writes of this user that are under way finish before the
+            # reads below, and later ones find no user.
+            user = locked_user(org_id, user_id)
             owned = {"org_id": org_id, "user_id": user_id}
             interactions = Interaction.nodes.filter(**owned).all()
             memories = Memory.nodes.filter(**owned).all()
