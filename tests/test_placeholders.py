@@ -1,7 +1,7 @@
 """Placeholder resolution in memory reads, by APOC on the server and by the Python fallback.
 
 Every test runs in both modes (``resolution`` fixture): the fallback is forced by
-setting ``graph._apoc = False`` on the facade, which is what a server without
+setting ``graph.use_apoc = False`` on the facade, which is what a server without
 APOC gets after detection. One test reads everything in both modes and compares.
 """
 
@@ -41,7 +41,7 @@ def resolution(request: pytest.FixtureRequest, memora: Any, driver: Any) -> str:
         ).records
         assert records[0][0] == 1, "the test server must have APOC core"
     else:
-        memora.graph._apoc = False
+        memora.graph.use_apoc = False
     return str(request.param)
 
 
@@ -89,7 +89,7 @@ async def test_placeholders_become_names(
     assert sorted(memory.memory for memory in found.memories) == sorted(
         memory.memory for memory in memories
     )
-    assert memora.graph._apoc is (resolution == "apoc")
+    assert memora.graph.use_apoc is (resolution == "apoc")
 
 
 async def test_spec_10_10_possessive_kept_and_names_inserted_literally(
@@ -143,8 +143,8 @@ async def test_apoc_and_python_resolution_give_identical_results(memora: Any) ->
     await memora.delete_agent(world.org_id, helper.agent_id)
 
     with_apoc = await _read_all(memora, world, interaction_id)
-    assert memora.graph._apoc is True  # detected on the server
-    memora.graph._apoc = False
+    assert memora.graph.use_apoc is True  # detected on the server
+    memora.graph.use_apoc = False
     in_python = await _read_all(memora, world, interaction_id)
 
     assert in_python == with_apoc

@@ -31,6 +31,7 @@ from neomodel.exceptions import UniqueProperty
 from memora_ogm._async.compat import sleep
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.errors import RetriesExhausted
+from memora_ogm.queries import APOC_AVAILABLE
 from memora_ogm.schema.models import Memory as MemoryModel
 
 T = TypeVar("T")
@@ -149,23 +150,24 @@ class Graph:
             if uri is not None
             else None
         )
-        self._connected = False
-        self._apoc: bool | None = None
+        #: Resolve placeholders with APOC on the server (True), in Python (False), or
+        #: detect whether the server has APOC on first use (None).
+        self.use_apoc: bool | None = None
 
     async def connect(self) -> None:
-        """Point neomodel at this facade's driver (once; neomodel's driver is process-wide)."""
-        if self._connected:
-            return
+        """Point neomodel at this facade's driver.
+
+        neomodel has one driver per process; checking it before every unit of work lets
+        several interfaces (to several servers) take turns in one process.
+        """
         if self._driver is not None and adb.driver is not self._driver:
             await adb.set_connection(driver=self._driver)
-        self._connected = True
 
     async def close(self) -> None:
         if self._driver is not None:
             if adb.driver is self._driver:
                 adb.driver = None
             await self._driver.close()
-        self._connected = False
 
     @asynccontextmanager
     async def _transaction(self, write: bool) -> AsyncIterator[None]:
@@ -229,10 +231,8 @@ class Graph:
         return [dict(zip(columns, row, strict=True)) for row in results]
 
     async def has_apoc(self) -> bool:
-        """Whether APOC's text functions are callable on this server (asked once)."""
-        if self._apoc is None:
-            from memora_ogm.queries import APOC_AVAILABLE
-
+        """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""
+        if self.use_apoc is None:
             rows = await self.read(lambda: self.cypher(APOC_AVAILABLE))
-            self._apoc = bool(rows and rows[0]["available"])
-        return self._apoc
+            self.use_apoc = bool(rows and rows[0]["available"])
+        return self.use_apoc

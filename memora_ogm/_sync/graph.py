@@ -32,6 +32,7 @@ from neomodel.exceptions import UniqueProperty
 from memora_ogm._sync.compat import sleep
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.errors import RetriesExhausted
+from memora_ogm.queries import APOC_AVAILABLE
 from memora_ogm.schema.models import Memory as MemoryModel
 
 T = TypeVar("T")
@@ -150,23 +151,24 @@ class Graph:
             if uri is not None
             else None
         )
-        self._connected = False
-        self._apoc: bool | None = None
+        #: Resolve placeholders with APOC on the server (True), in Python (False), or
+        #: detect whether the server has APOC on first use (None).
+        self.use_apoc: bool | None = None
 
     def connect(self) -> None:
-        """Point neomodel at this facade's driver (once; neomodel's driver is process-wide)."""
-        if self._connected:
-            return
+        """Point neomodel at this facade's driver.
+
+        neomodel has one driver per process; checking it before every unit of work lets
+        several interfaces (to several servers) take turns in one process.
+        """
         if self._driver is not None and db.driver is not self._driver:
             db.set_connection(driver=self._driver)
-        self._connected = True
 
     def close(self) -> None:
         if self._driver is not None:
             if db.driver is self._driver:
                 db.driver = None
             self._driver.close()
-        self._connected = False
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[None]:
@@ -230,10 +232,8 @@ class Graph:
         return [dict(zip(columns, row, strict=True)) for row in results]
 
     def has_apoc(self) -> bool:
-        """Whether APOC's text functions are callable on this server (asked once)."""
-        if self._apoc is None:
-            from memora_ogm.queries import APOC_AVAILABLE
-
+        """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""
+        if self.use_apoc is None:
             rows = self.read(lambda: self.cypher(APOC_AVAILABLE))
-            self._apoc = bool(rows and rows[0]["available"])
-        return self._apoc
+            self.use_apoc = bool(rows and rows[0]["available"])
+        return self.use_apoc

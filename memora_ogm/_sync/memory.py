@@ -4,7 +4,7 @@
 Reads run the memory queries of :mod:`memora_ogm.queries`; their placeholders are
 resolved on the server with APOC, or here with :mod:`memora_ogm.placeholders`
 when the server has no APOC (``graph.has_apoc()``; tests force the fallback with
-``graph._apoc = False``). Deletes go through the node classes and take the memories
+``graph.use_apoc = False``). Deletes go through the node classes and take the memories
 out of the associated vector store in the same unit of work.
 """
 
