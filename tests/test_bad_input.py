@@ -278,6 +278,9 @@ def test_the_sweep_covers_every_argument_of_every_method() -> None:
     assert len(arguments) == 28
 
 
+# The sync twin is generated from the same checks (test_sync_twin keeps it current) and runs
+# them in the literal-names test below and the tenant tests; sweeping it again doubles the time.
+@pytest.mark.parametrize("stores", ["async"], indirect=True)
 @pytest.mark.parametrize("group", GROUPS)
 async def test_bad_input_raises_the_documented_error_and_changes_nothing(
     stores: Stores, tenants: Tenants, neo4j_driver: Driver, group: str
