@@ -66,15 +66,21 @@ MODES = pytest.mark.parametrize(
 )
 
 
-def failures(outcomes: Sequence[Outcome], allowed: tuple[type[Exception], ...]) -> list[Outcome]:
-    """The outcomes that are neither a success nor one of the ``allowed`` clean errors."""
+def failures(
+    calls: Sequence[Call], outcomes: Sequence[Outcome], allowed: tuple[type[Exception], ...]
+) -> list[tuple[str, Outcome]]:
+    """The calls (by method) whose outcome is neither a success nor an ``allowed`` clean error."""
     names: set[str] = set()
     classes = list(allowed)
     while classes:  # the allowed classes and their subclasses, by name
         cls = classes.pop()
         names.add(cls.__name__)
         classes.extend(cls.__subclasses__())
-    return [outcome for outcome in outcomes if outcome[0] != "ok" and outcome[0] not in names]
+    return [
+        (method, outcome)
+        for (method, _), outcome in zip(calls, outcomes, strict=True)
+        if outcome[0] != "ok" and outcome[0] not in names
+    ]
 
 
 async def assert_invariants(driver: Driver, vector_store: Any = None) -> None:
@@ -125,7 +131,7 @@ async def test_20_concurrent_updates_of_one_interaction_leave_one_of_them(
 
     outcomes = await run_race(mode, memora, neo4j_connection, calls)
 
-    assert failures(outcomes, (RetriesExhausted,)) == []
+    assert failures(calls, outcomes, (RetriesExhausted,)) == []
     succeeded = {k for k, outcome in enumerate(outcomes) if outcome[0] == "ok"}
     assert succeeded, "no update went through"
     assert all(outcomes[k][1] == (interaction_id, LATER) for k in succeeded)
@@ -278,7 +284,7 @@ async def test_deletes_racing_saves_and_updates_keep_both_stores_whole(
 
         outcomes = await race(stores.graph, calls)
 
-        assert failures(outcomes, (NotFoundError,)) == []
+        assert failures(calls, outcomes, (NotFoundError,)) == []
         await assert_invariants(neo4j_driver, stores.vectors)
         if delete == "delete_user":
             assert (
@@ -302,7 +308,7 @@ async def test_delete_user_racing_writes_from_processes_leaves_nothing_of_the_us
 
     outcomes = await asyncio.to_thread(race_in_processes, neo4j_connection, calls)
 
-    assert failures(outcomes, (NotFoundError,)) == []
+    assert failures(calls, outcomes, (NotFoundError,)) == []
     assert (
         value(
             driver,
@@ -312,3 +318,28 @@ async def test_delete_user_racing_writes_from_processes_leaves_nothing_of_the_us
         == 0
     )
     await assert_invariants(driver)
+
+
+async def test_delete_organization_racing_writes_leaves_nothing_of_it(
+    stores: Stores, neo4j_driver: Driver
+) -> None:
+    """Saves and updates of its users, new users and new agents race the organisation's
+    deletion: whatever wins, nothing of the organisation is left in either store."""
+    world, interactions = await _user_with_history(stores.graph)
+    second, _ = await _user_with_history(stores.graph, world.org_id)
+    memory_id = value(
+        neo4j_driver,
+        "MATCH (m:Memory {memory: 'old 0', user_id: $u}) RETURN m.memory_id",
+        u=world.user_id,
+    )
+    calls = _writes(world, interactions, memory_id) + _writes(second, [], memory_id)
+    calls += [("create_user", (world.org_id, f"late {n}")) for n in range(3)]
+    calls += [("create_agent", (world.org_id, "late", world.user_id)) for n in range(2)]
+    calls.insert(len(calls) // 3, ("delete_organization", (world.org_id,)))
+
+    outcomes = await race(stores.graph, calls)
+
+    assert failures(calls, outcomes, (NotFoundError,)) == []
+    left = "MATCH (n) WHERE n.org_id = $org RETURN count(n)"
+    assert value(neo4j_driver, left, org=world.org_id) == 0
+    await assert_invariants(neo4j_driver, stores.vectors)

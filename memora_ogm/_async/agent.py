@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memora_ogm import convert
-from memora_ogm._async.component import GraphComponent, get_agent, get_org, get_user
+from memora_ogm._async.component import GraphComponent, get_agent, get_org, get_user, locked_org
 from memora_ogm._async.graph import VectorChanges
 from memora_ogm._async.nodes import Agent, Org, User
 from memora_ogm._async.ogm import connect_many, delete_nodes, reachable
@@ -21,7 +21,7 @@ class Neo4jAgent(GraphComponent):
             check_ids(user_id=user_id)
 
         async def work(_: VectorChanges) -> models.Agent:
-            org = await get_org(org_id)
+            org = await locked_org(org_id)
             user = await get_user(org_id, user_id) if user_id is not None else None
             agent = await Agent(org_id=org_id, agent_label=agent_label, user_id=user_id).save()
             await connect_many(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.graph import Graph
 from memora_ogm._async.nodes import Agent, MemoraNode, Org, User
+from memora_ogm._async.ogm import lock_nodes
 from memora_ogm.errors import AgentNotFound, OrganizationNotFound, UserNotFound
 
 N = TypeVar("N", bound=MemoraNode)
@@ -42,18 +43,23 @@ async def get_agent(org_id: str, agent_id: str) -> Agent:
     return node
 
 
-async def lock(node: N, missing: Callable[[], Exception]) -> N:
-    """``node``, write-locked until the transaction ends, or ``missing()`` if it is gone.
+async def lock(node: N, missing: Callable[[], Exception], **changes: Any) -> N:
+    """``node``, write-locked until the transaction ends and read again, with ``changes`` saved;
+    ``missing()`` if a concurrent delete removed it.
 
-    Saving the node takes its write lock; reading it again afterwards proves that a
-    concurrent delete did not remove it meanwhile. (A delete that held the lock makes
-    the save fail with ``EntityNotFound``, which the unit of work retries.)
+    (A delete that held the lock makes the locking fail with ``EntityNotFound``, which
+    the unit of work retries.)
     """
-    await node.save()
+    if not await lock_nodes([node]):
+        raise missing()
     try:
         await node.refresh()
     except type(node).DoesNotExist as error:
         raise missing() from error
+    if changes:
+        for name, value in changes.items():
+            setattr(node, name, value)
+        await node.save()
     return node
 
 
@@ -72,3 +78,9 @@ async def locked_user(
     if node is None:
         raise error()
     return await lock(node, error)
+
+
+async def locked_org(org_id: str) -> Org:
+    """The organisation, write-locked: what adds users or agents to it takes turns with
+    its deletion, which locks it last to make sure nothing was added meanwhile."""
+    return await lock(await get_org(org_id), lambda: OrganizationNotFound(org_id))

@@ -26,7 +26,7 @@ from neo4j.exceptions import (
     TransientError,
 )
 from neomodel import adb
-from neomodel.exceptions import UniqueProperty
+from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
 from memora_ogm._async.compat import sleep
 from memora_ogm._async.vector_base import BaseVectorDB
@@ -121,6 +121,8 @@ async def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -
 def _is_retryable(error: BaseException) -> bool:
     if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty)):
         return True
+    if isinstance(error, NodeClassNotDefined) and not error.db_node_rel_class.labels:
+        return True  # a node read while a concurrent transaction deleted it has no labels
     return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
 
 

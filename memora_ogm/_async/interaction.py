@@ -237,9 +237,7 @@ async def _locked_interaction(
     )
     if interaction is None:
         raise missing()
-    for name, value in properties.items():
-        setattr(interaction, name, value)
-    return await lock(interaction, missing)
+    return await lock(interaction, missing, **properties)
 
 
 async def _chain(interactions: Sequence[Interaction]) -> dict[MemoraNode, list[MessageBlock]]:

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 
 from memora_ogm import convert
-from memora_ogm._async.component import GraphComponent, get_org
+from memora_ogm._async.component import GraphComponent, get_org, locked_org
 from memora_ogm._async.graph import VectorChanges
 from memora_ogm._async.nodes import (
     Agent,
@@ -63,29 +63,41 @@ class Neo4jOrganization(GraphComponent):
     async def delete_organization(self, org_id: str) -> None:
         """Delete the organisation and everything under it, a batch per transaction.
 
-        Memories leave the vector store with the batch that deletes them, so the two
-        stores agree after every commit; the organisation node goes last, so a
-        deletion that stopped half-way can simply be called again.
+        Users go first: a write of a user that is under way finishes before its user
+        goes, and later ones find no user. Memories leave the vector store with the
+        batch that deletes them, so the two stores agree after every commit. The
+        organisation node goes last, in a transaction that locks it (as
+        ``create_user`` and ``create_agent`` do) and finds nothing left under it, else
+        the batches run again; so a deletion that stopped half-way can simply be
+        called again, and nothing created meanwhile is left behind.
         """
         check_ids(TypeError, org_id=org_id)
         await self.graph.read(lambda: get_org(org_id))
         batches: list[Callable[[VectorChanges], Awaitable[int]]] = [
+            partial(_delete_batch, User, org_id),
             partial(_delete_memory_batch, org_id),
             partial(_delete_interaction_batch, org_id),
             *(
                 partial(_delete_batch, cls, org_id)
-                for cls in (Date, InteractionCollection, MemoryCollection, Agent, User)
+                for cls in (Date, InteractionCollection, MemoryCollection, Agent)
             ),
         ]
-        for delete_batch in batches:
-            while await self.graph.write(delete_batch):
-                pass
 
-        async def delete_org(changes: VectorChanges) -> None:
-            await delete_nodes([await get_org(org_id)])
+        async def delete_org(changes: VectorChanges) -> bool:
+            org = await locked_org(org_id)
+            for cls in (User, Agent, Memory, Interaction, Date):
+                if await take(cls.nodes.filter(org_id=org_id), 1):
+                    return False
+            await delete_nodes([org])
             changes.purge_organization(org_id)
+            return True
 
-        await self.graph.write(delete_org)
+        while True:
+            for delete_batch in batches:
+                while await self.graph.write(delete_batch):
+                    pass
+            if await self.graph.write(delete_org):
+                break
         self.logger.info("deleted organization %s", org_id)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memora_ogm import convert
-from memora_ogm._async.component import GraphComponent, get_org, get_user, locked_user
+from memora_ogm._async.component import GraphComponent, get_org, get_user, locked_org, locked_user
 from memora_ogm._async.graph import VectorChanges
 from memora_ogm._async.nodes import (
     Date,
@@ -26,7 +26,7 @@ class Neo4jUser(GraphComponent):
         check_name("user_name", user_name)
 
         async def work(_: VectorChanges) -> models.User:
-            org = await get_org(org_id)
+            org = await locked_org(org_id)
             user = await User(org_id=org_id, user_name=user_name).save()
             interactions = await InteractionCollection(org_id=org_id, user_id=user.user_id).save()
             memories = await MemoryCollection(org_id=org_id, user_id=user.user_id).save()

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from memora_ogm import convert
-from memora_ogm._sync.component import GraphComponent, get_agent, get_org, get_user
+from memora_ogm._sync.component import GraphComponent, get_agent, get_org, get_user, locked_org
 from memora_ogm._sync.graph import VectorChanges
 from memora_ogm._sync.nodes import Agent, Org, User
 from memora_ogm._sync.ogm import connect_many, delete_nodes, reachable
@@ -22,7 +22,7 @@ class Neo4jAgent(GraphComponent):
             check_ids(user_id=user_id)
 
         def work(_: VectorChanges) -> models.Agent:
-            org = get_org(org_id)
+            org = locked_org(org_id)
             user = get_user(org_id, user_id) if user_id is not None else None
             agent = Agent(org_id=org_id, agent_label=agent_label, user_id=user_id).save()
             connect_many(

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from memora_ogm._sync.base import BaseGraphDB
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.nodes import Agent, MemoraNode, Org, User
+from memora_ogm._sync.ogm import lock_nodes
 from memora_ogm.errors import AgentNotFound, OrganizationNotFound, UserNotFound
 
 N = TypeVar("N", bound=MemoraNode)
@@ -43,18 +44,23 @@ def get_agent(org_id: str, agent_id: str) -> Agent:
     return node
 
 
-def lock(node: N, missing: Callable[[], Exception]) -> N:
-    """``node``, write-locked until the transaction ends, or ``missing()`` if it is gone.
+def lock(node: N, missing: Callable[[], Exception], **changes: Any) -> N:
+    """``node``, write-locked until the transaction ends and read again, with ``changes`` saved;
+    ``missing()`` if a concurrent delete removed it.
 
-    Saving the node takes its write lock; reading it again afterwards proves that a
-    concurrent delete did not remove it meanwhile. (A delete that held the lock makes
-    the save fail with ``EntityNotFound``, which the unit of work retries.)
+    (A delete that held the lock makes the locking fail with ``EntityNotFound``, which
+    the unit of work retries.)
     """
-    node.save()
+    if not lock_nodes([node]):
+        raise missing()
     try:
         node.refresh()
     except type(node).DoesNotExist as error:
         raise missing() from error
+    if changes:
+        for name, value in changes.items():
+            setattr(node, name, value)
+        node.save()
     return node
 
 
@@ -71,3 +77,9 @@ def locked_user(org_id: str, user_id: str, missing: Callable[[], Exception] | No
     if node is None:
         raise error()
     return lock(node, error)
+
+
+def locked_org(org_id: str) -> Org:
+    """The organisation, write-locked: what adds users or agents to it takes turns with
+    its deletion, which locks it last to make sure nothing was added meanwhile."""
+    return lock(get_org(org_id), lambda: OrganizationNotFound(org_id))

@@ -27,7 +27,7 @@ from neo4j.exceptions import (
     TransientError,
 )
 from neomodel import db
-from neomodel.exceptions import UniqueProperty
+from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
 from memora_ogm._sync.compat import sleep
 from memora_ogm._sync.vector_base import BaseVectorDB
@@ -122,6 +122,8 @@ def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None
 def _is_retryable(error: BaseException) -> bool:
     if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty)):
         return True
+    if isinstance(error, NodeClassNotDefined) and not error.db_node_rel_class.labels:
+        return True  # a node read while a concurrent transaction deleted it has no labels
     return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
 
 

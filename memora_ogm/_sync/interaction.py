@@ -238,9 +238,7 @@ def _locked_interaction(
     )
     if interaction is None:
         raise missing()
-    for name, value in properties.items():
-        setattr(interaction, name, value)
-    return lock(interaction, missing)
+    return lock(interaction, missing, **properties)
 
 
 def _chain(interactions: Sequence[Interaction]) -> dict[MemoraNode, list[MessageBlock]]:

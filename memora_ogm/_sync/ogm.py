@@ -78,6 +78,23 @@ def delete_nodes(nodes: Sequence[MemoraNode]) -> None:
         )
 
 
+def lock_nodes(nodes: Sequence[MemoraNode]) -> int:
+    """Take the write lock of ``nodes`` (kept until the transaction ends); how many still exist.
+
+    Setting and removing a property locks a node without changing it, and without
+    the node's own properties (a node read while a concurrent delete took it away
+    comes back without them).
+    """
+    if not nodes:
+        return 0
+    rows, _ = db.cypher_query(
+        "UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id "
+        "SET n.memora_lock = true REMOVE n.memora_lock RETURN count(n)",
+        {"ids": _ids(nodes)},
+    )
+    return int(rows[0][0])
+
+
 def reachable(
     nodes: Sequence[MemoraNode], rel: Any, then_repeat: Any | None = None
 ) -> list[tuple[MemoraNode, Any]]:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import partial
 
 from memora_ogm import convert
-from memora_ogm._sync.component import GraphComponent, get_org
+from memora_ogm._sync.component import GraphComponent, get_org, locked_org
 from memora_ogm._sync.graph import VectorChanges
 from memora_ogm._sync.nodes import (
     Agent,
@@ -64,29 +64,41 @@ class Neo4jOrganization(GraphComponent):
     def delete_organization(self, org_id: str) -> None:
         """Delete the organisation and everything under it, a batch per transaction.
 
-        Memories leave the vector store with the batch that deletes them, so the two
-        stores agree after every commit; the organisation node goes last, so a
-        deletion that stopped half-way can simply be called again.
+        Users go first: a write of a user that is under way finishes before its user
+        goes, and later ones find no user. Memories leave the vector store with the
+        batch that deletes them, so the two stores agree after every commit. The
+        organisation node goes last, in a transaction that locks it (as
+        ``create_user`` and ``create_agent`` do) and finds nothing left under it, else
+        the batches run again; so a deletion that stopped half-way can simply be
+        called again, and nothing created meanwhile is left behind.
         """
         check_ids(TypeError, org_id=org_id)
         self.graph.read(lambda: get_org(org_id))
         batches: list[Callable[[VectorChanges], int]] = [
+            partial(_delete_batch, User, org_id),
             partial(_delete_memory_batch, org_id),
             partial(_delete_interaction_batch, org_id),
             *(
                 partial(_delete_batch, cls, org_id)
-                for cls in (Date, InteractionCollection, MemoryCollection, Agent, User)
+                for cls in (Date, InteractionCollection, MemoryCollection, Agent)
             ),
         ]
-        for delete_batch in batches:
-            while self.graph.write(delete_batch):
-                pass
 
-        def delete_org(changes: VectorChanges) -> None:
-            delete_nodes([get_org(org_id)])
+        def delete_org(changes: VectorChanges) -> bool:
+            org = locked_org(org_id)
+            for cls in (User, Agent, Memory, Interaction, Date):
+                if take(cls.nodes.filter(org_id=org_id), 1):
+                    return False
+            delete_nodes([org])
             changes.purge_organization(org_id)
+            return True
 
-        self.graph.write(delete_org)
+        while True:
+            for delete_batch in batches:
+                while self.graph.write(delete_batch):
+                    pass
+            if self.graph.write(delete_org):
+                break
         self.logger.info("deleted organization %s", org_id)
 
 

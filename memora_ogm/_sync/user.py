@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from memora_ogm import convert
-from memora_ogm._sync.component import GraphComponent, get_org, get_user, locked_user
+from memora_ogm._sync.component import GraphComponent, get_org, get_user, locked_org, locked_user
 from memora_ogm._sync.graph import VectorChanges
 from memora_ogm._sync.nodes import (
     Date,
@@ -27,7 +27,7 @@ class Neo4jUser(GraphComponent):
         check_name("user_name", user_name)
 
         def work(_: VectorChanges) -> models.User:
-            org = get_org(org_id)
+            org = locked_org(org_id)
             user = User(org_id=org_id, user_name=user_name).save()
             interactions = InteractionCollection(org_id=org_id, user_id=user.user_id).save()
             memories = MemoryCollection(org_id=org_id, user_id=user.user_id).save()
