@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,29 +54,15 @@ class RestartableServer:
         self.connection: Neo4jConnection | None = None
 
     def start(self) -> Neo4jConnection:
-        """Start (again) on the same port and data folder, with the same password.
-
-        The launcher sets its password with ``ALTER USER``, which Neo4j refuses when
-        the password does not change; a restart therefore comes up with a temporary
-        password and sets the real one back before anybody else connects.
-        """
-        restart = self.server is not None
+        """Start (again) on the same port and data folder, with the same password."""
         self.server = LocalNeo4jServer(
             port=self.port,
             data_dir=self.data_dir,
-            password=generate_password() if restart else self.password,
+            password=self.password,
             heap_mb=512,
             pagecache_mb=64,
         )
-        started = self.server.start()
-        if restart:
-            with GraphDatabase.driver(started.uri, auth=started.auth) as driver:
-                driver.execute_query(
-                    "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
-                    password=self.password,
-                    database_="system",
-                )
-        self.connection = replace(started, password=self.password)
+        self.connection = self.server.start()
         return self.connection
 
     def stop(self) -> None:

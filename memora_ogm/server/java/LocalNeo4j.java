@@ -68,10 +68,18 @@ public final class LocalNeo4j {
         }));
 
         // The embedded API may administer users without logging in; Bolt clients
-        // then need this password and are never asked to change it.
-        dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
-                "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
-                Map.of("password", password));
+        // then need this password and are never asked to change it. A restart on the
+        // same data folder with the same password is refused as "not a change": fine.
+        try {
+            dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
+                    "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
+                    Map.of("password", password));
+        } catch (RuntimeException e) {
+            String message = String.valueOf(e.getMessage()).toLowerCase(java.util.Locale.ROOT);
+            if (!message.contains("old password and new password cannot be the same")) {
+                throw e;
+            }
+        }
 
         System.out.println(READY + " bolt://127.0.0.1:" + port);
         System.out.flush();
