@@ -56,7 +56,8 @@ def _snapshot(driver: Driver) -> tuple[list[Any], list[Any], list[Any]]:
     )
 
 
-async def test_v0_3_migration_links_memories_to_their_day_once(memora: Any, driver: Driver) -> None:
+async def _pre_0_3_graph(memora: Any, driver: Driver) -> tuple[str, str]:
+    """A user whose memories were written before v0.3: no DATE_OBTAINED. Returns org, user."""
     org = await memora.create_organization("Acme")
     user = await memora.create_user(org.org_id, "Ann")
     agent = await memora.create_agent(org.org_id, "Bot")
@@ -67,6 +68,11 @@ async def test_v0_3_migration_links_memories_to_their_day_once(memora: Any, driv
         agent_id=agent.agent_id,
         memories=MEMORIES,
     )
+    return org.org_id, user.user_id
+
+
+async def test_v0_3_migration_links_memories_to_their_day_once(memora: Any, driver: Driver) -> None:
+    org_id, user_id = await _pre_0_3_graph(memora, driver)
     driver.execute_query(
         "CREATE INDEX interaction_updated_timestamp_index IF NOT EXISTS "
         "FOR (i:Interaction) ON (i.updated_at)"
@@ -86,7 +92,7 @@ async def test_v0_3_migration_links_memories_to_their_day_once(memora: Any, driv
         ("2", [date(2024, 3, 2)]),
         ("3", [date(2024, 3, 2)]),
     ]
-    assert {o for r in links for o in r["owners"]} == {f"{org.org_id}/{user.user_id}"}
+    assert {o for r in links for o in r["owners"]} == {f"{org_id}/{user_id}"}
     assert driver.execute_query("MATCH (d:Date) RETURN count(d)").records[0][0] == 2
     indexes = [r[0] for r in driver.execute_query("SHOW INDEXES YIELD name RETURN name").records]
     assert "interaction_updated_timestamp_index" not in indexes
@@ -100,21 +106,12 @@ async def test_v0_3_migration_links_memories_to_their_day_once(memora: Any, driv
 
 
 async def test_migration_finds_memories_through_the_date_walk(memora: Any, driver: Driver) -> None:
-    org = await memora.create_organization("Acme")
-    user = await memora.create_user(org.org_id, "Ann")
-    agent = await memora.create_agent(org.org_id, "Bot")
-    driver.execute_query(
-        OLD_MEMORIES,
-        org_id=org.org_id,
-        user_id=user.user_id,
-        agent_id=agent.agent_id,
-        memories=MEMORIES,
-    )
-    assert await memora.get_all_user_memories(org.org_id, user.user_id) == []
+    org_id, user_id = await _pre_0_3_graph(memora, driver)
+    assert await memora.get_all_user_memories(org_id, user_id) == []
 
     await memora.migrate_to_schema_for_memora_v0_3_x()
 
-    found = await memora.get_all_user_memories(org.org_id, user.user_id)
+    found = await memora.get_all_user_memories(org_id, user_id)
     assert sorted(m.memory_id for m in found) == sorted(m["id"] for m in MEMORIES)
     # Newest obtained_at first: 23:30+05:00 is 18:30 UTC, after 01:00-08:00 (09:00 UTC), same day.
     assert [m.memory_id[-1] for m in found] == ["2", "3", "1"]
