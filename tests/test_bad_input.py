@@ -146,7 +146,7 @@ def bad_data(tenants: Tenants) -> list[tuple[Any, type[Exception]]]:
     ]
     memories: list[Any] = [None, "m", [None], [{"memory": "m", "source_msg_block_pos": [0]}]]
     memories += [[_memory(memory=text)] for text in (*BLANK, None, 7, HUGE, UNENCODABLE)]
-    positions: list[Any] = [[2], [-1], [0, 5], [True], ["0"], [1.5], [None], None, "0", 0]
+    positions: list[Any] = [[2], [-1], [0, 5], [0, 0], [True], ["0"], [1.5], [None], None, "0", 0]
     memories += [[_memory(source_msg_block_pos=p)] for p in positions]
     contrary: list[Any] = [None, [None], [_memory()]]
     contrary += [[_contrary(memory_id)] for memory_id in ("", None, 7, "a\x00b", HUGE)]

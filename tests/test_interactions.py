@@ -140,11 +140,13 @@ async def test_save_uses_the_calendar_day_of_the_date_in_its_own_offset(
     assert stored.to_native() == late_evening and stored.utcoffset() == timedelta(hours=-5)
 
 
-async def test_save_links_a_message_cited_twice_once(memora: Any, driver: Any) -> None:
+async def test_save_refuses_a_message_cited_twice(memora: Any, driver: Any) -> None:
     world = await make_world(memora)
-    interaction_id = await save(memora, world, conversation(FOUR, memories=[("m", [1, 1, 0, 1])]))
+    before = snapshot(driver)
+    with pytest.raises(ValueError, match="position 1 is given twice"):
+        await save(memora, world, conversation(FOUR, memories=[("m", [1, 0, 1])]))
 
-    assert sources(driver, interaction_id) == {"m": [0, 1]}
+    assert snapshot(driver) == before
 
 
 async def test_saves_on_one_day_share_its_date_node(memora: Any, driver: Any) -> None:

@@ -63,9 +63,10 @@ def _check_message(index: int, message: Any) -> None:
 
 
 def _check_positions(memory: MemoryToStore, message_count: int) -> None:
-    """Source positions are ints (not bools) indexing the messages of the same object."""
+    """Source positions are distinct ints (not bools) indexing the messages of the same object."""
     if not isinstance(memory.source_msg_block_pos, list):
         raise ValueError("`source_msg_block_pos` must be a list of message positions.")
+    seen: set[int] = set()
     for position in memory.source_msg_block_pos:
         if isinstance(position, bool) or not isinstance(position, int):
             raise ValueError(f"message position {position!r} must be an integer.")
@@ -73,13 +74,15 @@ def _check_positions(memory: MemoryToStore, message_count: int) -> None:
             raise ValueError(
                 f"message position {position} is outside the {message_count} messages."
             )
+        if position in seen:
+            raise ValueError(f"message position {position} is given twice.")
+        seen.add(position)
 
 
 def check_memories_and_interaction(value: Any) -> MemoriesAndInteraction:
     """Everything a save or an update writes, checked before the first write.
 
-    Source positions index the message list of the same object; a position given
-    twice links its message once.
+    Source positions index the message list of the same object, each at most once.
     """
     if not isinstance(value, MemoriesAndInteraction):
         raise ValueError("expected a MemoriesAndInteraction.")
