@@ -11,6 +11,10 @@ query returns the raw text with the user's name and agent's label, and
 ``memora_ogm.placeholders`` does the same replacement in Python. Both bind
 ``resolved``, ``user_name`` and ``agent_label`` for a ``mem`` with its ``owner``
 (User) and ``agent`` (Agent) matched, possibly null.
+
+A node that a concurrent transaction deletes while a read walks past it can come
+back without its properties; the reads skip such nodes (``IS NOT NULL`` on a
+property every node of the label has).
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ WITH *, mem {{
     agent_label: agent.agent_label,
     message_sources: COLLECT {{
         MATCH (mem)-[:MESSAGE_SOURCE]->(source:MessageBlock)
+        WHERE source.msg_position IS NOT NULL
         RETURN source {{.msg_position, .role, .content}} ORDER BY source.msg_position
     }}
 }} AS memory
@@ -77,10 +82,12 @@ WITH *, interaction {{
     .org_id, .user_id, .agent_id, .interaction_id, .created_at, .updated_at,
     messages: CASE WHEN $with_messages THEN COLLECT {{
         MATCH (interaction)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(message:MessageBlock)
+        WHERE message.msg_position IS NOT NULL
         RETURN message {{.msg_position, .role, .content}} ORDER BY message.msg_position
     }} ELSE [] END,
     memories: CASE WHEN $with_memories THEN COLLECT {{
         MATCH (interaction)<-[:INTERACTION_SOURCE]-(mem:Memory)
+        WHERE mem.memory IS NOT NULL
         {MEMORY_PROJECTION}
         RETURN memory ORDER BY mem.obtained_at, mem.memory_id
     }} ELSE [] END
@@ -120,7 +127,8 @@ ORDER BY day.date DESC, interaction.updated_at DESC, interaction.interaction_id 
 #: newest ``obtained_at`` first, walking the Date index like the page above.
 MEMORIES_PAGE = f"""
 MATCH (day:Date {{org_id: $org_id, user_id: $user_id}})<-[:DATE_OBTAINED]-(mem:Memory)
-WHERE day.date IS NOT NULL AND ($agent_id IS NULL OR mem.agent_id = $agent_id)
+WHERE day.date IS NOT NULL AND mem.memory IS NOT NULL
+  AND ($agent_id IS NULL OR mem.agent_id = $agent_id)
 WITH day, mem
 ORDER BY day.org_id DESC, day.user_id DESC, day.date DESC, mem.obtained_at DESC, mem.memory_id DESC
 SKIP $skip LIMIT $limit

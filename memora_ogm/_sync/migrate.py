@@ -8,7 +8,7 @@ from neomodel.util import escape_identifier
 
 from memora_ogm._sync.graph import Graph, VectorChanges
 from memora_ogm._sync.nodes import Date, MemoraNode, Memory
-from memora_ogm._sync.ogm import connect_pairs, lacking
+from memora_ogm._sync.ogm import connect_many, lacking
 from memora_ogm._sync.schema import install_node_key
 from memora_ogm.migration import DropIndex, LinkMemoriesToDates, Migration, Operation
 from memora_ogm.properties import ZonedDateTimeProperty
@@ -37,9 +37,11 @@ def _link_memories_to_dates(graph: Graph, operation: LinkMemoriesToDates) -> Non
             *({"org_id": org, "user_id": user, "date": day} for org, user, day in days)
         )
         by_day = {(d.org_id, d.user_id, d.date): d for d in dates}
-        connect_pairs(
-            Memory.date_obtained,
-            [(m, by_day[(m.org_id, m.user_id, m.obtained_at.date())]) for m in memories],
+        connect_many(
+            (
+                Memory.date_obtained,
+                [(m, by_day[(m.org_id, m.user_id, m.obtained_at.date())]) for m in memories],
+            )
         )
         return len(memories)
 

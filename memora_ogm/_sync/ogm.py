@@ -45,30 +45,6 @@ def _ids(nodes: Sequence[MemoraNode]) -> list[str]:
     return ids  # type: ignore[return-value]
 
 
-def connect_pairs(rel: Any, pairs: Sequence[tuple[MemoraNode, MemoraNode]]) -> None:
-    """Create ``rel`` from each first node to its second node, all in one query."""
-    if not pairs:
-        return
-    query = (
-        "UNWIND $pairs AS pair "
-        "MATCH (a) WHERE elementId(a) = pair[0] "
-        "MATCH (b) WHERE elementId(b) = pair[1] "
-        f"CREATE (a){_arrow(rel)}(b)"
-    )
-    db.cypher_query(query, {"pairs": [[a.element_id, b.element_id] for a, b in pairs]})
-
-
-def disconnect_all(rel: Any, nodes: Sequence[MemoraNode]) -> None:
-    """Remove every ``rel`` relationship of ``nodes``, in one query."""
-    if not nodes:
-        return
-    query = (
-        "UNWIND $ids AS id MATCH (a) WHERE elementId(a) = id "
-        f"MATCH (a){_arrow(rel, var='r')}() DELETE r"
-    )
-    db.cypher_query(query, {"ids": _ids(nodes)})
-
-
 def delete_nodes(nodes: Sequence[MemoraNode]) -> None:
     """Detach and delete ``nodes`` in one query."""
     if nodes:
@@ -115,7 +91,8 @@ def reachable(
     query = (
         "UNWIND $ids AS id MATCH (s) WHERE elementId(s) = id "
         f"MATCH {pattern} "
-        f"WHERE n:{escape_identifier(target.__label__)} "
+        # A node deleted concurrently can be seen without its properties: skip it.
+        f"WHERE n:{escape_identifier(target.__label__)} AND size(keys(n)) > 0 "
         "RETURN id, n"
     )
     rows, _ = db.cypher_query(query, {"ids": _ids(nodes)})
@@ -134,7 +111,7 @@ Link = tuple[Any, Sequence[tuple[MemoraNode, MemoraNode]]]
 
 
 def connect_many(*links: Link) -> None:
-    """:func:`connect_pairs` for several relationship attributes in one query.
+    """Link each ``(from, to)`` pair along its relationship attribute, all in one query.
 
     Each attribute gets its own subquery; ``MERGE`` makes linking twice harmless,
     so callers need not check whether a relationship already exists.
@@ -143,7 +120,7 @@ def connect_many(*links: Link) -> None:
     params: dict[str, Any] = {}
     for index, (rel, pairs) in enumerate(links):
         if pairs:
-            params[f"pairs{index}"] = [[a.element_id, b.element_id] for a, b in pairs]
+            params[f"pairs{index}"] = [_ids(pair) for pair in pairs]
             blocks.append(
                 f"CALL () {{ UNWIND $pairs{index} AS pair "
                 "MATCH (a) WHERE elementId(a) = pair[0] "
