@@ -8,13 +8,20 @@ from typing import Any
 
 import neo4j.time
 
+from memora_ogm.errors import NodeVanished
 from memora_ogm.placeholders import resolve_placeholders
 from memora_ogm.properties import as_aware
 from memora_ogm.schema import models
 
 
 def native_datetime(value: Any) -> datetime:
-    """A DATETIME from a query row (or an already inflated datetime), made aware."""
+    """A DATETIME from a query row (or an already inflated datetime), made aware.
+
+    Every timestamp of the schema is set when its node is created, so a missing one
+    means the node was deleted while it was being read (:class:`NodeVanished`).
+    """
+    if value is None:
+        raise NodeVanished("a node was deleted while it was read")
     if isinstance(value, neo4j.time.DateTime):
         value = value.to_native()
     return as_aware(value)
@@ -22,7 +29,7 @@ def native_datetime(value: Any) -> datetime:
 
 def organization(node: Any) -> models.Organization:
     return models.Organization(
-        org_id=node.org_id, org_name=node.org_name, created_at=node.created_at
+        org_id=node.org_id, org_name=node.org_name, created_at=native_datetime(node.created_at)
     )
 
 
@@ -32,7 +39,7 @@ def agent(node: Any) -> models.Agent:
         agent_id=node.agent_id,
         user_id=node.user_id,
         agent_label=node.agent_label,
-        created_at=node.created_at,
+        created_at=native_datetime(node.created_at),
     )
 
 
@@ -41,13 +48,21 @@ def user(node: Any) -> models.User:
         org_id=node.org_id,
         user_id=node.user_id,
         user_name=node.user_name,
-        created_at=node.created_at,
+        created_at=native_datetime(node.created_at),
     )
+
+
+def _position(value: Any) -> int:
+    if value is None:
+        raise NodeVanished("a message was deleted while it was read")
+    return int(value)
 
 
 def message_block(row: Mapping[str, Any]) -> models.MessageBlock:
     return models.MessageBlock(
-        role=row.get("role"), content=row.get("content"), msg_position=row["msg_position"]
+        role=row.get("role"),
+        content=row.get("content"),
+        msg_position=_position(row["msg_position"]),
     )
 
 
@@ -60,13 +75,15 @@ def memory_for_vector(node: Any) -> models.Memory:
         interaction_id=node.interaction_id,
         memory_id=node.memory_id,
         memory=node.memory,
-        obtained_at=node.obtained_at,
+        obtained_at=native_datetime(node.obtained_at),
     )
 
 
 def message(node: Any) -> models.MessageBlock:
     """A MessageBlock node."""
-    return models.MessageBlock(role=node.role, content=node.content, msg_position=node.msg_position)
+    return models.MessageBlock(
+        role=node.role, content=node.content, msg_position=_position(node.msg_position)
+    )
 
 
 def resolved_memory(row: Mapping[str, Any], resolve_here: bool) -> models.Memory:

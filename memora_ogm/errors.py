@@ -58,5 +58,10 @@ class MemoryNotFound(NotFoundError):
         super().__init__("Memory", org_id=org_id, user_id=user_id, memory_id=memory_id)
 
 
+class NodeVanished(MemoraOGMError):
+    """A node was read while a concurrent transaction deleted it (it came back without
+    its properties); the read is retried and then no longer finds it."""
+
+
 class RetriesExhausted(MemoraOGMError):
     """A write kept conflicting with concurrent writers after every retry."""

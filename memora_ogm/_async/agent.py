@@ -36,7 +36,11 @@ class Neo4jAgent(GraphComponent):
 
     async def get_agent(self, org_id: str, agent_id: str) -> models.Agent:
         check_ids(org_id=org_id, agent_id=agent_id)
-        return convert.agent(await self.graph.read(lambda: get_agent(org_id, agent_id)))
+
+        async def work() -> models.Agent:
+            return convert.agent(await get_agent(org_id, agent_id))
+
+        return await self.graph.read(work)
 
     async def get_all_org_agents(self, org_id: str) -> list[models.Agent]:
         check_ids(org_id=org_id)

@@ -30,7 +30,7 @@ from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
 from memora_ogm._async.compat import sleep
 from memora_ogm._async.vector_base import BaseVectorDB
-from memora_ogm.errors import RetriesExhausted
+from memora_ogm.errors import NodeVanished, RetriesExhausted
 from memora_ogm.queries import APOC_AVAILABLE
 from memora_ogm.schema.models import Memory as MemoryModel
 
@@ -119,7 +119,9 @@ async def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -
 
 
 def _is_retryable(error: BaseException) -> bool:
-    if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty)):
+    if isinstance(
+        error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty, NodeVanished)
+    ):
         return True
     if isinstance(error, NodeClassNotDefined) and not error.db_node_rel_class.labels:
         return True  # a node read while a concurrent transaction deleted it has no labels

@@ -386,8 +386,8 @@ class Neo4jInteraction(GraphComponent):
             )
         apoc = await self.graph.has_apoc()
 
-        async def work() -> list[dict[str, Any]]:
-            return await resolving_read(
+        async def work() -> models.Interaction:
+            rows = await resolving_read(
                 self.graph,
                 queries.USER_INTERACTION,
                 apoc,
@@ -397,11 +397,11 @@ class Neo4jInteraction(GraphComponent):
                 with_messages=with_messages,
                 with_memories=True,
             )
+            if not rows:
+                raise InteractionNotFound(org_id, user_id, interaction_id)
+            return _interaction(rows[0]["details"], apoc)
 
-        rows = await self.graph.read(work)
-        if not rows:
-            raise InteractionNotFound(org_id, user_id, interaction_id)
-        return _interaction(rows[0]["details"], apoc)
+        return await self.graph.read(work)
 
     async def get_all_user_interactions(
         self,
@@ -424,9 +424,9 @@ class Neo4jInteraction(GraphComponent):
         check_page(skip, limit)
         apoc = await self.graph.has_apoc()
 
-        async def work() -> list[dict[str, Any]]:
+        async def work() -> list[models.Interaction]:
             await get_user(org_id, user_id)
-            return await resolving_read(
+            rows = await resolving_read(
                 self.graph,
                 queries.INTERACTIONS_PAGE,
                 apoc,
@@ -437,8 +437,9 @@ class Neo4jInteraction(GraphComponent):
                 skip=skip,
                 limit=limit,
             )
+            return [_interaction(row["details"], apoc) for row in rows]
 
-        return [_interaction(row["details"], apoc) for row in await self.graph.read(work)]
+        return await self.graph.read(work)
 
     async def delete_user_interaction_and_its_memories(
         self, org_id: str, user_id: str, interaction_id: str

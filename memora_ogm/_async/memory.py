@@ -137,15 +137,15 @@ class Neo4jMemory(GraphComponent):
         """Run a query about one memory; no row at all means the memory does not exist."""
         apoc = await self.graph.has_apoc()
 
-        async def work() -> list[dict[str, Any]]:
-            return await resolving_read(
+        async def work() -> list[models.Memory]:
+            rows = await resolving_read(
                 self.graph, query, apoc, org_id=org_id, user_id=user_id, memory_id=memory_id
             )
+            if not rows:
+                raise MemoryNotFound(org_id, user_id, memory_id)
+            return [convert.resolved_memory(row["memory"], not apoc) for row in rows]
 
-        rows = await self.graph.read(work)
-        if not rows:
-            raise MemoryNotFound(org_id, user_id, memory_id)
-        return [convert.resolved_memory(row["memory"], not apoc) for row in rows]
+        return await self.graph.read(work)
 
     async def fetch_user_memories_resolved(
         self, org_user_mem_ids: list[dict[str, str]]
@@ -170,20 +170,21 @@ class Neo4jMemory(GraphComponent):
             return [[] for _ in requested]
         apoc = await self.graph.has_apoc()
 
-        async def work() -> list[dict[str, Any]]:
-            return await resolving_read(
+        async def work() -> dict[MemoryKey, models.Memory]:
+            rows = await resolving_read(
                 self.graph,
                 queries.RESOLVED_MEMORIES,
                 apoc,
                 requested=[dict(zip(MEMORY_ID_NAMES, key, strict=True)) for key in keys],
             )
+            return {
+                cast(MemoryKey, tuple(row["requested"][name] for name in MEMORY_ID_NAMES)): (
+                    convert.resolved_memory(row["memory"], not apoc)
+                )
+                for row in rows
+            }
 
-        resolved = {
-            cast(MemoryKey, tuple(row["requested"][name] for name in MEMORY_ID_NAMES)): (
-                convert.resolved_memory(row["memory"], not apoc)
-            )
-            for row in await self.graph.read(work)
-        }
+        resolved = await self.graph.read(work)
         results = []
         for ids in requested:
             current: dict[MemoryKey, models.Memory] = {}

@@ -41,7 +41,11 @@ class Neo4jOrganization(GraphComponent):
 
     async def get_organization(self, org_id: str) -> models.Organization:
         check_ids(TypeError, org_id=org_id)
-        return convert.organization(await self.graph.read(lambda: get_org(org_id)))
+
+        async def work() -> models.Organization:
+            return convert.organization(await get_org(org_id))
+
+        return await self.graph.read(work)
 
     async def get_all_organizations(self) -> list[models.Organization]:
         async def work() -> list[models.Organization]:

@@ -43,7 +43,11 @@ class Neo4jUser(GraphComponent):
 
     async def get_user(self, org_id: str, user_id: str) -> models.User:
         check_ids(org_id=org_id, user_id=user_id)
-        return convert.user(await self.graph.read(lambda: get_user(org_id, user_id)))
+
+        async def work() -> models.User:
+            return convert.user(await get_user(org_id, user_id))
+
+        return await self.graph.read(work)
 
     async def get_all_org_users(self, org_id: str) -> list[models.User]:
         check_ids(org_id=org_id)

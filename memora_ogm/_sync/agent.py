@@ -37,7 +37,11 @@ class Neo4jAgent(GraphComponent):
 
     def get_agent(self, org_id: str, agent_id: str) -> models.Agent:
         check_ids(org_id=org_id, agent_id=agent_id)
-        return convert.agent(self.graph.read(lambda: get_agent(org_id, agent_id)))
+
+        def work() -> models.Agent:
+            return convert.agent(get_agent(org_id, agent_id))
+
+        return self.graph.read(work)
 
     def get_all_org_agents(self, org_id: str) -> list[models.Agent]:
         check_ids(org_id=org_id)

@@ -31,7 +31,7 @@ from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
 from memora_ogm._sync.compat import sleep
 from memora_ogm._sync.vector_base import BaseVectorDB
-from memora_ogm.errors import RetriesExhausted
+from memora_ogm.errors import NodeVanished, RetriesExhausted
 from memora_ogm.queries import APOC_AVAILABLE
 from memora_ogm.schema.models import Memory as MemoryModel
 
@@ -120,7 +120,9 @@ def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None
 
 
 def _is_retryable(error: BaseException) -> bool:
-    if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty)):
+    if isinstance(
+        error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty, NodeVanished)
+    ):
         return True
     if isinstance(error, NodeClassNotDefined) and not error.db_node_rel_class.labels:
         return True  # a node read while a concurrent transaction deleted it has no labels

@@ -385,8 +385,8 @@ class Neo4jInteraction(GraphComponent):
             )
         apoc = self.graph.has_apoc()
 
-        def work() -> list[dict[str, Any]]:
-            return resolving_read(
+        def work() -> models.Interaction:
+            rows = resolving_read(
                 self.graph,
                 queries.USER_INTERACTION,
                 apoc,
@@ -396,11 +396,11 @@ class Neo4jInteraction(GraphComponent):
                 with_messages=with_messages,
                 with_memories=True,
             )
+            if not rows:
+                raise InteractionNotFound(org_id, user_id, interaction_id)
+            return _interaction(rows[0]["details"], apoc)
 
-        rows = self.graph.read(work)
-        if not rows:
-            raise InteractionNotFound(org_id, user_id, interaction_id)
-        return _interaction(rows[0]["details"], apoc)
+        return self.graph.read(work)
 
     def get_all_user_interactions(
         self,
@@ -423,9 +423,9 @@ class Neo4jInteraction(GraphComponent):
         check_page(skip, limit)
         apoc = self.graph.has_apoc()
 
-        def work() -> list[dict[str, Any]]:
+        def work() -> list[models.Interaction]:
             get_user(org_id, user_id)
-            return resolving_read(
+            rows = resolving_read(
                 self.graph,
                 queries.INTERACTIONS_PAGE,
                 apoc,
@@ -436,8 +436,9 @@ class Neo4jInteraction(GraphComponent):
                 skip=skip,
                 limit=limit,
             )
+            return [_interaction(row["details"], apoc) for row in rows]
 
-        return [_interaction(row["details"], apoc) for row in self.graph.read(work)]
+        return self.graph.read(work)
 
     def delete_user_interaction_and_its_memories(
         self, org_id: str, user_id: str, interaction_id: str

@@ -42,7 +42,11 @@ class Neo4jOrganization(GraphComponent):
 
     def get_organization(self, org_id: str) -> models.Organization:
         check_ids(TypeError, org_id=org_id)
-        return convert.organization(self.graph.read(lambda: get_org(org_id)))
+
+        def work() -> models.Organization:
+            return convert.organization(get_org(org_id))
+
+        return self.graph.read(work)
 
     def get_all_organizations(self) -> list[models.Organization]:
         def work() -> list[models.Organization]:

@@ -44,7 +44,11 @@ class Neo4jUser(GraphComponent):
 
     def get_user(self, org_id: str, user_id: str) -> models.User:
         check_ids(org_id=org_id, user_id=user_id)
-        return convert.user(self.graph.read(lambda: get_user(org_id, user_id)))
+
+        def work() -> models.User:
+            return convert.user(get_user(org_id, user_id))
+
+        return self.graph.read(work)
 
     def get_all_org_users(self, org_id: str) -> list[models.User]:
         check_ids(org_id=org_id)

@@ -1,0 +1,67 @@
+"""The unit of work retries what a concurrent writer causes, and gives up clearly."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from neo4j.exceptions import TransientError
+
+from memora_ogm import RetriesExhausted
+from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.convert import native_datetime
+from memora_ogm.errors import NodeVanished
+from memora_ogm.server import Neo4jConnection
+
+
+@pytest.fixture
+async def graph(neo4j_connection: Neo4jConnection) -> AsyncIterator[Any]:
+    conn = neo4j_connection
+    interface = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
+    yield interface.graph
+    await interface.close()
+
+
+def test_a_timestamp_read_from_a_vanished_node_says_so() -> None:
+    with pytest.raises(NodeVanished):
+        native_datetime(None)
+
+
+@pytest.mark.parametrize("error", [NodeVanished("gone"), TransientError("deadlock")])
+async def test_a_read_that_met_a_concurrent_writer_runs_again(graph: Any, error: Exception) -> None:
+    calls = []
+
+    async def work() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise error
+        return "read"
+
+    assert await graph.read(work) == "read"
+    assert len(calls) == 2
+
+
+async def test_retries_run_out_with_a_clear_error(graph: Any) -> None:
+    calls = []
+
+    async def work() -> None:
+        calls.append(1)
+        raise TransientError("deadlock, again")
+
+    graph.base_backoff = 0.001
+    with pytest.raises(RetriesExhausted, match="gave up after 8 attempts"):
+        await graph.read(work)
+    assert len(calls) == graph.max_attempts == 8
+
+
+async def test_other_errors_are_not_retried(graph: Any) -> None:
+    calls = []
+
+    async def work() -> None:
+        calls.append(1)
+        raise ValueError("a bug, not a conflict")
+
+    with pytest.raises(ValueError, match="a bug"):
+        await graph.read(work)
+    assert len(calls) == 1
