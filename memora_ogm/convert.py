@@ -87,8 +87,13 @@ def message(node: Any) -> models.MessageBlock:
 
 
 def resolved_memory(row: Mapping[str, Any], resolve_here: bool) -> models.Memory:
-    """A memory map of :mod:`memora_ogm.queries`; ``resolve_here`` when the server had no APOC."""
+    """A memory map of :mod:`memora_ogm.queries`; ``resolve_here`` when the server had no APOC.
+
+    A memory without text was deleted while it was read (:class:`NodeVanished`).
+    """
     text = row["memory"]
+    if text is None:
+        raise NodeVanished("a memory was deleted while it was read")
     if resolve_here:
         text = resolve_placeholders(text, row["user_name"], row["agent_label"])
     return models.Memory(

@@ -27,8 +27,11 @@ RETURN count(name) = 2 AS available
 
 #: One-pass placeholder replacement on the server: split the text around the
 #: placeholders and stitch it back with each one replaced (or kept when its name is null).
+#: A memory deleted by a concurrent transaction while this read walked past it has no
+#: text: it resolves to null (``convert`` raises ``NodeVanished`` and the read is retried).
 RESOLVE_WITH_APOC = """
-CALL (mem, owner, agent) {
+OPTIONAL CALL (mem, owner, agent) {
+    WITH mem WHERE mem.memory IS NOT NULL
     WITH apoc.text.split(mem.memory, $placeholder_pattern, -1) AS parts,
          apoc.text.regexGroups(mem.memory, $placeholder_pattern) AS found
     RETURN reduce(text = parts[0], i IN range(1, size(parts) - 1) |

@@ -33,6 +33,8 @@ REPLACEMENTS = {
     "_async": "_sync",
     "async_": "sync_",
     "adb": "db",
+    "AsyncDriver": "Driver",
+    "AsyncTransaction": "Transaction",
     "AsyncGraphDatabase": "GraphDatabase",
     "AsyncNodeSet": "NodeSet",
     "AsyncRelationshipFrom": "RelationshipFrom",

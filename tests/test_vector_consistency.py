@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from neo4j import Driver
 from neo4j.exceptions import DatabaseError, TransientError
-from neomodel import adb, db
 from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
@@ -74,7 +73,8 @@ class FlakyVectorDB:
 class Stores:
     graph: Any  # the async facade, or the sync one dressed as async
     vectors: FlakyVectorDB
-    neomodel_db: Any  # neomodel's adb or db: where a commit fault is injected
+    #: The facade's ``Graph`` (async or sync twin): where a commit fault is injected.
+    connection: Any
 
 
 @pytest.fixture(params=["async", "sync"])
@@ -86,35 +86,37 @@ async def stores(
     args = (conn.uri, conn.username, conn.password, conn.database)
     if request.param == "async":
         vectors = FlakyVectorDB(QdrantDB(location=":memory:"))
-        found = Stores(Neo4jGraphInterface(*args, vectors), vectors, adb)  # type: ignore[arg-type]
+        interface = Neo4jGraphInterface(*args, vectors)  # type: ignore[arg-type]
+        found = Stores(interface, vectors, interface.graph)
     else:
         vectors = FlakyVectorDB(sync.QdrantDB(location=":memory:"))
         twin = sync.Neo4jGraphInterface(*args, vectors)  # type: ignore[arg-type]
-        found = Stores(AwaitableTwin(twin, Neo4jGraphInterface), vectors, db)
+        found = Stores(AwaitableTwin(twin, Neo4jGraphInterface), vectors, twin.graph)
     await found.graph.setup()
     yield found
     await found.graph.close()
 
 
 def patch_commit(
-    monkeypatch: pytest.MonkeyPatch, neomodel_db: Any, fault: Callable[[], Exception | None]
+    monkeypatch: pytest.MonkeyPatch, connection: Any, fault: Callable[[], Exception | None]
 ) -> None:
-    """Make neomodel's commit roll back and raise ``fault()`` whenever that is not None."""
-    real_commit, rollback = neomodel_db.commit, neomodel_db.rollback
+    """Make the facade's commit roll back and raise ``fault()`` whenever that is not None."""
+    real_commit = connection.commit
 
-    async def async_commit() -> Any:
+    async def async_commit(transaction: Any) -> Any:
         if (error := fault()) is None:
-            return await real_commit()
-        await rollback()
+            return await real_commit(transaction)
+        await transaction.rollback()
         raise error
 
-    def sync_commit() -> Any:
+    def sync_commit(transaction: Any) -> Any:
         if (error := fault()) is None:
-            return real_commit()
-        rollback()
+            return real_commit(transaction)
+        transaction.rollback()
         raise error
 
-    monkeypatch.setattr(neomodel_db, "commit", async_commit if neomodel_db is adb else sync_commit)
+    is_async = inspect.iscoroutinefunction(real_commit)
+    monkeypatch.setattr(connection, "commit", async_commit if is_async else sync_commit)
 
 
 async def _vector_ids(vectors: FlakyVectorDB) -> list[str]:
@@ -252,7 +254,7 @@ async def test_failed_graph_commit_after_vector_write_is_undone(
     # Only the commit that follows a vector write fails.
     patch_commit(
         monkeypatch,
-        stores.neomodel_db,
+        stores.connection,
         lambda: (
             DatabaseError("injected: the commit did not go through") if vectors.writes else None
         ),
@@ -277,7 +279,7 @@ async def test_retried_commit_leaves_no_duplicates(
 
     patch_commit(
         monkeypatch,
-        stores.neomodel_db,
+        stores.connection,
         lambda: failures.pop() if failures and vectors.writes else None,
     )
     call, _ = PATHS[path]

@@ -1,10 +1,12 @@
 """Connecting neomodel, running units of work, and keeping the vector store in step.
 
 Every facade method runs its work through :meth:`Graph.read` or :meth:`Graph.write`:
-a read or write transaction on neomodel's context-local session (so concurrent
-tasks never share one), retried with jittered backoff on Neo4j's transient
-errors, on constraint races of concurrent ``MERGE``\\ s and on nodes deleted by a
-concurrent transaction while this one waited for their lock. A write's
+a read or write transaction on the interface's own driver and database, bound to
+neomodel through its context-local session and transaction (so concurrent tasks,
+threads and interfaces on other servers never share one), retried with jittered
+backoff on Neo4j's transient errors, on constraint races of concurrent ``MERGE``\\ s
+and on nodes deleted by a concurrent transaction while this one waited for their
+lock. A write's
 :class:`VectorChanges` are applied to the associated vector store after the graph
 work succeeded and before the commit, and undone if the commit then fails: both
 stores change together or neither does.
@@ -14,11 +16,12 @@ from __future__ import annotations
 
 import logging
 import random
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from neo4j import AsyncGraphDatabase
+from neo4j import READ_ACCESS, WRITE_ACCESS, AsyncDriver, AsyncGraphDatabase, AsyncTransaction
 from neo4j.exceptions import (
     ClientError,
     ServiceUnavailable,
@@ -26,6 +29,7 @@ from neo4j.exceptions import (
     TransientError,
 )
 from neomodel import adb
+from neomodel.async_.connection import ensure_connection
 from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
 from memora_ogm._async.compat import sleep
@@ -128,6 +132,51 @@ def _is_retryable(error: BaseException) -> bool:
     return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
 
 
+#: Graphs with a driver of their own that are open: neomodel's process-wide driver is
+#: handed to another of them when its own graph closes.
+_OPEN_GRAPHS: weakref.WeakSet[Graph] = weakref.WeakSet()
+
+
+@ensure_connection
+async def _neomodel_driver(database: Any) -> AsyncDriver:
+    """neomodel's own driver (``database`` is ``adb``), built from its configuration
+    on first use if need be."""
+    driver: AsyncDriver = database.driver
+    return driver
+
+
+@asynccontextmanager
+async def bind_neomodel(
+    driver: AsyncDriver, database: str | None, write: bool
+) -> AsyncIterator[AsyncTransaction]:
+    """Run neomodel's queries of this context in a new transaction on ``driver``.
+
+    The one place that chooses the connection of a unit of work. neomodel keeps its
+    session, transaction and database name in context variables (one per asyncio
+    task or thread) and runs every query on the active transaction when there is
+    one; binding them here makes each unit of work use its interface's own driver and
+    database, whatever other interfaces do concurrently. Reads open read sessions, so
+    a routing (``neo4j://``) driver sends them to a reader. The caller commits; a
+    transaction left open is rolled back.
+    """
+    session = driver.session(
+        database=database, default_access_mode=WRITE_ACCESS if write else READ_ACCESS
+    )
+    saved = (adb._session, adb._active_transaction, adb._database_name)
+    try:
+        transaction = await session.begin_transaction()
+        adb._session, adb._active_transaction = session, transaction
+        adb._database_name = database
+        try:
+            yield transaction
+        finally:
+            adb._session, adb._active_transaction, adb._database_name = saved
+            if not transaction.closed():
+                await transaction.rollback()
+    finally:
+        await session.close()
+
+
 class Graph:
     """The connection of one facade: its driver, its database and its vector store."""
 
@@ -143,44 +192,58 @@ class Graph:
         password: str | None,
         database: str | None,
         vector_db: BaseVectorDB | None = None,
+        driver_config: dict[str, Any] | None = None,
     ) -> None:
         self.database = database or None
         self.vector_db = vector_db
-        self._driver = (
+        config: dict[str, Any] = {
             # Planner notices (unknown labels on an empty graph and the like) are noise here.
-            AsyncGraphDatabase.driver(
-                uri, auth=(username or "", password or ""), notifications_min_severity="OFF"
-            )
+            "notifications_min_severity": "OFF",
+            **(driver_config or {}),
+        }
+        self._driver = (
+            AsyncGraphDatabase.driver(uri, auth=(username or "", password or ""), **config)
             if uri is not None
             else None
         )
+        if self._driver is not None:
+            _OPEN_GRAPHS.add(self)
         #: Resolve placeholders with APOC on the server (True), in Python (False), or
         #: detect whether the server has APOC on first use (None).
         self.use_apoc: bool | None = None
 
-    async def connect(self) -> None:
-        """Point neomodel at this facade's driver.
+    async def driver(self) -> AsyncDriver:
+        """This graph's driver; for ``from_neomodel()`` interfaces, neomodel's."""
+        if self._driver is None:
+            driver: AsyncDriver = await _neomodel_driver(adb)
+            return driver
+        if adb.driver is None:
+            # neomodel checks that it has a driver before running any query, even on
+            # a transaction bound here; lend it ours (never replacing the application's).
+            adb.driver = self._driver
+        return self._driver
 
-        neomodel has one driver per process; checking it before every unit of work lets
-        several interfaces (to several servers) take turns in one process.
-        """
-        if self._driver is not None and adb.driver is not self._driver:
-            await adb.set_connection(driver=self._driver)
+    async def connect(self) -> None:
+        """Check that the server answers (and that neomodel has a driver to check)."""
+        await (await self.driver()).verify_connectivity()
 
     async def close(self) -> None:
         if self._driver is not None:
+            _OPEN_GRAPHS.discard(self)
             if adb.driver is self._driver:
-                adb.driver = None
+                others = [graph._driver for graph in _OPEN_GRAPHS if graph._driver is not None]
+                adb.driver = others[0] if others else None
             await self._driver.close()
 
     @asynccontextmanager
     async def _transaction(self, write: bool) -> AsyncIterator[None]:
-        await self.connect()
-        if self.database:
-            adb._database_name = self.database  # context-local in neomodel
-        proxy = adb.write_transaction if write else adb.read_transaction
-        async with proxy:
+        async with bind_neomodel(await self.driver(), self.database, write) as transaction:
             yield
+            await self.commit(transaction)
+
+    async def commit(self, transaction: AsyncTransaction) -> None:
+        """Commit a unit of work (its own method, so tests can make a commit fail)."""
+        await transaction.commit()
 
     async def _attempts(self, work: Callable[[], Awaitable[T]]) -> T:
         for attempt in range(1, self.max_attempts + 1):

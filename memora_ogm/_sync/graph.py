@@ -2,10 +2,12 @@
 """Connecting neomodel, running units of work, and keeping the vector store in step.
 
 Every facade method runs its work through :meth:`Graph.read` or :meth:`Graph.write`:
-a read or write transaction on neomodel's context-local session (so concurrent
-tasks never share one), retried with jittered backoff on Neo4j's transient
-errors, on constraint races of concurrent ``MERGE``\\ s and on nodes deleted by a
-concurrent transaction while this one waited for their lock. A write's
+a read or write transaction on the interface's own driver and database, bound to
+neomodel through its context-local session and transaction (so concurrent tasks,
+threads and interfaces on other servers never share one), retried with jittered
+backoff on Neo4j's transient errors, on constraint races of concurrent ``MERGE``\\ s
+and on nodes deleted by a concurrent transaction while this one waited for their
+lock. A write's
 :class:`VectorChanges` are applied to the associated vector store after the graph
 work succeeded and before the commit, and undone if the commit then fails: both
 stores change together or neither does.
@@ -15,11 +17,12 @@ from __future__ import annotations
 
 import logging
 import random
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from neo4j import GraphDatabase
+from neo4j import READ_ACCESS, WRITE_ACCESS, Driver, GraphDatabase, Transaction
 from neo4j.exceptions import (
     ClientError,
     ServiceUnavailable,
@@ -28,6 +31,7 @@ from neo4j.exceptions import (
 )
 from neomodel import db
 from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
+from neomodel.sync_.connection import ensure_connection
 
 from memora_ogm._sync.compat import sleep
 from memora_ogm._sync.vector_base import BaseVectorDB
@@ -129,6 +133,49 @@ def _is_retryable(error: BaseException) -> bool:
     return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
 
 
+#: Graphs with a driver of their own that are open: neomodel's process-wide driver is
+#: handed to another of them when its own graph closes.
+_OPEN_GRAPHS: weakref.WeakSet[Graph] = weakref.WeakSet()
+
+
+@ensure_connection
+def _neomodel_driver(database: Any) -> Driver:
+    """neomodel's own driver (``database`` is ``adb``), built from its configuration
+    on first use if need be."""
+    driver: Driver = database.driver
+    return driver
+
+
+@contextmanager
+def bind_neomodel(driver: Driver, database: str | None, write: bool) -> Iterator[Transaction]:
+    """Run neomodel's queries of this context in a new transaction on ``driver``.
+
+    The one place that chooses the connection of a unit of work. neomodel keeps its
+    session, transaction and database name in context variables (one per asyncio
+    task or thread) and runs every query on the active transaction when there is
+    one; binding them here makes each unit of work use its interface's own driver and
+    database, whatever other interfaces do concurrently. Reads open read sessions, so
+    a routing (``neo4j://``) driver sends them to a reader. The caller commits; a
+    transaction left open is rolled back.
+    """
+    session = driver.session(
+        database=database, default_access_mode=WRITE_ACCESS if write else READ_ACCESS
+    )
+    saved = (db._session, db._active_transaction, db._database_name)
+    try:
+        transaction = session.begin_transaction()
+        db._session, db._active_transaction = session, transaction
+        db._database_name = database
+        try:
+            yield transaction
+        finally:
+            db._session, db._active_transaction, db._database_name = saved
+            if not transaction.closed():
+                transaction.rollback()
+    finally:
+        session.close()
+
+
 class Graph:
     """The connection of one facade: its driver, its database and its vector store."""
 
@@ -144,44 +191,58 @@ class Graph:
         password: str | None,
         database: str | None,
         vector_db: BaseVectorDB | None = None,
+        driver_config: dict[str, Any] | None = None,
     ) -> None:
         self.database = database or None
         self.vector_db = vector_db
-        self._driver = (
+        config: dict[str, Any] = {
             # Planner notices (unknown labels on an empty graph and the like) are noise here.
-            GraphDatabase.driver(
-                uri, auth=(username or "", password or ""), notifications_min_severity="OFF"
-            )
+            "notifications_min_severity": "OFF",
+            **(driver_config or {}),
+        }
+        self._driver = (
+            GraphDatabase.driver(uri, auth=(username or "", password or ""), **config)
             if uri is not None
             else None
         )
+        if self._driver is not None:
+            _OPEN_GRAPHS.add(self)
         #: Resolve placeholders with APOC on the server (True), in Python (False), or
         #: detect whether the server has APOC on first use (None).
         self.use_apoc: bool | None = None
 
-    def connect(self) -> None:
-        """Point neomodel at this facade's driver.
+    def driver(self) -> Driver:
+        """This graph's driver; for ``from_neomodel()`` interfaces, neomodel's."""
+        if self._driver is None:
+            driver: Driver = _neomodel_driver(db)
+            return driver
+        if db.driver is None:
+            # neomodel checks that it has a driver before running any query, even on
+            # a transaction bound here; lend it ours (never replacing the application's).
+            db.driver = self._driver
+        return self._driver
 
-        neomodel has one driver per process; checking it before every unit of work lets
-        several interfaces (to several servers) take turns in one process.
-        """
-        if self._driver is not None and db.driver is not self._driver:
-            db.set_connection(driver=self._driver)
+    def connect(self) -> None:
+        """Check that the server answers (and that neomodel has a driver to check)."""
+        (self.driver()).verify_connectivity()
 
     def close(self) -> None:
         if self._driver is not None:
+            _OPEN_GRAPHS.discard(self)
             if db.driver is self._driver:
-                db.driver = None
+                others = [graph._driver for graph in _OPEN_GRAPHS if graph._driver is not None]
+                db.driver = others[0] if others else None
             self._driver.close()
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[None]:
-        self.connect()
-        if self.database:
-            db._database_name = self.database  # context-local in neomodel
-        proxy = db.write_transaction if write else db.read_transaction
-        with proxy:
+        with bind_neomodel(self.driver(), self.database, write) as transaction:
             yield
+            self.commit(transaction)
+
+    def commit(self, transaction: Transaction) -> None:
+        """Commit a unit of work (its own method, so tests can make a commit fail)."""
+        transaction.commit()
 
     def _attempts(self, work: Callable[[], T]) -> T:
         for attempt in range(1, self.max_attempts + 1):

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
+from neomodel import db
 from typing_extensions import Self
 
 from memora_ogm._sync.agent import Neo4jAgent
@@ -22,9 +25,10 @@ from memora_ogm.migrations import MIGRATIONS
 class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInteraction, Neo4jMemory):
     """Memora's graph layer over the neomodel node classes of :mod:`memora_ogm.nodes`.
 
-    The constructor is Memora's. neomodel keeps one driver per process, so the
-    interface points neomodel at its own driver on first use; the target
-    ``database`` is chosen per transaction.
+    The constructor is Memora's, with the driver settings an operator expects on
+    top. Each interface runs every unit of work on its own driver and ``database``
+    (bound to neomodel per transaction, see :func:`~memora_ogm._async.graph.bind_neomodel`),
+    so interfaces on several servers or databases can share one process.
     """
 
     def __init__(
@@ -35,8 +39,21 @@ class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInterac
         database: str,
         associated_vector_db: BaseVectorDB | None = None,
         enable_logging: bool = False,
+        *,
+        max_connection_pool_size: int | None = None,
+        connection_acquisition_timeout: float | None = None,
+        driver_config: Mapping[str, Any] | None = None,
     ) -> None:
-        self._attach(Graph(uri, username, password, database, associated_vector_db), enable_logging)
+        """``driver_config`` goes to ``neo4j.AsyncGraphDatabase.driver`` as keyword
+        arguments (``max_connection_lifetime``, ``trusted_certificates``, ...); the pool
+        size and acquisition timeout are the two settings most deployments tune."""
+        config = dict(driver_config or {})
+        if max_connection_pool_size is not None:
+            config["max_connection_pool_size"] = max_connection_pool_size
+        if connection_acquisition_timeout is not None:
+            config["connection_acquisition_timeout"] = connection_acquisition_timeout
+        graph = Graph(uri, username, password, database, associated_vector_db, config)
+        self._attach(graph, enable_logging)
 
     @classmethod
     def from_neomodel(
@@ -50,11 +67,12 @@ class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInterac
         For applications that configured neomodel themselves (django_neomodel settings,
         ``NEOMODEL_DATABASE_URL``, ``config.DATABASE_URL`` or ``config.DRIVER``,
         ``set_connection``): no second driver and no credentials to repeat. ``database``
-        defaults to neomodel's; ``close()`` leaves the connection open, it is the
-        application's.
+        defaults to the one neomodel targets where this is called; ``close()`` leaves the
+        connection open, it is the application's.
         """
         interface = cls.__new__(cls)
-        interface._attach(Graph(None, None, None, database, associated_vector_db), enable_logging)
+        graph = Graph(None, None, None, database or db._database_name, associated_vector_db)
+        interface._attach(graph, enable_logging)
         return interface
 
     def _attach(self, graph: Graph, enable_logging: bool) -> None:
