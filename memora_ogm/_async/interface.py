@@ -58,7 +58,6 @@ class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInterac
 
     def _attach(self, graph: Graph, enable_logging: bool) -> None:
         self.graph = graph
-        self.database = graph.database
         self.logger = logging.getLogger("memora_ogm")
         if enable_logging:
             logging.basicConfig(level=logging.INFO)
@@ -66,6 +65,18 @@ class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInterac
     async def close(self) -> None:
         self.logger.info("closing the Neo4j driver")
         await self.graph.close()
+
+    @property
+    def database(self) -> str | None:
+        """The database every transaction targets (``None``: the server's default).
+
+        The graph's own, like :attr:`associated_vector_db`, so assigning it takes effect.
+        """
+        return self.graph.database
+
+    @database.setter
+    def database(self, database: str | None) -> None:
+        self.graph.database = database or None
 
     @property
     def associated_vector_db(self) -> BaseVectorDB | None:
