@@ -23,10 +23,27 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import neo4j.time
 import pytest
+from interaction_helpers import (
+    DAY,
+    LATER,
+    chat,
+    conversation,
+    make_world,
+    rows,
+    save,
+    saved_memory,
+    snapshot,
+    sources,
+    update,
+)
+from interaction_helpers import (
+    memory_ids as interaction_memory_ids,
+)
 from memora.graph_db.neo4j import Neo4jGraphInterface as MemoraGraph
 from memora.schema.storage_schema import (
     ContraryMemoryToStore,
@@ -34,10 +51,18 @@ from memora.schema.storage_schema import (
     MemoryToStore,
 )
 from neo4j import Driver
+from neo4j.exceptions import Neo4jError
 from pydantic import BaseModel
 
 from memora_ogm._async.interface import Neo4jGraphInterface
-from memora_ogm.errors import NotFoundError
+from memora_ogm.errors import (
+    AgentNotFound,
+    InteractionNotFound,
+    MemoryNotFound,
+    NotFoundError,
+    OrganizationNotFound,
+    UserNotFound,
+)
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 
@@ -484,3 +509,115 @@ async def test_memora_ogm_and_memoras_graph_layer_differ_only_as_spec_10_says(
     twice = runs["memora-ogm"].results["fetch_resolved(named twice)"]
     assert [len(m["message_sources"]) for m in twice["memora"]] == [2]
     assert [len(m["message_sources"]) for m in twice["memora-ogm"]] == [1]
+
+
+# -- SPEC section 10, items 16 to 18 (both twins, through the `memora` fixture) ----------
+
+
+async def test_spec_10_16_update_on_a_day_without_a_date_node_stores_its_memories(
+    memora: Any, driver: Driver
+) -> None:
+    """memora-core 0.3.1 MATCHes the update day's Date when it creates the memories, so
+    on a day with no Date node yet it silently drops them."""
+    world = await make_world(memora)
+    saved_on = datetime(2025, 1, 10, 9, 0, tzinfo=timezone.utc)
+    updated_on = datetime(2025, 1, 12, 9, 0, tzinfo=timezone.utc)
+    messages = chat("I like tea.", "Noted.")
+    interaction_id = await save(memora, world, conversation(messages, saved_on, [("m1", [0])]))
+    assert rows(driver, "MATCH (d:Date) RETURN d.date AS date") == [
+        {"date": neo4j.time.Date(2025, 1, 10)}
+    ]
+
+    messages += chat("And coffee.")
+    await update(memora, world, interaction_id, conversation(messages, updated_on, [("m2", [2])]))
+
+    found = await memora.get_interaction(world.org_id, world.user_id, interaction_id)
+    assert sorted(m.memory for m in found.memories) == ["m1", "m2"]
+    links = rows(
+        driver,
+        "MATCH (m:Memory)-[:DATE_OBTAINED]->(d:Date) RETURN m.memory AS memory, d.date AS date "
+        "ORDER BY memory",
+    )
+    assert [(r["memory"], r["date"].to_native()) for r in links] == [
+        ("m1", saved_on.date()),
+        ("m2", updated_on.date()),
+    ]
+    assert sources(driver, interaction_id) == {"m1": [0], "m2": [2]}
+    everything = await memora.get_all_user_memories(world.org_id, world.user_id)
+    assert [m.memory for m in everything] == ["m2", "m1"]
+
+
+async def test_spec_10_17_missing_things_raise_not_found_instead_of_looking_empty(
+    memora: Any, driver: Driver
+) -> None:
+    """memora-core returns [] or silently does nothing, so a typo in an id looks like an
+    empty tenant; memora-ogm raises the matching not-found error (a Neo4jError, as
+    Memora's own not-found errors are) and writes nothing."""
+    world = await make_world(memora)
+    await saved_memory(memora, world, "kept")
+    org, user = world.org_id, world.user_id
+    before = snapshot(driver)
+    calls: list[tuple[str, tuple[str, ...], type[NotFoundError]]] = [
+        ("get_all_org_users", ("missing",), OrganizationNotFound),
+        ("get_all_org_agents", ("missing",), OrganizationNotFound),
+        ("get_all_user_agents", (org, "missing"), UserNotFound),
+        ("get_all_user_interactions", (org, "missing"), UserNotFound),
+        ("get_all_user_memories", (org, "missing"), UserNotFound),
+        ("get_user_memory_history", (org, user, "missing"), MemoryNotFound),
+        ("delete_organization", ("missing",), OrganizationNotFound),
+        ("delete_agent", (org, "missing"), AgentNotFound),
+        ("delete_user", (org, "missing"), UserNotFound),
+        ("delete_user_memory", (org, user, "missing"), MemoryNotFound),
+        ("delete_all_user_memories", (org, "missing"), UserNotFound),
+        ("delete_user_interaction_and_its_memories", (org, user, "missing"), InteractionNotFound),
+        ("delete_all_user_interactions_and_their_memories", (org, "missing"), UserNotFound),
+    ]
+    for method, arguments, error in calls:
+        with pytest.raises(error) as raised:
+            await getattr(memora, method)(*arguments)
+        assert isinstance(raised.value, Neo4jError), method
+        assert "missing" in str(raised.value), method
+    assert snapshot(driver) == before
+
+
+async def test_spec_10_18_resolved_fetches_return_each_memory_and_source_once(
+    memora: Any,
+) -> None:
+    """memora-core repeats a memory's sources once per request row naming it (twice, or
+    an old version and its successor); a superseded-twice memory resolves to the newest."""
+    world = await make_world(memora)
+    messages = chat("I have a cat.", "Nice.", "Now two cats.", "Lovely.", "Three, in fact.")
+    interaction_id = await save(
+        memora, world, conversation(messages[:2], DAY, [("one cat", [0, 1])])
+    )
+    one = (await interaction_memory_ids(memora, world, interaction_id))["one cat"]
+    await update(
+        memora,
+        world,
+        interaction_id,
+        conversation(messages[:4], LATER, contrary=[("two cats", [2, 3], one)]),
+    )
+    two = (await interaction_memory_ids(memora, world, interaction_id))["two cats"]
+
+    for request in ([two, two], [one, two], [one, one, two]):
+        (found,) = await memora.fetch_user_memories_resolved([world.ids(m) for m in request])
+        assert (found.memory_id, found.memory) == (two, "two cats")
+        assert [m.msg_position for m in found.message_sources] == [2, 3]
+    batch = await memora.fetch_user_memories_resolved_batch(
+        [[world.ids(one), world.ids(two)], [world.ids(two), world.ids(two)]]
+    )
+    assert [[(m.memory, len(m.message_sources)) for m in result] for result in batch] == [
+        [("two cats", 2)],
+        [("two cats", 2)],
+    ]
+
+    # A fork: `one cat` superseded a second time, later; the newest version wins.
+    await update(
+        memora,
+        world,
+        interaction_id,
+        conversation(messages, LATER + timedelta(days=1), contrary=[("three cats", [4], one)]),
+    )
+    (found,) = await memora.fetch_user_memories_resolved([world.ids(one), world.ids(one)])
+    assert found.memory == "three cats"
+    assert [m.msg_position for m in found.message_sources] == [4]
