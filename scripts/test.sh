@@ -5,4 +5,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q -e '.[test]'
+# Memora's release, whose agent and graph layer tests/test_memora_*.py drive. Without its
+# dependencies: its pins (neo4j 5.20, pydantic 2.10, ...) conflict with neomodel 7, and
+# what it imports at import time (openai, groq, together) is in the test extra. Skipped
+# when already installed, so repeated runs stay quick.
+MEMORA_CORE=0.3.1
+if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('memora-core') != '$MEMORA_CORE')" 2>/dev/null; then
+    PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --no-deps "memora-core==$MEMORA_CORE"
+fi
 exec python3 -m pytest "$@"

@@ -9,7 +9,7 @@ input is validated before anything is written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -48,9 +48,9 @@ from memora_ogm.validation import (
 )
 
 
-def _check_message(index: int, message: Any) -> None:
+def _check_message(index: int, message: Any) -> dict[str, str]:
     """A message is a dict with a string role and content (content may be empty)."""
-    if not isinstance(message, dict):
+    if not isinstance(message, Mapping):
         raise ValueError(f"message {index} must be a dict with `role` and `content`.")
     for key, limit in (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH)):
         value = message.get(key)
@@ -59,14 +59,34 @@ def _check_message(index: int, message: Any) -> None:
         if len(value) > limit:
             raise ValueError(f"`{key}` of message {index} is longer than {limit} characters.")
         check_encodable(f"{key} of message {index}", value)
+    return {"role": message["role"], "content": message["content"]}
 
 
-def _check_positions(memory: MemoryToStore, message_count: int) -> None:
+def _fields(value: Any, names: tuple[str, ...]) -> dict[str, Any] | None:
+    """``value``'s attributes ``names``, or None if it lacks one.
+
+    Read by name, not by class, so Memora's own ``storage_schema`` objects (or any
+    object with the same fields) are accepted; a dict's keys are not fields.
+    """
+    if isinstance(value, Mapping):
+        return None
+    try:
+        return {name: getattr(value, name) for name in names}
+    except AttributeError:
+        return None
+
+
+def _sequence(value: Any) -> bool:
+    """A list or a tuple (Memora builds either); a string is not a sequence of items here."""
+    return isinstance(value, list | tuple)
+
+
+def _check_positions(positions: Any, message_count: int) -> list[int]:
     """Source positions are distinct ints (not bools) indexing the messages of the same object."""
-    if not isinstance(memory.source_msg_block_pos, list):
+    if not _sequence(positions):
         raise ValueError("`source_msg_block_pos` must be a list of message positions.")
     seen: set[int] = set()
-    for position in memory.source_msg_block_pos:
+    for position in positions:
         if isinstance(position, bool) or not isinstance(position, int):
             raise ValueError(f"message position {position!r} must be an integer.")
         if not 0 <= position < message_count:
@@ -76,31 +96,71 @@ def _check_positions(memory: MemoryToStore, message_count: int) -> None:
         if position in seen:
             raise ValueError(f"message position {position} is given twice.")
         seen.add(position)
+    return [int(position) for position in positions]
+
+
+_DATA_FIELDS = ("interaction", "interaction_date", "memories", "contrary_memories")
+_MEMORY_FIELDS = ("memory", "source_msg_block_pos")
+_CONTRARY_FIELDS = (*_MEMORY_FIELDS, "existing_contrary_memory_id")
+
+
+def _memory_fields(
+    name: str, kind: str, value: Any, names: tuple[str, ...], message_count: int
+) -> list[dict[str, Any]]:
+    """The checked fields of each memory in ``value`` (a list of ``kind`` objects)."""
+    if not _sequence(value):
+        raise ValueError(f"`{name}` must be a list of {kind} objects.")
+    checked: list[dict[str, Any]] = []
+    for memory in value:
+        fields = _fields(memory, names)
+        if fields is None:
+            raise ValueError(f"`{name}` must be a list of {kind} objects.")
+        check_text("memory", fields["memory"])
+        fields["source_msg_block_pos"] = _check_positions(
+            fields["source_msg_block_pos"], message_count
+        )
+        checked.append(fields)
+    return checked
 
 
 def check_memories_and_interaction(value: Any) -> MemoriesAndInteraction:
     """Everything a save or an update writes, checked before the first write.
 
+    Accepts memora-ogm's ``MemoriesAndInteraction``, Memora's, or any object with the
+    same fields (their memories likewise), and returns a new memora-ogm object built from
+    the checked fields, so a caller changing its object later cannot change the write.
     Source positions index the message list of the same object, each at most once.
     """
-    if not isinstance(value, MemoriesAndInteraction):
-        raise ValueError("expected a MemoriesAndInteraction.")
-    if not isinstance(value.interaction, list):
+    fields = _fields(value, _DATA_FIELDS)
+    if fields is None:
+        raise ValueError(
+            "expected a MemoriesAndInteraction (an object with `interaction`, "
+            "`interaction_date`, `memories` and `contrary_memories`)."
+        )
+    if not _sequence(fields["interaction"]):
         raise ValueError("`interaction` must be a list of messages.")
-    for index, message in enumerate(value.interaction):
-        _check_message(index, message)
-    if not isinstance(value.interaction_date, datetime):
+    messages = [_check_message(index, m) for index, m in enumerate(fields["interaction"])]
+    if not isinstance(fields["interaction_date"], datetime):
         raise ValueError("`interaction_date` must be a datetime.")
-    for name, kind in (("memories", MemoryToStore), ("contrary_memories", ContraryMemoryToStore)):
-        memories = getattr(value, name)
-        if not isinstance(memories, list) or not all(isinstance(m, kind) for m in memories):
-            raise ValueError(f"`{name}` must be a list of {kind.__name__} objects.")
-        for memory in memories:
-            check_text("memory", memory.memory)
-            _check_positions(memory, len(value.interaction))
-    for contrary in value.contrary_memories:
-        check_ids(existing_contrary_memory_id=contrary.existing_contrary_memory_id)
-    return value
+    count = len(messages)
+    memories = _memory_fields(
+        "memories", "MemoryToStore", fields["memories"], _MEMORY_FIELDS, count
+    )
+    contrary = _memory_fields(
+        "contrary_memories",
+        "ContraryMemoryToStore",
+        fields["contrary_memories"],
+        _CONTRARY_FIELDS,
+        count,
+    )
+    for memory in contrary:
+        check_ids(existing_contrary_memory_id=memory["existing_contrary_memory_id"])
+    return MemoriesAndInteraction(
+        interaction=messages,
+        interaction_date=fields["interaction_date"],
+        memories=[MemoryToStore(**memory) for memory in memories],
+        contrary_memories=[ContraryMemoryToStore(**memory) for memory in contrary],
+    )
 
 
 @dataclass

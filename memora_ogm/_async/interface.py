@@ -76,8 +76,6 @@ class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInterac
 
     def _attach(self, graph: Graph, enable_logging: bool) -> None:
         self.graph = graph
-        self.database = graph.database
-        self.associated_vector_db = graph.vector_db
         self.logger = logging.getLogger("memora_ogm")
         if enable_logging:
             logging.basicConfig(level=logging.INFO)
@@ -85,6 +83,32 @@ class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInterac
     async def close(self) -> None:
         self.logger.info("closing the Neo4j driver")
         await self.graph.close()
+
+    @property
+    def database(self) -> str | None:
+        """The database every transaction targets (``None``: the server's default).
+
+        The graph's own, like :attr:`associated_vector_db`, so assigning it takes effect.
+        """
+        return self.graph.database
+
+    @database.setter
+    def database(self, database: str | None) -> None:
+        self.graph.database = database or None
+
+    @property
+    def associated_vector_db(self) -> BaseVectorDB | None:
+        """The vector store the next write and delete go through (``None``: none).
+
+        One live attribute, the graph's own: Memora's agent assigns it after building
+        the interface (``graph_db.associated_vector_db = vector_db``), and that store
+        must be the one written from then on. Assigning ``None`` detaches it.
+        """
+        return self.graph.vector_db
+
+    @associated_vector_db.setter
+    def associated_vector_db(self, vector_db: BaseVectorDB | None) -> None:
+        self.graph.vector_db = vector_db
 
     def get_associated_vector_db(self) -> BaseVectorDB | None:
         return self.associated_vector_db
