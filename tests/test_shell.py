@@ -116,7 +116,9 @@ saved, _ = memora.save_interaction_with_memories(
     {alpha.org_id!r}, {alpha.agent_id!r}, user.user_id,
     MemoriesAndInteraction(
         interaction=[{{"role": "user", "content": "Bob likes tea"}}],
-        memories=[MemoryToStore(memory=f"user_{{user.user_id}} likes tea", source_msg_block_pos=[0])],
+        memories=[
+            MemoryToStore(memory=f"user_{{user.user_id}} likes tea", source_msg_block_pos=[0])
+        ],
     ),
 )
 print("saved", user.user_id, saved)
