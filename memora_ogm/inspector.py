@@ -102,6 +102,7 @@ def timeline_lines(
         f"{len(interactions)} interaction(s), newest first"
         + (f" (at most {limit})" if len(interactions) == limit else "")
     ]
+    agents = {a.agent_id: a.agent_label for a in memora.get_all_org_agents(org_id)}
     memories = [memory for interaction in interactions for memory in interaction.memories or []]
     ids = [[{"org_id": m.org_id, "user_id": m.user_id, "memory_id": m.memory_id}] for m in memories]
     resolved = memora.fetch_user_memories_resolved_batch(ids) if ids else []
@@ -112,7 +113,8 @@ def timeline_lines(
     for interaction in interactions:
         lines.append("")
         lines.append(
-            f"Interaction {interaction.interaction_id} with agent {interaction.agent_id}, "
+            f"Interaction {interaction.interaction_id} with "
+            f"{agents.get(interaction.agent_id, 'agent')} ({interaction.agent_id}), "
             f"updated {when(interaction.updated_at)} (created {when(interaction.created_at)})"
         )
         lines.append(f"  messages ({len(interaction.messages or [])}):")
@@ -121,7 +123,7 @@ def timeline_lines(
         if interaction.memories:
             lines.append(f"  memories ({len(interaction.memories)}):")
         for memory in interaction.memories or []:
-            lines.extend(memory_lines(memory, "    "))
+            lines.extend(memory_lines(memory, "    ", origin=False))
             history = _history_lines(memora, memory, current.get(memory.memory_id))
             lines.extend("      " + line for line in history)
     return lines

@@ -35,17 +35,18 @@ def message_line(message: models.MessageBlock, indent: str = "") -> str:
     return head + _block(message.content or "", " " * len(head))
 
 
-def memory_lines(memory: models.Memory, indent: str = "") -> list[str]:
+def memory_lines(memory: models.Memory, indent: str = "", origin: bool = True) -> list[str]:
+    """Text, date, id and source messages; ``origin=False`` under its own interaction."""
     lines = [
         f"{indent}- {_block(memory.memory, indent + '  ')}",
         f"{indent}  obtained {when(memory.obtained_at)}, memory_id {memory.memory_id}",
     ]
     sources = memory.message_sources or []
-    if memory.interaction_id is not None:
-        origin = f"interaction {memory.interaction_id}"
+    if memory.interaction_id is not None and (origin or not sources):
+        where = f"interaction {memory.interaction_id}" if origin else "its interaction"
         if not sources:
-            origin += " (no source message left)"
-        lines.append(f"{indent}  from {origin}")
+            where += " (no source message left)"
+        lines.append(f"{indent}  from {where}")
     lines.extend(message_line(source, indent + "    ") for source in sources)
     return lines
 
@@ -61,7 +62,7 @@ def interaction_lines(interaction: models.Interaction, indent: str = "") -> list
     if interaction.memories is not None:
         lines.append(f"{indent}  memories ({len(interaction.memories)}):")
         for memory in interaction.memories:
-            lines.extend(memory_lines(memory, indent + "    "))
+            lines.extend(memory_lines(memory, indent + "    ", origin=False))
     return lines
 
 

@@ -109,6 +109,9 @@ def test_one_users_timeline_shows_only_that_tenant(
         next(x for x in lines if x.startswith(f"Interaction {alpha.first_interaction}"))
     )
     assert header < newest < oldest
+    assert lines[newest].startswith(
+        f"Interaction {alpha.second_interaction} with Alpha Planner ({alpha.agent_id}), updated "
+    )
     assert lines[newest + 1 : newest + 3] == [
         "  messages (1):",
         "    0. user: Alpha: I moved to Bergen.",

@@ -52,8 +52,8 @@ def test_the_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> 
     dist = tmp_path / "dist"
     built = _run(sys.executable, "-m", "build", "--wheel", "--outdir", dist, ROOT, cwd=tmp_path)
     output = built.stdout + built.stderr
-    assert "SetuptoolsDeprecationWarning" not in output
-    assert "License" not in output.replace("License-Expression", "")
+    # setuptools warns "`project.license` as a TOML table is deprecated" for the old form
+    assert "deprecat" not in output.lower() and "license" not in output.lower()
     assert "is absent from the `packages` configuration" not in output
     (wheel,) = dist.glob("memora_ogm-*.whl")
 
