@@ -265,8 +265,8 @@ def test_results_print_readably_and_compare_as_before(
     assert pretty(memory).splitlines() == [
         "Memory",
         "  - AlphaAnn's cat is called Miso",
-        f"  obtained {memory.obtained_at:%Y-%m-%d %H:%M} UTC, memory_id {alpha.pet_memory}",
-        f"  from interaction {alpha.first_interaction}",
+        f"    obtained {memory.obtained_at:%Y-%m-%d %H:%M} UTC, memory_id {alpha.pet_memory}",
+        f"    from interaction {alpha.first_interaction}",
         "      0. user: Alpha: I live in Oslo with my cat Miso.",
     ]
     # repr, str and equality are pydantic's own
