@@ -272,3 +272,26 @@ def test_results_print_readably_and_compare_as_before(
     # repr, str and equality are pydantic's own
     assert repr(memory).startswith("Memory(org_id=") and memory == again
     assert re.match(r"org_id='\w+'", str(memory))
+
+
+def test_without_ipython_the_shell_is_the_standard_repl(
+    tenants: tuple[Tenant, Tenant], terminal_env: dict[str, str], spawned: list[pexpect.spawn]
+) -> None:
+    alpha, _ = tenants
+    hide_ipython = (
+        "import sys; sys.modules['IPython'] = None; "  # `import IPython` now fails
+        "from memora_ogm.cli import main; sys.exit(main(['shell']))"
+    )
+    child = pexpect.spawn(
+        sys.executable, ["-c", hide_ipython], env=terminal_env, encoding="utf-8", timeout=120
+    )
+    spawned.append(child)
+    child.expect_exact("memora    memora_ogm.sync.Neo4jGraphInterface")
+    child.expect_exact(">>> ")
+    child.sendline(f"memora.get_organization({alpha.org_id!r})")
+    child.expect_exact(f"Organisation 'Alpha Travel': org_id {alpha.org_id}, created ")
+    child.expect_exact(">>> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
