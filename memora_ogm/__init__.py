@@ -4,6 +4,8 @@
 has its generated synchronous twin; ``memora_ogm.nodes`` the node classes.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.errors import (
     AgentNotFound,
@@ -15,7 +17,10 @@ from memora_ogm.errors import (
     UserNotFound,
 )
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("memora-ogm")  # single source: pyproject.toml
+except PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "AgentNotFound",

@@ -5,6 +5,9 @@
     memora-ogm server stop                            stop it; no process is left behind
     memora-ogm demo                                   a walkthrough of the memory graph
     memora-ogm migrate                                apply pending migrations (NEO4J_URI & co.)
+    memora-ogm shell [-c CODE] [--plain]              a Python shell on the graph (shell.py)
+    memora-ogm inspect [--org ID [--user ID]]         read-only look around (inspector.py)
+    memora-ogm --version
 
 Each subcommand is an ``add_<name>_parser(subparsers)`` function that registers
 its parser and sets ``func``; add new ones to ``SUBCOMMANDS``.
@@ -20,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from memora_ogm import __version__
+from memora_ogm.inspector import add_inspect_parser
 from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
 from memora_ogm.server.connection import Neo4jConnection, connection_from_env
 from memora_ogm.server.local import LocalNeo4jError, LocalNeo4jServer, stop_process
@@ -31,6 +35,7 @@ from memora_ogm.server.state import (
     running_server,
     write_state,
 )
+from memora_ogm.shell import add_shell_parser
 
 EXIT_NOT_RUNNING = 3  # `server status` when nothing runs (as in LSB init scripts)
 
@@ -230,6 +235,8 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]]
     add_server_parser,
     add_demo_parser,
     add_migrate_parser,
+    add_shell_parser,
+    add_inspect_parser,
 ]
 
 

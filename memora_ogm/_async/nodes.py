@@ -13,7 +13,7 @@ follows ``INTERACTIONS_IN``, ``memory.contrary_update`` follows
 from __future__ import annotations
 
 import uuid
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import shortuuid
 from neomodel import (
@@ -38,6 +38,12 @@ class MemoraNode(AsyncStructuredNode):
     __abstract_node__ = True
     #: (constraint name, key properties); the names are the ones Memora's setup() uses.
     __node_key__: ClassVar[tuple[str, tuple[str, ...]] | None] = None
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython shows a node as ``Label(property=value, ...)`` (``memora_ogm.pretty``)."""
+        from memora_ogm.pretty import node_line
+
+        printer.text(node_line(self))
 
 
 class Org(MemoraNode):

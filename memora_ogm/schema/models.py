@@ -7,7 +7,7 @@ written against Memora keeps working with memora-ogm unchanged.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
@@ -31,7 +31,19 @@ Position = Annotated[int, BeforeValidator(_reject_bool)]
 """A 0-based message position: an int (or a numeric string, as Memora allowed), never a bool."""
 
 
-class Organization(BaseModel):
+class _Readable(BaseModel):
+    """IPython (and Jupyter) show a result as readable lines (``memora_ogm.pretty``).
+
+    Only ``_repr_pretty_`` is added: ``repr``, ``str``, equality and the fields stay pydantic's.
+    """
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from memora_ogm.pretty import format_value
+
+        printer.text(format_value(self) or repr(self))
+
+
+class Organization(_Readable):
     """An organisation: the top-level tenant that owns users, agents and memories."""
 
     org_id: str = Field(description="Short UUID string identifying the organization.")
@@ -39,7 +51,7 @@ class Organization(BaseModel):
     created_at: UTCDateTime = Field(description="When the organization was created.")
 
 
-class Agent(BaseModel):
+class Agent(_Readable):
     """An agent of an organisation; ``user_id`` is set only for user-specific agents."""
 
     org_id: str = Field(description="Short UUID string identifying the organization.")
@@ -51,7 +63,7 @@ class Agent(BaseModel):
     created_at: UTCDateTime = Field(description="When the agent was created.")
 
 
-class User(BaseModel):
+class User(_Readable):
     """A user of an organisation."""
 
     org_id: str = Field(description="Short UUID string identifying the organization.")
@@ -60,7 +72,7 @@ class User(BaseModel):
     created_at: UTCDateTime = Field(description="When the user was created.")
 
 
-class MessageBlock(BaseModel):
+class MessageBlock(_Readable):
     """One message of an interaction, at its 0-based position in the chain."""
 
     role: str | None = Field(default=None, description="e.g. user, assistant, tool.")
@@ -68,7 +80,7 @@ class MessageBlock(BaseModel):
     msg_position: Position = Field(description="0-based position of the message in its chain.")
 
 
-class Memory(BaseModel):
+class Memory(_Readable):
     """A memory extracted from an interaction.
 
     ``interaction_id`` and ``message_sources`` are optional because a memory returned by
@@ -102,7 +114,7 @@ class Memory(BaseModel):
         return {"memory": self.memory, "obtained_at": str(self.obtained_at)}
 
 
-class Interaction(BaseModel):
+class Interaction(_Readable):
     """An interaction (a conversation thread) with its messages and memories when requested."""
 
     org_id: str = Field(description="Short UUID string identifying the organization.")

@@ -1,0 +1,262 @@
+"""``memora-ogm inspect`` and the shell's ``show()``: look around a memory graph, read-only.
+
+    memora-ogm inspect                           organisations with their counts
+    memora-ogm inspect --org ORG                 its agents and users, with their counts
+    memora-ogm inspect --org ORG --user USER     and that user's timeline
+
+Every read runs in a read transaction: the timeline through the sync facade's public
+reads, the counts through the small Cypher below (the facade has no counting read).
+Nothing is written, not even the schema, and only the organisation asked for is read.
+Output is bounded by ``--limit`` (organisations, users, agents, interactions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from neo4j import READ_ACCESS, Driver, GraphDatabase, ManagedTransaction
+from typing_extensions import LiteralString
+
+from memora_ogm.errors import NotFoundError
+from memora_ogm.pretty import memory_lines, message_line, when
+from memora_ogm.schema import models
+from memora_ogm.server.connection import Neo4jConnection, connection_from_env
+from memora_ogm.server.state import running_server
+
+if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when a command runs
+    from memora_ogm.sync import Neo4jGraphInterface
+
+DEFAULT_LIMIT = 20
+
+# Counting reads, by key properties (each label's uniqueness constraint indexes them);
+# "superseded" counts memories that a newer one contradicted (CONTRARY_UPDATE).
+ORGANIZATIONS: LiteralString = (
+    "MATCH (o:Org) WITH o ORDER BY o.created_at, o.org_id LIMIT $limit "
+    "RETURN o.org_id AS org_id, o.org_name AS org_name, o.created_at AS created_at, "
+    "COUNT { MATCH (:User {org_id: o.org_id}) } AS users, "
+    "COUNT { MATCH (:Agent {org_id: o.org_id}) } AS agents, "
+    "COUNT { MATCH (:Interaction {org_id: o.org_id}) } AS interactions, "
+    "COUNT { MATCH (:Memory {org_id: o.org_id}) } AS memories, "
+    "COUNT { MATCH (:Memory {org_id: o.org_id})-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
+)
+ORGANIZATION_COUNT: LiteralString = "MATCH (o:Org) RETURN count(o) AS n"
+USERS: LiteralString = (
+    "MATCH (u:User {org_id: $org_id}) WITH u ORDER BY u.created_at, u.user_id LIMIT $limit "
+    "RETURN u.user_id AS user_id, u.user_name AS user_name, u.created_at AS created_at, "
+    "COUNT { MATCH (:Interaction {org_id: $org_id, user_id: u.user_id}) } AS interactions, "
+    "COUNT { MATCH (:Memory {org_id: $org_id, user_id: u.user_id}) } AS memories, "
+    "COUNT { MATCH (:Memory {org_id: $org_id, user_id: u.user_id})-[:CONTRARY_UPDATE]->"
+    "(:Memory) } AS superseded"
+)
+AGENTS: LiteralString = (
+    "MATCH (a:Agent {org_id: $org_id}) WITH a ORDER BY a.created_at, a.agent_id LIMIT $limit "
+    "RETURN a.agent_id AS agent_id, a.agent_label AS agent_label, a.user_id AS user_id, "
+    "a.created_at AS created_at"
+)
+ORG_TOTALS: LiteralString = (
+    "RETURN COUNT { MATCH (:User {org_id: $org_id}) } AS users, "
+    "COUNT { MATCH (:Agent {org_id: $org_id}) } AS agents, "
+    "COUNT { MATCH (:Interaction {org_id: $org_id}) } AS interactions, "
+    "COUNT { MATCH (:Memory {org_id: $org_id}) } AS memories, "
+    "COUNT { MATCH (:Memory {org_id: $org_id})-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
+)
+USER_TOTALS: LiteralString = (
+    "RETURN COUNT { MATCH (:Interaction {org_id: $org_id, user_id: $user_id}) } "
+    "AS interactions, COUNT { MATCH (:Memory {org_id: $org_id, user_id: $user_id}) } "
+    "AS memories, COUNT { MATCH (:Memory {org_id: $org_id, user_id: $user_id})"
+    "-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
+)
+
+
+# --------------------------------------------------------------------------- timeline
+
+
+def _history_lines(
+    memora: Neo4jGraphInterface, memory: models.Memory, current: models.Memory | None
+) -> list[str]:
+    """What a memory superseded and what superseded it (its ``CONTRARY_UPDATE`` chain)."""
+    lines = []
+    older = memora.get_user_memory_history(memory.org_id, memory.user_id, memory.memory_id)[1:]
+    for old in older:
+        lines.append(f"supersedes: {old.memory}  (obtained {when(old.obtained_at)})")
+    if current is not None and current.memory_id != memory.memory_id:
+        lines.append(
+            f"superseded by: {current.memory}  (obtained {when(current.obtained_at)}, "
+            f"interaction {current.interaction_id})"
+        )
+    return lines
+
+
+def timeline_lines(
+    memora: Neo4jGraphInterface, org_id: str, user_id: str, limit: int = DEFAULT_LIMIT
+) -> list[str]:
+    """A user's interactions, newest first, with messages, memories and their history."""
+    user = memora.get_user(org_id, user_id)
+    interactions = memora.get_all_user_interactions(org_id, user_id, limit=limit)
+    lines = [
+        f"{user.user_name} (user {user.user_id} of org {org_id}): "
+        f"{len(interactions)} interaction(s), newest first"
+        + (f" (at most {limit})" if len(interactions) == limit else "")
+    ]
+    agents = {a.agent_id: a.agent_label for a in memora.get_all_org_agents(org_id)}
+    memories = [memory for interaction in interactions for memory in interaction.memories or []]
+    ids = [[{"org_id": m.org_id, "user_id": m.user_id, "memory_id": m.memory_id}] for m in memories]
+    resolved = memora.fetch_user_memories_resolved_batch(ids) if ids else []
+    current = {
+        m.memory_id: (found[0] if found else None)
+        for m, found in zip(memories, resolved, strict=True)
+    }
+    for interaction in interactions:
+        lines.append("")
+        lines.append(
+            f"Interaction {interaction.interaction_id} with "
+            f"{agents.get(interaction.agent_id, 'agent')} ({interaction.agent_id}), "
+            f"updated {when(interaction.updated_at)} (created {when(interaction.created_at)})"
+        )
+        lines.append(f"  messages ({len(interaction.messages or [])}):")
+        for message in interaction.messages or []:
+            lines.append(message_line(message, "    "))
+        if interaction.memories:
+            lines.append(f"  memories ({len(interaction.memories)}):")
+        for memory in interaction.memories or []:
+            lines.extend(memory_lines(memory, "    ", origin=False))
+            history = _history_lines(memora, memory, current.get(memory.memory_id))
+            lines.extend("      " + line for line in history)
+    return lines
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def _read(driver: Driver, database: str, query: LiteralString, **params: Any) -> list[Any]:
+    """One query in a read transaction, on a session that may only read."""
+
+    def work(tx: ManagedTransaction) -> list[Any]:
+        return list(tx.run(query, params))
+
+    with driver.session(database=database, default_access_mode=READ_ACCESS) as session:
+        return session.execute_read(work)
+
+
+def _counts(row: Any) -> str:
+    return (
+        f"interactions {row['interactions']}, memories {row['memories']} "
+        f"({row['superseded']} superseded)"
+    )
+
+
+def _shown(count: int, total: int) -> str:
+    return f"{count} of {total}" if count < total else str(total)
+
+
+def overview_lines(driver: Driver, database: str, limit: int) -> list[str]:
+    """Every organisation (up to ``limit``) with its counts."""
+    total = _read(driver, database, ORGANIZATION_COUNT)[0]["n"]
+    rows = _read(driver, database, ORGANIZATIONS, limit=limit)
+    lines = [f"organisations ({_shown(len(rows), total)}):"]
+    for row in rows:
+        lines.append(
+            f"  {row['org_name']}  org_id {row['org_id']}, "
+            f"created {when(row['created_at'].to_native())}"
+        )
+        lines.append(f"    users {row['users']}, agents {row['agents']}, {_counts(row)}")
+    return lines
+
+
+def organization_lines(
+    memora: Neo4jGraphInterface, driver: Driver, database: str, org_id: str, limit: int
+) -> list[str]:
+    """One organisation: its totals, agents and users (up to ``limit`` each)."""
+    org = memora.get_organization(org_id)
+    totals = _read(driver, database, ORG_TOTALS, org_id=org_id)[0]
+    agents = _read(driver, database, AGENTS, org_id=org_id, limit=limit)
+    users = _read(driver, database, USERS, org_id=org_id, limit=limit)
+    lines = [
+        f"organisation {org.org_name}  org_id {org.org_id}, created {when(org.created_at)}",
+        f"  {_counts(totals)}",
+        f"  agents ({_shown(len(agents), totals['agents'])}):",
+    ]
+    for row in agents:
+        owner = f", for user {row['user_id']}" if row["user_id"] else ""
+        lines.append(f"    {row['agent_label']}  agent_id {row['agent_id']}{owner}")
+    lines.append(f"  users ({_shown(len(users), totals['users'])}):")
+    for row in users:
+        lines.append(f"    {row['user_name']}  user_id {row['user_id']}: {_counts(row)}")
+    return lines
+
+
+def inspect_lines(
+    conn: Neo4jConnection, org_id: str | None, user_id: str | None, limit: int
+) -> list[str]:
+    """What ``memora-ogm inspect`` prints."""
+    lines = [f"connected to {conn.uri} (database {conn.database})", ""]
+    with GraphDatabase.driver(conn.uri, auth=conn.auth) as driver, _facade(conn) as memora:
+        if org_id is None:
+            return lines + overview_lines(driver, conn.database, limit)
+        lines += organization_lines(memora, driver, conn.database, org_id, limit)
+        if user_id is not None:
+            totals = _read(driver, conn.database, USER_TOTALS, org_id=org_id, user_id=user_id)
+            header, *timeline = timeline_lines(memora, org_id, user_id, limit)
+            lines += ["", header, f"  {_counts(totals[0])}", *timeline]
+        return lines
+
+
+@contextmanager
+def _facade(conn: Neo4jConnection) -> Iterator[Neo4jGraphInterface]:
+    from memora_ogm.sync import Neo4jGraphInterface
+
+    memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
+    try:
+        yield memora
+    finally:
+        memora.close()
+
+
+def _limit(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("the limit must be at least 1")
+    return value
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    if args.user is not None and args.org is None:
+        print("memora-ogm: --user needs --org", file=sys.stderr)
+        return 2
+    conn = connection_from_env()
+    if conn is None:
+        state = running_server()
+        conn = state.connection() if state is not None else None
+    if conn is None:
+        print(
+            "memora-ogm: nothing to inspect: set NEO4J_URI, NEO4J_USERNAME and NEO4J_PASSWORD "
+            "(and NEO4J_DATABASE) or start a server with `memora-ogm server start`.",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        lines = inspect_lines(conn, args.org, args.user, args.limit)
+    except NotFoundError as exc:
+        print(f"memora-ogm: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(lines))
+    return 0
+
+
+def add_inspect_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    inspect = subparsers.add_parser(
+        "inspect", help="read-only: organisations, users, agents, counts, a user's timeline"
+    )
+    inspect.add_argument("--org", default=None, help="show this organisation (org_id)")
+    inspect.add_argument("--user", default=None, help="and this user's timeline (user_id)")
+    inspect.add_argument(
+        "--limit",
+        type=_limit,
+        default=DEFAULT_LIMIT,
+        help=f"at most this many organisations, users, agents, interactions ({DEFAULT_LIMIT})",
+    )
+    inspect.set_defaults(func=cmd_inspect)

@@ -1,0 +1,247 @@
+"""``memora-ogm shell``: a Python shell on the memory graph, like ``manage.py shell``.
+
+    memora-ogm shell [--plain] [--qdrant-path DIR | --qdrant-url URL] [-c CODE]
+
+It connects as ``memora-ogm demo`` does (``NEO4J_URI`` & co., else the server of
+``memora-ogm server start``, else a local Neo4j that it stops on exit), installs the
+schema (``setup()``, idempotent) and opens IPython when it is installed, the standard
+library REPL otherwise (or with ``--plain``). ``-c CODE`` or a script on standard input
+runs without a prompt. Results print as readable lines (``memora_ogm.pretty``); an
+``Interaction`` or ``Memory`` node is shown with what the facade reads about it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import code
+import sys
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from memora_ogm import __version__, nodes
+from memora_ogm.errors import NotFoundError
+from memora_ogm.inspector import DEFAULT_LIMIT, timeline_lines
+from memora_ogm.pretty import format_value, interaction_lines, memory_lines, node_line
+from memora_ogm.schema import models, storage
+from memora_ogm.server.connection import Neo4jConnection
+
+if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when the shell starts
+    from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
+
+NODE_NAMES = (
+    "Org",
+    "User",
+    "Agent",
+    "Interaction",
+    "MessageBlock",
+    "Memory",
+    "Date",
+    "InteractionCollection",
+    "MemoryCollection",
+)
+STORAGE_NAMES = ("MemoriesAndInteraction", "MemoryToStore", "ContraryMemoryToStore")
+
+
+class Display:
+    """Readable text for a shell result; ``None`` leaves it to the default display."""
+
+    def __init__(self, memora: Neo4jGraphInterface) -> None:
+        self.memora = memora
+
+    def _node(self, value: object) -> str | None:
+        """An interaction or memory node, with its messages or sources read by the facade."""
+        try:
+            if isinstance(value, nodes.Interaction):
+                found = self.memora.get_interaction(
+                    value.org_id, value.user_id, value.interaction_id
+                )
+                return "\n".join([node_line(value), *interaction_lines(found, "  ")])
+            if isinstance(value, nodes.Memory):
+                memory = self.memora.get_user_memory(value.org_id, value.user_id, value.memory_id)
+                return "\n".join([node_line(value), *memory_lines(memory, "  ")])
+        except NotFoundError:
+            return None  # deleted since, or not a facade-shaped node: show its properties
+        return None
+
+    def text(self, value: object) -> str | None:
+        return self._node(value) or format_value(value)
+
+    def displayhook(self, fallback: Callable[[object], Any]) -> Callable[[object], None]:
+        """A ``sys.displayhook`` for the plain REPL."""
+
+        def hook(value: object) -> None:
+            text = None if value is None else self.text(value)
+            if text is None:
+                fallback(value)
+                return
+            import builtins
+
+            print(text)
+            builtins._ = value  # type: ignore[attr-defined]
+
+        return hook
+
+
+def _vectors(args: argparse.Namespace) -> tuple[QdrantDB | None, str]:
+    from memora_ogm.sync import QdrantDB
+
+    if args.qdrant_path is not None:
+        return QdrantDB(path=args.qdrant_path), f"Qdrant, local mode in {args.qdrant_path}"
+    if args.qdrant_url is not None:
+        return QdrantDB(url=args.qdrant_url), f"Qdrant at {args.qdrant_url}"
+    return None, "none (pass --qdrant-path DIR or --qdrant-url URL)"
+
+
+def namespace(memora: Neo4jGraphInterface, vectors: QdrantDB | None) -> dict[str, Any]:
+    """What the shell preloads."""
+    from neomodel import db
+
+    def show(org_id: str, user_id: str, limit: int = DEFAULT_LIMIT) -> None:
+        """Print a user's interactions, newest first, with messages, memories and history."""
+        print("\n".join(timeline_lines(memora, org_id, user_id, limit)))
+
+    loaded: dict[str, Any] = {
+        "memora": memora,
+        "vectors": vectors,
+        "db": db,
+        "show": show,
+        "models": models,
+        "storage": storage,
+    }
+    loaded.update({name: getattr(nodes, name) for name in NODE_NAMES})
+    loaded.update({name: getattr(storage, name) for name in STORAGE_NAMES})
+    return loaded
+
+
+def banner(conn: Neo4jConnection, vector_text: str, started: bool) -> str:
+    how = "started for this shell, stopped on exit" if started else f"via {conn.backend}"
+    return "\n".join(
+        [
+            f"memora-ogm {__version__} shell: Neo4j at {conn.uri} "
+            f"(database {conn.database}, {how})",
+            f"vector store: {vector_text}",
+            "loaded:",
+            "  memora    memora_ogm.sync.Neo4jGraphInterface, e.g. memora.get_all_organizations()",
+            "  show      show(org_id, user_id, limit=20): a user's interactions, newest first",
+            "  nodes     " + ", ".join(NODE_NAMES) + " (memora_ogm.nodes)",
+            "  db        neomodel's db, on the same server: db.cypher_query('RETURN 1')",
+            "  storage   " + ", ".join(STORAGE_NAMES) + " (memora_ogm.schema.storage)",
+            "  models    memora_ogm.schema.models (the return models)",
+            "  vectors   the vector store, or None",
+        ]
+    )
+
+
+def _ipython(ns: dict[str, Any], text: str, display: Display) -> None:
+    from IPython.terminal.ipapp import TerminalIPythonApp
+    from traitlets.config import Config
+
+    config = Config()
+    config.TerminalInteractiveShell.banner2 = text + "\n"
+    app = TerminalIPythonApp.instance(config=config, user_ns=ns)
+    app.initialize(argv=[])
+    formatter = app.shell.display_formatter.formatters["text/plain"]  # type: ignore[union-attr]
+
+    def printer_for(fallback: Any) -> Callable[[object, Any, bool], None]:
+        def printer(value: object, p: Any, cycle: bool) -> None:
+            shown = None if cycle else display.text(value)
+            if shown is not None:
+                p.text(shown)
+            elif fallback is not None:
+                fallback(value, p, cycle)
+            else:
+                p.text(repr(value))
+
+        return printer
+
+    for cls in (list, tuple, nodes.Interaction, nodes.Memory):
+        formatter.for_type(cls, printer_for(formatter.type_printers.get(cls)))
+    app.start()
+
+
+def _plain(ns: dict[str, Any], text: str, display: Display) -> None:
+    try:
+        import readline
+        import rlcompleter
+
+        readline.set_completer(rlcompleter.Completer(ns).complete)
+        readline.parse_and_bind("tab: complete")
+    except ImportError:  # pragma: no cover - Windows without pyreadline
+        pass
+    previous = sys.displayhook
+    sys.displayhook = display.displayhook(previous)
+    try:
+        code.interact(banner=text, local=ns, exitmsg="")
+    except SystemExit:
+        pass
+    finally:
+        sys.displayhook = previous
+
+
+def _run(source: str, filename: str, ns: dict[str, Any]) -> int:
+    """Run code as ``python -c`` would, in the shell's namespace; 1 on an exception."""
+    try:
+        exec(compile(source, filename, "exec"), ns)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: B036 - report it as python does, then fail
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def run_shell(args: argparse.Namespace, conn: Neo4jConnection, started: bool) -> int:
+    from memora_ogm.sync import Neo4jGraphInterface
+
+    vectors, vector_text = _vectors(args)
+    memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
+    try:
+        memora.setup()
+        ns = namespace(memora, vectors)
+        text = banner(conn, vector_text, started)
+        display = Display(memora)
+        if args.command is not None:
+            print(text, file=sys.stderr)
+            return _run(args.command, "<shell -c>", ns)
+        if not sys.stdin.isatty():
+            print(text, file=sys.stderr)
+            return _run(sys.stdin.read(), "<stdin>", ns)
+        if args.plain or not _has_ipython():
+            _plain(ns, text, display)
+        else:
+            _ipython(ns, text, display)
+        return 0
+    finally:
+        memora.close()
+        if vectors is not None:
+            vectors.close()
+
+
+def _has_ipython() -> bool:
+    try:
+        import IPython  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def cmd_shell(args: argparse.Namespace) -> int:
+    from memora_ogm.cli import demo_connection
+
+    with demo_connection() as conn:
+        return run_shell(args, conn, started=conn.backend in ("maven", "docker"))
+
+
+def add_shell_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    shell = subparsers.add_parser(
+        "shell", help="a Python shell with memora, the node classes and neomodel's db loaded"
+    )
+    shell.add_argument("-c", dest="command", default=None, help="run this code, no prompt")
+    shell.add_argument(
+        "--plain", action="store_true", help="the standard library REPL even if IPython is here"
+    )
+    where = shell.add_mutually_exclusive_group()
+    where.add_argument("--qdrant-path", default=None, help="a local Qdrant store in this folder")
+    where.add_argument("--qdrant-url", default=None, help="a Qdrant server")
+    shell.set_defaults(func=cmd_shell)
