@@ -281,17 +281,25 @@ MATCH (new:Memory {org_id: $org_id, user_id: $user_id, memory_id: pair[1]})
 CREATE (old)-[:CONTRARY_UPDATE]->(new)
 """
 
-CLEANUP_STATEMENT = """
-MATCH (o:Org) WHERE o.org_name STARTS WITH $prefix
-WITH collect(o.org_id) AS ids
-MATCH (n) WHERE n.org_id IN ids
-CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
-"""
-
-CLEANUP_MESSAGES = """
-MATCH (m:MessageBlock) WHERE NOT (m)--()
-CALL (m) { DELETE m } IN TRANSACTIONS OF 5000 ROWS
-"""
+#: The benchmark's organisations and everything in them (messages carry no org_id:
+#: they go first, each chain found before it is deleted).
+CLEANUP_STATEMENTS = (
+    """
+    MATCH (o:Org) WHERE o.org_name STARTS WITH $prefix
+    MATCH (i:Interaction) WHERE i.org_id = o.org_id
+    CALL (i) {
+        MATCH (i)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(m:MessageBlock)
+        WITH collect(m) AS messages
+        FOREACH (m IN messages | DETACH DELETE m)
+    } IN TRANSACTIONS OF 200 ROWS
+    """,
+    """
+    MATCH (o:Org) WHERE o.org_name STARTS WITH $prefix
+    WITH collect(o.org_id) AS ids
+    MATCH (n) WHERE n.org_id IN ids
+    CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
+    """,
+)
 
 
 @dataclass(frozen=True)
@@ -457,8 +465,8 @@ class Loader:
 
     async def cleanup(self, prefix: str) -> None:
         async with self.driver.session(database=self.database) as session:
-            await (await session.run(CLEANUP_STATEMENT, prefix=prefix)).consume()
-            await (await session.run(CLEANUP_MESSAGES)).consume()
+            for statement in CLEANUP_STATEMENTS:
+                await (await session.run(statement, prefix=prefix)).consume()
 
 
 # -- twins ---------------------------------------------------------------------------------
@@ -1128,22 +1136,27 @@ async def run(options: argparse.Namespace) -> None:
             await loader.driver.close()
 
 
+#: (default, with --quick) of the options --quick shortens.
+SIZES = {"interactions": (1_000, 200), "repeat": (25, 5), "seconds": (3.0, 1.0), "rounds": (3, 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--interactions", type=int, default=1_000, help="of the main user")
+    parser.add_argument("--interactions", type=int, help="of the main user (1,000)")
     parser.add_argument("--users", type=int, default=100, help="users of the organisation")
     parser.add_argument("--agents", type=int, default=100, help="org agents")
-    parser.add_argument("--repeat", type=int, default=25, help="timed runs per method and twin")
+    parser.add_argument("--repeat", type=int, help="timed runs per method and twin (25)")
     parser.add_argument("--twins", default="async,sync", help="async, sync or both")
     parser.add_argument("--workers", type=int, default=8, help="concurrent savers")
-    parser.add_argument("--seconds", type=float, default=3.0, help="per throughput round")
-    parser.add_argument("--rounds", type=int, default=3, help="throughput rounds per layer")
+    parser.add_argument("--seconds", type=float, help="per throughput round (3)")
+    parser.add_argument("--rounds", type=int, help="throughput rounds per layer (3)")
     parser.add_argument(
-        "--quick", action="store_true", help="200 interactions, 5 runs, 2 rounds of 1 s"
+        "--quick", action="store_true", help="defaults of 200 interactions, 5 runs, 2 rounds of 1 s"
     )
     options = parser.parse_args()
-    if options.quick:
-        options.interactions, options.repeat, options.seconds, options.rounds = 200, 5, 1.0, 2
+    for name, sizes in SIZES.items():
+        if getattr(options, name) is None:
+            setattr(options, name, sizes[options.quick])
     asyncio.run(run(options))
 
 
