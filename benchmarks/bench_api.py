@@ -302,6 +302,10 @@ CLEANUP_STATEMENTS = (
 )
 
 
+#: One interaction as the baseline's statements take it (see ``Spec.row``).
+Row = dict[str, Any]
+
+
 @dataclass(frozen=True)
 class Spec:
     """One interaction to save: what both layers are given."""
@@ -328,9 +332,9 @@ class Spec:
             contrary_memories=contrary,
         )
 
-    def row(self, interaction_id: str | None = None, memory_ids: list[str] | None = None) -> Row:
-        """The baseline's parameters, with fresh ids unless given."""
-        ids = memory_ids or [str(uuid.uuid4()) for _ in self.memories]
+    def row(self, interaction_id: str | None = None) -> Row:
+        """The baseline's parameters, with fresh ids (the interaction's unless given)."""
+        ids = [str(uuid.uuid4()) for _ in self.memories]
         return {
             "id": interaction_id or shortuuid.uuid(),
             "agent_id": self.agent_id,
@@ -341,9 +345,6 @@ class Spec:
                 for i, (t, s, c) in zip(ids, self.memories, strict=True)
             ],
         }
-
-
-Row = dict[str, Any]
 
 
 def conversation(tag: str, count: int = MESSAGES) -> list[dict[str, str]]:
@@ -1038,26 +1039,23 @@ def cases(world: World, loader: Loader) -> list[Case]:
     ]
 
 
-def save_layers(world: World, twin: Twin, shared: bool) -> dict[str, Callable[[int], Thunk]]:
-    """memora-ogm's save and the baseline's, for the worker ``index``."""
-    org, agent = world.org_id, world.agents[0]
-    when = world.now()
-
-    def user_of(index: int) -> str:
-        return world.user if shared else world.users[1 + index]
-
-    def given(index: int) -> Spec:
-        return spec(user_of(index), agent, when, f"w{index}")
-
-    models_ = {index: given(index).model() for index in range(len(world.users) - 1)}
+def save_layers(
+    world: World, twin: Twin, workers: int, shared: bool
+) -> dict[str, Callable[[int], Thunk]]:
+    """memora-ogm's save and the baseline's, for the worker ``index``: each call builds its
+    arguments from the worker's ``Spec`` (a model for one, parameters with new ids for the
+    other), as an application would."""
+    org, agent, when = world.org_id, world.agents[0], world.now()
+    users = [world.user if shared else world.users[1 + index] for index in range(workers)]
+    specs = [spec(users[index], agent, when, f"w{index}") for index in range(workers)]
 
     def ogm(index: int) -> Thunk:
         return lambda: twin.graph.save_interaction_with_memories(
-            org, agent, user_of(index), models_[index]
+            org, agent, users[index], specs[index].model()
         )
 
     def baseline(index: int) -> Thunk:
-        return lambda: twin.execute(save_statement(org, user_of(index), given(index)))
+        return lambda: twin.execute(save_statement(org, users[index], specs[index]))
 
     return {"memora-ogm": ogm, "baseline": baseline}
 
@@ -1119,9 +1117,12 @@ async def run(options: argparse.Namespace) -> None:
             for shared in (False, True):
                 for twin in twins:
                     rates = await bench.throughput(
-                        twin, options.seconds, options.rounds, options.workers,
-                        save_layers(world, twin, shared),
-                    )  # fmt: skip
+                        twin,
+                        options.seconds,
+                        options.rounds,
+                        options.workers,
+                        save_layers(world, twin, options.workers, shared),
+                    )
                     workload = "one shared user" if shared else "a user per worker"
                     print(
                         f"  {workload:<18} {twin.name:<5} memora-ogm {rates['memora-ogm']:7.1f}"
