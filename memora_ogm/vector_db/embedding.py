@@ -33,7 +33,7 @@ SyncEmbeddingFunction = Callable[[list[str]], list[list[float]]]
 DEFAULT_DIMENSION = 1024
 """Hashed features collide less in more dimensions. Among 2000 memories, a query sharing one
 word with one of them (plus filler words) finds it first about 95% of the time at 1024, 75%
-at 768 and 40% at 384 (``tests/bench_vector_qdrant.py``); a vector costs 4 KiB."""
+at 768 and 40% at 384 (``benchmarks/bench_vector_qdrant.py``); a vector costs 4 KiB."""
 
 _WORD = re.compile(r"\w+")
 # Memora stores memories with `user_<id>` / `agent_<id>` placeholders; nearly every memory

@@ -1,6 +1,6 @@
 """Benchmark of QdrantDB in local mode with the default hashing embedding.
 
-Run: ``python tests/bench_vector_qdrant.py [memories] [users]`` (defaults 2000 and 20).
+Run: ``python benchmarks/bench_vector_qdrant.py [memories] [users]`` (defaults 2000 and 20).
 
 For each embedding dimension it reports the time to add the memories, the latency of
 single and batched searches in user and organisation scope, and how often a query that

@@ -1,6 +1,6 @@
 """Latency and Bolt queries per call of the interaction and memory methods.
 
-    python tests/bench_interactions_memories.py [--runs 11] [--large 20000]
+    python benchmarks/bench_interactions_memories.py [--runs 11] [--large 20000]
 
 Connects like the tests (``NEO4J_*`` variables, else Docker, else the embedded
 server), works in an organisation of its own and deletes it at the end. All data

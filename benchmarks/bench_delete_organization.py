@@ -1,6 +1,6 @@
 """Delete an organisation of 100k+ nodes on a Neo4j whose heap is capped at 512 MiB.
 
-    python tests/bench_delete_organization.py [--users 200]
+    python benchmarks/bench_delete_organization.py [--users 200]
 
 Starts its own embedded Neo4j (the heap cap is the point), fills one organisation
 with users, interactions, message chains, memories and dates through a bulk
