@@ -5,6 +5,7 @@
     memora-ogm server stop                            stop it; no process is left behind
     memora-ogm demo                                   a walkthrough of the memory graph
     memora-ogm migrate                                apply pending migrations (NEO4J_URI & co.)
+    memora-ogm export / import / move                 tenants out and in (memora_ogm.cli_transfer)
 
 Each subcommand is an ``add_<name>_parser(subparsers)`` function that registers
 its parser and sets ``func``; add new ones to ``SUBCOMMANDS``.
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from memora_ogm import __version__
+from memora_ogm.cli_transfer import TRANSFER_SUBCOMMANDS
 from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
 from memora_ogm.server.connection import Neo4jConnection, connection_from_env
 from memora_ogm.server.local import LocalNeo4jError, LocalNeo4jServer, stop_process
@@ -230,6 +232,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]]
     add_server_parser,
     add_demo_parser,
     add_migrate_parser,
+    *TRANSFER_SUBCOMMANDS,
 ]
 
 

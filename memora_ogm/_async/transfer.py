@@ -547,8 +547,12 @@ async def import_records(
                 return len(new)
 
             created = await graph.write(work)
-            summary.created[kind] += created
-            summary.skipped[kind] += len(batch) - created
+            for counter, count in (
+                (summary.created, created),
+                (summary.skipped, len(batch) - created),
+            ):
+                if count:
+                    counter[kind] += count
             done += len(batch)
             if progress is not None:
                 progress(done, total)

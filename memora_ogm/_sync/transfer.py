@@ -544,8 +544,12 @@ def import_records(
                 return len(new)
 
             created = graph.write(work)
-            summary.created[kind] += created
-            summary.skipped[kind] += len(batch) - created
+            for counter, count in (
+                (summary.created, created),
+                (summary.skipped, len(batch) - created),
+            ):
+                if count:
+                    counter[kind] += count
             done += len(batch)
             if progress is not None:
                 progress(done, total)
