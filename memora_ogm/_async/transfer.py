@@ -273,12 +273,28 @@ def _key(kind: str, record: Record) -> tuple[str, ...]:
     return tuple(record[name] for name in KEYS[kind][1])
 
 
+def _link(record: Record) -> tuple[str, str, str]:
+    return (record["user_id"], record["memory_id"], record["updated_by"])
+
+
+async def _existing_links(records: list[Record]) -> set[tuple[str, str, str]]:
+    """The ``CONTRARY_UPDATE`` links of ``records`` that the graph already holds."""
+    wanted = sorted({record["memory_id"] for record in records})
+    older = await Memory.nodes.filter(org_id=records[0]["org_id"], memory_id__in=wanted).all()
+    return {
+        (old.user_id, old.memory_id, new.memory_id)
+        for old, new in await reachable(older, Memory.contrary_update)
+        if new.user_id == old.user_id
+    }
+
+
 async def _new_records(
     kind: str, batch: list[tuple[int, Record]], on_conflict: OnConflict
 ) -> list[Record]:
     """The records of ``batch`` not in the graph yet; an existing one fails unless skipped."""
     if kind == transfer.CONTRARY_UPDATE:
-        return [record for _, record in batch]  # linking twice is harmless (MERGE)
+        linked = await _existing_links([record for _, record in batch])
+        return [record for _, record in batch if _link(record) not in linked]
     existing = await _existing(kind, batch)
     new = []
     for line, record in batch:
@@ -341,15 +357,22 @@ async def _write_users(records: list[Record], _: VectorChanges) -> None:
 
 
 async def _write_agents(records: list[Record], _: VectorChanges) -> None:
-    org_id = records[0]["org_id"]
-    org = await locked_org(org_id)
-    users = await _users(org_id, (r["user_id"] for r in records if r["user_id"] is not None))
-    agents = await Agent.nodes.bulk_create(
+    await Agent.nodes.bulk_create(
         *(
             _properties(record, "org_id", "agent_id", "agent_label", "user_id", "created_at")
             for record in records
         )
     )
+
+
+async def _link_agents(records: list[Record]) -> None:
+    """Link the batch's agents to the organisation and their users, new or skipped alike:
+    a user imported again after its deletion gets its own agents back (MERGE)."""
+    org_id = records[0]["org_id"]
+    org = await locked_org(org_id)
+    users = await _users(org_id, (r["user_id"] for r in records if r["user_id"] is not None))
+    wanted = [record["agent_id"] for record in records]
+    agents = await Agent.nodes.filter(org_id=org_id, agent_id__in=wanted).all()
     await connect_many(
         (Org.has_agent, [(org, agent) for agent in agents]),
         (User.has_agent, [(users[a.user_id], a) for a in agents if a.user_id in users]),
@@ -544,6 +567,8 @@ async def import_records(
                 new = await _new_records(kind, batch, on_conflict)
                 if new:
                     await WRITERS[kind](new, changes)
+                if kind == transfer.AGENT:
+                    await _link_agents([record for _, record in batch])
                 return len(new)
 
             created = await graph.write(work)

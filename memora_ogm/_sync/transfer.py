@@ -270,12 +270,28 @@ def _key(kind: str, record: Record) -> tuple[str, ...]:
     return tuple(record[name] for name in KEYS[kind][1])
 
 
+def _link(record: Record) -> tuple[str, str, str]:
+    return (record["user_id"], record["memory_id"], record["updated_by"])
+
+
+def _existing_links(records: list[Record]) -> set[tuple[str, str, str]]:
+    """The ``CONTRARY_UPDATE`` links of ``records`` that the graph already holds."""
+    wanted = sorted({record["memory_id"] for record in records})
+    older = Memory.nodes.filter(org_id=records[0]["org_id"], memory_id__in=wanted).all()
+    return {
+        (old.user_id, old.memory_id, new.memory_id)
+        for old, new in reachable(older, Memory.contrary_update)
+        if new.user_id == old.user_id
+    }
+
+
 def _new_records(
     kind: str, batch: list[tuple[int, Record]], on_conflict: OnConflict
 ) -> list[Record]:
     """The records of ``batch`` not in the graph yet; an existing one fails unless skipped."""
     if kind == transfer.CONTRARY_UPDATE:
-        return [record for _, record in batch]  # linking twice is harmless (MERGE)
+        linked = _existing_links([record for _, record in batch])
+        return [record for _, record in batch if _link(record) not in linked]
     existing = _existing(kind, batch)
     new = []
     for line, record in batch:
@@ -338,15 +354,22 @@ def _write_users(records: list[Record], _: VectorChanges) -> None:
 
 
 def _write_agents(records: list[Record], _: VectorChanges) -> None:
-    org_id = records[0]["org_id"]
-    org = locked_org(org_id)
-    users = _users(org_id, (r["user_id"] for r in records if r["user_id"] is not None))
-    agents = Agent.nodes.bulk_create(
+    Agent.nodes.bulk_create(
         *(
             _properties(record, "org_id", "agent_id", "agent_label", "user_id", "created_at")
             for record in records
         )
     )
+
+
+def _link_agents(records: list[Record]) -> None:
+    """Link the batch's agents to the organisation and their users, new or skipped alike:
+    a user imported again after its deletion gets its own agents back (MERGE)."""
+    org_id = records[0]["org_id"]
+    org = locked_org(org_id)
+    users = _users(org_id, (r["user_id"] for r in records if r["user_id"] is not None))
+    wanted = [record["agent_id"] for record in records]
+    agents = Agent.nodes.filter(org_id=org_id, agent_id__in=wanted).all()
     connect_many(
         (Org.has_agent, [(org, agent) for agent in agents]),
         (User.has_agent, [(users[a.user_id], a) for a in agents if a.user_id in users]),
@@ -541,6 +564,8 @@ def import_records(
                 new = _new_records(kind, batch, on_conflict)
                 if new:
                     WRITERS[kind](new, changes)
+                if kind == transfer.AGENT:
+                    _link_agents([record for _, record in batch])
                 return len(new)
 
             created = graph.write(work)
