@@ -518,10 +518,12 @@ class JsonLinesFile:
         self.path = Path(path)
 
     def __iter__(self) -> Iterator[Any]:
-        with self.path.open(encoding="utf-8") as lines:
+        with self.path.open("rb") as lines:
             for number, line in enumerate(lines, start=1):
                 try:
-                    yield json.loads(line)
+                    yield json.loads(line.decode("utf-8"))
+                except UnicodeDecodeError as error:
+                    raise ImportFormatError(number, f"not UTF-8 ({error.reason}).") from None
                 except json.JSONDecodeError as error:
                     raise ImportFormatError(
                         number, f"not valid JSON ({error.msg}); is the file truncated?"

@@ -92,7 +92,9 @@ def _pages(
             nodes = cls.nodes.filter(**owner)
             if after is not None:
                 nodes = nodes.filter(**{f"{key}__gt": after})
-            page = take(nodes.order_by(key), EXPORT_BATCH_SIZE)
+            # The whole key in ORDER BY lets the planner read the key's index in order
+            # and stop after a page (no sort of the rest).
+            page = take(nodes.order_by(*dict.fromkeys([*owner, key])), EXPORT_BATCH_SIZE)
             next_key = getattr(page[-1], key) if len(page) == EXPORT_BATCH_SIZE else None
             return records(page), next_key
 
@@ -257,11 +259,11 @@ def _describe(kind: str, record: Record) -> str:
 
 
 def _existing(kind: str, batch: list[tuple[int, Record]]) -> set[tuple[str, ...]]:
-    """The keys of ``batch``'s records that the graph already holds."""
+    """The keys of ``batch``'s records that the graph already holds (an index seek)."""
     cls, key = KEYS[kind]
-    last = key[-1]
     found = cls.nodes.filter(
-        org_id=batch[0][1]["org_id"], **{f"{last}__in": [record[last] for _, record in batch]}
+        org_id=batch[0][1]["org_id"],
+        **{f"{name}__in": sorted({record[name] for _, record in batch}) for name in key[1:]},
     ).all()
     return {tuple(getattr(node, name) for name in key) for node in found}
 
@@ -276,8 +278,11 @@ def _link(record: Record) -> tuple[str, str, str]:
 
 def _existing_links(records: list[Record]) -> set[tuple[str, str, str]]:
     """The ``CONTRARY_UPDATE`` links of ``records`` that the graph already holds."""
-    wanted = sorted({record["memory_id"] for record in records})
-    older = Memory.nodes.filter(org_id=records[0]["org_id"], memory_id__in=wanted).all()
+    older = Memory.nodes.filter(
+        org_id=records[0]["org_id"],
+        user_id__in=sorted({record["user_id"] for record in records}),
+        memory_id__in=sorted({record["memory_id"] for record in records}),
+    ).all()
     return {
         (old.user_id, old.memory_id, new.memory_id)
         for old, new in reachable(older, Memory.contrary_update)
@@ -437,10 +442,10 @@ def _write_memories(records: list[Record], changes: VectorChanges) -> None:
     users = _locked_users(org_id, (record["user_id"] for record in records))
     collections = _collections(users, User.has_memories)
     wanted = sorted({record["interaction_id"] for record in records})
-    interactions = {
-        (node.user_id, node.interaction_id): node
-        for node in Interaction.nodes.filter(org_id=org_id, interaction_id__in=wanted).all()
-    }
+    found = Interaction.nodes.filter(
+        org_id=org_id, user_id__in=sorted(users), interaction_id__in=wanted
+    ).all()
+    interactions = {(node.user_id, node.interaction_id): node for node in found}
     records = [
         record
         for record in records
@@ -508,12 +513,12 @@ def _write_memories(records: list[Record], changes: VectorChanges) -> None:
 
 def _write_contrary_updates(records: list[Record], _: VectorChanges) -> None:
     org_id = records[0]["org_id"]
-    _locked_users(org_id, (record["user_id"] for record in records))
+    users = _locked_users(org_id, (record["user_id"] for record in records))
     wanted = sorted({r[name] for r in records for name in ("memory_id", "updated_by")})
-    memories = {
-        (node.user_id, node.memory_id): node
-        for node in Memory.nodes.filter(org_id=org_id, memory_id__in=wanted).all()
-    }
+    found = Memory.nodes.filter(
+        org_id=org_id, user_id__in=sorted(users), memory_id__in=wanted
+    ).all()
+    memories = {(node.user_id, node.memory_id): node for node in found}
     pairs = [
         (memories[(r["user_id"], r["memory_id"])], memories[(r["user_id"], r["updated_by"])])
         for r in records
