@@ -23,7 +23,7 @@ from memora_ogm._async.transfer import MoveVerificationFailed, move_organization
 from memora_ogm.cli import main
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.server import Neo4jConnection
-from memora_ogm.testing import clear_database
+from memora_ogm.testing import clear_database, second_server
 from memora_ogm.transfer import ImportConflict, JsonLinesFile
 from memora_ogm.vector_db.qdrant import QdrantDB
 
@@ -180,3 +180,18 @@ async def test_cli_export_import_and_move(
     assert "does not exist" in capsys.readouterr().err
     for side in (source, target):
         assert graph_violations(side.driver) == []
+
+
+def test_second_server_comes_from_the_environment(neo4j_connection: Neo4jConnection) -> None:
+    """``NEO4J_SECOND_*`` name the second server; the first server itself is refused."""
+    env = {
+        "NEO4J_SECOND_URI": neo4j_connection.uri,
+        "NEO4J_SECOND_USERNAME": neo4j_connection.username,
+        "NEO4J_SECOND_PASSWORD": neo4j_connection.password,
+        "NEO4J_SECOND_DATABASE": neo4j_connection.database,
+    }
+    with pytest.raises(RuntimeError, match="is the first one"):
+        with second_server(neo4j_connection, env):
+            pass
+    with second_server(neo4j_connection, env | {"NEO4J_SECOND_DATABASE": "other"}) as conn:
+        assert (conn.uri, conn.database, conn.backend) == (neo4j_connection.uri, "other", "env")
