@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from functools import partial
+from types import SimpleNamespace
 from typing import Any, Literal, TypeVar
 
 from memora_ogm import convert, transfer
@@ -401,14 +402,16 @@ async def _write_interactions(records: list[Record], _: VectorChanges) -> None:
                 "updated_at",
             )
             for record in records
-        )
+        ),
+        lazy=True,  # element ids only: the records have the values
     )
     messages = await MessageBlock.nodes.bulk_create(
         *(
             {"msg_position": position, **message}
             for record in records
             for position, message in enumerate(record["messages"])
-        )
+        ),
+        lazy=True,
     )
     days = await _days(
         org_id, ((record["user_id"], day) for record in records for day in record["dates"])
@@ -425,14 +428,17 @@ async def _write_interactions(records: list[Record], _: VectorChanges) -> None:
     await connect_many(
         (
             InteractionCollection.had_interaction,
-            [(collections[node.user_id], node) for node in interactions],
+            [
+                (collections[record["user_id"]], node)
+                for node, record in zip(interactions, records, strict=True)
+            ],
         ),
         (Interaction.first_message, first),
         (MessageBlock.is_next, following),
         (
             Interaction.has_occurrence_on,
             [
-                (node, days[(node.user_id, day)])
+                (node, days[(record["user_id"], day)])
                 for node, record in zip(interactions, records, strict=True)
                 for day in record["dates"]
             ],
@@ -482,9 +488,10 @@ async def _write_memories(records: list[Record], changes: VectorChanges) -> None
                 "obtained_at",
             )
             for record in records
-        )
+        ),
+        lazy=True,  # element ids only: the records have the values
     )
-    changes.add(convert.memory_for_vector(node) for node in memories)
+    changes.add(convert.memory_for_vector(SimpleNamespace(**record)) for record in records)
     pairs = list(zip(memories, records, strict=True))
 
     def source_of(record: Record) -> Interaction:
@@ -492,11 +499,14 @@ async def _write_memories(records: list[Record], changes: VectorChanges) -> None
 
     links: list[Link] = [
         (Memory.interaction_source, [(node, source_of(record)) for node, record in pairs]),
-        (MemoryCollection.includes, [(collections[node.user_id], node) for node in memories]),
+        (
+            MemoryCollection.includes,
+            [(collections[record["user_id"]], node) for node, record in pairs],
+        ),
         (
             Memory.date_obtained,
             [
-                (node, days[(node.user_id, record["date_obtained"])])
+                (node, days[(record["user_id"], record["date_obtained"])])
                 for node, record in pairs
                 if record["date_obtained"] is not None
             ],
