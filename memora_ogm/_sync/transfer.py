@@ -53,6 +53,8 @@ IMPORT_BATCH_SIZE = 500
 IMPORT_BATCH_MESSAGES = 5_000
 
 OnConflict = Literal["fail", "skip"]
+RecordStream = Iterator[Record]
+"""What an export returns (a plain iterator in the sync twin)."""
 Progress = Callable[[int, int], None]
 """Called after each written batch with (records done, records in the input)."""
 
@@ -600,7 +602,7 @@ def import_records(
 
 
 class Neo4jTransfer(GraphComponent):
-    def export_organization(self, org_id: str) -> Iterator[Record]:
+    def export_organization(self, org_id: str) -> RecordStream:
         """The whole organisation as records of the ``memora-ogm-export`` format (JSON-ready
         dicts), streamed a page per read transaction; see ``docs/export-format.md``.
 
@@ -609,7 +611,7 @@ class Neo4jTransfer(GraphComponent):
         check_ids(org_id=org_id)
         return export_records(self.graph, org_id, None)
 
-    def export_user(self, org_id: str, user_id: str) -> Iterator[Record]:
+    def export_user(self, org_id: str, user_id: str) -> RecordStream:
         """One user with the organisation, its org-wide agents and the user's own agents."""
         check_ids(org_id=org_id, user_id=user_id)
         return export_records(self.graph, org_id, user_id)
