@@ -8,6 +8,7 @@
     memora-ogm shell [-c CODE] [--plain]              a Python shell on the graph (shell.py)
     memora-ogm inspect [--org ID [--user ID]]         read-only look around (inspector.py)
     memora-ogm --version
+    memora-ogm export / import / move                 tenants out and in (memora_ogm.cli_transfer)
 
 Each subcommand is an ``add_<name>_parser(subparsers)`` function that registers
 its parser and sets ``func``; add new ones to ``SUBCOMMANDS``.
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from memora_ogm import __version__
+from memora_ogm.cli_transfer import TRANSFER_SUBCOMMANDS
 from memora_ogm.inspector import add_inspect_parser
 from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
 from memora_ogm.server.connection import Neo4jConnection, connection_from_env
@@ -237,6 +239,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]]
     add_migrate_parser,
     add_shell_parser,
     add_inspect_parser,
+    *TRANSFER_SUBCOMMANDS,
 ]
 
 

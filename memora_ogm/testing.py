@@ -19,16 +19,27 @@ Installing memora-ogm registers this module as a pytest plugin (entry point
 ``clean_neo4j`` (function, opt-in)
     deletes every node and relationship before the test, in batches, keeping
     constraints and indexes; returns the ``neo4j_driver``.
+``second_neo4j_connection`` (session, opt-in)
+    another, independent Neo4j server, for tests that move data between servers:
+    ``NEO4J_SECOND_URI`` & co. (``_USERNAME``, ``_PASSWORD``, ``_DATABASE``) when set,
+    else the same chain as ``neo4j_connection`` (Docker, else the embedded server,
+    started small: 512 MB heap, 256 MB page cache); stopped when the session ends.
+``second_neo4j_driver`` (session, opt-in)
+    a sync ``neo4j.Driver`` on the second server.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pytest
 
 from memora_ogm.server import Neo4jConnection, connect_or_start
+from memora_ogm.server.connection import ENV_DATABASE, ENV_PASSWORD, ENV_URI, ENV_USERNAME
+from memora_ogm.server.local import ENV_HEAP_MB, ENV_PAGECACHE_MB
 
 if TYPE_CHECKING:
     from neo4j import Driver
@@ -36,6 +47,11 @@ if TYPE_CHECKING:
     from neomodel.sync_.database import Database
 
 CLEAN_BATCH_SIZE = 10_000
+#: Environment variables naming the second server: ``NEO4J_SECOND_URI`` for ``NEO4J_URI``...
+SECOND_SERVER_PREFIX = "NEO4J_SECOND_"
+#: The embedded second server shares a small machine with the first.
+SECOND_HEAP_MB = 512
+SECOND_PAGECACHE_MB = 256
 
 
 def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_SIZE) -> int:
@@ -59,16 +75,53 @@ def neo4j_connection() -> Iterator[Neo4jConnection]:
         yield conn
 
 
+@contextmanager
+def second_server(
+    first: Neo4jConnection, environ: Mapping[str, str] | None = None
+) -> Iterator[Neo4jConnection]:
+    """A Neo4j server other than ``first``, from the chain with ``NEO4J_SECOND_*`` for
+    ``NEO4J_*``; whatever it started is stopped on exit."""
+    env = dict(os.environ if environ is None else environ)
+    for name in (ENV_URI, ENV_USERNAME, ENV_PASSWORD, ENV_DATABASE):
+        env.pop(name, None)
+        second = env.get(name.replace("NEO4J_", SECOND_SERVER_PREFIX, 1))
+        if second:
+            env[name] = second
+    with connect_or_start(
+        env,
+        heap_mb=int(env.get(ENV_HEAP_MB) or SECOND_HEAP_MB),
+        pagecache_mb=int(env.get(ENV_PAGECACHE_MB) or SECOND_PAGECACHE_MB),
+    ) as conn:
+        if (conn.uri, conn.database) == (first.uri, first.database):
+            raise RuntimeError(f"the second Neo4j server is the first one ({conn.uri})")
+        yield conn
+
+
 @pytest.fixture(scope="session")
-def neo4j_driver(neo4j_connection: Neo4jConnection) -> Iterator[Driver]:
+def second_neo4j_connection(neo4j_connection: Neo4jConnection) -> Iterator[Neo4jConnection]:
+    with second_server(neo4j_connection) as conn:
+        yield conn
+
+
+@pytest.fixture(scope="session")
+def second_neo4j_driver(second_neo4j_connection: Neo4jConnection) -> Iterator[Driver]:
+    yield from _driver(second_neo4j_connection)
+
+
+def _driver(conn: Neo4jConnection) -> Iterator[Driver]:
     from neo4j import GraphDatabase
 
-    driver = GraphDatabase.driver(neo4j_connection.uri, auth=neo4j_connection.auth)
+    driver = GraphDatabase.driver(conn.uri, auth=conn.auth)
     try:
         driver.verify_connectivity()
         yield driver
     finally:
         driver.close()
+
+
+@pytest.fixture(scope="session")
+def neo4j_driver(neo4j_connection: Neo4jConnection) -> Iterator[Driver]:
+    yield from _driver(neo4j_connection)
 
 
 @pytest.fixture(scope="session")

@@ -16,12 +16,15 @@ from memora_ogm._async.memory import Neo4jMemory
 from memora_ogm._async.migrate import run_migrations
 from memora_ogm._async.organization import Neo4jOrganization
 from memora_ogm._async.schema import install_node_keys
+from memora_ogm._async.transfer import Neo4jTransfer
 from memora_ogm._async.user import Neo4jUser
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.migrations import MIGRATIONS
 
 
-class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInteraction, Neo4jMemory):
+class Neo4jGraphInterface(
+    Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInteraction, Neo4jMemory, Neo4jTransfer
+):
     """Memora's graph layer over the neomodel node classes of :mod:`memora_ogm.nodes`.
 
     The constructor is Memora's, with the driver settings an operator expects on

@@ -17,12 +17,15 @@ from memora_ogm._sync.memory import Neo4jMemory
 from memora_ogm._sync.migrate import run_migrations
 from memora_ogm._sync.organization import Neo4jOrganization
 from memora_ogm._sync.schema import install_node_keys
+from memora_ogm._sync.transfer import Neo4jTransfer
 from memora_ogm._sync.user import Neo4jUser
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.migrations import MIGRATIONS
 
 
-class Neo4jGraphInterface(Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInteraction, Neo4jMemory):
+class Neo4jGraphInterface(
+    Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInteraction, Neo4jMemory, Neo4jTransfer
+):
     """Memora's graph layer over the neomodel node classes of :mod:`memora_ogm.nodes`.
 
     The constructor is Memora's, with the driver settings an operator expects on

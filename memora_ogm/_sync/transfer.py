@@ -1,0 +1,706 @@
+# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
+"""Tenant export, import and move, in the format of :mod:`memora_ogm.transfer`.
+
+Exports page through the tenant by key (keyset pagination on the node keys, one read
+transaction a page), so memory stays flat whatever the tenant's size. Imports check
+the whole input first (:class:`memora_ogm.transfer.Validator`), then, when
+``on_conflict="fail"``, that none of it exists yet, and only then write, a batch of
+records per write transaction, through the node classes and the batched helpers of
+:mod:`memora_ogm._async.ogm`: the same nodes and links the save path makes, and the
+memories added to the associated vector store with their batch, all or nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date
+from functools import partial
+from types import SimpleNamespace
+from typing import Any, Literal, TypeVar
+
+from memora_ogm import convert, transfer
+from memora_ogm._sync.component import GraphComponent, get_org, get_user, locked_org
+from memora_ogm._sync.graph import Graph, VectorChanges
+from memora_ogm._sync.nodes import (
+    Agent,
+    Date,
+    Interaction,
+    InteractionCollection,
+    MemoraNode,
+    Memory,
+    MemoryCollection,
+    MessageBlock,
+    Org,
+    User,
+)
+from memora_ogm._sync.ogm import Link, connect_many, lock_nodes, reachable, take
+from memora_ogm.errors import MemoraOGMError
+from memora_ogm.transfer import ImportConflict, Record
+from memora_ogm.validation import check_ids
+
+N = TypeVar("N", bound=MemoraNode)
+
+#: Nodes read per export transaction (an interaction brings its messages along).
+EXPORT_BATCH_SIZE = 500
+#: Records written per import transaction.
+IMPORT_BATCH_SIZE = 500
+#: Messages written per import transaction, at most (long conversations end a batch early).
+IMPORT_BATCH_MESSAGES = 5_000
+
+OnConflict = Literal["fail", "skip"]
+RecordStream = Iterator[Record]
+"""What an export returns (a plain iterator in the sync twin)."""
+Progress = Callable[[int, int], None]
+"""Called after each written batch with (records done, records in the input)."""
+
+
+@dataclass
+class ImportSummary:
+    """What an import did, per record type: created, and skipped as already there."""
+
+    created: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+class MoveVerificationFailed(MemoraOGMError):
+    """After a move's import the two servers do not hold the same content; the source
+    organisation was left in place."""
+
+
+# --------------------------------------------------------------------------- export
+
+
+def _pages(
+    graph: Graph,
+    cls: type[N],
+    owner: dict[str, str],
+    key: str,
+    records: Callable[[list[N]], list[Record]],
+) -> Iterator[list[Record]]:
+    """The ``owner``'s nodes of ``cls`` in ``key`` order, a page per read transaction.
+
+    Each page starts after the last key of the one before (the index of the node key
+    serves it, whatever the tenant's size); ``records`` turns a page into records in
+    the same transaction.
+    """
+    last: str | None = None
+    while True:
+
+        def work(after: str | None = last) -> tuple[list[Record], str | None]:
+            nodes = cls.nodes.filter(**owner)
+            if after is not None:
+                nodes = nodes.filter(**{f"{key}__gt": after})
+            # The whole key in ORDER BY lets the planner read the key's index in order
+            # and stop after a page (no sort of the rest).
+            page = take(nodes.order_by(*dict.fromkeys([*owner, key])), EXPORT_BATCH_SIZE)
+            next_key = getattr(page[-1], key) if len(page) == EXPORT_BATCH_SIZE else None
+            return records(page), next_key
+
+        found, last = graph.read(work)
+        if found:
+            yield found
+        if last is None:
+            return
+
+
+def _user_records(users: list[User]) -> list[Record]:
+    return [transfer.user(node) for node in users]
+
+
+def _agent_records(agents: list[Agent]) -> list[Record]:
+    return [transfer.agent(node) for node in agents]
+
+
+def _interaction_records(interactions: list[Interaction]) -> list[Record]:
+    chains: dict[MemoraNode, list[MessageBlock]] = {node: [] for node in interactions}
+    for start, message in reachable(interactions, Interaction.first_message, MessageBlock.is_next):
+        chains[start].append(message)
+    days: dict[MemoraNode, list[date]] = {node: [] for node in interactions}
+    for start, day in reachable(interactions, Interaction.has_occurrence_on):
+        days[start].append(day.date)
+    return [
+        transfer.interaction(
+            node, sorted(chains[node], key=lambda message: message.msg_position), days[node]
+        )
+        for node in interactions
+    ]
+
+
+def _memory_records(memories: list[Memory]) -> list[Record]:
+    positions: dict[MemoraNode, list[int]] = {node: [] for node in memories}
+    for start, message in reachable(memories, Memory.message_source):
+        positions[start].append(message.msg_position)
+    days: dict[MemoraNode, date] = {
+        start: day.date for start, day in reachable(memories, Memory.date_obtained)
+    }
+    return [transfer.memory(node, positions[node], days.get(node)) for node in memories]
+
+
+def _contrary_records(memories: list[Memory]) -> list[Record]:
+    links = reachable(memories, Memory.contrary_update)
+    return [
+        transfer.contrary_update(older, newer)
+        for older, newer in sorted(links, key=lambda pair: (pair[0].memory_id, pair[1].memory_id))
+        if (newer.org_id, newer.user_id) == (older.org_id, older.user_id)
+    ]
+
+
+def export_records(graph: Graph, org_id: str, user_id: str | None) -> Iterator[Record]:
+    """The organisation (or one user of it) as records: header first, end last."""
+    org = graph.read(lambda: get_org(org_id))
+    if user_id is not None:
+        graph.read(lambda: get_user(org_id, user_id))
+    counts: Counter[str] = Counter()
+    scope = "organization" if user_id is None else "user"
+    yield transfer.header(scope, org_id, user_id, graph.database)
+    yield transfer.organization(org)
+    counts[transfer.ORGANIZATION] += 1
+    users = {"org_id": org_id} if user_id is None else {"org_id": org_id, "user_id": user_id}
+    for page in _pages(graph, User, users, "user_id", _user_records):
+        for record in page:
+            counts[transfer.USER] += 1
+            yield record
+    for page in _pages(graph, Agent, {"org_id": org_id}, "agent_id", _agent_records):
+        for record in page:
+            if user_id is None or record["user_id"] in (None, user_id):
+                counts[transfer.AGENT] += 1
+                yield record
+    for user_page in _pages(graph, User, users, "user_id", _user_records):
+        for owner in user_page:
+            owned = {"org_id": org_id, "user_id": owner["user_id"]}
+            parts: tuple[tuple[str, str, Callable[[list[Memory]], list[Record]]], ...]
+            parts = (
+                (transfer.MEMORY, "memory_id", _memory_records),
+                (transfer.CONTRARY_UPDATE, "memory_id", _contrary_records),
+            )
+            for page in _pages(graph, Interaction, owned, "interaction_id", _interaction_records):
+                counts[transfer.INTERACTION] += len(page)
+                for record in page:
+                    yield record
+            for kind, key, records in parts:
+                for page in _pages(graph, Memory, owned, key, records):
+                    counts[kind] += len(page)
+                    for record in page:
+                        yield record
+    yield transfer.end(counts)
+
+
+# --------------------------------------------------------------------------- import
+
+
+@contextmanager
+def _replayable(records: Iterable[Any]) -> Iterator[tuple[Iterable[Any], Counter[str]]]:
+    """Validate ``records`` whole; yield something to iterate them again, and their counts.
+
+    A list or any re-iterable (such as :class:`~memora_ogm.transfer.JsonLinesFile`) is
+    iterated twice. A one-shot iterator is copied to a temporary file while it is
+    validated, so that memory stays flat either way.
+    """
+    if iter(records) is not records:
+        yield records, transfer.validate(records)
+        return
+    handle, path = tempfile.mkstemp(prefix="memora-ogm-import-", suffix=".jsonl")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as spool:
+            validator = transfer.Validator()
+            for record in records:
+                validator.feed(record)
+                try:
+                    spool.write(transfer.dumps(record) + "\n")
+                except (TypeError, ValueError) as error:
+                    raise transfer.ImportFormatError(validator.line, str(error)) from None
+            counts = validator.finish()
+        yield transfer.JsonLinesFile(path), counts
+    finally:
+        os.unlink(path)
+
+
+def _batches(records: Iterable[Any]) -> Iterator[tuple[str, list[tuple[int, Record]]]]:
+    """Consecutive content records of one type, parsed, with their line numbers."""
+    kind: str | None = None
+    batch: list[tuple[int, Record]] = []
+    messages = 0
+    for line, raw in enumerate(records, start=1):
+        record = transfer.parse(line, raw)
+        if record["type"] in (transfer.HEADER, transfer.END):
+            continue
+        size = len(record.get("messages", ()))
+        if batch and (
+            record["type"] != kind
+            or len(batch) >= IMPORT_BATCH_SIZE
+            or messages + size > IMPORT_BATCH_MESSAGES
+        ):
+            assert kind is not None
+            yield kind, batch
+            batch, messages = [], 0
+        kind = record["type"]
+        batch.append((line, record))
+        messages += size
+    if batch:
+        assert kind is not None
+        yield kind, batch
+
+
+#: Per record type: the node class and the properties that make its key (org_id first).
+KEYS: dict[str, tuple[type[MemoraNode], tuple[str, ...]]] = {
+    transfer.ORGANIZATION: (Org, ("org_id",)),
+    transfer.USER: (User, ("org_id", "user_id")),
+    transfer.AGENT: (Agent, ("org_id", "agent_id")),
+    transfer.INTERACTION: (Interaction, ("org_id", "user_id", "interaction_id")),
+    transfer.MEMORY: (Memory, ("org_id", "user_id", "memory_id")),
+}
+
+
+def _describe(kind: str, record: Record) -> str:
+    cls, key = KEYS[kind]
+    return f"{kind} " + ", ".join(f"{name}={record[name]!r}" for name in key)
+
+
+def _existing(kind: str, batch: list[tuple[int, Record]]) -> set[tuple[str, ...]]:
+    """The keys of ``batch``'s records that the graph already holds (an index seek)."""
+    cls, key = KEYS[kind]
+    found = cls.nodes.filter(
+        org_id=batch[0][1]["org_id"],
+        **{f"{name}__in": sorted({record[name] for _, record in batch}) for name in key[1:]},
+    ).all()
+    return {tuple(getattr(node, name) for name in key) for node in found}
+
+
+def _key(kind: str, record: Record) -> tuple[str, ...]:
+    return tuple(record[name] for name in KEYS[kind][1])
+
+
+def _link(record: Record) -> tuple[str, str, str]:
+    return (record["user_id"], record["memory_id"], record["updated_by"])
+
+
+def _existing_links(records: list[Record]) -> set[tuple[str, str, str]]:
+    """The ``CONTRARY_UPDATE`` links of ``records`` that the graph already holds."""
+    older = Memory.nodes.filter(
+        org_id=records[0]["org_id"],
+        user_id__in=sorted({record["user_id"] for record in records}),
+        memory_id__in=sorted({record["memory_id"] for record in records}),
+    ).all()
+    return {
+        (old.user_id, old.memory_id, new.memory_id)
+        for old, new in reachable(older, Memory.contrary_update)
+        if new.user_id == old.user_id
+    }
+
+
+def _new_records(
+    kind: str, batch: list[tuple[int, Record]], on_conflict: OnConflict
+) -> list[Record]:
+    """The records of ``batch`` not in the graph yet; an existing one fails unless skipped."""
+    if kind == transfer.CONTRARY_UPDATE:
+        linked = _existing_links([record for _, record in batch])
+        return [record for _, record in batch if _link(record) not in linked]
+    existing = _existing(kind, batch)
+    new = []
+    for line, record in batch:
+        if _key(kind, record) not in existing:
+            new.append(record)
+        elif on_conflict == "fail":
+            raise ImportConflict(line, _describe(kind, record))
+    return new
+
+
+def _users(org_id: str, user_ids: Iterable[str]) -> dict[str, User]:
+    wanted = sorted(set(user_ids))
+    found = User.nodes.filter(org_id=org_id, user_id__in=wanted).all() if wanted else []
+    return {node.user_id: node for node in found}
+
+
+def _locked_users(org_id: str, user_ids: Iterable[str]) -> dict[str, User]:
+    """The users, write-locked, as every write to their interactions and memories does."""
+    users = _users(org_id, user_ids)
+    lock_nodes(list(users.values()))
+    return users
+
+
+def _days(org_id: str, wanted: Iterable[tuple[str, date]]) -> dict[tuple[str, date], Date]:
+    """The users' Date nodes of those days, made where missing (as the save path does)."""
+    keys = sorted(set(wanted))
+    nodes = Date.nodes.bulk_get_or_create(
+        *({"org_id": org_id, "user_id": user_id, "date": day} for user_id, day in keys)
+    )
+    return dict(zip(keys, nodes, strict=True))
+
+
+def _collections(users: dict[str, User], rel: Any) -> dict[str, Any]:
+    return {user.user_id: found for user, found in reachable(list(users.values()), rel)}
+
+
+def _properties(record: Record, *names: str) -> dict[str, Any]:
+    return {name: record[name] for name in names}
+
+
+def _write_organizations(records: list[Record], _: VectorChanges) -> None:
+    for record in records:
+        Org(**_properties(record, "org_id", "org_name", "created_at")).save()
+
+
+def _write_users(records: list[Record], _: VectorChanges) -> None:
+    org_id = records[0]["org_id"]
+    org = locked_org(org_id)
+    users = User.nodes.bulk_create(
+        *(_properties(record, "org_id", "user_id", "user_name", "created_at") for record in records)
+    )
+    owned = [{"org_id": org_id, "user_id": user.user_id} for user in users]
+    interactions = InteractionCollection.nodes.bulk_create(*owned)
+    memories = MemoryCollection.nodes.bulk_create(*owned)
+    connect_many(
+        (User.belongs_to, [(user, org) for user in users]),
+        (User.interactions_in, list(zip(users, interactions, strict=True))),
+        (User.has_memories, list(zip(users, memories, strict=True))),
+    )
+
+
+def _write_agents(records: list[Record], _: VectorChanges) -> None:
+    Agent.nodes.bulk_create(
+        *(
+            _properties(record, "org_id", "agent_id", "agent_label", "user_id", "created_at")
+            for record in records
+        )
+    )
+
+
+def _link_agents(records: list[Record]) -> None:
+    """Link the batch's agents to the organisation and their users, new or skipped alike:
+    a user imported again after its deletion gets its own agents back (MERGE)."""
+    org_id = records[0]["org_id"]
+    org = locked_org(org_id)
+    users = _users(org_id, (r["user_id"] for r in records if r["user_id"] is not None))
+    wanted = [record["agent_id"] for record in records]
+    agents = Agent.nodes.filter(org_id=org_id, agent_id__in=wanted).all()
+    connect_many(
+        (Org.has_agent, [(org, agent) for agent in agents]),
+        (User.has_agent, [(users[a.user_id], a) for a in agents if a.user_id in users]),
+    )
+
+
+def _write_interactions(records: list[Record], _: VectorChanges) -> None:
+    org_id = records[0]["org_id"]
+    users = _locked_users(org_id, (record["user_id"] for record in records))
+    collections = _collections(users, User.interactions_in)
+    records = [record for record in records if record["user_id"] in users]
+    interactions = Interaction.nodes.bulk_create(
+        *(
+            _properties(
+                record,
+                "org_id",
+                "user_id",
+                "agent_id",
+                "interaction_id",
+                "created_at",
+                "updated_at",
+            )
+            for record in records
+        ),
+        lazy=True,  # element ids only: the records have the values
+    )
+    messages = MessageBlock.nodes.bulk_create(
+        *(
+            {"msg_position": position, **message}
+            for record in records
+            for position, message in enumerate(record["messages"])
+        ),
+        lazy=True,
+    )
+    days = _days(
+        org_id, ((record["user_id"], day) for record in records for day in record["dates"])
+    )
+    first: list[tuple[MemoraNode, MemoraNode]] = []
+    following: list[tuple[MemoraNode, MemoraNode]] = []
+    start = 0
+    for interaction, record in zip(interactions, records, strict=True):
+        chain = messages[start : start + len(record["messages"])]
+        start += len(chain)
+        if chain:
+            first.append((interaction, chain[0]))
+            following.extend(zip(chain, chain[1:], strict=False))
+    connect_many(
+        (
+            InteractionCollection.had_interaction,
+            [
+                (collections[record["user_id"]], node)
+                for node, record in zip(interactions, records, strict=True)
+            ],
+        ),
+        (Interaction.first_message, first),
+        (MessageBlock.is_next, following),
+        (
+            Interaction.has_occurrence_on,
+            [
+                (node, days[(record["user_id"], day)])
+                for node, record in zip(interactions, records, strict=True)
+                for day in record["dates"]
+            ],
+        ),
+    )
+
+
+def _write_memories(records: list[Record], changes: VectorChanges) -> None:
+    org_id = records[0]["org_id"]
+    users = _locked_users(org_id, (record["user_id"] for record in records))
+    collections = _collections(users, User.has_memories)
+    wanted = sorted({record["interaction_id"] for record in records})
+    found = Interaction.nodes.filter(
+        org_id=org_id, user_id__in=sorted(users), interaction_id__in=wanted
+    ).all()
+    interactions = {(node.user_id, node.interaction_id): node for node in found}
+    records = [
+        record
+        for record in records
+        if record["user_id"] in users
+        and (record["user_id"], record["interaction_id"]) in interactions
+    ]
+    sourced = {
+        interactions[(record["user_id"], record["interaction_id"])]
+        for record in records
+        if record["source_positions"]
+    }
+    messages = {
+        (start.element_id, message.msg_position): message
+        for start, message in reachable(
+            list(sourced), Interaction.first_message, MessageBlock.is_next
+        )
+    }
+    days = _days(
+        org_id,
+        (
+            (record["user_id"], record["date_obtained"])
+            for record in records
+            if record["date_obtained"] is not None
+        ),
+    )
+    memories = Memory.nodes.bulk_create(
+        *(
+            _properties(
+                record,
+                *("org_id", "user_id", "agent_id", "interaction_id", "memory_id", "memory"),
+                "obtained_at",
+            )
+            for record in records
+        ),
+        lazy=True,  # element ids only: the records have the values
+    )
+    changes.add(convert.memory_for_vector(SimpleNamespace(**record)) for record in records)
+    pairs = list(zip(memories, records, strict=True))
+
+    def source_of(record: Record) -> Interaction:
+        return interactions[(record["user_id"], record["interaction_id"])]
+
+    links: list[Link] = [
+        (Memory.interaction_source, [(node, source_of(record)) for node, record in pairs]),
+        (
+            MemoryCollection.includes,
+            [(collections[record["user_id"]], node) for node, record in pairs],
+        ),
+        (
+            Memory.date_obtained,
+            [
+                (node, days[(record["user_id"], record["date_obtained"])])
+                for node, record in pairs
+                if record["date_obtained"] is not None
+            ],
+        ),
+        (
+            Memory.message_source,
+            [
+                (node, messages[(source_of(record).element_id, position)])
+                for node, record in pairs
+                for position in record["source_positions"]
+                if (source_of(record).element_id, position) in messages
+            ],
+        ),
+    ]
+    connect_many(*links)
+
+
+def _write_contrary_updates(records: list[Record], _: VectorChanges) -> None:
+    org_id = records[0]["org_id"]
+    users = _locked_users(org_id, (record["user_id"] for record in records))
+    wanted = sorted({r[name] for r in records for name in ("memory_id", "updated_by")})
+    found = Memory.nodes.filter(
+        org_id=org_id, user_id__in=sorted(users), memory_id__in=wanted
+    ).all()
+    memories = {(node.user_id, node.memory_id): node for node in found}
+    pairs = [
+        (memories[(r["user_id"], r["memory_id"])], memories[(r["user_id"], r["updated_by"])])
+        for r in records
+        if (r["user_id"], r["memory_id"]) in memories
+        and (r["user_id"], r["updated_by"]) in memories
+    ]
+    connect_many((Memory.contrary_update, pairs))
+
+
+WRITERS: dict[str, Callable[[list[Record], VectorChanges], None]] = {
+    transfer.ORGANIZATION: _write_organizations,
+    transfer.USER: _write_users,
+    transfer.AGENT: _write_agents,
+    transfer.INTERACTION: _write_interactions,
+    transfer.MEMORY: _write_memories,
+    transfer.CONTRARY_UPDATE: _write_contrary_updates,
+}
+
+
+def _check_conflicts(graph: Graph, records: Iterable[Any]) -> None:
+    """Fail before writing anything when any record's node already exists."""
+    for kind, batch in _batches(records):
+        if kind in KEYS:
+            existing = graph.read(partial(_existing, kind, batch))
+            for line, record in batch:
+                if _key(kind, record) in existing:
+                    raise ImportConflict(line, _describe(kind, record))
+
+
+def import_records(
+    graph: Graph,
+    records: Iterable[Any],
+    on_conflict: OnConflict = "fail",
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Validate ``records`` whole, check conflicts, then write them a batch per transaction."""
+    if on_conflict not in ("fail", "skip"):
+        raise ValueError("`on_conflict` must be 'fail' or 'skip'.")
+    summary = ImportSummary()
+    with _replayable(records) as (replay, counts):
+        total = sum(counts.values())
+        if on_conflict == "fail":
+            _check_conflicts(graph, replay)
+        done = 0
+        for kind, batch in _batches(replay):
+
+            def work(changes: VectorChanges, kind: str = kind, batch: Any = batch) -> int:
+                new = _new_records(kind, batch, on_conflict)
+                if new:
+                    WRITERS[kind](new, changes)
+                if kind == transfer.AGENT:
+                    _link_agents([record for _, record in batch])
+                return len(new)
+
+            created = graph.write(work)
+            for counter, count in (
+                (summary.created, created),
+                (summary.skipped, len(batch) - created),
+            ):
+                if count:
+                    counter[kind] += count
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+    return summary
+
+
+# --------------------------------------------------------------------------- facade
+
+
+class Neo4jTransfer(GraphComponent):
+    def export_organization(self, org_id: str) -> RecordStream:
+        """The whole organisation as records of the ``memora-ogm-export`` format (JSON-ready
+        dicts), streamed a page per read transaction; see ``docs/export-format.md``.
+
+        Bad ids raise at once; a missing organisation when the iteration starts.
+        """
+        check_ids(org_id=org_id)
+        return export_records(self.graph, org_id, None)
+
+    def export_user(self, org_id: str, user_id: str) -> RecordStream:
+        """One user with the organisation, its org-wide agents and the user's own agents."""
+        check_ids(org_id=org_id, user_id=user_id)
+        return export_records(self.graph, org_id, user_id)
+
+    def import_records(
+        self,
+        records: Iterable[Any],
+        on_conflict: OnConflict = "fail",
+        progress: Progress | None = None,
+    ) -> ImportSummary:
+        """Import an export: nothing is written unless the whole input is valid.
+
+        ``on_conflict="fail"`` refuses an input any of whose nodes exist already
+        (:class:`~memora_ogm.transfer.ImportConflict`, nothing written);
+        ``"skip"`` keeps what exists and writes the rest, so importing twice is
+        harmless. Malformed input raises :class:`~memora_ogm.transfer.ImportFormatError`
+        naming its line.
+        """
+        summary = import_records(self.graph, records, on_conflict, progress)
+        self.logger.info("imported %s", dict(summary.created))
+        return summary
+
+
+def content_digest(source: Neo4jTransfer, org_id: str) -> transfer.Digest:
+    """The content digest of a fresh export of ``org_id``."""
+    digest = transfer.Digest()
+    for record in source.export_organization(org_id):
+        digest.add(record)
+    return digest
+
+
+@dataclass
+class MoveReport:
+    digest: str
+    counts: Counter[str]
+    imported: ImportSummary
+
+
+def move_organization(
+    source: Neo4jTransfer,
+    target: Neo4jTransfer,
+    org_id: str,
+    on_conflict: OnConflict = "fail",
+    progress: Callable[[str, int, int | None], None] | None = None,
+) -> MoveReport:
+    """Export ``org_id`` from ``source``, import it into ``target``, check that both now
+    export the same content, and only then delete it at ``source``.
+
+    The export is spooled to a temporary file, so memory stays flat. When the check
+    fails, :class:`MoveVerificationFailed` is raised and the source is left as it was.
+    ``progress(stage, done, total)`` reports each stage.
+    """
+
+    def report(stage: str, done: int, total: int | None) -> None:
+        if progress is not None:
+            progress(stage, done, total)
+
+    handle, path = tempfile.mkstemp(prefix="memora-ogm-move-", suffix=".jsonl")
+    try:
+        exported = transfer.Digest()
+        with os.fdopen(handle, "w", encoding="utf-8") as spool:
+            done = 0
+            for record in source.export_organization(org_id):
+                exported.add(record)
+                spool.write(transfer.dumps(record) + "\n")
+                done += 1
+                if done % EXPORT_BATCH_SIZE == 0:
+                    report("export", done, None)
+            report("export", done, done)
+        imported = target.import_records(
+            transfer.JsonLinesFile(path),
+            on_conflict,
+            progress=lambda done, total: report("import", done, total),
+        )
+    finally:
+        os.unlink(path)
+    report("verify", 0, 2)
+    at_target = content_digest(target, org_id)
+    report("verify", 1, 2)
+    at_source = content_digest(source, org_id)
+    report("verify", 2, 2)
+    expected = exported.hexdigest()
+    if at_target.hexdigest() != expected or at_source.hexdigest() != expected:
+        raise MoveVerificationFailed(
+            f"organization {org_id!r} was not deleted at the source: after the import the "
+            f"target holds {dict(at_target.counts)} (digest {at_target.hexdigest()[:12]}), "
+            f"the source {dict(at_source.counts)} (digest {at_source.hexdigest()[:12]}), "
+            f"the export {dict(exported.counts)} (digest {expected[:12]})."
+        )
+    source.delete_organization(org_id)
+    report("delete", 1, 1)
+    return MoveReport(expected, exported.counts, imported)

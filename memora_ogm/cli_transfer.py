@@ -1,0 +1,267 @@
+"""``memora-ogm export``, ``import`` and ``move``: tenants out of and into a server.
+
+    memora-ogm export --org ID [--user ID] [-o FILE]   JSON Lines to stdout or FILE
+    memora-ogm import FILE [--on-conflict skip]        validate the whole file, then write
+    memora-ogm move --org ID --to-uri URI ...          export, import, verify, delete
+
+The source (and the import's target) is the server named by ``NEO4J_URI`` & co., else
+the one ``memora-ogm server start`` runs. These commands use the synchronous interface
+and no vector store: they move the graph. The format is ``docs/export-format.md``.
+A progress bar with counts goes to standard error when it is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from memora_ogm.errors import NotFoundError
+from memora_ogm.server.connection import (
+    DEFAULT_DATABASE,
+    DEFAULT_USERNAME,
+    Neo4jConnection,
+    connection_from_env,
+)
+from memora_ogm.server.state import running_server
+from memora_ogm.transfer import ImportConflict, ImportFormatError, JsonLinesFile, dumps
+
+#: Where ``move`` reads the target's password when ``--to-password`` is not given.
+ENV_TO_PASSWORD = "MEMORA_OGM_TO_PASSWORD"
+
+
+class CommandError(Exception):
+    """A transfer command failed with a message for the user (exit status 1)."""
+
+
+def _info(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _source() -> Neo4jConnection:
+    conn = connection_from_env()
+    if conn is None:
+        state = running_server()
+        conn = state.connection() if state is not None else None
+    if conn is None:
+        raise CommandError(
+            "no server: set NEO4J_URI, NEO4J_USERNAME and NEO4J_PASSWORD (and NEO4J_DATABASE) "
+            "or start one with `memora-ogm server start`."
+        )
+    return conn
+
+
+@contextmanager
+def _interface(conn: Neo4jConnection) -> Iterator[Any]:
+    from memora_ogm.sync import Neo4jGraphInterface
+
+    graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
+    try:
+        yield graph
+    finally:
+        graph.close()
+
+
+def _bar(description: str, total: int | None = None) -> tqdm[Any]:
+    """A progress bar on standard error, shown only when that is a terminal."""
+    return tqdm(
+        desc=description,
+        total=total,
+        unit=" records",
+        file=sys.stderr,
+        disable=not sys.stderr.isatty(),
+        dynamic_ncols=True,
+    )
+
+
+class _Stages:
+    """One progress bar per stage of an import or a move, as ``progress`` callbacks report."""
+
+    def __init__(self) -> None:
+        self.stage: str | None = None
+        self.bar: tqdm[Any] | None = None
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        if stage != self.stage:
+            self.close()
+            self.stage, self.bar = stage, _bar(stage, total)
+        assert self.bar is not None
+        if total is not None:
+            self.bar.total = total
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _fail(error: Exception) -> int:
+    _info(f"memora-ogm: {error}")
+    return 1
+
+
+def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Expected failures (bad file, conflict, failed verification, missing org) exit 1 with
+    their message, not a traceback."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        from memora_ogm._sync.transfer import MoveVerificationFailed
+
+        try:
+            return command(args)
+        except (
+            CommandError,
+            NotFoundError,
+            ImportFormatError,
+            ImportConflict,
+            MoveVerificationFailed,
+            OSError,
+        ) as error:
+            return _fail(error)
+
+    return run
+
+
+# --------------------------------------------------------------------------- export
+
+
+@_reporting
+def cmd_export(args: argparse.Namespace) -> int:
+    """Written to ``FILE.partial`` first: a failed export leaves no file that looks whole."""
+    conn = _source()
+    partial = Path(f"{args.output}.partial") if args.output else None
+    try:
+        with _interface(conn) as graph, _bar("export") as bar:
+            records = (
+                graph.export_user(args.org, args.user)
+                if args.user
+                else graph.export_organization(args.org)
+            )
+            out = partial.open("w", encoding="utf-8") if partial else sys.stdout
+            try:
+                for record in records:
+                    out.write(dumps(record) + "\n")
+                    bar.update(1)
+            finally:
+                if partial:
+                    out.close()
+        if partial:
+            partial.replace(args.output)
+    except BaseException:
+        if partial:
+            partial.unlink(missing_ok=True)
+        raise
+    return 0
+
+
+def add_export_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    export = subparsers.add_parser(
+        "export", help="write an organisation (or one user) as memora-ogm-export JSON Lines"
+    )
+    export.add_argument("--org", required=True, help="the organisation's org_id")
+    export.add_argument("--user", default=None, help="only this user (with the org's agents)")
+    export.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
+    export.set_defaults(func=cmd_export)
+
+
+# --------------------------------------------------------------------------- import
+
+
+@_reporting
+def cmd_import(args: argparse.Namespace) -> int:
+    conn = _source()
+    stages = _Stages()
+    try:
+        with _interface(conn) as graph:
+            summary = graph.import_records(
+                JsonLinesFile(args.file),
+                on_conflict=args.on_conflict,
+                progress=lambda done, total: stages("import", done, total),
+            )
+    finally:
+        stages.close()
+    created = ", ".join(f"{count} {kind}" for kind, count in summary.created.items() if count)
+    skipped = sum(summary.skipped.values())
+    _info(f"memora-ogm: imported {created or 'nothing'}" + (f"; {skipped} skipped" * (skipped > 0)))
+    return 0
+
+
+def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    imp = subparsers.add_parser(
+        "import", help="validate a memora-ogm-export file whole, then write it"
+    )
+    imp.add_argument("file", help="the .jsonl file an export wrote")
+    imp.add_argument(
+        "--on-conflict",
+        choices=("fail", "skip"),
+        default="fail",
+        help="fail (default) when any of it exists already, or skip what exists",
+    )
+    imp.set_defaults(func=cmd_import)
+
+
+# --------------------------------------------------------------------------- move
+
+
+@_reporting
+def cmd_move(args: argparse.Namespace) -> int:
+    from memora_ogm._sync.transfer import move_organization
+
+    source = _source()
+    password = args.to_password or os.environ.get(ENV_TO_PASSWORD)
+    if password is None:
+        raise CommandError(f"give the target's password (--to-password or ${ENV_TO_PASSWORD})")
+    target = Neo4jConnection(
+        uri=args.to_uri,
+        username=args.to_username,
+        password=password,
+        database=args.to_database,
+    )
+    if (target.uri, target.database) == (source.uri, source.database):
+        raise CommandError("the target is the source server")
+    stages = _Stages()
+    try:
+        with _interface(source) as at_source, _interface(target) as at_target:
+            report = move_organization(at_source, at_target, args.org, args.on_conflict, stages)
+    finally:
+        stages.close()
+    counts = ", ".join(f"{count} {kind}" for kind, count in report.counts.items())
+    _info(
+        f"memora-ogm: moved organization {args.org} to {target.uri} ({counts}; "
+        f"digest {report.digest[:12]} on both sides) and deleted it at the source."
+    )
+    return 0
+
+
+def add_move_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    move = subparsers.add_parser(
+        "move", help="move an organisation to another server (verified before deleting)"
+    )
+    move.add_argument("--org", required=True, help="the organisation's org_id")
+    move.add_argument("--to-uri", required=True, help="the target server, e.g. bolt://host:7687")
+    move.add_argument("--to-username", default=DEFAULT_USERNAME)
+    move.add_argument(
+        "--to-password", default=None, help=f"the target's password (default: ${ENV_TO_PASSWORD})"
+    )
+    move.add_argument("--to-database", default=DEFAULT_DATABASE)
+    move.add_argument(
+        "--on-conflict",
+        choices=("fail", "skip"),
+        default="fail",
+        help="skip resumes a move that stopped half-way",
+    )
+    move.set_defaults(func=cmd_move)
+
+
+TRANSFER_SUBCOMMANDS: list[
+    Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]
+] = [add_export_parser, add_import_parser, add_move_parser]

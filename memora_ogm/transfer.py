@@ -1,0 +1,555 @@
+"""The tenant export format (``memora-ogm-export``, JSON Lines), shared by both twins.
+
+One JSON object per line, each with a ``type``; ``docs/export-format.md`` describes every
+record. This module turns nodes' values into records and back, validates a whole input
+before an import writes anything (:class:`Validator`), reads and writes ``.jsonl`` files
+and computes the content digest that ``move`` compares on both servers. Nothing here
+touches a database.
+
+A record may only refer to records before it (an agent to its user, an interaction to
+its user, a memory to its interaction, a ``contrary_update`` to both memories), so
+validation streams: it keeps ids and message counts, never record contents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from memora_ogm.errors import MemoraOGMError
+from memora_ogm.validation import (
+    MAX_NAME_LENGTH,
+    MAX_TEXT_LENGTH,
+    check_encodable,
+    check_ids,
+    check_name,
+    check_text,
+)
+
+FORMAT_NAME = "memora-ogm-export"
+FORMAT_VERSION = 1
+
+HEADER = "header"
+ORGANIZATION = "organization"
+USER = "user"
+AGENT = "agent"
+INTERACTION = "interaction"
+MEMORY = "memory"
+CONTRARY_UPDATE = "contrary_update"
+END = "end"
+
+#: The record types that carry content, in the order an export writes them.
+CONTENT_TYPES = (ORGANIZATION, USER, AGENT, INTERACTION, MEMORY, CONTRARY_UPDATE)
+
+Record = dict[str, Any]
+"""One line of the format: a JSON-ready dict."""
+
+
+class ImportFormatError(MemoraOGMError, ValueError):
+    """The input of an import is malformed; ``line`` is its 1-based line (record) number."""
+
+    def __init__(self, line: int, problem: str) -> None:
+        super().__init__(f"line {line}: {problem}")
+        self.line = line
+        self.problem = problem
+
+
+class ImportConflict(MemoraOGMError):
+    """An imported record already exists in the target and ``on_conflict`` is ``"fail"``."""
+
+    def __init__(self, line: int, what: str) -> None:
+        super().__init__(f"line {line}: {what} already exists (on_conflict='fail')")
+        self.line = line
+
+
+# --------------------------------------------------------------------------- values
+
+
+def dump_datetime(value: datetime) -> str:
+    """ISO 8601 with the value's own offset (``+02:00``), never converted to UTC."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"a zoned datetime is expected, got the naive {value!r}")
+    return value.isoformat()
+
+
+def parse_datetime(value: str) -> datetime:
+    """The inverse of :func:`dump_datetime`: an offset is required."""
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        raise ValueError("it has no UTC offset")
+    return parsed
+
+
+def dump_date(value: date) -> str:
+    return value.isoformat()
+
+
+def parse_date(value: str) -> date:
+    if len(value) != 10:
+        raise ValueError("expected YYYY-MM-DD")
+    return date.fromisoformat(value)
+
+
+# --------------------------------------------------------------------------- records
+
+
+def header(scope: str, org_id: str, user_id: str | None, database: str | None) -> Record:
+    from memora_ogm import __version__
+
+    return {
+        "type": HEADER,
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "exported_at": dump_datetime(datetime.now().astimezone()),
+        "source": {"software": f"memora-ogm {__version__}", "database": database},
+        "scope": {"kind": scope, "org_id": org_id, "user_id": user_id},
+    }
+
+
+def organization(node: Any) -> Record:
+    return {
+        "type": ORGANIZATION,
+        "org_id": node.org_id,
+        "org_name": node.org_name,
+        "created_at": dump_datetime(node.created_at),
+    }
+
+
+def user(node: Any) -> Record:
+    return {
+        "type": USER,
+        "org_id": node.org_id,
+        "user_id": node.user_id,
+        "user_name": node.user_name,
+        "created_at": dump_datetime(node.created_at),
+    }
+
+
+def agent(node: Any) -> Record:
+    return {
+        "type": AGENT,
+        "org_id": node.org_id,
+        "agent_id": node.agent_id,
+        "agent_label": node.agent_label,
+        "user_id": node.user_id,
+        "created_at": dump_datetime(node.created_at),
+    }
+
+
+def interaction(node: Any, messages: Iterable[Any], dates: Iterable[date]) -> Record:
+    """``messages`` in position order; ``dates`` are the days it occurred on (Date links)."""
+    return {
+        "type": INTERACTION,
+        "org_id": node.org_id,
+        "user_id": node.user_id,
+        "interaction_id": node.interaction_id,
+        "agent_id": node.agent_id,
+        "created_at": dump_datetime(node.created_at),
+        "updated_at": dump_datetime(node.updated_at),
+        "dates": sorted(dump_date(day) for day in dates),
+        "messages": [{"role": message.role, "content": message.content} for message in messages],
+    }
+
+
+def memory(node: Any, positions: Iterable[int], day: date | None) -> Record:
+    """``positions`` index the messages of the memory's interaction; ``day`` its Date link."""
+    return {
+        "type": MEMORY,
+        "org_id": node.org_id,
+        "user_id": node.user_id,
+        "memory_id": node.memory_id,
+        "interaction_id": node.interaction_id,
+        "agent_id": node.agent_id,
+        "memory": node.memory,
+        "obtained_at": dump_datetime(node.obtained_at),
+        "date_obtained": dump_date(day) if day is not None else None,
+        "source_positions": sorted(positions),
+    }
+
+
+def contrary_update(older: Any, newer: Any) -> Record:
+    """``older`` was superseded by ``newer`` (``(older)-[:CONTRARY_UPDATE]->(newer)``)."""
+    return {
+        "type": CONTRARY_UPDATE,
+        "org_id": older.org_id,
+        "user_id": older.user_id,
+        "memory_id": older.memory_id,
+        "updated_by": newer.memory_id,
+    }
+
+
+def end(counts: Mapping[str, int]) -> Record:
+    return {"type": END, "counts": {kind: counts.get(kind, 0) for kind in CONTENT_TYPES}}
+
+
+# --------------------------------------------------------------------------- parsing
+
+Check = Callable[[str, Any], Any]
+
+
+def _id(name: str, value: Any) -> str:
+    check_ids(**{name: value})
+    return str(value)
+
+
+def _optional_id(name: str, value: Any) -> str | None:
+    return None if value is None else _id(name, value)
+
+
+def _name(name: str, value: Any) -> str:
+    return check_name(name, value)
+
+
+def _text(name: str, value: Any) -> str:
+    return check_text(name, value)
+
+
+def _datetime(name: str, value: Any) -> datetime:
+    if not isinstance(value, str):
+        raise ValueError(f"`{name}` must be an ISO 8601 datetime string, not {_kind(value)}.")
+    try:
+        return parse_datetime(value)
+    except ValueError as error:
+        raise ValueError(f"`{name}` is not an ISO 8601 datetime with offset: {error}") from None
+
+
+def _date(name: str, value: Any) -> date:
+    if not isinstance(value, str):
+        raise ValueError(f"`{name}` must be a YYYY-MM-DD string, not {_kind(value)}.")
+    try:
+        return parse_date(value)
+    except ValueError as error:
+        raise ValueError(f"`{name}` is not a YYYY-MM-DD date: {error}") from None
+
+
+def _optional_date(name: str, value: Any) -> date | None:
+    return None if value is None else _date(name, value)
+
+
+def _dates(name: str, value: Any) -> list[date]:
+    if not isinstance(value, list):
+        raise ValueError(f"`{name}` must be a list of dates, not {_kind(value)}.")
+    days = [_date(f"{name}[{index}]", item) for index, item in enumerate(value)]
+    if len(set(days)) != len(days):
+        raise ValueError(f"`{name}` names a date twice.")
+    return days
+
+
+def _messages(name: str, value: Any) -> list[dict[str, str]]:
+    if not isinstance(value, list):
+        raise ValueError(f"`{name}` must be a list of messages, not {_kind(value)}.")
+    for index, message in enumerate(value):
+        if not isinstance(message, dict) or set(message) != {"role", "content"}:
+            raise ValueError(f"message {index} must be an object with `role` and `content`.")
+        for key, limit in (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH)):
+            text = message[key]
+            if not isinstance(text, str):
+                raise ValueError(f"`{key}` of message {index} must be a string.")
+            if len(text) > limit:
+                raise ValueError(f"`{key}` of message {index} is longer than {limit} characters.")
+            check_encodable(f"{key} of message {index}", text)
+    return value
+
+
+def _positions(name: str, value: Any) -> list[int]:
+    if not isinstance(value, list):
+        raise ValueError(f"`{name}` must be a list of message positions, not {_kind(value)}.")
+    for position in value:
+        if isinstance(position, bool) or not isinstance(position, int):
+            raise ValueError(f"message position {position!r} must be an integer.")
+        if position < 0:
+            raise ValueError(f"message position {position} is negative.")
+    if len(set(value)) != len(value):
+        raise ValueError(f"`{name}` names a message position twice.")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+#: Every field of every content record with its check (which also converts).
+FIELDS: dict[str, dict[str, Check]] = {
+    ORGANIZATION: {"org_id": _id, "org_name": _name, "created_at": _datetime},
+    USER: {"org_id": _id, "user_id": _id, "user_name": _name, "created_at": _datetime},
+    AGENT: {
+        "org_id": _id,
+        "agent_id": _id,
+        "agent_label": _name,
+        "user_id": _optional_id,
+        "created_at": _datetime,
+    },
+    INTERACTION: {
+        "org_id": _id,
+        "user_id": _id,
+        "interaction_id": _id,
+        "agent_id": _id,
+        "created_at": _datetime,
+        "updated_at": _datetime,
+        "dates": _dates,
+        "messages": _messages,
+    },
+    MEMORY: {
+        "org_id": _id,
+        "user_id": _id,
+        "memory_id": _id,
+        "interaction_id": _id,
+        "agent_id": _id,
+        "memory": _text,
+        "obtained_at": _datetime,
+        "date_obtained": _optional_date,
+        "source_positions": _positions,
+    },
+    CONTRARY_UPDATE: {"org_id": _id, "user_id": _id, "memory_id": _id, "updated_by": _id},
+}
+
+
+def parse(line: int, record: Any) -> Record:
+    """A content record with its values converted (datetimes, dates), or the line's error.
+
+    Header and end records come back as they are (the :class:`Validator` checks them).
+    """
+    if not isinstance(record, dict):
+        raise ImportFormatError(line, f"a record must be a JSON object, not {_kind(record)}.")
+    kind = record.get("type")
+    if kind in (HEADER, END):
+        return record
+    fields = FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        raise ImportFormatError(line, f"unknown record type {kind!r}.")
+    missing = [name for name in fields if name not in record]
+    if missing:
+        raise ImportFormatError(line, f"{kind} record lacks {', '.join(missing)}.")
+    unknown = sorted(set(record) - set(fields) - {"type"})
+    if unknown:
+        raise ImportFormatError(line, f"{kind} record has unknown fields {', '.join(unknown)}.")
+    parsed: Record = {"type": kind}
+    for name, check in fields.items():
+        try:
+            parsed[name] = check(name, record[name])
+        except (ValueError, TypeError) as error:
+            raise ImportFormatError(line, f"{kind} record: {error}") from None
+    return parsed
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@dataclass
+class Validator:
+    """Checks a whole input record by record, keeping only what references need.
+
+    ``feed`` every record in order, then ``finish``. Raises :class:`ImportFormatError`.
+    """
+
+    line: int = 0
+    org_id: str | None = None
+    users: set[str] = field(default_factory=set)
+    agents: set[str] = field(default_factory=set)
+    #: (user_id, interaction_id) -> message count.
+    interactions: dict[tuple[str, str], int] = field(default_factory=dict)
+    memories: set[tuple[str, str]] = field(default_factory=set)
+    links: set[tuple[str, str, str]] = field(default_factory=set)
+    counts: Counter[str] = field(default_factory=Counter)
+    ended: bool = False
+
+    def fail(self, problem: str) -> ImportFormatError:
+        return ImportFormatError(self.line, problem)
+
+    def feed(self, record: Any) -> Record:
+        self.line += 1
+        if self.ended:
+            raise self.fail("nothing may follow the end record.")
+        parsed = parse(self.line, record)
+        kind = parsed["type"]
+        if self.line == 1:
+            if kind != HEADER:
+                raise self.fail("the first record must be the header.")
+            self._header(parsed)
+            return parsed
+        if kind == HEADER:
+            raise self.fail("a second header.")
+        if kind == END:
+            self._end(parsed)
+            return parsed
+        if self.line == 2 and kind != ORGANIZATION:
+            raise self.fail("the organization must follow the header.")
+        getattr(self, f"_{kind}")(parsed)
+        self.counts[kind] += 1
+        return parsed
+
+    def finish(self) -> Counter[str]:
+        """After the last record: the input must have ended with its end record."""
+        if not self.ended:
+            raise ImportFormatError(
+                self.line + 1,
+                "the input ends without its end record (it is truncated or incomplete).",
+            )
+        return self.counts
+
+    def _header(self, record: Record) -> None:
+        if record.get("format") != FORMAT_NAME:
+            raise self.fail(f"not a {FORMAT_NAME} file (format {record.get('format')!r}).")
+        version = record.get("version")
+        if version != FORMAT_VERSION or isinstance(version, bool):
+            raise self.fail(
+                f"format version {version!r} is not supported (this is version {FORMAT_VERSION})."
+            )
+
+    def _end(self, record: Record) -> None:
+        counts = record.get("counts")
+        expected = {kind: self.counts.get(kind, 0) for kind in CONTENT_TYPES}
+        if counts != expected:
+            raise self.fail(f"the end record counts {counts!r}, the input holds {expected!r}.")
+        self.ended = True
+
+    def _same_org(self, record: Record) -> None:
+        if record["org_id"] != self.org_id:
+            raise self.fail(f"org_id {record['org_id']!r} is not the file's {self.org_id!r}.")
+
+    def _known_user(self, user_id: str | None) -> None:
+        if user_id is not None and user_id not in self.users:
+            raise self.fail(f"user {user_id!r} is not defined before this line.")
+
+    def _organization(self, record: Record) -> None:
+        if self.org_id is not None:
+            raise self.fail("a second organization.")
+        self.org_id = record["org_id"]
+
+    def _user(self, record: Record) -> None:
+        self._same_org(record)
+        if record["user_id"] in self.users:
+            raise self.fail(f"duplicate user {record['user_id']!r}.")
+        self.users.add(record["user_id"])
+
+    def _agent(self, record: Record) -> None:
+        self._same_org(record)
+        self._known_user(record["user_id"])
+        if record["agent_id"] in self.agents:
+            raise self.fail(f"duplicate agent {record['agent_id']!r}.")
+        self.agents.add(record["agent_id"])
+
+    def _interaction(self, record: Record) -> None:
+        self._same_org(record)
+        self._known_user(record["user_id"])
+        key = (record["user_id"], record["interaction_id"])
+        if key in self.interactions:
+            raise self.fail(f"duplicate interaction {record['interaction_id']!r}.")
+        self.interactions[key] = len(record["messages"])
+
+    def _memory(self, record: Record) -> None:
+        self._same_org(record)
+        self._known_user(record["user_id"])
+        key = (record["user_id"], record["memory_id"])
+        if key in self.memories:
+            raise self.fail(f"duplicate memory {record['memory_id']!r}.")
+        messages = self.interactions.get((record["user_id"], record["interaction_id"]))
+        if messages is None:
+            raise self.fail(
+                f"interaction {record['interaction_id']!r} of user {record['user_id']!r} "
+                "is not defined before this line."
+            )
+        for position in record["source_positions"]:
+            if position >= messages:
+                raise self.fail(
+                    f"message position {position} is outside the {messages} messages of "
+                    f"interaction {record['interaction_id']!r}."
+                )
+        self.memories.add(key)
+
+    def _contrary_update(self, record: Record) -> None:
+        self._same_org(record)
+        self._known_user(record["user_id"])
+        older, newer = record["memory_id"], record["updated_by"]
+        for memory_id in (older, newer):
+            if (record["user_id"], memory_id) not in self.memories:
+                raise self.fail(
+                    f"memory {memory_id!r} of user {record['user_id']!r} "
+                    "is not defined before this line."
+                )
+        if older == newer:
+            raise self.fail(f"memory {older!r} cannot update itself.")
+        link = (record["user_id"], older, newer)
+        if link in self.links:
+            raise self.fail(f"duplicate contrary_update {older!r} -> {newer!r}.")
+        self.links.add(link)
+
+
+def validate(records: Iterable[Any]) -> Counter[str]:
+    """Check a whole input; the number of content records of each type."""
+    validator = Validator()
+    for record in records:
+        validator.feed(record)
+    return validator.finish()
+
+
+# --------------------------------------------------------------------------- files
+
+
+def dumps(record: Record) -> str:
+    """One line of the format (UTF-8 text, no trailing newline)."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def write_records(records: Iterable[Record], out: IO[str]) -> int:
+    """Write ``records`` as JSON Lines; how many were written."""
+    count = 0
+    for record in records:
+        out.write(dumps(record) + "\n")
+        count += 1
+    return count
+
+
+class JsonLinesFile:
+    """A ``.jsonl`` file as a re-iterable of records: each iteration reads it again.
+
+    An import iterates it once to validate and once to write, so a file of any size is
+    imported in flat memory. A line that is not JSON raises :class:`ImportFormatError`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __iter__(self) -> Iterator[Any]:
+        with self.path.open("rb") as lines:
+            for number, line in enumerate(lines, start=1):
+                try:
+                    yield json.loads(line.decode("utf-8"))
+                except UnicodeDecodeError as error:
+                    raise ImportFormatError(number, f"not UTF-8 ({error.reason}).") from None
+                except json.JSONDecodeError as error:
+                    raise ImportFormatError(
+                        number, f"not valid JSON ({error.msg}); is the file truncated?"
+                    ) from None
+
+
+# --------------------------------------------------------------------------- digest
+
+
+class Digest:
+    """A canonical fingerprint of an export's content: header and end left out.
+
+    Two exports of the same organisation hold the same records in the same order
+    (exports are sorted by ids), so equal digests mean equal content.
+    """
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self.counts: Counter[str] = Counter()
+
+    def add(self, record: Record) -> None:
+        if record["type"] in (HEADER, END):
+            return
+        self.counts[record["type"]] += 1
+        self._hash.update(json.dumps(record, sort_keys=True, ensure_ascii=False).encode())
+        self._hash.update(b"\n")
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
