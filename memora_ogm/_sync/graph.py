@@ -30,13 +30,14 @@ from neo4j.exceptions import (
     TransientError,
 )
 from neomodel import db
+from neomodel.config import get_config
 from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 from neomodel.sync_.connection import ensure_connection
 
 from memora_ogm._sync.compat import sleep
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.errors import NodeVanished, RetriesExhausted
-from memora_ogm.queries import APOC_AVAILABLE
+from memora_ogm.queries import APOC_AVAILABLE, EDITION
 from memora_ogm.schema.models import Memory as MemoryModel
 
 T = TypeVar("T")
@@ -139,10 +140,46 @@ _OPEN_GRAPHS: weakref.WeakSet[Graph] = weakref.WeakSet()
 
 
 @ensure_connection
-def _neomodel_driver(database: Any) -> Driver:
-    """neomodel's own driver (``database`` is ``adb``), built from its configuration
+def _configured_driver(database: Any) -> Driver:
+    """neomodel's driver (``database`` is ``adb``), built from its configuration
     on first use if need be."""
     driver: Driver = database.driver
+    return driver
+
+
+#: Drivers of explicit interfaces lent to neomodel (see :meth:`Graph.driver`).
+_LENT_DRIVERS: weakref.WeakSet[Driver] = weakref.WeakSet()
+
+
+def _lent(driver: Driver | None) -> bool:
+    """Whether neomodel's ``driver`` is one an explicit interface lent it."""
+    return driver is not None and driver in _LENT_DRIVERS
+
+
+def _neomodel_driver() -> Driver:
+    """The driver of the connection the application gave neomodel, for ``from_neomodel()``.
+
+    A driver an explicit interface lent neomodel is not the application's: when
+    neomodel holds one, its configuration (``config.DATABASE_URL`` or
+    ``config.DRIVER``) is connected instead, and without one this fails the way
+    neomodel fails, rather than running on another interface's server.
+    """
+    if not _lent(db.driver):
+        return _configured_driver(db)
+    with db._connection_lock:
+        if _lent(db.driver):
+            config = get_config()
+            if config.database_url:
+                db.set_connection(url=config.database_url)
+            elif config.driver:
+                db.set_connection(driver=config.driver)
+            else:
+                raise ValueError(
+                    "from_neomodel(): neomodel has no connection of its own. Set "
+                    "neomodel.config.DATABASE_URL (or NEOMODEL_DATABASE_URL), provide "
+                    "neomodel.config.DRIVER, or call adb.set_connection(...) first."
+                )
+    driver: Driver = db.driver
     return driver
 
 
@@ -210,15 +247,18 @@ class Graph:
         #: Resolve placeholders with APOC on the server (True), in Python (False), or
         #: detect whether the server has APOC on first use (None).
         self.use_apoc: bool | None = None
+        #: Whether this graph's server is Enterprise Edition; asked on first use.
+        self.enterprise: bool | None = None
 
     def driver(self) -> Driver:
         """This graph's driver; for ``from_neomodel()`` interfaces, neomodel's."""
         if self._driver is None:
-            driver: Driver = _neomodel_driver(db)
-            return driver
+            return _neomodel_driver()
         if db.driver is None:
             # neomodel checks that it has a driver before running any query, even on
-            # a transaction bound here; lend it ours (never replacing the application's).
+            # a transaction bound here; lend it ours (never replacing the application's,
+            # and never handed to a ``from_neomodel()`` interface: see _neomodel_driver).
+            _LENT_DRIVERS.add(self._driver)
             db.driver = self._driver
         return self._driver
 
@@ -232,6 +272,8 @@ class Graph:
             if db.driver is self._driver:
                 others = [graph._driver for graph in _OPEN_GRAPHS if graph._driver is not None]
                 db.driver = others[0] if others else None
+                if others:
+                    _LENT_DRIVERS.add(others[0])
             self._driver.close()
 
     @contextmanager
@@ -295,6 +337,18 @@ class Graph:
         """Run a named query of :mod:`memora_ogm.queries` in the current transaction."""
         results, columns = db.cypher_query(query, params, resolve_objects=False)
         return [dict(zip(columns, row, strict=True)) for row in results]
+
+    def is_enterprise(self) -> bool:
+        """Whether this graph's server is Enterprise Edition, asked once per graph.
+
+        Not ``adb.edition_is_enterprise()``: neomodel caches the edition process-wide,
+        for whichever server it asked first, and interfaces may be on servers of both
+        editions.
+        """
+        if self.enterprise is None:
+            rows = self.read(lambda: self.cypher(EDITION))
+            self.enterprise = bool(rows) and rows[0]["edition"] == "enterprise"
+        return self.enterprise
 
     def has_apoc(self) -> bool:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""
