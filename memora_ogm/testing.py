@@ -7,6 +7,10 @@ Installing memora-ogm registers this module as a pytest plugin (entry point
     a :class:`~memora_ogm.server.Neo4jConnection` from the selection chain
     (``NEO4J_URI`` & co., else Docker, else the embedded Maven-built server);
     whatever was started is stopped when the session ends.
+``second_neo4j_connection`` (session)
+    a :class:`~memora_ogm.server.Neo4jConnection` of a second embedded Neo4j
+    (:class:`~memora_ogm.server.LocalNeo4jServer`, another port and data folder),
+    for tests of several servers in one process; stopped when the session ends.
 ``neo4j_driver`` (session)
     a sync ``neo4j.Driver`` on it, for direct assertion queries.
 ``neomodel_db`` (session)
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from memora_ogm.server import Neo4jConnection, connect_or_start
+from memora_ogm.server import LocalNeo4jServer, Neo4jConnection, connect_or_start
 
 if TYPE_CHECKING:
     from neo4j import Driver
@@ -56,6 +60,13 @@ def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_
 @pytest.fixture(scope="session")
 def neo4j_connection() -> Iterator[Neo4jConnection]:
     with connect_or_start() as conn:
+        yield conn
+
+
+@pytest.fixture(scope="session")
+def second_neo4j_connection() -> Iterator[Neo4jConnection]:
+    """Always an embedded server of its own, so that it is never the first one."""
+    with LocalNeo4jServer() as conn:
         yield conn
 
 
