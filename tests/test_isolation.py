@@ -11,9 +11,10 @@ interactions and memories written through its own interfaces.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pytest
@@ -32,7 +33,7 @@ from memora_ogm.testing import clear_database
 pytestmark = pytest.mark.local_server
 
 WORKERS_PER_SERVER = 8
-ROUNDS = 6
+ROUNDS = 4
 
 
 @dataclass
@@ -102,9 +103,7 @@ async def work(memora: Any, name: str) -> Written:
         some = sorted(mine)[0]
         assert (await memora.get_user_memory(org_id, user_id, some)).memory_id == some
         interactions = await memora.get_all_user_interactions(org_id, user_id, limit=100)
-        assert {interaction.interaction_id for interaction in interactions} == set(
-            by_interaction
-        )
+        assert {interaction.interaction_id for interaction in interactions} == set(by_interaction)
     assert [u.user_id for u in await memora.get_all_org_users(org_id)] == [user_id]
     written.memories = set().union(*by_interaction.values())
     return written
@@ -144,9 +143,7 @@ class Servers:
 
 
 @pytest.fixture
-def servers(
-    neo4j_connection: Neo4jConnection, second_neo4j_connection: Neo4jConnection
-) -> Servers:
+def servers(neo4j_connection: Neo4jConnection, second_neo4j_connection: Neo4jConnection) -> Servers:
     """Both servers, emptied."""
     for conn in (neo4j_connection, second_neo4j_connection):
         with GraphDatabase.driver(conn.uri, auth=conn.auth) as driver:
@@ -191,10 +188,7 @@ async def test_async_interfaces_on_two_servers_each_write_only_to_their_own(
     for pair in interfaces.values():
         await pair[0].setup()
     jobs: dict[str, list[Job]] = {
-        key: [
-            (lambda m=pair[n % 2], name=f"{key}-async-{n}": work(m, name))
-            for n in range(WORKERS_PER_SERVER)
-        ]
+        key: [partial(work, pair[n % 2], f"{key}-async-{n}") for n in range(WORKERS_PER_SERVER)]
         for key, pair in interfaces.items()
     }
     try:
@@ -215,7 +209,7 @@ async def test_sync_interfaces_on_threads_on_two_servers_each_write_only_to_thei
     with ThreadPoolExecutor(max_workers=2 * WORKERS_PER_SERVER) as pool:
         jobs: dict[str, list[Job]] = {
             key: [
-                (lambda m=pair[n % 2], name=f"{key}-sync-{n}": on_a_thread(pool, m, name))
+                partial(on_a_thread, pool, pair[n % 2], f"{key}-sync-{n}")
                 for n in range(WORKERS_PER_SERVER)
             ]
             for key, pair in interfaces.items()
@@ -252,18 +246,12 @@ async def test_from_neomodel_and_explicit_interfaces_of_both_twins_at_once(
     with ThreadPoolExecutor(max_workers=WORKERS_PER_SERVER) as pool:
         jobs: dict[str, list[Job]] = {
             "a": [
-                *((lambda n=n: work(explicit_a, f"a-explicit-{n}")) for n in range(half)),
-                *(
-                    (lambda n=n: on_a_thread(pool, neomodel_a, f"a-neomodel-{n}"))
-                    for n in range(half)
-                ),
+                *(partial(work, explicit_a, f"a-explicit-{n}") for n in range(half)),
+                *(partial(on_a_thread, pool, neomodel_a, f"a-neomodel-{n}") for n in range(half)),
             ],
             "b": [
-                *((lambda n=n: work(neomodel_b, f"b-neomodel-{n}")) for n in range(half)),
-                *(
-                    (lambda n=n: on_a_thread(pool, explicit_b, f"b-explicit-{n}"))
-                    for n in range(half)
-                ),
+                *(partial(work, neomodel_b, f"b-neomodel-{n}") for n in range(half)),
+                *(partial(on_a_thread, pool, explicit_b, f"b-explicit-{n}") for n in range(half)),
             ],
         }
         try:
@@ -334,4 +322,3 @@ async def test_interfaces_on_two_databases_of_one_server_never_mix(
         )
     finally:
         await close_all(users, system)
-

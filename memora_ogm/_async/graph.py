@@ -29,8 +29,8 @@ from neo4j.exceptions import (
     TransientError,
 )
 from neomodel import adb
-from neomodel.config import get_config
 from neomodel.async_.connection import ensure_connection
+from neomodel.config import get_config
 from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
 from memora_ogm._async.compat import sleep
@@ -163,22 +163,22 @@ async def _neomodel_driver() -> AsyncDriver:
     ``config.DRIVER``) is connected instead, and without one this fails the way
     neomodel fails, rather than running on another interface's server.
     """
-    if not _lent(adb.driver):
-        return await _configured_driver(adb)
-    async with adb._connection_lock:
-        if _lent(adb.driver):
-            config = get_config()
-            if config.database_url:
-                await adb.set_connection(url=config.database_url)
-            elif config.driver:
-                await adb.set_connection(driver=config.driver)
-            else:
-                raise ValueError(
-                    "from_neomodel(): neomodel has no connection of its own. Set "
-                    "neomodel.config.DATABASE_URL (or NEOMODEL_DATABASE_URL), provide "
-                    "neomodel.config.DRIVER, or call adb.set_connection(...) first."
-                )
-    driver: AsyncDriver = adb.driver
+    if _lent(adb.driver):
+        async with adb._connection_lock:
+            if _lent(adb.driver):
+                config = get_config()
+                configured: Any = config.driver
+                if config.database_url:
+                    await adb.set_connection(url=config.database_url)
+                elif configured:
+                    await adb.set_connection(driver=configured)
+                else:
+                    raise ValueError(
+                        "from_neomodel(): neomodel has no connection of its own. Set "
+                        "neomodel.config.DATABASE_URL (or NEOMODEL_DATABASE_URL), provide "
+                        "neomodel.config.DRIVER, or call adb.set_connection(...) first."
+                    )
+    driver: AsyncDriver = await _configured_driver(adb)
     return driver
 
 

@@ -164,22 +164,22 @@ def _neomodel_driver() -> Driver:
     ``config.DRIVER``) is connected instead, and without one this fails the way
     neomodel fails, rather than running on another interface's server.
     """
-    if not _lent(db.driver):
-        return _configured_driver(db)
-    with db._connection_lock:
-        if _lent(db.driver):
-            config = get_config()
-            if config.database_url:
-                db.set_connection(url=config.database_url)
-            elif config.driver:
-                db.set_connection(driver=config.driver)
-            else:
-                raise ValueError(
-                    "from_neomodel(): neomodel has no connection of its own. Set "
-                    "neomodel.config.DATABASE_URL (or NEOMODEL_DATABASE_URL), provide "
-                    "neomodel.config.DRIVER, or call adb.set_connection(...) first."
-                )
-    driver: Driver = db.driver
+    if _lent(db.driver):
+        with db._connection_lock:
+            if _lent(db.driver):
+                config = get_config()
+                configured: Any = config.driver
+                if config.database_url:
+                    db.set_connection(url=config.database_url)
+                elif configured:
+                    db.set_connection(driver=configured)
+                else:
+                    raise ValueError(
+                        "from_neomodel(): neomodel has no connection of its own. Set "
+                        "neomodel.config.DATABASE_URL (or NEOMODEL_DATABASE_URL), provide "
+                        "neomodel.config.DRIVER, or call adb.set_connection(...) first."
+                    )
+    driver: Driver = _configured_driver(db)
     return driver
 
 
