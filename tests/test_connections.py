@@ -2,9 +2,10 @@
 
 A ``neo4j://`` URI makes the driver route: reads to readers, writes to the leader. That
 only works when every read runs in a read transaction and every write in a write
-transaction, which a spy on the driver's sessions records here, on the core flow run
-through a ``neo4j://`` URI against the local server (the routing driver accepts a
-single server).
+transaction, and a read only sees the interface's earlier writes on a follower when its
+session carries their bookmarks. A spy on the driver's sessions records both here, on the
+core flow run through a ``neo4j://`` URI against the local server (the routing driver
+accepts a single server).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from memora_ogm.errors import MemoryNotFound, OrganizationNotFound
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 
-Sessions = list[tuple[str | None, str | None]]
-"""``(database, access mode)`` of each session a driver opened."""
+Sessions = list[tuple[str | None, str | None, object]]
+"""``(database, access mode, bookmark manager)`` of each session a driver opened."""
 
 
 @pytest.fixture
@@ -41,7 +42,13 @@ def sessions(monkeypatch: pytest.MonkeyPatch) -> Sessions:
         original = cls.session
 
         def session(self: Any, original: Callable[..., Any] = original, **config: Any) -> Any:
-            opened.append((config.get("database"), config.get("default_access_mode")))
+            opened.append(
+                (
+                    config.get("database"),
+                    config.get("default_access_mode"),
+                    config.get("bookmark_manager"),
+                )
+            )
             return original(self, **config)
 
         monkeypatch.setattr(cls, "session", session)
@@ -70,12 +77,16 @@ async def test_core_flow_through_neo4j_uri_reads_in_read_and_writes_in_write_tra
     await memora.setup()
     await memora.get_all_organizations()  # placeholder mode detected before the spying
 
+    bookmarks: set[int] = set()
+
     async def step(kind: str, call: Awaitable[Any]) -> Any:
         sessions.clear()
         result = await call
-        modes = [mode for _, mode in sessions]
+        modes = [mode for _, mode, _ in sessions]
         assert sessions, "the call ran no unit of work"
-        assert {database for database, _ in sessions} == {conn.database}
+        assert {database for database, _, _ in sessions} == {conn.database}
+        assert all(manager is not None for _, _, manager in sessions)
+        bookmarks.update(id(manager) for _, _, manager in sessions)
         if kind == "read":
             assert set(modes) == {READ_ACCESS}, modes
         else:
@@ -151,6 +162,7 @@ async def test_core_flow_through_neo4j_uri_reads_in_read_and_writes_in_write_tra
     with pytest.raises(OrganizationNotFound):
         await memora.get_organization(org.org_id)
     assert neo4j_driver.execute_query("MATCH (n) RETURN count(n) AS n").records[0]["n"] == 0
+    assert len(bookmarks) == 1, "one bookmark manager chains all units of work of the interface"
     await memora.close()
 
 

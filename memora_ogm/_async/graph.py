@@ -21,7 +21,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from neo4j import READ_ACCESS, WRITE_ACCESS, AsyncDriver, AsyncGraphDatabase, AsyncTransaction
+from neo4j import (
+    READ_ACCESS,
+    WRITE_ACCESS,
+    AsyncDriver,
+    AsyncGraphDatabase,
+    AsyncTransaction,
+)
+from neo4j.api import AsyncBookmarkManager
 from neo4j.exceptions import (
     ClientError,
     ServiceUnavailable,
@@ -184,7 +191,10 @@ async def _neomodel_driver() -> AsyncDriver:
 
 @asynccontextmanager
 async def bind_neomodel(
-    driver: AsyncDriver, database: str | None, write: bool
+    driver: AsyncDriver,
+    database: str | None,
+    write: bool,
+    bookmarks: AsyncBookmarkManager | None = None,
 ) -> AsyncIterator[AsyncTransaction]:
     """Run neomodel's queries of this context in a new transaction on ``driver``.
 
@@ -193,11 +203,14 @@ async def bind_neomodel(
     task or thread) and runs every query on the active transaction when there is
     one; binding them here makes each unit of work use its interface's own driver and
     database, whatever other interfaces do concurrently. Reads open read sessions, so
-    a routing (``neo4j://``) driver sends them to a reader. The caller commits; a
-    transaction left open is rolled back.
+    a routing (``neo4j://``) driver sends them to a reader; ``bookmarks`` makes that
+    reader wait until it has the writes the bookmark manager has seen committed. The
+    caller commits; a transaction left open is rolled back.
     """
     session = driver.session(
-        database=database, default_access_mode=WRITE_ACCESS if write else READ_ACCESS
+        database=database,
+        default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
+        bookmark_manager=bookmarks,
     )
     saved = (adb._session, adb._active_transaction, adb._database_name)
     try:
@@ -250,6 +263,9 @@ class Graph:
         self.use_apoc: bool | None = None
         #: Whether this graph's server is Enterprise Edition; asked on first use.
         self.enterprise: bool | None = None
+        #: Causal consistency across this graph's units of work: in a cluster, a read
+        #: routed to a follower still sees every write this graph committed before it.
+        self.bookmarks = AsyncGraphDatabase.bookmark_manager()
 
     async def driver(self) -> AsyncDriver:
         """This graph's driver; for ``from_neomodel()`` interfaces, neomodel's."""
@@ -279,7 +295,8 @@ class Graph:
 
     @asynccontextmanager
     async def _transaction(self, write: bool) -> AsyncIterator[None]:
-        async with bind_neomodel(await self.driver(), self.database, write) as transaction:
+        driver = await self.driver()
+        async with bind_neomodel(driver, self.database, write, self.bookmarks) as transaction:
             yield
             await self.commit(transaction)
 

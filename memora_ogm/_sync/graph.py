@@ -22,7 +22,14 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from neo4j import READ_ACCESS, WRITE_ACCESS, Driver, GraphDatabase, Transaction
+from neo4j import (
+    READ_ACCESS,
+    WRITE_ACCESS,
+    Driver,
+    GraphDatabase,
+    Transaction,
+)
+from neo4j.api import BookmarkManager
 from neo4j.exceptions import (
     ClientError,
     ServiceUnavailable,
@@ -184,7 +191,12 @@ def _neomodel_driver() -> Driver:
 
 
 @contextmanager
-def bind_neomodel(driver: Driver, database: str | None, write: bool) -> Iterator[Transaction]:
+def bind_neomodel(
+    driver: Driver,
+    database: str | None,
+    write: bool,
+    bookmarks: BookmarkManager | None = None,
+) -> Iterator[Transaction]:
     """Run neomodel's queries of this context in a new transaction on ``driver``.
 
     The one place that chooses the connection of a unit of work. neomodel keeps its
@@ -192,11 +204,14 @@ def bind_neomodel(driver: Driver, database: str | None, write: bool) -> Iterator
     task or thread) and runs every query on the active transaction when there is
     one; binding them here makes each unit of work use its interface's own driver and
     database, whatever other interfaces do concurrently. Reads open read sessions, so
-    a routing (``neo4j://``) driver sends them to a reader. The caller commits; a
-    transaction left open is rolled back.
+    a routing (``neo4j://``) driver sends them to a reader; ``bookmarks`` makes that
+    reader wait until it has the writes the bookmark manager has seen committed. The
+    caller commits; a transaction left open is rolled back.
     """
     session = driver.session(
-        database=database, default_access_mode=WRITE_ACCESS if write else READ_ACCESS
+        database=database,
+        default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
+        bookmark_manager=bookmarks,
     )
     saved = (db._session, db._active_transaction, db._database_name)
     try:
@@ -249,6 +264,9 @@ class Graph:
         self.use_apoc: bool | None = None
         #: Whether this graph's server is Enterprise Edition; asked on first use.
         self.enterprise: bool | None = None
+        #: Causal consistency across this graph's units of work: in a cluster, a read
+        #: routed to a follower still sees every write this graph committed before it.
+        self.bookmarks = GraphDatabase.bookmark_manager()
 
     def driver(self) -> Driver:
         """This graph's driver; for ``from_neomodel()`` interfaces, neomodel's."""
@@ -278,7 +296,8 @@ class Graph:
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[None]:
-        with bind_neomodel(self.driver(), self.database, write) as transaction:
+        driver = self.driver()
+        with bind_neomodel(driver, self.database, write, self.bookmarks) as transaction:
             yield
             self.commit(transaction)
 
