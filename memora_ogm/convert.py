@@ -27,6 +27,17 @@ def native_datetime(value: Any) -> datetime:
     return as_aware(value)
 
 
+def _present(fields: Mapping[str, Any], *names: str) -> Mapping[str, Any]:
+    """``fields`` when the properties ``names``, set on every node of its label, are there.
+
+    A transaction that deletes a node while a read loads it can leave the read with
+    some of its properties and not others: a missing one means :class:`NodeVanished`.
+    """
+    if any(fields.get(name) is None for name in names):
+        raise NodeVanished("a node was deleted while it was read")
+    return fields
+
+
 def organization(node: Any) -> models.Organization:
     return models.Organization(
         org_id=node.org_id, org_name=node.org_name, created_at=native_datetime(node.created_at)
@@ -89,11 +100,9 @@ def message(node: Any) -> models.MessageBlock:
 def resolved_memory(row: Mapping[str, Any], resolve_here: bool) -> models.Memory:
     """A memory map of :mod:`memora_ogm.queries`; ``resolve_here`` when the server had no APOC.
 
-    A memory without text was deleted while it was read (:class:`NodeVanished`).
+    A memory without its text or ids was deleted while it was read (:class:`NodeVanished`).
     """
-    text = row["memory"]
-    if text is None:
-        raise NodeVanished("a memory was deleted while it was read")
+    text = _present(row, "memory", "org_id", "agent_id", "user_id", "memory_id")["memory"]
     if resolve_here:
         text = resolve_placeholders(text, row["user_name"], row["agent_label"])
     return models.Memory(
@@ -113,6 +122,7 @@ def interaction(
 ) -> models.Interaction:
     """An interaction's properties (a query map or ``node.__properties__``) with the messages
     and memories read for it (empty lists when they were not asked for, as Memora)."""
+    _present(fields, "org_id", "user_id", "agent_id", "interaction_id")
     return models.Interaction(
         org_id=fields["org_id"],
         user_id=fields["user_id"],

@@ -19,6 +19,12 @@ property every node of the label has).
 
 from __future__ import annotations
 
+#: The server's edition (``community`` or ``enterprise``).
+EDITION = """
+CALL dbms.components() YIELD edition
+RETURN edition
+"""
+
 #: Whether the server has APOC's text functions.
 APOC_AVAILABLE = """
 SHOW FUNCTIONS YIELD name WHERE name IN ['apoc.text.split', 'apoc.text.regexGroups']

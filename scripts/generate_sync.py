@@ -35,6 +35,7 @@ REPLACEMENTS = {
     "adb": "db",
     "AsyncDriver": "Driver",
     "AsyncTransaction": "Transaction",
+    "AsyncBookmarkManager": "BookmarkManager",
     "AsyncGraphDatabase": "GraphDatabase",
     "AsyncNodeSet": "NodeSet",
     "AsyncRelationshipFrom": "RelationshipFrom",

@@ -21,7 +21,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from neo4j import READ_ACCESS, WRITE_ACCESS, AsyncDriver, AsyncGraphDatabase, AsyncTransaction
+from neo4j import (
+    READ_ACCESS,
+    WRITE_ACCESS,
+    AsyncDriver,
+    AsyncGraphDatabase,
+    AsyncTransaction,
+)
+from neo4j.api import AsyncBookmarkManager
 from neo4j.exceptions import (
     ClientError,
     ServiceUnavailable,
@@ -30,12 +37,13 @@ from neo4j.exceptions import (
 )
 from neomodel import adb
 from neomodel.async_.connection import ensure_connection
+from neomodel.config import get_config
 from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
 from memora_ogm._async.compat import sleep
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.errors import NodeVanished, RetriesExhausted
-from memora_ogm.queries import APOC_AVAILABLE
+from memora_ogm.queries import APOC_AVAILABLE, EDITION
 from memora_ogm.schema.models import Memory as MemoryModel
 
 T = TypeVar("T")
@@ -138,16 +146,55 @@ _OPEN_GRAPHS: weakref.WeakSet[Graph] = weakref.WeakSet()
 
 
 @ensure_connection
-async def _neomodel_driver(database: Any) -> AsyncDriver:
-    """neomodel's own driver (``database`` is ``adb``), built from its configuration
+async def _configured_driver(database: Any) -> AsyncDriver:
+    """neomodel's driver (``database`` is ``adb``), built from its configuration
     on first use if need be."""
     driver: AsyncDriver = database.driver
     return driver
 
 
+#: Drivers of explicit interfaces lent to neomodel (see :meth:`Graph.driver`).
+_LENT_DRIVERS: weakref.WeakSet[AsyncDriver] = weakref.WeakSet()
+
+
+def _lent(driver: AsyncDriver | None) -> bool:
+    """Whether neomodel's ``driver`` is one an explicit interface lent it."""
+    return driver is not None and driver in _LENT_DRIVERS
+
+
+async def _neomodel_driver() -> AsyncDriver:
+    """The driver of the connection the application gave neomodel, for ``from_neomodel()``.
+
+    A driver an explicit interface lent neomodel is not the application's: when
+    neomodel holds one, its configuration (``config.DATABASE_URL`` or
+    ``config.DRIVER``) is connected instead, and without one this fails the way
+    neomodel fails, rather than running on another interface's server.
+    """
+    if _lent(adb.driver):
+        async with adb._connection_lock:
+            if _lent(adb.driver):
+                config = get_config()
+                configured: Any = config.driver
+                if config.database_url:
+                    await adb.set_connection(url=config.database_url)
+                elif configured:
+                    await adb.set_connection(driver=configured)
+                else:
+                    raise ValueError(
+                        "from_neomodel(): neomodel has no connection of its own. Set "
+                        "neomodel.config.DATABASE_URL (or NEOMODEL_DATABASE_URL), provide "
+                        "neomodel.config.DRIVER, or call adb.set_connection(...) first."
+                    )
+    driver: AsyncDriver = await _configured_driver(adb)
+    return driver
+
+
 @asynccontextmanager
 async def bind_neomodel(
-    driver: AsyncDriver, database: str | None, write: bool
+    driver: AsyncDriver,
+    database: str | None,
+    write: bool,
+    bookmarks: AsyncBookmarkManager | None = None,
 ) -> AsyncIterator[AsyncTransaction]:
     """Run neomodel's queries of this context in a new transaction on ``driver``.
 
@@ -156,11 +203,14 @@ async def bind_neomodel(
     task or thread) and runs every query on the active transaction when there is
     one; binding them here makes each unit of work use its interface's own driver and
     database, whatever other interfaces do concurrently. Reads open read sessions, so
-    a routing (``neo4j://``) driver sends them to a reader. The caller commits; a
-    transaction left open is rolled back.
+    a routing (``neo4j://``) driver sends them to a reader; ``bookmarks`` makes that
+    reader wait until it has the writes the bookmark manager has seen committed. The
+    caller commits; a transaction left open is rolled back.
     """
     session = driver.session(
-        database=database, default_access_mode=WRITE_ACCESS if write else READ_ACCESS
+        database=database,
+        default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
+        bookmark_manager=bookmarks,
     )
     saved = (adb._session, adb._active_transaction, adb._database_name)
     try:
@@ -211,15 +261,21 @@ class Graph:
         #: Resolve placeholders with APOC on the server (True), in Python (False), or
         #: detect whether the server has APOC on first use (None).
         self.use_apoc: bool | None = None
+        #: Whether this graph's server is Enterprise Edition; asked on first use.
+        self.enterprise: bool | None = None
+        #: Causal consistency across this graph's units of work: in a cluster, a read
+        #: routed to a follower still sees every write this graph committed before it.
+        self.bookmarks = AsyncGraphDatabase.bookmark_manager()
 
     async def driver(self) -> AsyncDriver:
         """This graph's driver; for ``from_neomodel()`` interfaces, neomodel's."""
         if self._driver is None:
-            driver: AsyncDriver = await _neomodel_driver(adb)
-            return driver
+            return await _neomodel_driver()
         if adb.driver is None:
             # neomodel checks that it has a driver before running any query, even on
-            # a transaction bound here; lend it ours (never replacing the application's).
+            # a transaction bound here; lend it ours (never replacing the application's,
+            # and never handed to a ``from_neomodel()`` interface: see _neomodel_driver).
+            _LENT_DRIVERS.add(self._driver)
             adb.driver = self._driver
         return self._driver
 
@@ -233,11 +289,14 @@ class Graph:
             if adb.driver is self._driver:
                 others = [graph._driver for graph in _OPEN_GRAPHS if graph._driver is not None]
                 adb.driver = others[0] if others else None
+                if others:
+                    _LENT_DRIVERS.add(others[0])
             await self._driver.close()
 
     @asynccontextmanager
     async def _transaction(self, write: bool) -> AsyncIterator[None]:
-        async with bind_neomodel(await self.driver(), self.database, write) as transaction:
+        driver = await self.driver()
+        async with bind_neomodel(driver, self.database, write, self.bookmarks) as transaction:
             yield
             await self.commit(transaction)
 
@@ -296,6 +355,18 @@ class Graph:
         """Run a named query of :mod:`memora_ogm.queries` in the current transaction."""
         results, columns = await adb.cypher_query(query, params, resolve_objects=False)
         return [dict(zip(columns, row, strict=True)) for row in results]
+
+    async def is_enterprise(self) -> bool:
+        """Whether this graph's server is Enterprise Edition, asked once per graph.
+
+        Not ``adb.edition_is_enterprise()``: neomodel caches the edition process-wide,
+        for whichever server it asked first, and interfaces may be on servers of both
+        editions.
+        """
+        if self.enterprise is None:
+            rows = await self.read(lambda: self.cypher(EDITION))
+            self.enterprise = bool(rows) and rows[0]["edition"] == "enterprise"
+        return self.enterprise
 
     async def has_apoc(self) -> bool:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""

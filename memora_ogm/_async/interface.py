@@ -119,7 +119,8 @@ class Neo4jGraphInterface(
     async def setup(self, *args: object, **kwargs: object) -> None:
         """Install the schema's uniqueness guarantees (and the vector store's collection)."""
         await self.graph.connect()
-        await self.graph.write(lambda _: install_node_keys())
+        enterprise = await self.graph.is_enterprise()
+        await self.graph.write(lambda _: install_node_keys(enterprise))
         if self.associated_vector_db is not None:
             await self.associated_vector_db.setup()
 

@@ -73,7 +73,8 @@ async def run_migrations(
     graph: Graph, migrations: tuple[Migration, ...], up_to: str | None = None
 ) -> list[str]:
     """Apply the pending migrations (up to ``up_to`` inclusive); returns the versions applied."""
-    await graph.write(lambda _: install_node_key(AppliedMigration))
+    enterprise = await graph.is_enterprise()
+    await graph.write(lambda _: install_node_key(AppliedMigration, enterprise))
     done = set(await applied_versions(graph))
     applied = []
     for migration in migrations:

@@ -33,16 +33,17 @@ def node_key_statement(cls: type[MemoraNode], enterprise: bool) -> str | None:
     )
 
 
-async def install_node_key(cls: type[MemoraNode]) -> None:
-    statement = node_key_statement(cls, await adb.edition_is_enterprise())
+async def install_node_key(cls: type[MemoraNode], enterprise: bool) -> None:
+    """Install ``cls``'s key; ``enterprise`` is the edition of the server it goes to."""
+    statement = node_key_statement(cls, enterprise)
     if statement is not None:
         await adb.cypher_query(statement)
 
 
-async def install_node_keys() -> None:
+async def install_node_keys(enterprise: bool) -> None:
     """Install every node key of the Memora schema (idempotent)."""
     for cls in NODE_CLASSES:
-        await install_node_key(cls)
+        await install_node_key(cls, enterprise)
 
 
 def extend_neomodel_schema() -> None:
@@ -60,7 +61,8 @@ def extend_neomodel_schema() -> None:
                 stdout.write(
                     f" + Creating node key {cls.__node_key__[0]} on label {cls.__label__}\n"
                 )
-            await install_node_key(cls)
+            # neomodel's own connection here, so neomodel's view of its edition.
+            await install_node_key(cls, await adb.edition_is_enterprise())
 
     install_labels._memora_node_keys = True  # type: ignore[attr-defined]
     AsyncSchemaManager.install_labels = install_labels  # type: ignore[method-assign]

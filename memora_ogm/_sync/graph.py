@@ -22,7 +22,14 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from neo4j import READ_ACCESS, WRITE_ACCESS, Driver, GraphDatabase, Transaction
+from neo4j import (
+    READ_ACCESS,
+    WRITE_ACCESS,
+    Driver,
+    GraphDatabase,
+    Transaction,
+)
+from neo4j.api import BookmarkManager
 from neo4j.exceptions import (
     ClientError,
     ServiceUnavailable,
@@ -30,13 +37,14 @@ from neo4j.exceptions import (
     TransientError,
 )
 from neomodel import db
+from neomodel.config import get_config
 from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 from neomodel.sync_.connection import ensure_connection
 
 from memora_ogm._sync.compat import sleep
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.errors import NodeVanished, RetriesExhausted
-from memora_ogm.queries import APOC_AVAILABLE
+from memora_ogm.queries import APOC_AVAILABLE, EDITION
 from memora_ogm.schema.models import Memory as MemoryModel
 
 T = TypeVar("T")
@@ -139,15 +147,56 @@ _OPEN_GRAPHS: weakref.WeakSet[Graph] = weakref.WeakSet()
 
 
 @ensure_connection
-def _neomodel_driver(database: Any) -> Driver:
-    """neomodel's own driver (``database`` is ``adb``), built from its configuration
+def _configured_driver(database: Any) -> Driver:
+    """neomodel's driver (``database`` is ``adb``), built from its configuration
     on first use if need be."""
     driver: Driver = database.driver
     return driver
 
 
+#: Drivers of explicit interfaces lent to neomodel (see :meth:`Graph.driver`).
+_LENT_DRIVERS: weakref.WeakSet[Driver] = weakref.WeakSet()
+
+
+def _lent(driver: Driver | None) -> bool:
+    """Whether neomodel's ``driver`` is one an explicit interface lent it."""
+    return driver is not None and driver in _LENT_DRIVERS
+
+
+def _neomodel_driver() -> Driver:
+    """The driver of the connection the application gave neomodel, for ``from_neomodel()``.
+
+    A driver an explicit interface lent neomodel is not the application's: when
+    neomodel holds one, its configuration (``config.DATABASE_URL`` or
+    ``config.DRIVER``) is connected instead, and without one this fails the way
+    neomodel fails, rather than running on another interface's server.
+    """
+    if _lent(db.driver):
+        with db._connection_lock:
+            if _lent(db.driver):
+                config = get_config()
+                configured: Any = config.driver
+                if config.database_url:
+                    db.set_connection(url=config.database_url)
+                elif configured:
+                    db.set_connection(driver=configured)
+                else:
+                    raise ValueError(
+                        "from_neomodel(): neomodel has no connection of its own. Set "
+                        "neomodel.config.DATABASE_URL (or NEOMODEL_DATABASE_URL), provide "
+                        "neomodel.config.DRIVER, or call adb.set_connection(...) first."
+                    )
+    driver: Driver = _configured_driver(db)
+    return driver
+
+
 @contextmanager
-def bind_neomodel(driver: Driver, database: str | None, write: bool) -> Iterator[Transaction]:
+def bind_neomodel(
+    driver: Driver,
+    database: str | None,
+    write: bool,
+    bookmarks: BookmarkManager | None = None,
+) -> Iterator[Transaction]:
     """Run neomodel's queries of this context in a new transaction on ``driver``.
 
     The one place that chooses the connection of a unit of work. neomodel keeps its
@@ -155,11 +204,14 @@ def bind_neomodel(driver: Driver, database: str | None, write: bool) -> Iterator
     task or thread) and runs every query on the active transaction when there is
     one; binding them here makes each unit of work use its interface's own driver and
     database, whatever other interfaces do concurrently. Reads open read sessions, so
-    a routing (``neo4j://``) driver sends them to a reader. The caller commits; a
-    transaction left open is rolled back.
+    a routing (``neo4j://``) driver sends them to a reader; ``bookmarks`` makes that
+    reader wait until it has the writes the bookmark manager has seen committed. The
+    caller commits; a transaction left open is rolled back.
     """
     session = driver.session(
-        database=database, default_access_mode=WRITE_ACCESS if write else READ_ACCESS
+        database=database,
+        default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
+        bookmark_manager=bookmarks,
     )
     saved = (db._session, db._active_transaction, db._database_name)
     try:
@@ -210,15 +262,21 @@ class Graph:
         #: Resolve placeholders with APOC on the server (True), in Python (False), or
         #: detect whether the server has APOC on first use (None).
         self.use_apoc: bool | None = None
+        #: Whether this graph's server is Enterprise Edition; asked on first use.
+        self.enterprise: bool | None = None
+        #: Causal consistency across this graph's units of work: in a cluster, a read
+        #: routed to a follower still sees every write this graph committed before it.
+        self.bookmarks = GraphDatabase.bookmark_manager()
 
     def driver(self) -> Driver:
         """This graph's driver; for ``from_neomodel()`` interfaces, neomodel's."""
         if self._driver is None:
-            driver: Driver = _neomodel_driver(db)
-            return driver
+            return _neomodel_driver()
         if db.driver is None:
             # neomodel checks that it has a driver before running any query, even on
-            # a transaction bound here; lend it ours (never replacing the application's).
+            # a transaction bound here; lend it ours (never replacing the application's,
+            # and never handed to a ``from_neomodel()`` interface: see _neomodel_driver).
+            _LENT_DRIVERS.add(self._driver)
             db.driver = self._driver
         return self._driver
 
@@ -232,11 +290,14 @@ class Graph:
             if db.driver is self._driver:
                 others = [graph._driver for graph in _OPEN_GRAPHS if graph._driver is not None]
                 db.driver = others[0] if others else None
+                if others:
+                    _LENT_DRIVERS.add(others[0])
             self._driver.close()
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[None]:
-        with bind_neomodel(self.driver(), self.database, write) as transaction:
+        driver = self.driver()
+        with bind_neomodel(driver, self.database, write, self.bookmarks) as transaction:
             yield
             self.commit(transaction)
 
@@ -295,6 +356,18 @@ class Graph:
         """Run a named query of :mod:`memora_ogm.queries` in the current transaction."""
         results, columns = db.cypher_query(query, params, resolve_objects=False)
         return [dict(zip(columns, row, strict=True)) for row in results]
+
+    def is_enterprise(self) -> bool:
+        """Whether this graph's server is Enterprise Edition, asked once per graph.
+
+        Not ``adb.edition_is_enterprise()``: neomodel caches the edition process-wide,
+        for whichever server it asked first, and interfaces may be on servers of both
+        editions.
+        """
+        if self.enterprise is None:
+            rows = self.read(lambda: self.cypher(EDITION))
+            self.enterprise = bool(rows) and rows[0]["edition"] == "enterprise"
+        return self.enterprise
 
     def has_apoc(self) -> bool:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""

@@ -120,7 +120,8 @@ class Neo4jGraphInterface(
     def setup(self, *args: object, **kwargs: object) -> None:
         """Install the schema's uniqueness guarantees (and the vector store's collection)."""
         self.graph.connect()
-        self.graph.write(lambda _: install_node_keys())
+        enterprise = self.graph.is_enterprise()
+        self.graph.write(lambda _: install_node_keys(enterprise))
         if self.associated_vector_db is not None:
             self.associated_vector_db.setup()
 

@@ -74,7 +74,8 @@ def run_migrations(
     graph: Graph, migrations: tuple[Migration, ...], up_to: str | None = None
 ) -> list[str]:
     """Apply the pending migrations (up to ``up_to`` inclusive); returns the versions applied."""
-    graph.write(lambda _: install_node_key(AppliedMigration))
+    enterprise = graph.is_enterprise()
+    graph.write(lambda _: install_node_key(AppliedMigration, enterprise))
     done = set(applied_versions(graph))
     applied = []
     for migration in migrations:

@@ -34,16 +34,17 @@ def node_key_statement(cls: type[MemoraNode], enterprise: bool) -> str | None:
     )
 
 
-def install_node_key(cls: type[MemoraNode]) -> None:
-    statement = node_key_statement(cls, db.edition_is_enterprise())
+def install_node_key(cls: type[MemoraNode], enterprise: bool) -> None:
+    """Install ``cls``'s key; ``enterprise`` is the edition of the server it goes to."""
+    statement = node_key_statement(cls, enterprise)
     if statement is not None:
         db.cypher_query(statement)
 
 
-def install_node_keys() -> None:
+def install_node_keys(enterprise: bool) -> None:
     """Install every node key of the Memora schema (idempotent)."""
     for cls in NODE_CLASSES:
-        install_node_key(cls)
+        install_node_key(cls, enterprise)
 
 
 def extend_neomodel_schema() -> None:
@@ -61,7 +62,8 @@ def extend_neomodel_schema() -> None:
                 stdout.write(
                     f" + Creating node key {cls.__node_key__[0]} on label {cls.__label__}\n"
                 )
-            install_node_key(cls)
+            # neomodel's own connection here, so neomodel's view of its edition.
+            install_node_key(cls, db.edition_is_enterprise())
 
     install_labels._memora_node_keys = True  # type: ignore[attr-defined]
     SchemaManager.install_labels = install_labels  # type: ignore[method-assign]
