@@ -27,14 +27,15 @@ from memora_ogm import __version__
 from memora_ogm.cli_transfer import TRANSFER_SUBCOMMANDS
 from memora_ogm.inspector import add_inspect_parser
 from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
-from memora_ogm.server.connection import Neo4jConnection, connection_from_env
+from memora_ogm.server.connection import Neo4jConnection
 from memora_ogm.server.local import LocalNeo4jError, LocalNeo4jServer, stop_process
 from memora_ogm.server.state import (
+    NO_SERVER_HINT,
     ServerState,
     clear_state,
+    existing_connection,
     memora_home,
     read_state,
-    running_server,
     write_state,
 )
 from memora_ogm.shell import add_shell_parser
@@ -151,13 +152,9 @@ def add_server_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 @contextmanager
 def demo_connection() -> Iterator[Neo4jConnection]:
     """NEO4J_URI & co., else a server from `memora-ogm server start`, else the chain."""
-    env_conn = connection_from_env()
-    if env_conn is not None:
-        yield env_conn
-        return
-    state = running_server()
-    if state is not None:
-        yield state.connection()
+    existing = existing_connection()
+    if existing is not None:
+        yield existing
         return
     with connect_or_start() as conn:
         yield conn
@@ -200,24 +197,15 @@ def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
 async def _migrate(conn: Neo4jConnection) -> list[str]:
     from memora_ogm import Neo4jGraphInterface
 
-    graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
-    try:
+    async with Neo4jGraphInterface.from_connection(conn) as graph:
         return await graph.migrate()
-    finally:
-        await graph.close()
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     """Migrate the database named by NEO4J_URI & co. or the one `server start` runs."""
-    conn = connection_from_env()
+    conn = existing_connection()
     if conn is None:
-        state = running_server()
-        conn = state.connection() if state is not None else None
-    if conn is None:
-        _info(
-            "memora-ogm: nothing to migrate: set NEO4J_URI, NEO4J_USERNAME and NEO4J_PASSWORD "
-            "(and NEO4J_DATABASE) or start a server with `memora-ogm server start`."
-        )
+        _info(f"memora-ogm: nothing to migrate: {NO_SERVER_HINT}")
         return 1
     applied = asyncio.run(_migrate(conn))
     print(f"applied: {', '.join(applied)}" if applied else "already up to date")

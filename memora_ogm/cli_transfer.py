@@ -16,10 +16,9 @@ import argparse
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
@@ -28,10 +27,12 @@ from memora_ogm.server.connection import (
     DEFAULT_DATABASE,
     DEFAULT_USERNAME,
     Neo4jConnection,
-    connection_from_env,
 )
-from memora_ogm.server.state import running_server
+from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
 from memora_ogm.transfer import ImportConflict, ImportFormatError, JsonLinesFile, dumps
+
+if TYPE_CHECKING:
+    from memora_ogm.sync import Neo4jGraphInterface
 
 #: Where ``move`` reads the target's password when ``--to-password`` is not given.
 ENV_TO_PASSWORD = "MEMORA_OGM_TO_PASSWORD"
@@ -46,27 +47,16 @@ def _info(message: str) -> None:
 
 
 def _source() -> Neo4jConnection:
-    conn = connection_from_env()
+    conn = existing_connection()
     if conn is None:
-        state = running_server()
-        conn = state.connection() if state is not None else None
-    if conn is None:
-        raise CommandError(
-            "no server: set NEO4J_URI, NEO4J_USERNAME and NEO4J_PASSWORD (and NEO4J_DATABASE) "
-            "or start one with `memora-ogm server start`."
-        )
+        raise CommandError(f"no server: {NO_SERVER_HINT}")
     return conn
 
 
-@contextmanager
-def _interface(conn: Neo4jConnection) -> Iterator[Any]:
+def _interface(conn: Neo4jConnection) -> Neo4jGraphInterface:
     from memora_ogm.sync import Neo4jGraphInterface
 
-    graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
-    try:
-        yield graph
-    finally:
-        graph.close()
+    return Neo4jGraphInterface.from_connection(conn)
 
 
 def _bar(description: str, total: int | None = None) -> tqdm[Any]:

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from neo4j import READ_ACCESS, Driver, GraphDatabase, ManagedTransaction
@@ -24,8 +22,8 @@ from typing_extensions import LiteralString
 from memora_ogm.errors import NotFoundError
 from memora_ogm.pretty import memory_lines, message_line, when
 from memora_ogm.schema import models
-from memora_ogm.server.connection import Neo4jConnection, connection_from_env
-from memora_ogm.server.state import running_server
+from memora_ogm.server.connection import Neo4jConnection
+from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
 
 if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when a command runs
     from memora_ogm.sync import Neo4jGraphInterface
@@ -194,7 +192,12 @@ def inspect_lines(
 ) -> list[str]:
     """What ``memora-ogm inspect`` prints."""
     lines = [f"connected to {conn.uri} (database {conn.database})", ""]
-    with GraphDatabase.driver(conn.uri, auth=conn.auth) as driver, _facade(conn) as memora:
+    from memora_ogm.sync import Neo4jGraphInterface  # with qdrant-client: only when used
+
+    with (
+        GraphDatabase.driver(conn.uri, auth=conn.auth) as driver,
+        Neo4jGraphInterface.from_connection(conn) as memora,
+    ):
         if org_id is None:
             return lines + overview_lines(driver, conn.database, limit)
         lines += organization_lines(memora, driver, conn.database, org_id, limit)
@@ -203,17 +206,6 @@ def inspect_lines(
             header, *timeline = timeline_lines(memora, org_id, user_id, limit)
             lines += ["", header, f"  {_counts(totals[0])}", *timeline]
         return lines
-
-
-@contextmanager
-def _facade(conn: Neo4jConnection) -> Iterator[Neo4jGraphInterface]:
-    from memora_ogm.sync import Neo4jGraphInterface
-
-    memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
-    try:
-        yield memora
-    finally:
-        memora.close()
 
 
 def _limit(text: str) -> int:
@@ -227,16 +219,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     if args.user is not None and args.org is None:
         print("memora-ogm: --user needs --org", file=sys.stderr)
         return 2
-    conn = connection_from_env()
+    conn = existing_connection()
     if conn is None:
-        state = running_server()
-        conn = state.connection() if state is not None else None
-    if conn is None:
-        print(
-            "memora-ogm: nothing to inspect: set NEO4J_URI, NEO4J_USERNAME and NEO4J_PASSWORD "
-            "(and NEO4J_DATABASE) or start a server with `memora-ogm server start`.",
-            file=sys.stderr,
-        )
+        print(f"memora-ogm: nothing to inspect: {NO_SERVER_HINT}", file=sys.stderr)
         return 1
     try:
         lines = inspect_lines(conn, args.org, args.user, args.limit)

@@ -20,7 +20,8 @@ Installing memora-ogm registers this module as a pytest plugin (entry point
     deletes every node and relationship before the test, in batches, keeping
     constraints and indexes; returns the ``neo4j_driver``.
 ``second_neo4j_connection`` (session, opt-in)
-    another, independent Neo4j server, for tests of several servers in one process (isolation, moves):
+    another, independent Neo4j server, for tests of several servers in one process
+    (isolation, moves):
     ``NEO4J_SECOND_URI`` & co. (``_USERNAME``, ``_PASSWORD``, ``_DATABASE``) when set,
     else the same chain as ``neo4j_connection`` (Docker, else the embedded server,
     started small: 512 MB heap, 256 MB page cache); stopped when the session ends.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neomodel import adb
 from typing_extensions import Self
@@ -20,6 +20,9 @@ from memora_ogm._async.transfer import Neo4jTransfer
 from memora_ogm._async.user import Neo4jUser
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.migrations import MIGRATIONS
+
+if TYPE_CHECKING:
+    from memora_ogm.server import Neo4jConnection
 
 
 class Neo4jGraphInterface(
@@ -58,6 +61,14 @@ class Neo4jGraphInterface(
         self._attach(graph, enable_logging)
 
     @classmethod
+    def from_connection(
+        cls, conn: Neo4jConnection, associated_vector_db: BaseVectorDB | None = None
+    ) -> Self:
+        """An interface on a server of :mod:`memora_ogm.server` (the pytest fixtures,
+        ``memora-ogm server start``, ``NEO4J_URI`` & co.)."""
+        return cls(conn.uri, conn.username, conn.password, conn.database, associated_vector_db)
+
+    @classmethod
     def from_neomodel(
         cls,
         database: str | None = None,
@@ -82,6 +93,12 @@ class Neo4jGraphInterface(
         self.logger = logging.getLogger("memora_ogm")
         if enable_logging:
             logging.basicConfig(level=logging.INFO)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
 
     async def close(self) -> None:
         self.logger.info("closing the Neo4j driver")

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memora_ogm.server.connection import Neo4jConnection
+from memora_ogm.server.connection import Neo4jConnection, connection_from_env
 from memora_ogm.server.local import is_local_neo4j, pid_running
 
 ENV_HOME = "MEMORA_OGM_HOME"
@@ -77,3 +77,23 @@ def running_server(environ: Mapping[str, str] | None = None) -> ServerState | No
     """The state of a server started by ``memora-ogm server start`` that still runs."""
     state = read_state(memora_home(environ))
     return state if state is not None and state.alive else None
+
+
+#: What to tell a user whose command needs a server that is already there.
+NO_SERVER_HINT = (
+    "set NEO4J_URI, NEO4J_USERNAME and NEO4J_PASSWORD (and NEO4J_DATABASE) "
+    "or start a server with `memora-ogm server start`."
+)
+
+
+def existing_connection(environ: Mapping[str, str] | None = None) -> Neo4jConnection | None:
+    """``NEO4J_URI`` & co., else the server ``memora-ogm server start`` runs, else None.
+
+    For commands that work on data already there (migrate, inspect, export, import,
+    move) and so never start a server of their own.
+    """
+    conn = connection_from_env(environ)
+    if conn is not None:
+        return conn
+    state = running_server(environ)
+    return state.connection() if state is not None else None
