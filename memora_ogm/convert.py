@@ -1,4 +1,7 @@
-"""The one place that turns nodes and query rows into the return models."""
+"""The one place that turns query rows (node properties as maps) into the return models.
+
+No node object is built on the way: a row is read straight into its model.
+"""
 
 from __future__ import annotations
 
@@ -27,28 +30,36 @@ def native_datetime(value: Any) -> datetime:
     return as_aware(value)
 
 
-def organization(node: Any) -> models.Organization:
+def _field(row: Mapping[str, Any], name: str) -> Any:
+    """A property of a row; a node deleted while it was read comes back as an empty map,
+    and its missing timestamp then makes ``native_datetime`` raise NodeVanished."""
+    return row.get(name)
+
+
+def organization(row: Mapping[str, Any]) -> models.Organization:
     return models.Organization(
-        org_id=node.org_id, org_name=node.org_name, created_at=native_datetime(node.created_at)
+        org_id=_field(row, "org_id"),
+        org_name=_field(row, "org_name"),
+        created_at=native_datetime(_field(row, "created_at")),
     )
 
 
-def agent(node: Any) -> models.Agent:
+def agent(row: Mapping[str, Any]) -> models.Agent:
     return models.Agent(
-        org_id=node.org_id,
-        agent_id=node.agent_id,
-        user_id=node.user_id,
-        agent_label=node.agent_label,
-        created_at=native_datetime(node.created_at),
+        org_id=_field(row, "org_id"),
+        agent_id=_field(row, "agent_id"),
+        user_id=_field(row, "user_id"),
+        agent_label=_field(row, "agent_label"),
+        created_at=native_datetime(_field(row, "created_at")),
     )
 
 
-def user(node: Any) -> models.User:
+def user(row: Mapping[str, Any]) -> models.User:
     return models.User(
-        org_id=node.org_id,
-        user_id=node.user_id,
-        user_name=node.user_name,
-        created_at=native_datetime(node.created_at),
+        org_id=_field(row, "org_id"),
+        user_id=_field(row, "user_id"),
+        user_name=_field(row, "user_name"),
+        created_at=native_datetime(_field(row, "created_at")),
     )
 
 
@@ -60,29 +71,22 @@ def _position(value: Any) -> int:
 
 def message_block(row: Mapping[str, Any]) -> models.MessageBlock:
     return models.MessageBlock(
-        role=row.get("role"),
-        content=row.get("content"),
+        role=_field(row, "role"),
+        content=_field(row, "content"),
         msg_position=_position(row["msg_position"]),
     )
 
 
-def memory_for_vector(node: Any) -> models.Memory:
-    """A Memory node as the vector store keeps it: raw text, no sources."""
+def memory_for_vector(row: Mapping[str, Any]) -> models.Memory:
+    """A Memory's properties as the vector store keeps them: raw text, no sources."""
     return models.Memory(
-        org_id=node.org_id,
-        agent_id=node.agent_id,
-        user_id=node.user_id,
-        interaction_id=node.interaction_id,
-        memory_id=node.memory_id,
-        memory=node.memory,
-        obtained_at=native_datetime(node.obtained_at),
-    )
-
-
-def message(node: Any) -> models.MessageBlock:
-    """A MessageBlock node."""
-    return models.MessageBlock(
-        role=node.role, content=node.content, msg_position=_position(node.msg_position)
+        org_id=_field(row, "org_id"),
+        agent_id=_field(row, "agent_id"),
+        user_id=_field(row, "user_id"),
+        interaction_id=_field(row, "interaction_id"),
+        memory_id=_field(row, "memory_id"),
+        memory=_field(row, "memory"),
+        obtained_at=native_datetime(_field(row, "obtained_at")),
     )
 
 
@@ -111,7 +115,7 @@ def resolved_memory(row: Mapping[str, Any], resolve_here: bool) -> models.Memory
 def interaction(
     fields: Mapping[str, Any], messages: list[models.MessageBlock], memories: list[models.Memory]
 ) -> models.Interaction:
-    """An interaction's properties (a query map or ``node.__properties__``) with the messages
+    """An interaction's properties (a query row) with the messages
     and memories read for it (empty lists when they were not asked for, as Memora)."""
     return models.Interaction(
         org_id=fields["org_id"],

@@ -37,6 +37,7 @@ from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.errors import NodeVanished, RetriesExhausted
 from memora_ogm.queries import APOC_AVAILABLE
 from memora_ogm.schema.models import Memory as MemoryModel
+from memora_ogm.unit_of_work import UnitOfWork
 
 T = TypeVar("T")
 logger = logging.getLogger("memora_ogm")
@@ -208,6 +209,8 @@ class Graph:
         )
         if self._driver is not None:
             _OPEN_GRAPHS.add(self)
+        #: Statements run so far (a call's cost in round trips, for tests and benchmarks).
+        self.statements = 0
         #: Resolve placeholders with APOC on the server (True), in Python (False), or
         #: detect whether the server has APOC on first use (None).
         self.use_apoc: bool | None = None
@@ -293,9 +296,24 @@ class Graph:
         return await self._attempts(attempt)
 
     async def cypher(self, query: str, **params: Any) -> list[dict[str, Any]]:
-        """Run a named query of :mod:`memora_ogm.queries` in the current transaction."""
-        results, columns = await adb.cypher_query(query, params, resolve_objects=False)
-        return [dict(zip(columns, row, strict=True)) for row in results]
+        """Run one statement in the current unit of work's transaction; its rows as dicts.
+
+        Every statement of the facade goes through here (counted in ``statements``),
+        on the transaction :func:`bind_neomodel` opened.
+        """
+        transaction = adb._active_transaction
+        if transaction is None:
+            raise RuntimeError("statements run inside Graph.read or Graph.write")
+        self.statements += 1
+        result = await transaction.run(query, params)
+        return [record.data() async for record in result]
+
+    async def run(self, work: UnitOfWork) -> dict[str, Any]:
+        """Run a unit of work's one statement; raise the not-found error of what it missed."""
+        query, params = work.compile()
+        (row,) = await self.cypher(query, **params)
+        work.raise_missing(row["missing"])
+        return row
 
     async def has_apoc(self) -> bool:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""
