@@ -160,7 +160,9 @@ class UnitOfWork:
         """``{name: $p, ...}`` for ``keys`` deflated, or ``{name: source.name}`` for a row."""
         stored = node_properties(cls, keys, defaults=False)
         if source is not None:
-            return ", ".join(f"{escape_identifier(name)}: {source}.{name}" for name in stored)
+            return ", ".join(
+                f"{escape_identifier(name)}: {source}.{escape_identifier(name)}" for name in stored
+            )
         return ", ".join(
             f"{escape_identifier(name)}: {self._param(value)}" for name, value in stored.items()
         )
