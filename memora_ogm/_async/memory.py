@@ -16,7 +16,7 @@ from typing import Any, cast
 from memora_ogm import convert, queries
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph, VectorChanges
-from memora_ogm._async.nodes import Memory, MemoryCollection, User
+from memora_ogm._async.nodes import InteractionCollection, Memory, MemoryCollection, User
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.schema import models
@@ -198,8 +198,9 @@ class Neo4jMemory(GraphComponent):
     async def delete_user_memory(self, org_id: str, user_id: str, memory_id: str) -> None:
         """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent.
 
-        The first statement locks the memory: a save or update superseding it links
-        to it, so it either finished first or finds the memory gone.
+        The first statement locks the memory's interaction, the user's memory collection
+        and the memory, in the order writers lock them: a save or update superseding
+        the memory links to it, so it either finished first or finds the memory gone.
         """
         check_ids(org_id=org_id, user_id=user_id, memory_id=memory_id)
         key: dict[str, Any] = {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
@@ -208,7 +209,11 @@ class Neo4jMemory(GraphComponent):
             return MemoryNotFound(org_id, user_id, memory_id)
 
         lock = UnitOfWork()
-        lock.match(Memory, missing, lock=True, **key)
+        memory = lock.match(Memory, missing, **key)
+        user = lock.match(User, org_id=org_id, user_id=user_id)
+        collection = lock.match_related(user, User.has_memories)
+        for ref in (lock.reachable(memory, Memory.interaction_source), collection, memory):
+            lock.lock(ref)
         work = UnitOfWork()
         delete_memories(work, work.match(Memory, missing, **key))
 
@@ -223,22 +228,27 @@ class Neo4jMemory(GraphComponent):
         """Delete every memory of the user from the graph and the vector store.
 
         Interactions and messages stay; a Date node goes when nothing links to it.
-        The first statement locks the user's memory collection, which every write
-        adding memories links to.
+        The first statement locks the user's interactions, then its memory collection,
+        which every write adding memories links to (in the order writers lock them).
         """
         check_ids(org_id=org_id, user_id=user_id)
 
-        def collection_of(work: UnitOfWork, lock: bool) -> Ref:
+        def user_and_collection(work: UnitOfWork) -> tuple[Ref, Ref]:
             def missing() -> UserNotFound:
                 return UserNotFound(org_id, user_id)
 
             user = work.match(User, missing, org_id=org_id, user_id=user_id)
-            return work.match_related(user, User.has_memories, missing, lock=lock)
+            return user, work.match_related(user, User.has_memories, missing)
 
         lock = UnitOfWork()
-        collection_of(lock, lock=True)
+        user, collection = user_and_collection(lock)
+        interactions = lock.match_related(user, User.interactions_in)
+        lock.lock(lock.reachable(interactions, InteractionCollection.had_interaction))
+        lock.lock(collection)
         work = UnitOfWork()
-        delete_memories(work, work.reachable(collection_of(work, False), MemoryCollection.includes))
+        delete_memories(
+            work, work.reachable(user_and_collection(work)[1], MemoryCollection.includes)
+        )
 
         async def delete(changes: VectorChanges) -> None:
             await self.graph.run(lock)

@@ -167,14 +167,19 @@ def _add_memories(
     interaction: Mapping[str, Any],
     interaction_ref: Ref,
     owner: tuple[Ref, Ref | None, list[str]],
-    day: Ref,
     chain: Ref,
     data: MemoriesAndInteraction,
 ) -> list[dict[str, Any]]:
-    """Declare one Memory node per memory and contrary memory with its links; returns
-    their properties (for the vector store)."""
+    """Declare one Memory node per memory and contrary memory, the day of the write and
+    their links; returns the memories' properties (for the vector store).
+
+    Existing nodes are linked in the order every writer and delete locks them: the
+    interaction, the user's collections, the day, then superseded memories, so two
+    of them wait for each other instead of deadlocking.
+    """
     collection, superseded, wanted = owner
     stored = [*data.memories, *data.contrary_memories]
+    when = as_aware(data.interaction_date)
     nodes, rows = work.create_each(
         Memory,
         [
@@ -184,7 +189,7 @@ def _add_memories(
                 "agent_id": interaction["agent_id"],
                 "interaction_id": interaction["interaction_id"],
                 "memory": memory.memory,
-                "obtained_at": as_aware(data.interaction_date),
+                "obtained_at": when,
             }
             for memory in stored
         ],
@@ -192,6 +197,10 @@ def _add_memories(
     every = range(len(stored))
     work.link(Memory.interaction_source, nodes, interaction_ref, [(n, 0) for n in every])
     work.link(MemoryCollection.includes, collection, nodes, [(0, n) for n in every])
+    day = work.merge(
+        Date, org_id=interaction["org_id"], user_id=interaction["user_id"], date=when.date()
+    )
+    work.link(Interaction.has_occurrence_on, interaction_ref, day)
     work.link(Memory.date_obtained, nodes, day, [(n, 0) for n in every])
     work.link(
         Memory.message_source,
@@ -290,11 +299,9 @@ class Neo4jInteraction(GraphComponent):
             created_at=when,
             updated_at=when,
         )
-        day = work.merge(Date, org_id=org_id, user_id=user_id, date=when.date())
         work.link(InteractionCollection.had_interaction, collection, interaction)
-        work.link(Interaction.has_occurrence_on, interaction, day)
         chain = _append_messages(work, interaction, None, 0, data.interaction)
-        memories = _add_memories(work, props, interaction, owner, day, chain, data)
+        memories = _add_memories(work, props, interaction, owner, chain, data)
 
         def write(changes: VectorChanges) -> tuple[str, datetime]:
             self.graph.run(work)
@@ -350,10 +357,8 @@ class Neo4jInteraction(GraphComponent):
             whole = _append_messages(
                 work, interaction, work.slice(chain, 0, kept), kept, data.interaction[kept:]
             )
-            day = work.merge(Date, org_id=org_id, user_id=user_id, date=when.date())
-            work.link(Interaction.has_occurrence_on, interaction, day)
             props = {**key, "agent_id": agent_id}
-            memories = _add_memories(work, props, interaction, owner, day, whole, data)
+            memories = _add_memories(work, props, interaction, owner, whole, data)
             self.graph.run(work)
             changes.add(convert.memory_for_vector(memory) for memory in memories)
             return interaction_id, when
@@ -486,8 +491,8 @@ class Neo4jInteraction(GraphComponent):
     def delete_all_user_interactions_and_their_memories(self, org_id: str, user_id: str) -> None:
         """Delete every interaction of the user with its messages and memories (in both stores).
 
-        The first statement locks the user's interaction collection (so no save adds
-        an interaction meanwhile) and its interactions (so no update adds messages).
+        The first statement locks the interactions (so no update adds messages) and
+        then the user's interaction collection (so no save adds an interaction meanwhile).
         """
         check_ids(org_id=org_id, user_id=user_id)
 
@@ -502,8 +507,8 @@ class Neo4jInteraction(GraphComponent):
 
         lock = UnitOfWork()
         collection, interactions = interactions_of(lock)
-        lock.lock(collection)
         lock.lock(interactions)
+        lock.lock(collection)
         work = UnitOfWork()
         _delete_interactions(work, interactions_of(work)[1])
 

@@ -81,18 +81,21 @@ class Neo4jUser(GraphComponent):
         """Delete the user with its collections, interactions, messages, memories and dates.
 
         User-specific agents stay with the organisation; the user's memories leave
-        the vector store in the same unit of work. The first statement locks the user,
-        its collections and its interactions, which every write of the user links to
-        or locks: writes under way finish before the second statement reads what to
+        the vector store in the same unit of work. The first statement locks the user's
+        interactions, the user and its collections, which every write of the user locks
+        or links to: writes under way finish before the second statement reads what to
         delete, and later ones find no user.
         """
         check_ids(org_id=org_id, user_id=user_id)
         lock = UnitOfWork()
         user = match_user(lock, org_id, user_id)
-        lock.lock(user)
-        for rel in (User.interactions_in, User.has_memories):
-            lock.match_related(user, rel, lock=True)
+        collections = [
+            lock.match_related(user, rel) for rel in (User.interactions_in, User.has_memories)
+        ]
+        # In the order every writer locks: interactions, then the user and its collections.
         lock.lock(lock.nodes(Interaction, org_id=org_id, user_id=user_id))
+        for ref in (user, *collections):
+            lock.lock(ref)
 
         work = UnitOfWork()
         owned: dict[str, Any] = {"org_id": org_id, "user_id": user_id}
