@@ -6,7 +6,7 @@ from typing import Any
 
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.graph import VectorChanges
+from memora_ogm._async.graph import nothing
 from memora_ogm._async.nodes import Agent, Org, User
 from memora_ogm._async.user import match_user
 from memora_ogm.errors import AgentNotFound, OrganizationNotFound
@@ -38,10 +38,7 @@ class Neo4jAgent(GraphComponent):
         if user is not None:
             work.link(User.has_agent, user, agent)
 
-        async def write(_: VectorChanges) -> None:
-            await self.graph.run(work)
-
-        await self.graph.write(write)
+        await self.graph.write_unit(work, nothing)
         self.logger.info("created agent %s", props["agent_id"])
         return convert.agent(props)
 
@@ -49,7 +46,7 @@ class Neo4jAgent(GraphComponent):
         check_ids(org_id=org_id, agent_id=agent_id)
         work = UnitOfWork()
         work.output("agent", _match_agent(work, org_id, agent_id))
-        return convert.agent((await self.graph.read(lambda: self.graph.run(work)))["agent"])
+        return await self.graph.read_unit(work, lambda row: convert.agent(row["agent"]))
 
     async def get_all_org_agents(self, org_id: str) -> list[models.Agent]:
         check_ids(org_id=org_id)
@@ -65,8 +62,9 @@ class Neo4jAgent(GraphComponent):
     async def _agents(self, work: UnitOfWork, owner: Ref, rel: Any) -> list[models.Agent]:
         """The agents along ``rel`` from ``owner``, in the statement that checks it exists."""
         work.output("agents", work.reachable(owner, rel))
-        row = await self.graph.read(lambda: self.graph.run(work))
-        return [convert.agent(agent) for agent in row["agents"]]
+        return await self.graph.read_unit(
+            work, lambda row: [convert.agent(agent) for agent in row["agents"]]
+        )
 
     async def update_agent(self, org_id: str, agent_id: str, new_agent_label: str) -> models.Agent:
         check_ids(org_id=org_id, agent_id=agent_id)
@@ -76,10 +74,7 @@ class Neo4jAgent(GraphComponent):
         work.set(agent, agent_label=new_agent_label)
         work.output("agent", agent)
 
-        async def write(_: VectorChanges) -> dict[str, Any]:
-            return await self.graph.run(work)
-
-        return convert.agent((await self.graph.write(write))["agent"])
+        return await self.graph.write_unit(work, lambda row: convert.agent(row["agent"]))
 
     async def delete_agent(self, org_id: str, agent_id: str) -> None:
         """Delete the agent; its interactions and memories stay (they keep ``agent_id``)."""
@@ -87,7 +82,4 @@ class Neo4jAgent(GraphComponent):
         work = UnitOfWork()
         work.delete(_match_agent(work, org_id, agent_id))
 
-        async def write(_: VectorChanges) -> None:
-            await self.graph.run(work)
-
-        await self.graph.write(write)
+        await self.graph.write_unit(work, nothing)

@@ -123,6 +123,10 @@ async def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -
         logger.exception("could not undo vector store changes after a failed write")
 
 
+def nothing(row: dict[str, Any]) -> None:
+    """The result of a write that returns nothing."""
+
+
 def _is_retryable(error: BaseException) -> bool:
     if isinstance(
         error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty, NodeVanished)
@@ -314,6 +318,24 @@ class Graph:
         (row,) = await self.cypher(query, **params)
         work.raise_missing(row["missing"])
         return row
+
+    async def read_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
+        """Run a unit of work in a read transaction and build the result from its row there:
+        a node deleted while it was read raises ``NodeVanished`` inside, and the read runs
+        again (and then finds it missing)."""
+
+        async def attempt() -> T:
+            return result(await self.run(work))
+
+        return await self.read(attempt)
+
+    async def write_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
+        """:meth:`read_unit` in a write transaction, for units without vector changes."""
+
+        async def attempt(_: VectorChanges) -> T:
+            return result(await self.run(work))
+
+        return await self.write(attempt)
 
     async def has_apoc(self) -> bool:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""

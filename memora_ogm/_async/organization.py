@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.graph import VectorChanges
+from memora_ogm._async.graph import VectorChanges, nothing
 from memora_ogm._async.memory import removed_memories
 from memora_ogm._async.nodes import (
     Agent,
@@ -75,10 +73,7 @@ class Neo4jOrganization(GraphComponent):
         work = UnitOfWork()
         _, props = work.create(Org, org_name=org_name)
 
-        async def write(_: VectorChanges) -> None:
-            await self.graph.run(work)
-
-        await self.graph.write(write)
+        await self.graph.write_unit(work, nothing)
         self.logger.info("created organization %s", props["org_id"])
         return convert.organization(props)
 
@@ -86,13 +81,14 @@ class Neo4jOrganization(GraphComponent):
         check_ids(TypeError, org_id=org_id)
         work = UnitOfWork()
         work.output("org", _match_org(work, org_id))
-        return convert.organization((await self.graph.read(lambda: self.graph.run(work)))["org"])
+        return await self.graph.read_unit(work, lambda row: convert.organization(row["org"]))
 
     async def get_all_organizations(self) -> list[models.Organization]:
         work = UnitOfWork()
         work.output("orgs", work.nodes(Org))
-        rows = await self.graph.read(lambda: self.graph.run(work))
-        return [convert.organization(org) for org in rows["orgs"]]
+        return await self.graph.read_unit(
+            work, lambda row: [convert.organization(org) for org in row["orgs"]]
+        )
 
     async def update_organization(self, org_id: str, new_org_name: str) -> models.Organization:
         check_ids(org_id=org_id)
@@ -102,10 +98,7 @@ class Neo4jOrganization(GraphComponent):
         work.set(org, org_name=new_org_name)
         work.output("org", org)
 
-        async def write(_: VectorChanges) -> dict[str, Any]:
-            return await self.graph.run(work)
-
-        return convert.organization((await self.graph.write(write))["org"])
+        return await self.graph.write_unit(work, lambda row: convert.organization(row["org"]))
 
     async def delete_organization(self, org_id: str) -> None:
         """Delete the organisation and everything under it, a batch per transaction.

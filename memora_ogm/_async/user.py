@@ -6,7 +6,7 @@ from typing import Any
 
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.graph import VectorChanges
+from memora_ogm._async.graph import VectorChanges, nothing
 from memora_ogm._async.memory import removed_memories
 from memora_ogm._async.nodes import (
     Date,
@@ -42,10 +42,7 @@ class Neo4jUser(GraphComponent):
         work.link(User.interactions_in, user, work.create(InteractionCollection, **owned)[0])
         work.link(User.has_memories, user, work.create(MemoryCollection, **owned)[0])
 
-        async def write(_: VectorChanges) -> None:
-            await self.graph.run(work)
-
-        await self.graph.write(write)
+        await self.graph.write_unit(work, nothing)
         self.logger.info("created user %s", props["user_id"])
         return convert.user(props)
 
@@ -53,15 +50,16 @@ class Neo4jUser(GraphComponent):
         check_ids(org_id=org_id, user_id=user_id)
         work = UnitOfWork()
         work.output("user", match_user(work, org_id, user_id))
-        return convert.user((await self.graph.read(lambda: self.graph.run(work)))["user"])
+        return await self.graph.read_unit(work, lambda row: convert.user(row["user"]))
 
     async def get_all_org_users(self, org_id: str) -> list[models.User]:
         check_ids(org_id=org_id)
         work = UnitOfWork()
         org = work.match(Org, lambda: OrganizationNotFound(org_id), org_id=org_id)
         work.output("users", work.reachable(org, Org.users))
-        rows = await self.graph.read(lambda: self.graph.run(work))
-        return [convert.user(row) for row in rows["users"]]
+        return await self.graph.read_unit(
+            work, lambda row: [convert.user(user) for user in row["users"]]
+        )
 
     async def update_user(self, org_id: str, user_id: str, new_user_name: str) -> models.User:
         check_ids(org_id=org_id, user_id=user_id)
@@ -71,10 +69,7 @@ class Neo4jUser(GraphComponent):
         work.set(user, user_name=new_user_name)
         work.output("user", user)
 
-        async def write(_: VectorChanges) -> dict[str, Any]:
-            return await self.graph.run(work)
-
-        return convert.user((await self.graph.write(write))["user"])
+        return await self.graph.write_unit(work, lambda row: convert.user(row["user"]))
 
     async def delete_user(self, org_id: str, user_id: str) -> None:
         """Delete the user with its collections, interactions, messages, memories and dates.

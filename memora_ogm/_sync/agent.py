@@ -7,7 +7,7 @@ from typing import Any
 
 from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import VectorChanges
+from memora_ogm._sync.graph import nothing
 from memora_ogm._sync.nodes import Agent, Org, User
 from memora_ogm._sync.user import match_user
 from memora_ogm.errors import AgentNotFound, OrganizationNotFound
@@ -39,10 +39,7 @@ class Neo4jAgent(GraphComponent):
         if user is not None:
             work.link(User.has_agent, user, agent)
 
-        def write(_: VectorChanges) -> None:
-            self.graph.run(work)
-
-        self.graph.write(write)
+        self.graph.write_unit(work, nothing)
         self.logger.info("created agent %s", props["agent_id"])
         return convert.agent(props)
 
@@ -50,7 +47,7 @@ class Neo4jAgent(GraphComponent):
         check_ids(org_id=org_id, agent_id=agent_id)
         work = UnitOfWork()
         work.output("agent", _match_agent(work, org_id, agent_id))
-        return convert.agent((self.graph.read(lambda: self.graph.run(work)))["agent"])
+        return self.graph.read_unit(work, lambda row: convert.agent(row["agent"]))
 
     def get_all_org_agents(self, org_id: str) -> list[models.Agent]:
         check_ids(org_id=org_id)
@@ -66,8 +63,9 @@ class Neo4jAgent(GraphComponent):
     def _agents(self, work: UnitOfWork, owner: Ref, rel: Any) -> list[models.Agent]:
         """The agents along ``rel`` from ``owner``, in the statement that checks it exists."""
         work.output("agents", work.reachable(owner, rel))
-        row = self.graph.read(lambda: self.graph.run(work))
-        return [convert.agent(agent) for agent in row["agents"]]
+        return self.graph.read_unit(
+            work, lambda row: [convert.agent(agent) for agent in row["agents"]]
+        )
 
     def update_agent(self, org_id: str, agent_id: str, new_agent_label: str) -> models.Agent:
         check_ids(org_id=org_id, agent_id=agent_id)
@@ -77,10 +75,7 @@ class Neo4jAgent(GraphComponent):
         work.set(agent, agent_label=new_agent_label)
         work.output("agent", agent)
 
-        def write(_: VectorChanges) -> dict[str, Any]:
-            return self.graph.run(work)
-
-        return convert.agent((self.graph.write(write))["agent"])
+        return self.graph.write_unit(work, lambda row: convert.agent(row["agent"]))
 
     def delete_agent(self, org_id: str, agent_id: str) -> None:
         """Delete the agent; its interactions and memories stay (they keep ``agent_id``)."""
@@ -88,7 +83,4 @@ class Neo4jAgent(GraphComponent):
         work = UnitOfWork()
         work.delete(_match_agent(work, org_id, agent_id))
 
-        def write(_: VectorChanges) -> None:
-            self.graph.run(work)
-
-        self.graph.write(write)
+        self.graph.write_unit(work, nothing)

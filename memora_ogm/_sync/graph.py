@@ -124,6 +124,10 @@ def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None
         logger.exception("could not undo vector store changes after a failed write")
 
 
+def nothing(row: dict[str, Any]) -> None:
+    """The result of a write that returns nothing."""
+
+
 def _is_retryable(error: BaseException) -> bool:
     if isinstance(
         error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty, NodeVanished)
@@ -313,6 +317,24 @@ class Graph:
         (row,) = self.cypher(query, **params)
         work.raise_missing(row["missing"])
         return row
+
+    def read_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
+        """Run a unit of work in a read transaction and build the result from its row there:
+        a node deleted while it was read raises ``NodeVanished`` inside, and the read runs
+        again (and then finds it missing)."""
+
+        def attempt() -> T:
+            return result(self.run(work))
+
+        return self.read(attempt)
+
+    def write_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
+        """:meth:`read_unit` in a write transaction, for units without vector changes."""
+
+        def attempt(_: VectorChanges) -> T:
+            return result(self.run(work))
+
+        return self.write(attempt)
 
     def has_apoc(self) -> bool:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""

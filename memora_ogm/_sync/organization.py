@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import VectorChanges
+from memora_ogm._sync.graph import VectorChanges, nothing
 from memora_ogm._sync.memory import removed_memories
 from memora_ogm._sync.nodes import (
     Agent,
@@ -76,10 +74,7 @@ class Neo4jOrganization(GraphComponent):
         work = UnitOfWork()
         _, props = work.create(Org, org_name=org_name)
 
-        def write(_: VectorChanges) -> None:
-            self.graph.run(work)
-
-        self.graph.write(write)
+        self.graph.write_unit(work, nothing)
         self.logger.info("created organization %s", props["org_id"])
         return convert.organization(props)
 
@@ -87,13 +82,14 @@ class Neo4jOrganization(GraphComponent):
         check_ids(TypeError, org_id=org_id)
         work = UnitOfWork()
         work.output("org", _match_org(work, org_id))
-        return convert.organization((self.graph.read(lambda: self.graph.run(work)))["org"])
+        return self.graph.read_unit(work, lambda row: convert.organization(row["org"]))
 
     def get_all_organizations(self) -> list[models.Organization]:
         work = UnitOfWork()
         work.output("orgs", work.nodes(Org))
-        rows = self.graph.read(lambda: self.graph.run(work))
-        return [convert.organization(org) for org in rows["orgs"]]
+        return self.graph.read_unit(
+            work, lambda row: [convert.organization(org) for org in row["orgs"]]
+        )
 
     def update_organization(self, org_id: str, new_org_name: str) -> models.Organization:
         check_ids(org_id=org_id)
@@ -103,10 +99,7 @@ class Neo4jOrganization(GraphComponent):
         work.set(org, org_name=new_org_name)
         work.output("org", org)
 
-        def write(_: VectorChanges) -> dict[str, Any]:
-            return self.graph.run(work)
-
-        return convert.organization((self.graph.write(write))["org"])
+        return self.graph.write_unit(work, lambda row: convert.organization(row["org"]))
 
     def delete_organization(self, org_id: str) -> None:
         """Delete the organisation and everything under it, a batch per transaction.

@@ -7,7 +7,7 @@ from typing import Any
 
 from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import VectorChanges
+from memora_ogm._sync.graph import VectorChanges, nothing
 from memora_ogm._sync.memory import removed_memories
 from memora_ogm._sync.nodes import (
     Date,
@@ -43,10 +43,7 @@ class Neo4jUser(GraphComponent):
         work.link(User.interactions_in, user, work.create(InteractionCollection, **owned)[0])
         work.link(User.has_memories, user, work.create(MemoryCollection, **owned)[0])
 
-        def write(_: VectorChanges) -> None:
-            self.graph.run(work)
-
-        self.graph.write(write)
+        self.graph.write_unit(work, nothing)
         self.logger.info("created user %s", props["user_id"])
         return convert.user(props)
 
@@ -54,15 +51,14 @@ class Neo4jUser(GraphComponent):
         check_ids(org_id=org_id, user_id=user_id)
         work = UnitOfWork()
         work.output("user", match_user(work, org_id, user_id))
-        return convert.user((self.graph.read(lambda: self.graph.run(work)))["user"])
+        return self.graph.read_unit(work, lambda row: convert.user(row["user"]))
 
     def get_all_org_users(self, org_id: str) -> list[models.User]:
         check_ids(org_id=org_id)
         work = UnitOfWork()
         org = work.match(Org, lambda: OrganizationNotFound(org_id), org_id=org_id)
         work.output("users", work.reachable(org, Org.users))
-        rows = self.graph.read(lambda: self.graph.run(work))
-        return [convert.user(row) for row in rows["users"]]
+        return self.graph.read_unit(work, lambda row: [convert.user(user) for user in row["users"]])
 
     def update_user(self, org_id: str, user_id: str, new_user_name: str) -> models.User:
         check_ids(org_id=org_id, user_id=user_id)
@@ -72,10 +68,7 @@ class Neo4jUser(GraphComponent):
         work.set(user, user_name=new_user_name)
         work.output("user", user)
 
-        def write(_: VectorChanges) -> dict[str, Any]:
-            return self.graph.run(work)
-
-        return convert.user((self.graph.write(write))["user"])
+        return self.graph.write_unit(work, lambda row: convert.user(row["user"]))
 
     def delete_user(self, org_id: str, user_id: str) -> None:
         """Delete the user with its collections, interactions, messages, memories and dates.
