@@ -36,6 +36,14 @@ def _field(row: Mapping[str, Any], name: str) -> Any:
     return row.get(name)
 
 
+MEMORY_IDS = ("org_id", "user_id", "agent_id", "interaction_id", "memory_id")
+INTERACTION_IDS = ("org_id", "user_id", "agent_id", "interaction_id")
+
+
+def _any_missing(row: Mapping[str, Any], names: tuple[str, ...]) -> bool:
+    return any(row.get(name) is None for name in names)
+
+
 def organization(row: Mapping[str, Any]) -> models.Organization:
     return models.Organization(
         org_id=_field(row, "org_id"),
@@ -93,10 +101,11 @@ def memory_for_vector(row: Mapping[str, Any]) -> models.Memory:
 def resolved_memory(row: Mapping[str, Any], resolve_here: bool) -> models.Memory:
     """A memory map of :mod:`memora_ogm.queries`; ``resolve_here`` when the server had no APOC.
 
-    A memory without text was deleted while it was read (:class:`NodeVanished`).
+    A memory without text or ids was deleted while it was read (:class:`NodeVanished`):
+    a projection reads properties one by one, so a delete can land between them.
     """
     text = row["memory"]
-    if text is None:
+    if text is None or _any_missing(row, MEMORY_IDS):
         raise NodeVanished("a memory was deleted while it was read")
     if resolve_here:
         text = resolve_placeholders(text, row["user_name"], row["agent_label"])
@@ -117,6 +126,8 @@ def interaction(
 ) -> models.Interaction:
     """An interaction's properties (a query row) with the messages
     and memories read for it (empty lists when they were not asked for, as Memora)."""
+    if _any_missing(fields, INTERACTION_IDS):
+        raise NodeVanished("an interaction was deleted while it was read")
     return models.Interaction(
         org_id=fields["org_id"],
         user_id=fields["user_id"],
