@@ -315,9 +315,13 @@ class Graph:
     async def run(self, work: UnitOfWork) -> dict[str, Any]:
         """Run a unit of work's one statement; raise the not-found error of what it missed."""
         query, params = work.compile()
-        (row,) = await self.cypher(query, **params)
-        work.raise_missing(row["missing"])
-        return row
+        rows = await self.cypher(query, **params)
+        if not rows:
+            # The statement returns one row by construction; none means the server dropped
+            # it over a node a concurrent transaction deleted meanwhile: run it again.
+            raise NodeVanished("a node was deleted while the statement ran")
+        work.raise_missing(rows[0]["missing"])
+        return rows[0]
 
     async def read_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
         """Run a unit of work in a read transaction and build the result from its row there:
