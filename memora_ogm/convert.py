@@ -1,4 +1,7 @@
-"""The one place that turns nodes and query rows into the return models."""
+"""The one place that turns query rows (node properties as maps) into the return models.
+
+No node object is built on the way: a row is read straight into its model.
+"""
 
 from __future__ import annotations
 
@@ -27,39 +30,44 @@ def native_datetime(value: Any) -> datetime:
     return as_aware(value)
 
 
-def _present(fields: Mapping[str, Any], *names: str) -> Mapping[str, Any]:
-    """``fields`` when the properties ``names``, set on every node of its label, are there.
-
-    A transaction that deletes a node while a read loads it can leave the read with
-    some of its properties and not others: a missing one means :class:`NodeVanished`.
-    """
-    if any(fields.get(name) is None for name in names):
-        raise NodeVanished("a node was deleted while it was read")
-    return fields
+def _field(row: Mapping[str, Any], name: str) -> Any:
+    """A property of a row; a node deleted while it was read comes back as an empty map,
+    and its missing timestamp then makes ``native_datetime`` raise NodeVanished."""
+    return row.get(name)
 
 
-def organization(node: Any) -> models.Organization:
+MEMORY_IDS = ("org_id", "user_id", "agent_id", "interaction_id", "memory_id")
+INTERACTION_IDS = ("org_id", "user_id", "agent_id", "interaction_id")
+
+
+def _any_missing(row: Mapping[str, Any], names: tuple[str, ...]) -> bool:
+    return any(row.get(name) is None for name in names)
+
+
+def organization(row: Mapping[str, Any]) -> models.Organization:
     return models.Organization(
-        org_id=node.org_id, org_name=node.org_name, created_at=native_datetime(node.created_at)
+        org_id=_field(row, "org_id"),
+        org_name=_field(row, "org_name"),
+        created_at=native_datetime(_field(row, "created_at")),
     )
 
 
-def agent(node: Any) -> models.Agent:
+def agent(row: Mapping[str, Any]) -> models.Agent:
     return models.Agent(
-        org_id=node.org_id,
-        agent_id=node.agent_id,
-        user_id=node.user_id,
-        agent_label=node.agent_label,
-        created_at=native_datetime(node.created_at),
+        org_id=_field(row, "org_id"),
+        agent_id=_field(row, "agent_id"),
+        user_id=_field(row, "user_id"),
+        agent_label=_field(row, "agent_label"),
+        created_at=native_datetime(_field(row, "created_at")),
     )
 
 
-def user(node: Any) -> models.User:
+def user(row: Mapping[str, Any]) -> models.User:
     return models.User(
-        org_id=node.org_id,
-        user_id=node.user_id,
-        user_name=node.user_name,
-        created_at=native_datetime(node.created_at),
+        org_id=_field(row, "org_id"),
+        user_id=_field(row, "user_id"),
+        user_name=_field(row, "user_name"),
+        created_at=native_datetime(_field(row, "created_at")),
     )
 
 
@@ -71,38 +79,34 @@ def _position(value: Any) -> int:
 
 def message_block(row: Mapping[str, Any]) -> models.MessageBlock:
     return models.MessageBlock(
-        role=row.get("role"),
-        content=row.get("content"),
+        role=_field(row, "role"),
+        content=_field(row, "content"),
         msg_position=_position(row["msg_position"]),
     )
 
 
-def memory_for_vector(node: Any) -> models.Memory:
-    """A Memory node as the vector store keeps it: raw text, no sources."""
+def memory_for_vector(row: Mapping[str, Any]) -> models.Memory:
+    """A Memory's properties as the vector store keeps them: raw text, no sources."""
     return models.Memory(
-        org_id=node.org_id,
-        agent_id=node.agent_id,
-        user_id=node.user_id,
-        interaction_id=node.interaction_id,
-        memory_id=node.memory_id,
-        memory=node.memory,
-        obtained_at=native_datetime(node.obtained_at),
-    )
-
-
-def message(node: Any) -> models.MessageBlock:
-    """A MessageBlock node."""
-    return models.MessageBlock(
-        role=node.role, content=node.content, msg_position=_position(node.msg_position)
+        org_id=_field(row, "org_id"),
+        agent_id=_field(row, "agent_id"),
+        user_id=_field(row, "user_id"),
+        interaction_id=_field(row, "interaction_id"),
+        memory_id=_field(row, "memory_id"),
+        memory=_field(row, "memory"),
+        obtained_at=native_datetime(_field(row, "obtained_at")),
     )
 
 
 def resolved_memory(row: Mapping[str, Any], resolve_here: bool) -> models.Memory:
     """A memory map of :mod:`memora_ogm.queries`; ``resolve_here`` when the server had no APOC.
 
-    A memory without its text or ids was deleted while it was read (:class:`NodeVanished`).
+    A memory without text or ids was deleted while it was read (:class:`NodeVanished`):
+    a projection reads properties one by one, so a delete can land between them.
     """
-    text = _present(row, "memory", "org_id", "agent_id", "user_id", "memory_id")["memory"]
+    text = row["memory"]
+    if text is None or _any_missing(row, MEMORY_IDS):
+        raise NodeVanished("a memory was deleted while it was read")
     if resolve_here:
         text = resolve_placeholders(text, row["user_name"], row["agent_label"])
     return models.Memory(
@@ -120,9 +124,10 @@ def resolved_memory(row: Mapping[str, Any], resolve_here: bool) -> models.Memory
 def interaction(
     fields: Mapping[str, Any], messages: list[models.MessageBlock], memories: list[models.Memory]
 ) -> models.Interaction:
-    """An interaction's properties (a query map or ``node.__properties__``) with the messages
+    """An interaction's properties (a query row) with the messages
     and memories read for it (empty lists when they were not asked for, as Memora)."""
-    _present(fields, "org_id", "user_id", "agent_id", "interaction_id")
+    if _any_missing(fields, INTERACTION_IDS):
+        raise NodeVanished("an interaction was deleted while it was read")
     return models.Interaction(
         org_id=fields["org_id"],
         user_id=fields["user_id"],

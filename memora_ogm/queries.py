@@ -179,3 +179,17 @@ CALL (start) {{
 {MEMORY_PROJECTION}
 RETURN requested, memory
 """
+
+
+def of_existing_user(query: str, column: str) -> str:
+    """``query`` (a page of ``column`` rows for ``$org_id``/``$user_id``) as one row:
+    whether the user exists (``found``) and the ``page`` in order, so a missing user
+    costs no second statement."""
+    return f"""
+OPTIONAL MATCH (requested_user:User {{org_id: $org_id, user_id: $user_id}})
+OPTIONAL CALL (requested_user) {{
+    WITH requested_user WHERE requested_user IS NOT NULL
+    {query}
+}}
+RETURN requested_user IS NOT NULL AS found, collect({column}) AS page
+"""

@@ -10,7 +10,7 @@ from neo4j.exceptions import TransientError
 
 from memora_ogm import RetriesExhausted
 from memora_ogm._async.interface import Neo4jGraphInterface
-from memora_ogm.convert import native_datetime
+from memora_ogm.convert import native_datetime, resolved_memory
 from memora_ogm.errors import NodeVanished
 from memora_ogm.server import Neo4jConnection
 
@@ -26,6 +26,13 @@ async def graph(neo4j_connection: Neo4jConnection) -> AsyncIterator[Any]:
 def test_a_timestamp_read_from_a_vanished_node_says_so() -> None:
     with pytest.raises(NodeVanished):
         native_datetime(None)
+
+
+def test_a_memory_half_read_before_a_delete_says_so() -> None:
+    """A projection reads properties one by one: a delete between them leaves text but no ids."""
+    row = {"memory": "likes tea", "org_id": None, "user_id": None, "agent_id": None}
+    with pytest.raises(NodeVanished):
+        resolved_memory({**row, "interaction_id": None, "memory_id": None}, False)
 
 
 @pytest.mark.parametrize("error", [NodeVanished("gone"), TransientError("deadlock")])

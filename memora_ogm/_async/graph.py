@@ -45,6 +45,7 @@ from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.errors import NodeVanished, RetriesExhausted
 from memora_ogm.queries import APOC_AVAILABLE, EDITION
 from memora_ogm.schema.models import Memory as MemoryModel
+from memora_ogm.unit_of_work import UnitOfWork
 
 T = TypeVar("T")
 logger = logging.getLogger("memora_ogm")
@@ -128,6 +129,10 @@ async def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -
             await _add_to_vector_db(vector_db, changes.removed)
     except Exception:  # pragma: no cover - reported, the original error matters more
         logger.exception("could not undo vector store changes after a failed write")
+
+
+def nothing(row: dict[str, Any]) -> None:
+    """The result of a write that returns nothing."""
 
 
 def _is_retryable(error: BaseException) -> bool:
@@ -258,6 +263,8 @@ class Graph:
         )
         if self._driver is not None:
             _OPEN_GRAPHS.add(self)
+        #: Statements run so far (a call's cost in round trips, for tests and benchmarks).
+        self.statements = 0
         #: Resolve placeholders with APOC on the server (True), in Python (False), or
         #: detect whether the server has APOC on first use (None).
         self.use_apoc: bool | None = None
@@ -352,9 +359,46 @@ class Graph:
         return await self._attempts(attempt)
 
     async def cypher(self, query: str, **params: Any) -> list[dict[str, Any]]:
-        """Run a named query of :mod:`memora_ogm.queries` in the current transaction."""
-        results, columns = await adb.cypher_query(query, params, resolve_objects=False)
-        return [dict(zip(columns, row, strict=True)) for row in results]
+        """Run one statement in the current unit of work's transaction; its rows as dicts.
+
+        Every statement of the facade goes through here (counted in ``statements``),
+        on the transaction :func:`bind_neomodel` opened.
+        """
+        transaction = adb._active_transaction
+        if transaction is None:
+            raise RuntimeError("statements run inside Graph.read or Graph.write")
+        self.statements += 1
+        result = await transaction.run(query, params)
+        return [record.data() async for record in result]
+
+    async def run(self, work: UnitOfWork) -> dict[str, Any]:
+        """Run a unit of work's one statement; raise the not-found error of what it missed."""
+        query, params = work.compile()
+        rows = await self.cypher(query, **params)
+        if not rows:
+            # The statement returns one row by construction; none means the server dropped
+            # it over a node a concurrent transaction deleted meanwhile: run it again.
+            raise NodeVanished("a node was deleted while the statement ran")
+        work.raise_missing(rows[0]["missing"])
+        return rows[0]
+
+    async def read_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
+        """Run a unit of work in a read transaction and build the result from its row there:
+        a node deleted while it was read raises ``NodeVanished`` inside, and the read runs
+        again (and then finds it missing)."""
+
+        async def attempt() -> T:
+            return result(await self.run(work))
+
+        return await self.read(attempt)
+
+    async def write_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
+        """:meth:`read_unit` in a write transaction, for units without vector changes."""
+
+        async def attempt(_: VectorChanges) -> T:
+            return result(await self.run(work))
+
+        return await self.write(attempt)
 
     async def is_enterprise(self) -> bool:
         """Whether this graph's server is Enterprise Edition, asked once per graph.

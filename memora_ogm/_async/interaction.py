@@ -1,35 +1,34 @@
 """Interactions: message chains with the memories extracted from them.
 
 An interaction's messages form a chain ``(Interaction)-[:FIRST_MESSAGE]->(m0)
--[:IS_NEXT]->(m1)...`` with positions 0..n-1. Writes go through the node classes
-and the batched helpers of :mod:`memora_ogm._async.ogm`, so the number of queries
-of a call does not depend on how many messages or memories it carries. Every
-input is validated before anything is written.
+-[:IS_NEXT]->(m1)...`` with positions 0..n-1. Each write is a unit of work
+(:mod:`memora_ogm.unit_of_work`) declared on the node classes: a save is one
+statement, an update one locking read of the chain it keeps and one write, a
+delete one locking statement and one write, whatever the number of messages or
+memories. Every input is validated before anything is written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from memora_ogm import convert, queries
-from memora_ogm._async.component import GraphComponent, get_agent, get_user, lock, locked_user
+from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import VectorChanges
-from memora_ogm._async.memory import collection_of, delete_memories, resolving_read
+from memora_ogm._async.memory import delete_memories, removed_memories, resolving_read
 from memora_ogm._async.nodes import (
+    Agent,
     Date,
     Interaction,
     InteractionCollection,
-    MemoraNode,
     Memory,
     MemoryCollection,
     MessageBlock,
     User,
 )
-from memora_ogm._async.ogm import Link, connect_many, delete_nodes, reachable
-from memora_ogm.errors import InteractionNotFound, MemoryNotFound
+from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.properties import as_aware
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import (
@@ -37,6 +36,7 @@ from memora_ogm.schema.storage import (
     MemoriesAndInteraction,
     MemoryToStore,
 )
+from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import (
     MAX_NAME_LENGTH,
     MAX_TEXT_LENGTH,
@@ -163,156 +163,135 @@ def check_memories_and_interaction(value: Any) -> MemoriesAndInteraction:
     )
 
 
-@dataclass
-class _Owner:
-    """What the memories of a write link to, looked up (and checked) before any write."""
-
-    user: User
-    memories: MemoryCollection
-    #: The memories the contrary memories supersede, by memory_id.
-    superseded: dict[str, Memory]
-
-
-async def _load_owner(user: User, agent_id: str, data: MemoriesAndInteraction) -> _Owner:
-    """The agent and superseded memories must exist, or the write fails before writing.
-
-    ``user`` is locked by the caller (:func:`locked_user`). A contrary memory may only
-    supersede a memory of the same org and user; any other id (unknown, or another
-    tenant's) raises ``MemoryNotFound``.
-    """
-    org_id, user_id = user.org_id, user.user_id
-    await get_agent(org_id, agent_id)
-    collection = await collection_of(user, User.has_memories)
-    wanted = sorted({memory.existing_contrary_memory_id for memory in data.contrary_memories})
-    found = (
-        await Memory.nodes.filter(org_id=org_id, user_id=user_id, memory_id__in=wanted).all()
-        if wanted
-        else []
-    )
-    superseded = {node.memory_id: node for node in found}
-    for memory_id in wanted:
-        if memory_id not in superseded:
-            raise MemoryNotFound(org_id, user_id, memory_id)
-    return _Owner(user, collection, superseded)
-
-
-async def _day(org_id: str, user_id: str, when: datetime) -> Date:
-    """The user's Date node of ``when``'s calendar day (in its own offset), made if missing."""
-    (day,) = await Date.nodes.bulk_get_or_create(
-        {"org_id": org_id, "user_id": user_id, "date": when.date()}
-    )
-    return day
-
-
-async def _append_messages(
-    interaction: Interaction, kept: list[MessageBlock], messages: list[dict[str, str]]
-) -> tuple[list[MessageBlock], list[Link]]:
-    """Create ``messages`` after the ``kept`` head of the chain: the whole chain, and its links."""
-    created = await MessageBlock.nodes.bulk_create(
-        *(
-            {"msg_position": position, "role": message["role"], "content": message["content"]}
-            for position, message in enumerate(messages, start=len(kept))
-        )
-    )
-    if not created:
-        return kept, []
-    head: Link = (
-        (MessageBlock.is_next, [(kept[-1], created[0])])
-        if kept
-        else (Interaction.first_message, [(interaction, created[0])])
-    )
-    return [*kept, *created], [
-        head,
-        (MessageBlock.is_next, list(zip(created, created[1:], strict=False))),
-    ]
-
-
-async def _add_memories(
-    interaction: Interaction,
-    owner: _Owner,
-    day: Date,
-    chain: list[MessageBlock],
+def _owner(
+    work: UnitOfWork,
+    user: Ref,
+    ids: tuple[str, str, str],
     data: MemoriesAndInteraction,
-    changes: VectorChanges,
-) -> list[Link]:
-    """Create one Memory node per memory and contrary memory; return the links they need."""
+) -> tuple[Ref, Ref | None, list[str]]:
+    """Declare what the memories of a write link to, each required: the agent, the
+    user's memory collection and the memories the contrary memories supersede.
+
+    A contrary memory may only supersede a memory of the same org and user; any other
+    id (unknown, or another tenant's) raises ``MemoryNotFound``. Returns the collection,
+    the superseded memories (None when there are none) and their ids in that order.
+    """
+    org_id, user_id, agent_id = ids
+    work.match(Agent, lambda: AgentNotFound(org_id, agent_id), org_id=org_id, agent_id=agent_id)
+    collection = work.match_related(user, User.has_memories, lambda: UserNotFound(org_id, user_id))
+    wanted = sorted({memory.existing_contrary_memory_id for memory in data.contrary_memories})
+    superseded = (
+        work.match_each(
+            Memory,
+            [
+                {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
+                for memory_id in wanted
+            ],
+            lambda key: MemoryNotFound(org_id, user_id, key["memory_id"]),
+        )
+        if wanted
+        else None
+    )
+    return collection, superseded, wanted
+
+
+def _append_messages(
+    work: UnitOfWork,
+    interaction: Ref,
+    kept: Ref | None,
+    kept_count: int,
+    messages: Sequence[Mapping[str, str]],
+) -> Ref:
+    """Create ``messages`` after the ``kept`` head of the chain; returns the whole chain."""
+    created, _ = work.create_each(
+        MessageBlock,
+        [
+            {"msg_position": position, "role": message["role"], "content": message["content"]}
+            for position, message in enumerate(messages, start=kept_count)
+        ],
+    )
+    head = [(kept_count - 1, 0)] if messages else []
+    if kept is not None and kept_count:
+        work.link(MessageBlock.is_next, kept, created, head)
+    else:
+        work.link(Interaction.first_message, interaction, created, [(0, 0)] if messages else [])
+    work.link(
+        MessageBlock.is_next, created, created, [(n, n + 1) for n in range(len(messages) - 1)]
+    )
+    return work.concat(kept, created) if kept is not None and kept_count else created
+
+
+def _add_memories(
+    work: UnitOfWork,
+    interaction: Mapping[str, Any],
+    interaction_ref: Ref,
+    owner: tuple[Ref, Ref | None, list[str]],
+    chain: Ref,
+    data: MemoriesAndInteraction,
+) -> list[dict[str, Any]]:
+    """Declare one Memory node per memory and contrary memory, the day of the write and
+    their links; returns the memories' properties (for the vector store).
+
+    Existing nodes are linked in the order every writer and delete locks them: the
+    interaction, the user's collections, the day, then superseded memories, so two
+    of them wait for each other instead of deadlocking.
+    """
+    collection, superseded, wanted = owner
     stored = [*data.memories, *data.contrary_memories]
-    nodes = await Memory.nodes.bulk_create(
-        *(
+    when = as_aware(data.interaction_date)
+    nodes, rows = work.create_each(
+        Memory,
+        [
             {
-                "org_id": interaction.org_id,
-                "user_id": interaction.user_id,
-                "agent_id": interaction.agent_id,
-                "interaction_id": interaction.interaction_id,
+                "org_id": interaction["org_id"],
+                "user_id": interaction["user_id"],
+                "agent_id": interaction["agent_id"],
+                "interaction_id": interaction["interaction_id"],
                 "memory": memory.memory,
-                "obtained_at": as_aware(data.interaction_date),
+                "obtained_at": when,
             }
             for memory in stored
-        )
+        ],
     )
-    changes.add(convert.memory_for_vector(node) for node in nodes)
-    contrary = zip(nodes[len(data.memories) :], data.contrary_memories, strict=True)
-    return [
-        (Memory.interaction_source, [(node, interaction) for node in nodes]),
-        (MemoryCollection.includes, [(owner.memories, node) for node in nodes]),
-        (Memory.date_obtained, [(node, day) for node in nodes]),
-        (
-            Memory.message_source,
-            [
-                (node, chain[position])
-                for node, memory in zip(nodes, stored, strict=True)
-                for position in sorted(set(memory.source_msg_block_pos))
-            ],
-        ),
-        (
+    every = range(len(stored))
+    work.link(Memory.interaction_source, nodes, interaction_ref, [(n, 0) for n in every])
+    work.link(MemoryCollection.includes, collection, nodes, [(0, n) for n in every])
+    day = work.merge(
+        Date, org_id=interaction["org_id"], user_id=interaction["user_id"], date=when.date()
+    )
+    work.link(Interaction.has_occurrence_on, interaction_ref, day)
+    work.link(Memory.date_obtained, nodes, day, [(n, 0) for n in every])
+    work.link(
+        Memory.message_source,
+        nodes,
+        chain,
+        [
+            (n, position)
+            for n, memory in enumerate(stored)
+            for position in sorted(set(memory.source_msg_block_pos))
+        ],
+    )
+    if superseded is not None:
+        work.link(
             Memory.contrary_update,
+            superseded,
+            nodes,
             [
-                (owner.superseded[memory.existing_contrary_memory_id], node)
-                for node, memory in contrary
+                (wanted.index(memory.existing_contrary_memory_id), len(data.memories) + n)
+                for n, memory in enumerate(data.contrary_memories)
             ],
-        ),
-    ]
+        )
+    return rows
 
 
-def _unchanged_prefix(chain: Sequence[MessageBlock], messages: Sequence[dict[str, str]]) -> int:
+def _unchanged_prefix(
+    chain: Sequence[Mapping[str, Any]], messages: Sequence[Mapping[str, str]]
+) -> int:
     """How many leading messages the stored chain and the new list share (by role and content)."""
     for position, (stored, message) in enumerate(zip(chain, messages, strict=False)):
-        if stored.role != message["role"] or stored.content != message["content"]:
+        if stored.get("role") != message["role"] or stored.get("content") != message["content"]:
             return position
     return min(len(chain), len(messages))
-
-
-async def _locked_interaction(
-    org_id: str, user_id: str, interaction_id: str, **properties: Any
-) -> Interaction:
-    """The interaction of the locked user, with ``properties`` set and write-locked.
-
-    The user's lock comes first (:func:`locked_user`; the same order for every
-    writer, so they cannot deadlock), then the interaction's own.
-    """
-
-    def missing() -> InteractionNotFound:
-        return InteractionNotFound(org_id, user_id, interaction_id)
-
-    await locked_user(org_id, user_id, missing)
-    interaction = await Interaction.nodes.get_or_none(
-        org_id=org_id, user_id=user_id, interaction_id=interaction_id
-    )
-    if interaction is None:
-        raise missing()
-    return await lock(interaction, missing, **properties)
-
-
-async def _chain(interactions: Sequence[Interaction]) -> dict[MemoraNode, list[MessageBlock]]:
-    """Each interaction's messages, in position order, in one query."""
-    chains: dict[MemoraNode, list[MessageBlock]] = {node: [] for node in interactions}
-    for start, message in await reachable(
-        interactions, Interaction.first_message, MessageBlock.is_next
-    ):
-        chains[start].append(message)
-    for messages in chains.values():
-        messages.sort(key=lambda message: message.msg_position)
-    return chains
 
 
 def _interaction(details: dict[str, Any], apoc: bool) -> models.Interaction:
@@ -324,27 +303,22 @@ def _interaction(details: dict[str, Any], apoc: bool) -> models.Interaction:
     )
 
 
-async def _interaction_with_messages(
-    org_id: str, user_id: str, interaction_id: str, with_messages: bool
-) -> models.Interaction:
-    """An interaction without its memories, through the node classes."""
-    interaction = await Interaction.nodes.get_or_none(
-        org_id=org_id, user_id=user_id, interaction_id=interaction_id
-    )
-    if interaction is None:
-        raise InteractionNotFound(org_id, user_id, interaction_id)
-    chain = (await _chain([interaction]))[interaction] if with_messages else []
-    return convert.interaction(
-        interaction.__properties__, [convert.message(message) for message in chain], []
+def _chain(work: UnitOfWork, interactions: Ref) -> Ref:
+    """The messages of the interaction(s), in position order."""
+    return work.reachable(
+        interactions, Interaction.first_message, MessageBlock.is_next, order_by="msg_position"
     )
 
 
-async def _delete_interactions(interactions: list[Interaction], changes: VectorChanges) -> None:
-    """Delete interactions with their messages and memories, then the days left unused."""
-    memories = [memory for _, memory in await reachable(interactions, Interaction.memories)]
-    messages = [message for chain in (await _chain(interactions)).values() for message in chain]
-    days = [day for _, day in await reachable(interactions, Interaction.has_occurrence_on)]
-    await delete_memories(memories, changes, others=[*messages, *interactions], days=days)
+def _delete_interactions(work: UnitOfWork, interactions: Ref) -> None:
+    """Declare the deletion of interactions with their messages and memories (returned as
+    ``memories``), then of the days left unused."""
+    delete_memories(
+        work,
+        work.reachable(interactions, Interaction.memories),
+        others=[_chain(work, interactions), interactions],
+        days=[work.reachable(interactions, Interaction.has_occurrence_on)],
+    )
 
 
 class Neo4jInteraction(GraphComponent):
@@ -359,29 +333,41 @@ class Neo4jInteraction(GraphComponent):
 
         The user and agent must exist (else not-found and nothing is written
         anywhere). Memories are stored even without messages; every memory is
-        linked to its Date (``DATE_OBTAINED``).
+        linked to its Date (``DATE_OBTAINED``). One statement: it needs no lock of its
+        own, since every node it relies on is one it links to, and a delete of any of
+        them takes that node's lock first (a save that loses the race fails on the
+        deleted node, and its retry finds it missing).
         """
         check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id)
         data = check_memories_and_interaction(memories_and_interaction)
         when = as_aware(data.interaction_date)
 
-        async def work(changes: VectorChanges) -> tuple[str, datetime]:
-            owner = await _load_owner(await locked_user(org_id, user_id), agent_id, data)
-            collection = await collection_of(owner.user, User.interactions_in)
-            interaction = await Interaction(
-                org_id=org_id, user_id=user_id, agent_id=agent_id, created_at=when, updated_at=when
-            ).save()
-            day = await _day(org_id, user_id, when)
-            chain, chain_links = await _append_messages(interaction, [], data.interaction)
-            await connect_many(
-                (InteractionCollection.had_interaction, [(collection, interaction)]),
-                (Interaction.has_occurrence_on, [(interaction, day)]),
-                *chain_links,
-                *await _add_memories(interaction, owner, day, chain, data, changes),
-            )
-            return interaction.interaction_id, when
+        work = UnitOfWork()
+        user = work.match(
+            User, lambda: UserNotFound(org_id, user_id), org_id=org_id, user_id=user_id
+        )
+        owner = _owner(work, user, (org_id, user_id, agent_id), data)
+        collection = work.match_related(
+            user, User.interactions_in, lambda: UserNotFound(org_id, user_id)
+        )
+        interaction, props = work.create(
+            Interaction,
+            org_id=org_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            created_at=when,
+            updated_at=when,
+        )
+        work.link(InteractionCollection.had_interaction, collection, interaction)
+        chain = _append_messages(work, interaction, None, 0, data.interaction)
+        memories = _add_memories(work, props, interaction, owner, chain, data)
 
-        interaction_id, created_at = await self.graph.write(work)
+        async def write(changes: VectorChanges) -> tuple[str, datetime]:
+            await self.graph.run(work)
+            changes.add(convert.memory_for_vector(memory) for memory in memories)
+            return props["interaction_id"], when
+
+        interaction_id, created_at = await self.graph.write(write)
         self.logger.info("saved interaction %s of user %s", interaction_id, user_id)
         return interaction_id, created_at
 
@@ -399,32 +385,44 @@ class Neo4jInteraction(GraphComponent):
         write transaction: from the first difference on, stored messages are
         deleted and the new tail appended (their memories stay, without
         ``MESSAGE_SOURCE``). ``updated_at`` and ``agent_id`` are set and the
-        interaction is linked to the update's Date.
+        interaction is linked to the update's Date. Two statements: the first locks
+        the interaction and reads its chain, the second writes.
         """
         check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id, interaction_id=interaction_id)
         data = check_memories_and_interaction(updated_memories_and_interaction)
         when = as_aware(data.interaction_date)
+        key: dict[str, Any] = {
+            "org_id": org_id,
+            "user_id": user_id,
+            "interaction_id": interaction_id,
+        }
 
-        async def work(changes: VectorChanges) -> tuple[str, datetime]:
-            interaction = await _locked_interaction(
-                org_id, user_id, interaction_id, agent_id=agent_id, updated_at=when
-            )
-            owner = await _load_owner(await get_user(org_id, user_id), agent_id, data)
-            (stored,) = (await _chain([interaction])).values()
+        def missing() -> InteractionNotFound:
+            return InteractionNotFound(org_id, user_id, interaction_id)
+
+        read = UnitOfWork()
+        read.output("chain", _chain(read, read.match(Interaction, missing, lock=True, **key)))
+
+        async def write(changes: VectorChanges) -> tuple[str, datetime]:
+            stored = (await self.graph.run(read))["chain"]
             kept = _unchanged_prefix(stored, data.interaction)
-            await delete_nodes(stored[kept:])
-            chain, chain_links = await _append_messages(
-                interaction, stored[:kept], data.interaction[kept:]
+            work = UnitOfWork()
+            user = work.match(User, missing, org_id=org_id, user_id=user_id)
+            interaction = work.match(Interaction, missing, **key)
+            owner = _owner(work, user, (org_id, user_id, agent_id), data)
+            chain = _chain(work, interaction)
+            work.delete(work.slice(chain, kept))
+            work.set(interaction, agent_id=agent_id, updated_at=when)
+            whole = _append_messages(
+                work, interaction, work.slice(chain, 0, kept), kept, data.interaction[kept:]
             )
-            day = await _day(org_id, user_id, when)
-            await connect_many(
-                (Interaction.has_occurrence_on, [(interaction, day)]),
-                *chain_links,
-                *await _add_memories(interaction, owner, day, chain, data, changes),
-            )
+            props = {**key, "agent_id": agent_id}
+            memories = _add_memories(work, props, interaction, owner, whole, data)
+            await self.graph.run(work)
+            changes.add(convert.memory_for_vector(memory) for memory in memories)
             return interaction_id, when
 
-        result = await self.graph.write(work)
+        result = await self.graph.write(write)
         self.logger.info("updated interaction %s of user %s", interaction_id, user_id)
         return result
 
@@ -441,12 +439,29 @@ class Neo4jInteraction(GraphComponent):
         check_flag("with_messages", with_messages)
         check_flag("with_memories", with_memories)
         if not with_memories:
-            return await self.graph.read(
-                lambda: _interaction_with_messages(org_id, user_id, interaction_id, with_messages)
+            work = UnitOfWork()
+            interaction = work.match(
+                Interaction,
+                lambda: InteractionNotFound(org_id, user_id, interaction_id),
+                org_id=org_id,
+                user_id=user_id,
+                interaction_id=interaction_id,
             )
+            work.output("interaction", interaction)
+            if with_messages:
+                work.output("messages", _chain(work, interaction))
+
+            async def bare() -> models.Interaction:
+                row = await self.graph.run(work)
+                messages = row.get("messages") or []
+                return convert.interaction(
+                    row["interaction"], [convert.message_block(m) for m in messages], []
+                )
+
+            return await self.graph.read(bare)
         apoc = await self.graph.has_apoc()
 
-        async def work() -> models.Interaction:
+        async def read() -> models.Interaction:
             rows = await resolving_read(
                 self.graph,
                 queries.USER_INTERACTION,
@@ -461,7 +476,7 @@ class Neo4jInteraction(GraphComponent):
                 raise InteractionNotFound(org_id, user_id, interaction_id)
             return _interaction(rows[0]["details"], apoc)
 
-        return await self.graph.read(work)
+        return await self.graph.read(read)
 
     async def get_all_user_interactions(
         self,
@@ -476,7 +491,7 @@ class Neo4jInteraction(GraphComponent):
 
         Ordered by the calendar day of ``updated_at`` (in its own offset), then by
         ``updated_at``: the same order unless timestamps mix offsets across midnight.
-        A missing user raises ``UserNotFound``.
+        A missing user raises ``UserNotFound`` (checked in the same statement).
         """
         check_ids(org_id=org_id, user_id=user_id)
         check_flag("with_their_messages", with_their_messages)
@@ -484,11 +499,10 @@ class Neo4jInteraction(GraphComponent):
         check_page(skip, limit)
         apoc = await self.graph.has_apoc()
 
-        async def work() -> list[models.Interaction]:
-            await get_user(org_id, user_id)
+        async def read() -> list[models.Interaction]:
             rows = await resolving_read(
                 self.graph,
-                queries.INTERACTIONS_PAGE,
+                queries.of_existing_user(queries.INTERACTIONS_PAGE, "details"),
                 apoc,
                 org_id=org_id,
                 user_id=user_id,
@@ -497,41 +511,71 @@ class Neo4jInteraction(GraphComponent):
                 skip=skip,
                 limit=limit,
             )
-            return [_interaction(row["details"], apoc) for row in rows]
+            if not rows[0]["found"]:
+                raise UserNotFound(org_id, user_id)
+            return [_interaction(details, apoc) for details in rows[0]["page"]]
 
-        return await self.graph.read(work)
+        return await self.graph.read(read)
 
     async def delete_user_interaction_and_its_memories(
         self, org_id: str, user_id: str, interaction_id: str
     ) -> None:
         """Delete the interaction with its messages and memories (in both stores).
 
-        A Date node goes once nothing links to it any more.
+        A Date node goes once nothing links to it. The first statement locks the
+        interaction (as an update does), the second deletes.
         """
         check_ids(org_id=org_id, user_id=user_id, interaction_id=interaction_id)
+        key: dict[str, Any] = {
+            "org_id": org_id,
+            "user_id": user_id,
+            "interaction_id": interaction_id,
+        }
 
-        async def work(changes: VectorChanges) -> None:
-            interaction = await _locked_interaction(org_id, user_id, interaction_id)
-            await _delete_interactions([interaction], changes)
+        def missing() -> InteractionNotFound:
+            return InteractionNotFound(org_id, user_id, interaction_id)
 
-        await self.graph.write(work)
+        lock = UnitOfWork()
+        lock.match(Interaction, missing, lock=True, **key)
+        work = UnitOfWork()
+        _delete_interactions(work, work.match(Interaction, missing, **key))
+
+        async def delete(changes: VectorChanges) -> None:
+            await self.graph.run(lock)
+            changes.remove(removed_memories(await self.graph.run(work)))
+
+        await self.graph.write(delete)
         self.logger.info("deleted interaction %s of user %s", interaction_id, user_id)
 
     async def delete_all_user_interactions_and_their_memories(
         self, org_id: str, user_id: str
     ) -> None:
-        """Delete every interaction of the user with its messages and memories (in both stores)."""
+        """Delete every interaction of the user with its messages and memories (in both stores).
+
+        The first statement locks the interactions (so no update adds messages) and
+        then the user's interaction collection (so no save adds an interaction meanwhile).
+        """
         check_ids(org_id=org_id, user_id=user_id)
 
-        async def work(changes: VectorChanges) -> None:
-            collection = await collection_of(
-                await locked_user(org_id, user_id), User.interactions_in
+        def interactions_of(work: UnitOfWork) -> tuple[Ref, Ref]:
+            user = work.match(
+                User, lambda: UserNotFound(org_id, user_id), org_id=org_id, user_id=user_id
             )
-            found = await reachable([collection], InteractionCollection.had_interaction)
-            interactions = [interaction for _, interaction in found]
-            # Saving takes their write locks, so no update adds messages meanwhile.
-            await Interaction.nodes.bulk_save(interactions)
-            await _delete_interactions(interactions, changes)
+            collection = work.match_related(
+                user, User.interactions_in, lambda: UserNotFound(org_id, user_id)
+            )
+            return collection, work.reachable(collection, InteractionCollection.had_interaction)
 
-        await self.graph.write(work)
+        lock = UnitOfWork()
+        collection, interactions = interactions_of(lock)
+        lock.lock(interactions)
+        lock.lock(collection)
+        work = UnitOfWork()
+        _delete_interactions(work, interactions_of(work)[1])
+
+        async def delete(changes: VectorChanges) -> None:
+            await self.graph.run(lock)
+            changes.remove(removed_memories(await self.graph.run(work)))
+
+        await self.graph.write(delete)
         self.logger.info("deleted all interactions of user %s", user_id)

@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from functools import partial
-from types import SimpleNamespace
 from typing import Any, Literal, TypeVar
 
 from memora_ogm import convert, transfer
@@ -493,7 +492,7 @@ async def _write_memories(records: list[Record], changes: VectorChanges) -> None
         ),
         lazy=True,  # element ids only: the records have the values
     )
-    changes.add(convert.memory_for_vector(SimpleNamespace(**record)) for record in records)
+    changes.add(convert.memory_for_vector(record) for record in records)
     pairs = list(zip(memories, records, strict=True))
 
     def source_of(record: Record) -> Interaction:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from memora_ogm import convert
-from memora_ogm._async.component import GraphComponent, get_org, get_user, locked_org, locked_user
-from memora_ogm._async.graph import VectorChanges
+from memora_ogm._async.component import GraphComponent
+from memora_ogm._async.graph import VectorChanges, nothing
+from memora_ogm._async.memory import removed_memories
 from memora_ogm._async.nodes import (
     Date,
     Interaction,
@@ -15,85 +18,97 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm._async.ogm import connect_many, delete_nodes, reachable
+from memora_ogm.errors import OrganizationNotFound, UserNotFound
 from memora_ogm.schema import models
+from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
+
+
+def match_user(work: UnitOfWork, org_id: str, user_id: str) -> Ref:
+    """Declare the user ``UserNotFound`` requires."""
+    return work.match(User, lambda: UserNotFound(org_id, user_id), org_id=org_id, user_id=user_id)
 
 
 class Neo4jUser(GraphComponent):
     async def create_user(self, org_id: str, user_name: str) -> models.User:
+        """One statement; it locks the organisation, which its deletion locks last."""
         check_ids(org_id=org_id)
         check_name("user_name", user_name)
+        work = UnitOfWork()
+        org = work.match(Org, lambda: OrganizationNotFound(org_id), lock=True, org_id=org_id)
+        user, props = work.create(User, org_id=org_id, user_name=user_name)
+        owned = {"org_id": org_id, "user_id": props["user_id"]}
+        work.link(User.belongs_to, user, org)
+        work.link(User.interactions_in, user, work.create(InteractionCollection, **owned)[0])
+        work.link(User.has_memories, user, work.create(MemoryCollection, **owned)[0])
 
-        async def work(_: VectorChanges) -> models.User:
-            org = await locked_org(org_id)
-            user = await User(org_id=org_id, user_name=user_name).save()
-            interactions = await InteractionCollection(org_id=org_id, user_id=user.user_id).save()
-            memories = await MemoryCollection(org_id=org_id, user_id=user.user_id).save()
-            await connect_many(
-                (User.belongs_to, [(user, org)]),
-                (User.interactions_in, [(user, interactions)]),
-                (User.has_memories, [(user, memories)]),
-            )
-            return convert.user(user)
-
-        user = await self.graph.write(work)
-        self.logger.info("created user %s", user.user_id)
-        return user
+        await self.graph.write_unit(work, nothing)
+        self.logger.info("created user %s", props["user_id"])
+        return convert.user(props)
 
     async def get_user(self, org_id: str, user_id: str) -> models.User:
         check_ids(org_id=org_id, user_id=user_id)
-
-        async def work() -> models.User:
-            return convert.user(await get_user(org_id, user_id))
-
-        return await self.graph.read(work)
+        work = UnitOfWork()
+        work.output("user", match_user(work, org_id, user_id))
+        return await self.graph.read_unit(work, lambda row: convert.user(row["user"]))
 
     async def get_all_org_users(self, org_id: str) -> list[models.User]:
         check_ids(org_id=org_id)
-
-        async def work() -> list[models.User]:
-            users = await reachable([await get_org(org_id)], Org.users)
-            return [convert.user(node) for _, node in users]
-
-        return await self.graph.read(work)
+        work = UnitOfWork()
+        org = work.match(Org, lambda: OrganizationNotFound(org_id), org_id=org_id)
+        work.output("users", work.reachable(org, Org.users))
+        return await self.graph.read_unit(
+            work, lambda row: [convert.user(user) for user in row["users"]]
+        )
 
     async def update_user(self, org_id: str, user_id: str, new_user_name: str) -> models.User:
         check_ids(org_id=org_id, user_id=user_id)
         check_name("new_user_name", new_user_name)
+        work = UnitOfWork()
+        user = match_user(work, org_id, user_id)
+        work.set(user, user_name=new_user_name)
+        work.output("user", user)
 
-        async def work(_: VectorChanges) -> models.User:
-            user = await get_user(org_id, user_id)
-            user.user_name = new_user_name
-            return convert.user(await user.save())
-
-        return await self.graph.write(work)
+        return await self.graph.write_unit(work, lambda row: convert.user(row["user"]))
 
     async def delete_user(self, org_id: str, user_id: str) -> None:
         """Delete the user with its collections, interactions, messages, memories and dates.
 
         User-specific agents stay with the organisation; the user's memories leave
-        the vector store in the same unit of work.
+        the vector store in the same unit of work. The first statement locks the user's
+        interactions, the user and its collections, which every write of the user locks
+        or links to: writes under way finish before the second statement reads what to
+        delete, and later ones find no user.
         """
         check_ids(org_id=org_id, user_id=user_id)
+        lock = UnitOfWork()
+        user = match_user(lock, org_id, user_id)
+        collections = [
+            lock.match_related(user, rel) for rel in (User.interactions_in, User.has_memories)
+        ]
+        # In the order every writer locks: interactions, then the user and its collections.
+        lock.lock(lock.nodes(Interaction, org_id=org_id, user_id=user_id))
+        for ref in (user, *collections):
+            lock.lock(ref)
 
-        async def work(changes: VectorChanges) -> None:
-            # Locked first: writes of this user that are under way finish before the
-            # reads below, and later ones find no user.
-            user = await locked_user(org_id, user_id)
-            owned = {"org_id": org_id, "user_id": user_id}
-            interactions = await Interaction.nodes.filter(**owned).all()
-            memories = await Memory.nodes.filter(**owned).all()
-            messages = await reachable(
-                interactions, Interaction.first_message, MessageBlock.is_next
-            )
-            changes.remove(convert.memory_for_vector(node) for node in memories)
+        work = UnitOfWork()
+        owned: dict[str, Any] = {"org_id": org_id, "user_id": user_id}
+        user = match_user(work, org_id, user_id)
+        interactions = work.nodes(Interaction, **owned)
+        memories = work.nodes(Memory, **owned)
+        work.output("memories", memories)
+        for ref in (
+            memories,
+            user,
+            interactions,
+            work.reachable(interactions, Interaction.first_message, MessageBlock.is_next),
+            *(work.nodes(cls, **owned) for cls in (InteractionCollection, MemoryCollection, Date)),
+        ):
+            work.delete(ref)
+
+        async def delete(changes: VectorChanges) -> None:
+            await self.graph.run(lock)
+            changes.remove(removed_memories(await self.graph.run(work)))
             changes.purge_user(org_id, user_id)
-            await delete_nodes(
-                [user, *interactions, *memories, *(message for _, message in messages)]
-                + await InteractionCollection.nodes.filter(**owned).all()
-                + await MemoryCollection.nodes.filter(**owned).all()
-                + await Date.nodes.filter(**owned).all()
-            )
 
-        await self.graph.write(work)
+        await self.graph.write(delete)

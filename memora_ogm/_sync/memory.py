@@ -4,8 +4,9 @@
 Reads run the memory queries of :mod:`memora_ogm.queries`; their placeholders are
 resolved on the server with APOC, or here with :mod:`memora_ogm.placeholders`
 when the server has no APOC (``graph.has_apoc()``; tests force the fallback with
-``graph.use_apoc = False``). Deletes go through the node classes and take the memories
-out of the associated vector store in the same unit of work.
+``graph.use_apoc = False``). Deletes are units of work on the node classes (one
+locking statement, then one that deletes and returns the memories) and take the
+memories out of the associated vector store in the same transaction.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from memora_ogm import convert, queries
-from memora_ogm._sync.component import GraphComponent, get_user, locked_user
+from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph, VectorChanges
-from memora_ogm._sync.nodes import MemoraNode, Memory, MemoryCollection, User
-from memora_ogm._sync.ogm import delete_nodes, delete_unlinked, reachable
+from memora_ogm._sync.nodes import InteractionCollection, Memory, MemoryCollection, User
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.schema import models
+from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_page
 
 MemoryKey = tuple[str, str, str]
@@ -39,28 +40,26 @@ def resolving_read(graph: Graph, query: str, apoc: bool, **params: Any) -> list[
 
 
 def delete_memories(
-    memories: Sequence[Memory],
-    changes: VectorChanges,
-    others: Sequence[MemoraNode] = (),
-    days: Sequence[MemoraNode] = (),
+    work: UnitOfWork, memories: Ref, others: Sequence[Ref] = (), days: Sequence[Ref] = ()
 ) -> None:
-    """Delete ``memories`` (with ``others``) from both stores, then the days nothing uses any more.
+    """Declare the deletion of ``memories`` (returned as ``memories``, for the vector store)
+    and ``others``, then of the days nothing uses any more.
 
-    ``days`` are further Date nodes that may have lost their last link; the
-    memories' own days are found here.
+    ``days`` are further Date nodes that may lose their last link; the memories' own
+    days are found here.
     """
-    obtained_on = [day for _, day in reachable(memories, Memory.date_obtained)]
-    changes.remove(convert.memory_for_vector(node) for node in memories)
-    delete_nodes([*memories, *others])
-    delete_unlinked([*obtained_on, *days])
+    memories = work.as_list(memories)
+    work.output("memories", memories)
+    obtained_on = work.reachable(memories, Memory.date_obtained)
+    for ref in (memories, *others):
+        work.delete(ref)
+    for ref in (obtained_on, *days):
+        work.delete_unlinked(ref)
 
 
-def collection_of(user: User, rel: Any) -> Any:
-    """The user's collection along ``rel`` (``User.interactions_in`` or ``User.has_memories``)."""
-    found = reachable([user], rel)
-    if not found:
-        raise UserNotFound(user.org_id, user.user_id)
-    return found[0][1]
+def removed_memories(row: Mapping[str, Any]) -> list[models.Memory]:
+    """The memories a delete statement returned, as the vector store keeps them."""
+    return [convert.memory_for_vector(memory) for memory in row["memories"]]
 
 
 def _requested_keys(batch: Any) -> list[list[MemoryKey]]:
@@ -102,10 +101,9 @@ class Neo4jMemory(GraphComponent):
         apoc = self.graph.has_apoc()
 
         def work() -> list[models.Memory]:
-            get_user(org_id, user_id)
             rows = resolving_read(
                 self.graph,
-                queries.MEMORIES_PAGE,
+                queries.of_existing_user(queries.MEMORIES_PAGE, "memory"),
                 apoc,
                 org_id=org_id,
                 user_id=user_id,
@@ -113,7 +111,9 @@ class Neo4jMemory(GraphComponent):
                 skip=skip,
                 limit=limit,
             )
-            return [convert.resolved_memory(row["memory"], not apoc) for row in rows]
+            if not rows[0]["found"]:
+                raise UserNotFound(org_id, user_id)
+            return [convert.resolved_memory(memory, not apoc) for memory in rows[0]["page"]]
 
         return self.graph.read(work)
 
@@ -195,33 +195,63 @@ class Neo4jMemory(GraphComponent):
         return results
 
     def delete_user_memory(self, org_id: str, user_id: str, memory_id: str) -> None:
-        """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent."""
+        """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent.
+
+        The first statement locks the memory's interaction, the user's memory collection
+        and the memory, in the order writers lock them: a save or update superseding
+        the memory links to it, so it either finished first or finds the memory gone.
+        """
         check_ids(org_id=org_id, user_id=user_id, memory_id=memory_id)
+        key: dict[str, Any] = {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
 
         def missing() -> MemoryNotFound:
             return MemoryNotFound(org_id, user_id, memory_id)
 
-        def work(changes: VectorChanges) -> None:
-            locked_user(org_id, user_id, missing)
-            memory = Memory.nodes.get_or_none(org_id=org_id, user_id=user_id, memory_id=memory_id)
-            if memory is None:
-                raise missing()
-            delete_memories([memory], changes)
+        lock = UnitOfWork()
+        memory = lock.match(Memory, missing, **key)
+        user = lock.match(User, org_id=org_id, user_id=user_id)
+        collection = lock.match_related(user, User.has_memories)
+        for ref in (lock.reachable(memory, Memory.interaction_source), collection, memory):
+            lock.lock(ref)
+        work = UnitOfWork()
+        delete_memories(work, work.match(Memory, missing, **key))
 
-        self.graph.write(work)
+        def delete(changes: VectorChanges) -> None:
+            self.graph.run(lock)
+            changes.remove(removed_memories(self.graph.run(work)))
+
+        self.graph.write(delete)
         self.logger.info("deleted memory %s", memory_id)
 
     def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
         """Delete every memory of the user from the graph and the vector store.
 
         Interactions and messages stay; a Date node goes when nothing links to it.
+        The first statement locks the user's interactions, then its memory collection,
+        which every write adding memories links to (in the order writers lock them).
         """
         check_ids(org_id=org_id, user_id=user_id)
 
-        def work(changes: VectorChanges) -> None:
-            collection = collection_of(locked_user(org_id, user_id), User.has_memories)
-            memories = reachable([collection], MemoryCollection.includes)
-            delete_memories([memory for _, memory in memories], changes)
+        def user_and_collection(work: UnitOfWork) -> tuple[Ref, Ref]:
+            def missing() -> UserNotFound:
+                return UserNotFound(org_id, user_id)
 
-        self.graph.write(work)
+            user = work.match(User, missing, org_id=org_id, user_id=user_id)
+            return user, work.match_related(user, User.has_memories, missing)
+
+        lock = UnitOfWork()
+        user, collection = user_and_collection(lock)
+        interactions = lock.match_related(user, User.interactions_in)
+        lock.lock(lock.reachable(interactions, InteractionCollection.had_interaction))
+        lock.lock(collection)
+        work = UnitOfWork()
+        delete_memories(
+            work, work.reachable(user_and_collection(work)[1], MemoryCollection.includes)
+        )
+
+        def delete(changes: VectorChanges) -> None:
+            self.graph.run(lock)
+            changes.remove(removed_memories(self.graph.run(work)))
+
+        self.graph.write(delete)
         self.logger.info("deleted all memories of user %s", user_id)

@@ -1,11 +1,11 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""Set-at-a-time operations generated from the neomodel definitions.
+"""Set-at-a-time operations on node objects, for the migrations and tenant transfers.
 
-neomodel connects one relationship per query (``node.rel.connect(other)``) and
-traverses one hop per query. A conversation of fifty messages would then cost
-fifty round trips. These helpers do the same work for many nodes in one query,
-and generate that query from a relationship attribute of the node classes
-(``Memory.message_source``), never from domain knowledge written by hand.
+neomodel connects one relationship per query (``node.rel.connect(other)``). These
+helpers do the same work for many nodes in one query, generated from a
+relationship attribute of the node classes (``Memory.date_obtained``), never from
+domain knowledge written by hand. The facade's own calls use
+:mod:`memora_ogm.unit_of_work` instead.
 """
 
 from __future__ import annotations
@@ -14,52 +14,61 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from neomodel import db
-from neomodel.util import RelationshipDirection, escape_identifier
+from neomodel.util import escape_identifier
 
 from memora_ogm._sync.nodes import MemoraNode
+from memora_ogm.unit_of_work import arrow, target_class
 
 N = TypeVar("N", bound=MemoraNode)
-
-
-def _target_class(rel: Any) -> type[MemoraNode]:
-    if isinstance(rel._raw_class, str):
-        rel.lookup_node_class()  # resolves the class name into definition["node_class"]
-    return rel.definition["node_class"]  # type: ignore[no-any-return]
-
-
-def _arrow(rel: Any, repeat: str = "", var: str = "") -> str:
-    """The pattern of one hop along ``rel`` from the declaring class, e.g. ``-[:IS_NEXT*0..]->``."""
-    kind = f"{var}:{escape_identifier(rel.definition['relation_type'])}{repeat}"
-    direction = rel.definition["direction"]
-    if direction == RelationshipDirection.OUTGOING:
-        return f"-[{kind}]->"
-    if direction == RelationshipDirection.INCOMING:
-        return f"<-[{kind}]-"
-    return f"-[{kind}]-"
 
 
 def _ids(nodes: Sequence[MemoraNode]) -> list[str]:
     ids = [node.element_id for node in nodes]
     if None in ids:
-        raise ValueError("only saved nodes can be linked or deleted in bulk")
+        raise ValueError("only saved nodes can be linked or locked in bulk")
     return ids  # type: ignore[return-value]
 
 
-def delete_nodes(nodes: Sequence[MemoraNode]) -> None:
-    """Detach and delete ``nodes`` in one query."""
-    if nodes:
-        db.cypher_query(
-            "UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id DETACH DELETE n",
-            {"ids": _ids(nodes)},
-        )
+Link = tuple[Any, Sequence[tuple[MemoraNode, MemoraNode]]]
+"""A relationship attribute with the ``(from, to)`` node pairs to link along it."""
+
+
+def connect_many(*links: Link) -> None:
+    """Link each ``(from, to)`` pair along its relationship attribute, all in one query.
+
+    Each attribute gets its own subquery; ``MERGE`` makes linking twice harmless,
+    so callers need not check whether a relationship already exists.
+    """
+    blocks: list[str] = []
+    params: dict[str, Any] = {}
+    for index, (rel, pairs) in enumerate(links):
+        if pairs:
+            params[f"pairs{index}"] = [_ids(pair) for pair in pairs]
+            blocks.append(
+                f"CALL () {{ UNWIND $pairs{index} AS pair "
+                "MATCH (a) WHERE elementId(a) = pair[0] "
+                "MATCH (b) WHERE elementId(b) = pair[1] "
+                f"MERGE (a){arrow(rel)}(b) }}"
+            )
+    if blocks:
+        db.cypher_query("\n".join(blocks), params)
+
+
+def lacking(cls: type[N], rel: Any, count: int) -> list[N]:
+    """Up to ``count`` nodes of ``cls`` that have no ``rel`` relationship at all."""
+    query = (
+        f"MATCH (n:{escape_identifier(cls.__label__)}) "
+        f"WHERE NOT EXISTS {{ (n){arrow(rel)}() }} "
+        "RETURN n LIMIT $count"
+    )
+    rows, _ = db.cypher_query(query, {"count": count})
+    return [cls.inflate(row[0]) for row in rows]
 
 
 def lock_nodes(nodes: Sequence[MemoraNode]) -> int:
     """Take the write lock of ``nodes`` (kept until the transaction ends); how many still exist.
 
-    Setting and removing a property locks a node without changing it, and without
-    the node's own properties (a node read while a concurrent delete took it away
-    comes back without them).
+    Setting and removing a property locks a node without changing it.
     """
     if not nodes:
         return 0
@@ -82,12 +91,10 @@ def reachable(
     """
     if not nodes:
         return []
-    target = _target_class(then_repeat if then_repeat is not None else rel)
-    pattern = f"(s){_arrow(rel)}(first)"
+    target: type[MemoraNode] = target_class(then_repeat if then_repeat is not None else rel)
+    pattern = f"(s){arrow(rel)}(n)"
     if then_repeat is not None:
-        pattern += f", (first){_arrow(then_repeat, '*0..')}(n)"
-    else:
-        pattern = pattern.replace("(first)", "(n)")
+        pattern = f"(s){arrow(rel)}(first), (first){arrow(then_repeat, '*0..')}(n)"
     query = (
         "UNWIND $ids AS id MATCH (s) WHERE elementId(s) = id "
         f"MATCH {pattern} "
@@ -104,48 +111,3 @@ def take(nodes: Any, count: int) -> list[Any]:
     """The first ``count`` nodes of a neomodel node set, as a list."""
     nodes.limit = count
     return nodes.all()  # type: ignore[no-any-return]
-
-
-Link = tuple[Any, Sequence[tuple[MemoraNode, MemoraNode]]]
-"""A relationship attribute with the ``(from, to)`` node pairs to link along it."""
-
-
-def connect_many(*links: Link) -> None:
-    """Link each ``(from, to)`` pair along its relationship attribute, all in one query.
-
-    Each attribute gets its own subquery; ``MERGE`` makes linking twice harmless,
-    so callers need not check whether a relationship already exists.
-    """
-    blocks: list[str] = []
-    params: dict[str, Any] = {}
-    for index, (rel, pairs) in enumerate(links):
-        if pairs:
-            params[f"pairs{index}"] = [_ids(pair) for pair in pairs]
-            blocks.append(
-                f"CALL () {{ UNWIND $pairs{index} AS pair "
-                "MATCH (a) WHERE elementId(a) = pair[0] "
-                "MATCH (b) WHERE elementId(b) = pair[1] "
-                f"MERGE (a){_arrow(rel)}(b) }}"
-            )
-    if blocks:
-        db.cypher_query("\n".join(blocks), params)
-
-
-def delete_unlinked(nodes: Sequence[MemoraNode]) -> None:
-    """Delete those of ``nodes`` that no relationship touches any more, in one query."""
-    if nodes:
-        db.cypher_query(
-            "UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id AND NOT (n)--() DELETE n",
-            {"ids": sorted(set(_ids(nodes)))},
-        )
-
-
-def lacking(cls: type[N], rel: Any, count: int) -> list[N]:
-    """Up to ``count`` nodes of ``cls`` that have no ``rel`` relationship at all."""
-    query = (
-        f"MATCH (n:{escape_identifier(cls.__label__)}) "
-        f"WHERE NOT EXISTS {{ (n){_arrow(rel)}() }} "
-        "RETURN n LIMIT $count"
-    )
-    rows, _ = db.cypher_query(query, {"count": count})
-    return [cls.inflate(row[0]) for row in rows]

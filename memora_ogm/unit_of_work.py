@@ -1,0 +1,440 @@
+"""One facade call's graph work, compiled into one generated Cypher statement.
+
+A call declares, in terms of the node classes and their relationship attributes,
+what it matches (with the not-found error each missing node raises), locks,
+creates, merges, links, reads and deletes; :meth:`UnitOfWork.compile` turns that
+into a single statement with every caller value as a parameter. Existence checks
+ride in the statement: its head ``OPTIONAL MATCH``\\ es everything the call needs,
+lists what is missing, and the body (locks and writes) runs only when nothing is,
+so a call that fails writes nothing and costs one round trip. The statement text
+depends on the shape of the call, never on how many messages or memories it
+carries: lists travel as parameters and are ``UNWIND``\\ ed.
+
+This module does no I/O and is shared by both twins: ``Graph.run`` executes a
+unit of work in the current transaction. New nodes get their properties from
+per-class tables computed once from the neomodel class definitions (defaults
+such as shortuuid ids and ``default_now`` timestamps, then each property's
+``deflate``), so no node object is built and no per-instance introspection runs
+on the hot paths.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from neomodel.properties import Property
+from neomodel.util import RelationshipDirection, escape_identifier
+
+#: Set and removed again to take a node's write lock without changing it.
+LOCK_PROPERTY = "memora_lock"
+
+MissingError = Callable[[Any], Exception]
+"""Makes the not-found error of a match from what is missing (a key map for lists, else None)."""
+
+
+@dataclass(frozen=True)
+class ClassTable:
+    """What writing a node of one class needs, computed once from its definition."""
+
+    label: str
+    #: Attribute name -> (database name, deflate).
+    deflate: Mapping[str, tuple[str, Callable[[Any], Any]]]
+    #: Attribute name -> default value factory.
+    defaults: Mapping[str, Callable[[], Any]]
+    required: frozenset[str]
+
+
+@functools.cache
+def table(cls: type) -> ClassTable:
+    """The :class:`ClassTable` of ``cls``, built on first use."""
+    properties: dict[str, Property[Any]] = {
+        name: value
+        for base in reversed(cls.__mro__)
+        for name, value in vars(base).items()
+        if isinstance(value, Property)
+    }
+    return ClassTable(
+        label=cls.__label__,  # type: ignore[attr-defined]
+        deflate={
+            name: (prop.get_db_property_name(name), prop.deflate)
+            for name, prop in properties.items()
+        },
+        defaults={
+            name: prop.default_value for name, prop in properties.items() if prop.has_default
+        },
+        required=frozenset(name for name, prop in properties.items() if prop.required),
+    )
+
+
+def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True) -> dict[str, Any]:
+    """The stored properties of a node of ``cls``: defaults filled in, each value deflated.
+
+    ``None`` is not stored (as neomodel); an unknown name is a programming error.
+    """
+    spec = table(cls)
+    unknown = set(values) - set(spec.deflate)
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no properties {sorted(unknown)}")
+    stored: dict[str, Any] = {}
+    for name, (db_name, deflate) in spec.deflate.items():
+        value = values.get(name)
+        if value is None and defaults and name in spec.defaults:
+            value = spec.defaults[name]()
+        if value is None:
+            if defaults and name in spec.required:
+                raise ValueError(f"{cls.__name__}.{name} is required")
+            continue
+        stored[db_name] = deflate(value)
+    return stored
+
+
+def target_class(rel: Any) -> type:
+    """The node class a relationship attribute points at (resolving names given as strings)."""
+    if not isinstance(rel._raw_class, str):
+        return rel._raw_class  # type: ignore[no-any-return]
+    if "node_class" not in rel.definition:
+        rel.lookup_node_class()
+    return rel.definition["node_class"]  # type: ignore[no-any-return]
+
+
+def arrow(rel: Any, repeat: str = "") -> str:
+    """One hop along ``rel`` from its declaring class, e.g. ``-[:IS_NEXT*0..]->``."""
+    kind = f":{escape_identifier(rel.definition['relation_type'])}{repeat}"
+    direction = rel.definition["direction"]
+    if direction == RelationshipDirection.OUTGOING:
+        return f"-[{kind}]->"
+    if direction == RelationshipDirection.INCOMING:
+        return f"<-[{kind}]-"
+    return f"-[{kind}]-"
+
+
+def _label(cls: type) -> str:
+    return escape_identifier(table(cls).label)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A node (``many=False``) or a list of nodes bound in the statement."""
+
+    expression: str
+    cls: type
+    many: bool
+    #: Made by this unit of work: relationships to it are created, not merged.
+    created: bool = False
+
+    @property
+    def items(self) -> str:
+        """The Cypher list of the node(s)."""
+        return self.expression if self.many else f"[{self.expression}]"
+
+
+class UnitOfWork:
+    """A builder for one statement (see the module docstring); no I/O."""
+
+    def __init__(self) -> None:
+        self.params: dict[str, Any] = {}
+        self._head: list[str] = []
+        self._checks: list[tuple[str, MissingError]] = []
+        self._locks: list[str] = []
+        self._body: list[str] = []
+        self._writes = False
+        self._outputs: list[str] = []
+        self._counter = itertools.count()
+
+    # -- names ------------------------------------------------------------------------
+
+    def _var(self) -> str:
+        return f"v{next(self._counter)}"
+
+    def _param(self, value: Any) -> str:
+        name = f"p{len(self.params)}"
+        self.params[name] = value
+        return f"${name}"
+
+    def _keys(self, cls: type, keys: Mapping[str, Any], source: str | None = None) -> str:
+        """``{name: $p, ...}`` for ``keys`` deflated, or ``{name: source.name}`` for a row."""
+        stored = node_properties(cls, keys, defaults=False)
+        if source is not None:
+            return ", ".join(
+                f"{escape_identifier(name)}: {source}.{escape_identifier(name)}" for name in stored
+            )
+        return ", ".join(
+            f"{escape_identifier(name)}: {self._param(value)}" for name, value in stored.items()
+        )
+
+    def _head_only(self) -> None:
+        if self._body:
+            raise RuntimeError("matches come before the body of a unit of work")
+
+    def _check(self, ref: Ref, missing: MissingError | None, lock: bool) -> Ref:
+        if missing is not None:
+            self._checks.append(
+                (f"CASE WHEN {ref.expression} IS NULL THEN [null] ELSE [] END", missing)
+            )
+        if lock:
+            self.lock(ref)
+        return ref
+
+    # -- head: what the call needs ------------------------------------------------------
+
+    def match(
+        self,
+        cls: type,
+        missing: Callable[[], Exception] | None = None,
+        *,
+        lock: bool = False,
+        **keys: Any,
+    ) -> Ref:
+        """The node of ``cls`` with ``keys``; ``missing()`` is raised when there is none."""
+        self._head_only()
+        var = self._var()
+        self._head.append(f"OPTIONAL MATCH ({var}:{_label(cls)} {{{self._keys(cls, keys)}}})")
+        return self._check(Ref(var, cls, False), missing and (lambda _: missing()), lock)
+
+    def match_related(
+        self,
+        start: Ref,
+        rel: Any,
+        missing: Callable[[], Exception] | None = None,
+        *,
+        lock: bool = False,
+    ) -> Ref:
+        """The node one hop along ``rel`` from ``start`` (e.g. a user's memory collection)."""
+        self._head_only()
+        var, cls = self._var(), target_class(rel)
+        self._head.append(f"OPTIONAL MATCH ({start.expression}){arrow(rel)}({var}:{_label(cls)})")
+        return self._check(Ref(var, cls, False), missing and (lambda _: missing()), lock)
+
+    def match_each(
+        self,
+        cls: type,
+        keys: Sequence[Mapping[str, Any]],
+        missing: Callable[[Mapping[str, Any]], Exception],
+        *,
+        lock: bool = False,
+    ) -> Ref:
+        """The nodes of ``cls`` with each of ``keys``, in that order; ``missing(key)`` for the
+        first key with no node."""
+        self._head_only()
+        var = self._var()
+        rows = [node_properties(cls, key, defaults=False) for key in keys]
+        pattern = self._keys(cls, keys[0] if keys else {}, source="key") if keys else ""
+        self._head.append(
+            f"CALL () {{ UNWIND {self._param(rows)} AS key "
+            f"OPTIONAL MATCH (found:{_label(cls)} {{{pattern}}}) "
+            f"RETURN collect(found) AS {var}, "
+            f"collect(CASE WHEN found IS NULL THEN key END) AS {var}_missing }}"
+        )
+        self._checks.append((f"{var}_missing", missing))
+        ref = Ref(var, cls, True)
+        if lock:
+            self.lock(ref)
+        return ref
+
+    # -- body: locks, reads and writes, run only when nothing is missing --------------------
+
+    def lock(self, ref: Ref) -> None:
+        """Take the write lock of the node(s) until the transaction ends.
+
+        The locks of matched nodes come first in the body; a lock taken later in the
+        body (of nodes found there) comes where it is declared.
+        """
+        self._writes = True
+        name = escape_identifier(LOCK_PROPERTY)
+        (self._body if self._body else self._locks).append(
+            f"FOREACH (node IN {ref.items} | SET node.{name} = true REMOVE node.{name})"
+        )
+
+    def _bind(self, cls: type, expression: str, many: bool, created: bool = False) -> Ref:
+        var = self._var()
+        self._body.append(f"WITH *, {expression} AS {var}")
+        return Ref(var, cls, many, created)
+
+    def nodes(self, cls: type, limit: int | None = None, **keys: Any) -> Ref:
+        """Every node of ``cls`` with the property values ``keys`` (e.g. all of one user),
+        or at most ``limit`` of them."""
+        match = f"MATCH (node:{_label(cls)} {{{self._keys(cls, keys)}}})"
+        top = "" if limit is None else f" LIMIT {self._param(limit)}"
+        return self._bind(cls, f"COLLECT {{ {match} RETURN node{top} }}", True)
+
+    def reachable(
+        self, start: Ref, rel: Any, then_repeat: Any | None = None, order_by: str | None = None
+    ) -> Ref:
+        """The nodes one hop along ``rel`` from ``start``'s node(s), then ``then_repeat`` 0+ times.
+
+        ``reachable(interaction, Interaction.first_message, MessageBlock.is_next,
+        "msg_position")`` is an interaction's chain in order. Nodes a concurrent delete
+        left without properties are skipped.
+        """
+        cls = target_class(then_repeat if then_repeat is not None else rel)
+        hops = arrow(rel) + (
+            f"(:{_label(target_class(rel))}){arrow(then_repeat, '*0..')}"
+            if then_repeat is not None
+            else ""
+        )
+        order = f" ORDER BY node.{escape_identifier(order_by)}" if order_by else ""
+        return self._bind(
+            cls,
+            f"COLLECT {{ UNWIND {start.items} AS start MATCH (start){hops}(node:{_label(cls)}) "
+            f"WHERE size(keys(node)) > 0 RETURN DISTINCT node{order} }}",
+            True,
+        )
+
+    def slice(self, ref: Ref, start: int = 0, stop: int | None = None) -> Ref:
+        """Part of a list of nodes (positions as parameters)."""
+        end = "" if stop is None else self._param(stop)
+        return Ref(f"{ref.items}[{self._param(start)}..{end}]", ref.cls, True, ref.created)
+
+    def as_list(self, ref: Ref) -> Ref:
+        """The node(s) as a list."""
+        return Ref(ref.items, ref.cls, True, ref.created)
+
+    def concat(self, first: Ref, second: Ref) -> Ref:
+        """``first``'s nodes then ``second``'s (e.g. the kept head of a chain and its new tail)."""
+        return Ref(
+            f"({first.items} + {second.items})", first.cls, True, first.created and second.created
+        )
+
+    def create(self, cls: type, **values: Any) -> tuple[Ref, dict[str, Any]]:
+        """A new node of ``cls``; returns it and its stored properties (ids included)."""
+        stored = node_properties(cls, values)
+        var = self._var()
+        self._writes = True
+        self._body.append(f"CREATE ({var}:{_label(cls)}) SET {var} = {self._param(stored)}")
+        return Ref(var, cls, False, created=True), stored
+
+    def create_each(
+        self, cls: type, rows: Sequence[Mapping[str, Any]]
+    ) -> tuple[Ref, list[dict[str, Any]]]:
+        """New nodes of ``cls``, one per row, in order; returns them and their properties."""
+        stored = [node_properties(cls, row) for row in rows]
+        var = self._var()
+        self._writes = True
+        self._body.append(
+            f"WITH * CALL () {{ UNWIND {self._param(stored)} AS row CREATE (node:{_label(cls)}) "
+            f"SET node = row RETURN collect(node) AS {var} }}"
+        )
+        return Ref(var, cls, True, created=True), stored
+
+    def merge(self, cls: type, **keys: Any) -> Ref:
+        """The node of ``cls`` with ``keys`` (its whole key), made if missing."""
+        var = self._var()
+        self._writes = True
+        self._body.append(f"MERGE ({var}:{_label(cls)} {{{self._keys(cls, keys)}}})")
+        return Ref(var, cls, False)
+
+    def set(self, ref: Ref, **values: Any) -> None:
+        """Set properties of the node(s)."""
+        stored = node_properties(ref.cls, values, defaults=False)
+        self._writes = True
+        self._body.append(f"FOREACH (node IN {ref.items} | SET node += {self._param(stored)})")
+
+    def link(
+        self,
+        rel: Any,
+        source: Ref,
+        target: Ref,
+        pairs: Sequence[tuple[int, int]] | None = None,
+    ) -> None:
+        """Link ``source`` to ``target`` along ``rel`` (an attribute of ``source``'s class).
+
+        ``pairs`` index the two lists; without it, the two single nodes. Relationships to a
+        node made here are created, others merged (linking twice is harmless).
+        """
+        verb = "CREATE" if source.created or target.created else "MERGE"
+        self._writes = True
+        if pairs is None:
+            if source.many or target.many:
+                raise ValueError("linking lists needs index pairs")
+            self._body.append(f"{verb} ({source.expression}){arrow(rel)}({target.expression})")
+            return
+        self._body.append(
+            f"WITH * CALL ({_vars(source, target)}) {{ "
+            f"UNWIND {self._param([list(pair) for pair in pairs])} AS pair "
+            f"WITH {source.items}[pair[0]] AS a, {target.items}[pair[1]] AS b "
+            f"{verb} (a){arrow(rel)}(b) }}"
+        )
+
+    def delete(self, ref: Ref) -> None:
+        """Detach and delete the node(s)."""
+        self._writes = True
+        self._body.append(f"FOREACH (node IN {ref.items} | DETACH DELETE node)")
+
+    def delete_when_room(self, ref: Ref, groups: Sequence[tuple[Ref, int]], name: str) -> None:
+        """Detach and delete the node(s) when each of ``groups`` holds fewer nodes than
+        its limit (the last batch of a bounded deletion); return whether as ``name``."""
+        self._writes = True
+        room = " AND ".join(
+            f"size({group.items}) < {self._param(limit)}" for group, limit in groups
+        )
+        name = escape_identifier(name)
+        self._body.append(f"WITH *, ({room}) AS {name}")
+        self._body.append(
+            f"FOREACH (node IN CASE WHEN {name} THEN {ref.items} ELSE [] END | DETACH DELETE node)"
+        )
+        self._outputs.append(name)
+
+    def delete_unlinked(self, ref: Ref) -> None:
+        """Delete those of the node(s) that no relationship touches any more."""
+        self._writes = True
+        self._body.append(
+            f"FOREACH (node IN [n IN {ref.items} WHERE NOT EXISTS {{ (n)--() }}] | DELETE node)"
+        )
+
+    def output(self, name: str, ref: Ref) -> None:
+        """Return the properties of the node(s) as ``name`` (read where this is called)."""
+        value = (
+            f"[node IN {ref.expression} | node {{.*}}]" if ref.many else f"{ref.expression} {{.*}}"
+        )
+        self._body.append(f"WITH *, {value} AS {escape_identifier(name)}")
+        self._outputs.append(escape_identifier(name))
+
+    # -- the statement --------------------------------------------------------------------
+
+    def compile(self) -> tuple[str, dict[str, Any]]:
+        """The statement and its parameters; it returns ``missing`` and the outputs."""
+        lines = list(self._head)
+        index = ", ".join(
+            f"[entry IN {check} | [{number}, entry]]"
+            for number, (check, _) in enumerate(self._checks)
+        )
+        missing = f"reduce(all = [], part IN [{index}] | all + part)" if self._checks else "[]"
+        lines.append(f"WITH *, {missing} AS missing")
+        outputs = ", ".join(self._outputs)
+        if self._writes:
+            returned = f"RETURN {outputs}" if outputs else "RETURN true AS written"
+            lines.append("OPTIONAL CALL (*) {")
+            lines.append("WITH * WHERE missing = []")
+            lines.extend(self._locks)
+            lines.extend(self._body)
+            lines.append(returned)
+            lines.append("}")
+        else:
+            lines.extend(self._body)
+        lines.append("RETURN " + ", ".join(["missing", *self._outputs]))
+        return "\n".join(lines), dict(self.params)
+
+    def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
+        """Raise the error of the first missing thing the statement reported, if any."""
+        if missing:
+            number, entry = missing[0]
+            raise self._checks[number][1](entry)
+
+
+def _vars(*refs: Ref) -> str:
+    """The variables a subquery over ``refs`` imports."""
+    names: list[str] = []
+    for ref in refs:
+        for name in _variables(ref.expression):
+            if name not in names:
+                names.append(name)
+    return ", ".join(names)
+
+
+def _variables(expression: str) -> list[str]:
+    return re.findall(r"\bv\d+\b", expression)

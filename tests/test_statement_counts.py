@@ -1,0 +1,214 @@
+"""Statements per call: every public method costs a fixed number of round trips (issue 11).
+
+A save is one statement, an update two (a locking read of the chain it keeps, then
+the write), a delete at most two (a locking statement, then the one that deletes),
+a read one, not-found included; none of these depends on how many messages or
+memories a call carries. ``Graph.statements`` counts every statement the facade
+runs (all of them go through ``Graph.cypher`` on the unit of work's transaction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from interaction_helpers import DAY, LATER, World, chat, conversation, make_world, save
+
+from memora_ogm.errors import (
+    AgentNotFound,
+    InteractionNotFound,
+    MemoryNotFound,
+    NotFoundError,
+    OrganizationNotFound,
+    UserNotFound,
+)
+
+
+async def statements(memora: Any, call: Callable[[], Awaitable[Any]]) -> int:
+    """How many statements ``call`` ran (not-found errors are part of the call)."""
+    before = memora.graph.statements
+    try:
+        await call()
+    except NotFoundError:
+        pass
+    return int(memora.graph.statements - before)
+
+
+def big_conversation(size: int, when: Any = DAY, contrary: str | None = None) -> Any:
+    """``size`` messages and ``size // 2`` memories (one superseding ``contrary``)."""
+    messages = chat(*(f"message {n}" for n in range(size)))
+    memories = [(f"memory {n}", [n, n + 1]) for n in range(size // 2)]
+    return conversation(
+        messages,
+        when=when,
+        memories=memories,
+        contrary=[("instead", [0] if size else [], contrary)] if contrary else [],
+    )
+
+
+async def memory_ids(memora: Any, world: World) -> list[str]:
+    return [m.memory_id for m in await memora.get_all_user_memories(world.org_id, world.user_id)]
+
+
+@pytest.fixture
+async def world(memora: Any) -> World:
+    world = await make_world(memora)
+    # The first memory read asks the server once whether it has APOC: not counted below.
+    await memora.get_all_user_memories(world.org_id, world.user_id)
+    return world
+
+
+@pytest.mark.parametrize("size", [2, 40])
+async def test_a_save_is_one_statement_whatever_its_size(
+    memora: Any, world: World, size: int
+) -> None:
+    first = await save(memora, world, big_conversation(4))
+    del first
+    old = (await memory_ids(memora, world))[0]
+    who = (world.org_id, world.agent_id, world.user_id)
+    assert (
+        await statements(
+            memora,
+            lambda: memora.save_interaction_with_memories(
+                *who, big_conversation(size, contrary=old)
+            ),
+        )
+        == 1
+    )
+    # Not found (user, agent, superseded memory) is the same statement, which writes nothing.
+    for args, error in (
+        ((world.org_id, world.agent_id, "nobody"), UserNotFound),
+        ((world.org_id, "no agent", world.user_id), AgentNotFound),
+    ):
+        with pytest.raises(error):
+            await memora.save_interaction_with_memories(*args, big_conversation(size))
+
+        def missing(args: tuple[str, str, str] = args) -> Awaitable[Any]:
+            return memora.save_interaction_with_memories(*args, big_conversation(size))  # type: ignore[no-any-return]
+
+        assert await statements(memora, missing) == 1
+    with pytest.raises(MemoryNotFound):
+        await memora.save_interaction_with_memories(*who, big_conversation(size, contrary="gone"))
+
+
+@pytest.mark.parametrize(("stored", "updated"), [(4, 40), (40, 4), (40, 41), (10, 0)])
+async def test_an_update_is_two_statements_whatever_its_size(
+    memora: Any, world: World, stored: int, updated: int
+) -> None:
+    interaction_id = await save(memora, world, big_conversation(stored))
+    old = (await memory_ids(memora, world))[0]
+    who = (world.org_id, world.agent_id, world.user_id, interaction_id)
+    count = await statements(
+        memora,
+        lambda: memora.update_interaction_and_memories(
+            *who, big_conversation(updated, when=LATER, contrary=old)
+        ),
+    )
+    assert count == 2
+    missing = (world.org_id, world.agent_id, world.user_id, "no such interaction")
+    with pytest.raises(InteractionNotFound):
+        await memora.update_interaction_and_memories(*missing, big_conversation(updated))
+    assert (
+        await statements(
+            memora, lambda: memora.update_interaction_and_memories(*missing, big_conversation(2))
+        )
+        == 1
+    )
+
+
+async def test_every_delete_is_at_most_two_statements(memora: Any, world: World) -> None:
+    org, user = world.org_id, world.user_id
+    for _ in range(3):
+        await save(memora, world, big_conversation(20))
+    interactions = await memora.get_all_user_interactions(org, user)
+    memory = (await memory_ids(memora, world))[0]
+    deletes: list[tuple[Callable[[], Awaitable[Any]], int]] = [
+        (lambda: memora.delete_user_memory(org, user, memory), 2),
+        (lambda: memora.delete_user_memory(org, user, memory), 1),  # gone: not found
+        (
+            lambda: memora.delete_user_interaction_and_its_memories(
+                org, user, interactions[0].interaction_id
+            ),
+            2,
+        ),
+        (lambda: memora.delete_all_user_memories(org, user), 2),
+        (lambda: memora.delete_all_user_interactions_and_their_memories(org, user), 2),
+        (lambda: memora.delete_agent(org, world.agent_id), 1),
+        (lambda: memora.delete_user(org, user), 2),
+        (lambda: memora.delete_user(org, user), 1),  # gone: not found
+        (lambda: memora.delete_organization(org), 1),
+        (lambda: memora.delete_organization(org), 1),
+    ]
+    assert [await statements(memora, call) for call, _ in deletes] == [
+        count for _, count in deletes
+    ]
+
+
+async def test_a_full_user_goes_in_two_statements(memora: Any, world: World) -> None:
+    for n in range(5):
+        await save(memora, world, big_conversation(30, when=DAY.replace(day=n + 1)))
+    assert await statements(memora, lambda: memora.delete_user(world.org_id, world.user_id)) == 2
+    with pytest.raises(UserNotFound):
+        await memora.get_user(world.org_id, world.user_id)
+
+
+async def test_every_read_is_one_statement_found_or_not(memora: Any, world: World) -> None:
+    org, user, agent = world.org_id, world.user_id, world.agent_id
+    interaction_id = await save(memora, world, big_conversation(10))
+    memory = (await memory_ids(memora, world))[0]
+    ids = {"org_id": org, "user_id": user, "memory_id": memory}
+    reads: list[Callable[[], Awaitable[Any]]] = [
+        lambda: memora.get_organization(org),
+        lambda: memora.get_all_organizations(),
+        lambda: memora.get_all_org_users(org),
+        lambda: memora.get_user(org, user),
+        lambda: memora.get_agent(org, agent),
+        lambda: memora.get_all_org_agents(org),
+        lambda: memora.get_all_user_agents(org, user),
+        lambda: memora.get_interaction(org, user, interaction_id),
+        lambda: memora.get_interaction(org, user, interaction_id, with_memories=False),
+        lambda: memora.get_interaction(org, user, interaction_id, False, False),
+        lambda: memora.get_all_user_interactions(org, user),
+        lambda: memora.get_all_user_interactions(org, user, False, False, skip=1, limit=5),
+        lambda: memora.get_all_user_memories(org, user),
+        lambda: memora.get_user_memory(org, user, memory),
+        lambda: memora.get_user_memory_history(org, user, memory),
+        lambda: memora.fetch_user_memories_resolved([ids]),
+        lambda: memora.fetch_user_memories_resolved_batch([[ids], [ids, ids]]),
+        # Not found: the same single statement.
+        lambda: memora.get_organization("no org"),
+        lambda: memora.get_all_org_users("no org"),
+        lambda: memora.get_all_org_agents("no org"),
+        lambda: memora.get_user(org, "nobody"),
+        lambda: memora.get_all_user_agents(org, "nobody"),
+        lambda: memora.get_agent(org, "no agent"),
+        lambda: memora.get_interaction(org, user, "none"),
+        lambda: memora.get_interaction(org, user, "none", with_memories=False),
+        lambda: memora.get_all_user_interactions(org, "nobody"),
+        lambda: memora.get_all_user_memories(org, "nobody"),
+        lambda: memora.get_user_memory(org, user, "none"),
+        lambda: memora.get_user_memory_history(org, user, "none"),
+    ]
+    assert [await statements(memora, read) for read in reads] == [1] * len(reads)
+
+
+async def test_creates_and_renames_are_one_statement(memora: Any, world: World) -> None:
+    org, user = world.org_id, world.user_id
+    writes: list[Callable[[], Awaitable[Any]]] = [
+        lambda: memora.create_organization("Other"),
+        lambda: memora.create_user(org, "Bea"),
+        lambda: memora.create_agent(org, "Helper"),
+        lambda: memora.create_agent(org, "Personal", user),
+        lambda: memora.update_organization(org, "Acme 2"),
+        lambda: memora.update_user(org, user, "Ann 2"),
+        lambda: memora.update_agent(org, world.agent_id, "Bot 2"),
+        # Not found: the same single statement, nothing written.
+        lambda: memora.create_user("no org", "Cid"),
+        lambda: memora.create_agent(org, "Personal", "nobody"),
+        lambda: memora.update_user(org, "nobody", "x"),
+        lambda: memora.update_agent(org, "no agent", "x"),
+    ]
+    assert [await statements(memora, write) for write in writes] == [1] * len(writes)
+    with pytest.raises(OrganizationNotFound):
+        await memora.create_user("no org", "Cid")
