@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from neo4j import READ_ACCESS, Driver, GraphDatabase, ManagedTransaction
 from typing_extensions import LiteralString
 
+from memora_ogm import queries
 from memora_ogm.errors import NotFoundError
 from memora_ogm.pretty import memory_lines, message_line, when
 from memora_ogm.schema import models
@@ -29,45 +30,6 @@ if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when a command ru
     from memora_ogm.sync import Neo4jGraphInterface
 
 DEFAULT_LIMIT = 20
-
-# Counting reads, by key properties (each label's uniqueness constraint indexes them);
-# "superseded" counts memories that a newer one contradicted (CONTRARY_UPDATE).
-ORGANIZATIONS: LiteralString = (
-    "MATCH (o:Org) WITH o ORDER BY o.created_at, o.org_id LIMIT $limit "
-    "RETURN o.org_id AS org_id, o.org_name AS org_name, o.created_at AS created_at, "
-    "COUNT { MATCH (:User {org_id: o.org_id}) } AS users, "
-    "COUNT { MATCH (:Agent {org_id: o.org_id}) } AS agents, "
-    "COUNT { MATCH (:Interaction {org_id: o.org_id}) } AS interactions, "
-    "COUNT { MATCH (:Memory {org_id: o.org_id}) } AS memories, "
-    "COUNT { MATCH (:Memory {org_id: o.org_id})-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
-)
-ORGANIZATION_COUNT: LiteralString = "MATCH (o:Org) RETURN count(o) AS n"
-USERS: LiteralString = (
-    "MATCH (u:User {org_id: $org_id}) WITH u ORDER BY u.created_at, u.user_id LIMIT $limit "
-    "RETURN u.user_id AS user_id, u.user_name AS user_name, u.created_at AS created_at, "
-    "COUNT { MATCH (:Interaction {org_id: $org_id, user_id: u.user_id}) } AS interactions, "
-    "COUNT { MATCH (:Memory {org_id: $org_id, user_id: u.user_id}) } AS memories, "
-    "COUNT { MATCH (:Memory {org_id: $org_id, user_id: u.user_id})-[:CONTRARY_UPDATE]->"
-    "(:Memory) } AS superseded"
-)
-AGENTS: LiteralString = (
-    "MATCH (a:Agent {org_id: $org_id}) WITH a ORDER BY a.created_at, a.agent_id LIMIT $limit "
-    "RETURN a.agent_id AS agent_id, a.agent_label AS agent_label, a.user_id AS user_id, "
-    "a.created_at AS created_at"
-)
-ORG_TOTALS: LiteralString = (
-    "RETURN COUNT { MATCH (:User {org_id: $org_id}) } AS users, "
-    "COUNT { MATCH (:Agent {org_id: $org_id}) } AS agents, "
-    "COUNT { MATCH (:Interaction {org_id: $org_id}) } AS interactions, "
-    "COUNT { MATCH (:Memory {org_id: $org_id}) } AS memories, "
-    "COUNT { MATCH (:Memory {org_id: $org_id})-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
-)
-USER_TOTALS: LiteralString = (
-    "RETURN COUNT { MATCH (:Interaction {org_id: $org_id, user_id: $user_id}) } "
-    "AS interactions, COUNT { MATCH (:Memory {org_id: $org_id, user_id: $user_id}) } "
-    "AS memories, COUNT { MATCH (:Memory {org_id: $org_id, user_id: $user_id})"
-    "-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
-)
 
 
 # --------------------------------------------------------------------------- timeline
@@ -153,8 +115,8 @@ def _shown(count: int, total: int) -> str:
 
 def overview_lines(driver: Driver, database: str, limit: int) -> list[str]:
     """Every organisation (up to ``limit``) with its counts."""
-    total = _read(driver, database, ORGANIZATION_COUNT)[0]["n"]
-    rows = _read(driver, database, ORGANIZATIONS, limit=limit)
+    total = _read(driver, database, queries.INSPECT_ORGANIZATION_COUNT)[0]["n"]
+    rows = _read(driver, database, queries.INSPECT_ORGANIZATIONS, limit=limit)
     lines = [f"organisations ({_shown(len(rows), total)}):"]
     for row in rows:
         lines.append(
@@ -170,9 +132,9 @@ def organization_lines(
 ) -> list[str]:
     """One organisation: its totals, agents and users (up to ``limit`` each)."""
     org = memora.get_organization(org_id)
-    totals = _read(driver, database, ORG_TOTALS, org_id=org_id)[0]
-    agents = _read(driver, database, AGENTS, org_id=org_id, limit=limit)
-    users = _read(driver, database, USERS, org_id=org_id, limit=limit)
+    totals = _read(driver, database, queries.INSPECT_ORG_TOTALS, org_id=org_id)[0]
+    agents = _read(driver, database, queries.INSPECT_AGENTS, org_id=org_id, limit=limit)
+    users = _read(driver, database, queries.INSPECT_USERS, org_id=org_id, limit=limit)
     lines = [
         f"organisation {org.org_name}  org_id {org.org_id}, created {when(org.created_at)}",
         f"  {_counts(totals)}",
@@ -202,7 +164,9 @@ def inspect_lines(
             return lines + overview_lines(driver, conn.database, limit)
         lines += organization_lines(memora, driver, conn.database, org_id, limit)
         if user_id is not None:
-            totals = _read(driver, conn.database, USER_TOTALS, org_id=org_id, user_id=user_id)
+            totals = _read(
+                driver, conn.database, queries.INSPECT_USER_TOTALS, org_id=org_id, user_id=user_id
+            )
             header, *timeline = timeline_lines(memora, org_id, user_id, limit)
             lines += ["", header, f"  {_counts(totals[0])}", *timeline]
         return lines

@@ -1,9 +1,11 @@
 """Every hand-written Cypher query of memora-ogm, by name.
 
-Only two kinds of work are written by hand (everything else goes through the
-neomodel classes): the date-ordered pagination of a user's interactions and
-memories, and the reads that return memories with placeholders resolved. All
-caller values travel as parameters (``$name``).
+Only these are written by hand (everything else is generated from the neomodel
+classes by :mod:`memora_ogm.unit_of_work`): the date-ordered pagination of a user's
+interactions and memories, the reads that return memories with placeholders
+resolved, and two questions to the server (its edition, whether it has APOC) and the
+counting reads of ``memora-ogm inspect``. All caller values travel as parameters
+(``$name``).
 
 Memory reads come in two variants built from the same text: with APOC the
 placeholders are resolved on the server (``RESOLVE_WITH_APOC``); without it the
@@ -18,6 +20,8 @@ property every node of the label has).
 """
 
 from __future__ import annotations
+
+from typing_extensions import LiteralString
 
 #: The server's edition (``community`` or ``enterprise``).
 EDITION = """
@@ -193,3 +197,44 @@ OPTIONAL CALL (requested_user) {{
 }}
 RETURN requested_user IS NOT NULL AS found, collect({column}) AS page
 """
+
+
+#: The counting reads of ``memora-ogm inspect`` (:mod:`memora_ogm.inspector`), by key
+#: properties (each label's uniqueness constraint indexes them);
+#: "superseded" counts memories that a newer one contradicted (CONTRARY_UPDATE).
+INSPECT_ORGANIZATIONS: LiteralString = (
+    "MATCH (o:Org) WITH o ORDER BY o.created_at, o.org_id LIMIT $limit "
+    "RETURN o.org_id AS org_id, o.org_name AS org_name, o.created_at AS created_at, "
+    "COUNT { MATCH (:User {org_id: o.org_id}) } AS users, "
+    "COUNT { MATCH (:Agent {org_id: o.org_id}) } AS agents, "
+    "COUNT { MATCH (:Interaction {org_id: o.org_id}) } AS interactions, "
+    "COUNT { MATCH (:Memory {org_id: o.org_id}) } AS memories, "
+    "COUNT { MATCH (:Memory {org_id: o.org_id})-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
+)
+INSPECT_ORGANIZATION_COUNT: LiteralString = "MATCH (o:Org) RETURN count(o) AS n"
+INSPECT_USERS: LiteralString = (
+    "MATCH (u:User {org_id: $org_id}) WITH u ORDER BY u.created_at, u.user_id LIMIT $limit "
+    "RETURN u.user_id AS user_id, u.user_name AS user_name, u.created_at AS created_at, "
+    "COUNT { MATCH (:Interaction {org_id: $org_id, user_id: u.user_id}) } AS interactions, "
+    "COUNT { MATCH (:Memory {org_id: $org_id, user_id: u.user_id}) } AS memories, "
+    "COUNT { MATCH (:Memory {org_id: $org_id, user_id: u.user_id})-[:CONTRARY_UPDATE]->"
+    "(:Memory) } AS superseded"
+)
+INSPECT_AGENTS: LiteralString = (
+    "MATCH (a:Agent {org_id: $org_id}) WITH a ORDER BY a.created_at, a.agent_id LIMIT $limit "
+    "RETURN a.agent_id AS agent_id, a.agent_label AS agent_label, a.user_id AS user_id, "
+    "a.created_at AS created_at"
+)
+INSPECT_ORG_TOTALS: LiteralString = (
+    "RETURN COUNT { MATCH (:User {org_id: $org_id}) } AS users, "
+    "COUNT { MATCH (:Agent {org_id: $org_id}) } AS agents, "
+    "COUNT { MATCH (:Interaction {org_id: $org_id}) } AS interactions, "
+    "COUNT { MATCH (:Memory {org_id: $org_id}) } AS memories, "
+    "COUNT { MATCH (:Memory {org_id: $org_id})-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
+)
+INSPECT_USER_TOTALS: LiteralString = (
+    "RETURN COUNT { MATCH (:Interaction {org_id: $org_id, user_id: $user_id}) } "
+    "AS interactions, COUNT { MATCH (:Memory {org_id: $org_id, user_id: $user_id}) } "
+    "AS memories, COUNT { MATCH (:Memory {org_id: $org_id, user_id: $user_id})"
+    "-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
+)
