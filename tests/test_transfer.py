@@ -24,7 +24,8 @@ from memora_ogm.transfer import ImportConflict, ImportFormatError, JsonLinesFile
 
 __all__ = ["stores"]  # the fixture, imported so pytest finds it here
 
-Records = list[dict[str, Any]]
+Record = dict[str, Any]
+Records = list[Record]
 
 
 def write_file(path: Path, records: Records) -> Path:
@@ -165,15 +166,27 @@ async def test_export_of_a_missing_tenant_fails(stores: Stores) -> None:
 # --------------------------------------------------------------------------- bad input
 
 
-def _index(records: Records, kind: str, nth: int = 0) -> int:
-    return [i for i, record in enumerate(records) if record["type"] == kind][nth]
+def _index(
+    records: Records, kind: str, nth: int = 0, where: Callable[[Record], bool] | None = None
+) -> int:
+    found = [i for i, record in enumerate(records) if record["type"] == kind]
+    return [i for i in found if where is None or where(records[i])][nth]
 
 
-def _set(kind: str, **changes: Any) -> Callable[[Records], tuple[Records, int]]:
-    """Change fields of the first record of ``kind``; the error is on its line."""
+def _has_sources(record: Record) -> bool:
+    """A memory with source messages: its interaction has messages, so that position 0 is
+    valid and only the change under test is wrong (the export order follows random ids)."""
+    return bool(record["source_positions"])
+
+
+def _set(
+    kind: str, where: Callable[[Record], bool] | None = None, **changes: Any
+) -> Callable[[Records], tuple[Records, int]]:
+    """Change fields of the first record of ``kind`` (that ``where`` accepts); the error is
+    on its line."""
 
     def mutate(records: Records) -> tuple[Records, int]:
-        index = _index(records, kind)
+        index = _index(records, kind, where=where)
         records[index] = records[index] | changes
         return records, index + 1
 
@@ -226,8 +239,11 @@ BAD_INPUTS: dict[str, tuple[Callable[[Records], tuple[Records, int]], str]] = {
     "duplicate user": (_duplicate("user"), "duplicate user"),
     "duplicate memory": (_duplicate("memory"), "duplicate memory"),
     "duplicate interaction": (_duplicate("interaction"), "duplicate interaction"),
-    "position out of range": (_set("memory", source_positions=[0, 9]), "position 9 is outside"),
-    "position twice": (_set("memory", source_positions=[0, 0]), "position twice"),
+    "position out of range": (
+        _set("memory", _has_sources, source_positions=[0, 99]),
+        "position 99 is outside",
+    ),
+    "position twice": (_set("memory", _has_sources, source_positions=[0, 0]), "position twice"),
     "position not an int": (_set("memory", source_positions=["0"]), "must be an integer"),
     "position a bool": (_set("memory", source_positions=[True]), "must be an integer"),
     "timestamp a number": (_set("user", created_at=1714600000), "ISO 8601 datetime string"),
