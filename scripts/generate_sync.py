@@ -34,6 +34,7 @@ REPLACEMENTS = {
     "async_": "sync_",
     "adb": "db",
     "AsyncDriver": "Driver",
+    "AsyncSession": "Session",
     "AsyncTransaction": "Transaction",
     "AsyncBookmarkManager": "BookmarkManager",
     "AsyncGraphDatabase": "GraphDatabase",

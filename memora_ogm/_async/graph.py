@@ -18,7 +18,7 @@ import logging
 import random
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import Any, TypeVar
 
 from neo4j import (
@@ -26,6 +26,7 @@ from neo4j import (
     WRITE_ACCESS,
     AsyncDriver,
     AsyncGraphDatabase,
+    AsyncSession,
     AsyncTransaction,
 )
 from neo4j.api import AsyncBookmarkManager
@@ -194,6 +195,17 @@ async def _neomodel_driver() -> AsyncDriver:
     return driver
 
 
+def pipelined_begin(session: AsyncSession) -> AbstractContextManager[Any]:
+    """Send a transaction's BEGIN with its first statement instead of on its own.
+
+    It saves a round trip per transaction; the driver's own ``execute_query`` begins its
+    transactions this way. The switch is private in the driver (pinned by neomodel), so
+    without it a transaction simply begins the usual way.
+    """
+    switch: AbstractContextManager[Any] = getattr(session, "_pipelined_begin", nullcontext())
+    return switch
+
+
 @asynccontextmanager
 async def bind_neomodel(
     driver: AsyncDriver,
@@ -219,7 +231,8 @@ async def bind_neomodel(
     )
     saved = (adb._session, adb._active_transaction, adb._database_name)
     try:
-        transaction = await session.begin_transaction()
+        with pipelined_begin(session):
+            transaction = await session.begin_transaction()
         adb._session, adb._active_transaction = session, transaction
         adb._database_name = database
         try:
@@ -230,6 +243,17 @@ async def bind_neomodel(
                 await transaction.rollback()
     finally:
         await session.close()
+
+
+def _only_row(work: UnitOfWork, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one row of a unit of work's statement, after raising the not-found error of what
+    it missed."""
+    if not rows:
+        # The statement returns one row by construction; none means the server dropped
+        # it over a node a concurrent transaction deleted meanwhile: run it again.
+        raise NodeVanished("a node was deleted while the statement ran")
+    work.raise_missing(rows[0]["missing"])
+    return rows[0]
 
 
 class Graph:
@@ -374,23 +398,41 @@ class Graph:
     async def run(self, work: UnitOfWork) -> dict[str, Any]:
         """Run a unit of work's one statement; raise the not-found error of what it missed."""
         query, params = work.compile()
-        rows = await self.cypher(query, **params)
-        if not rows:
-            # The statement returns one row by construction; none means the server dropped
-            # it over a node a concurrent transaction deleted meanwhile: run it again.
-            raise NodeVanished("a node was deleted while the statement ran")
-        work.raise_missing(rows[0]["missing"])
-        return rows[0]
+        return _only_row(work, await self.cypher(query, **params))
 
-    async def read_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
-        """Run a unit of work in a read transaction and build the result from its row there:
-        a node deleted while it was read raises ``NodeVanished`` inside, and the read runs
-        again (and then finds it missing)."""
+    async def query(
+        self,
+        query: str,
+        params: dict[str, Any],
+        result: Callable[[list[dict[str, Any]]], T],
+    ) -> T:
+        """A read of one statement, run as an auto-commit transaction; ``result`` of its rows.
+
+        One statement is atomic on its own, so it needs no explicit transaction: one
+        round trip instead of two (BEGIN with the statement, then COMMIT). Nothing here
+        goes through neomodel, so nothing needs binding. ``result`` runs inside the
+        attempt: a node deleted while it was read raises ``NodeVanished`` there, and the
+        read runs again (and then finds it missing).
+        """
 
         async def attempt() -> T:
-            return result(await self.run(work))
+            driver = await self.driver()
+            async with driver.session(
+                database=self.database,
+                default_access_mode=READ_ACCESS,
+                bookmark_manager=self.bookmarks,
+            ) as session:
+                self.statements += 1
+                records = await session.run(query, params)
+                rows = [record.data() async for record in records]
+            return result(rows)
 
-        return await self.read(attempt)
+        return await self._attempts(attempt)
+
+    async def read_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
+        """:meth:`query` of a unit of work that only reads: ``result`` of its one row."""
+        query, params = work.compile()
+        return await self.query(query, params, lambda rows: result(_only_row(work, rows)))
 
     async def write_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
         """:meth:`read_unit` in a write transaction, for units without vector changes."""
@@ -407,14 +449,20 @@ class Graph:
         for whichever server it asked first, and interfaces may be on servers of both
         editions.
         """
-        if self.enterprise is None:
-            rows = await self.read(lambda: self.cypher(EDITION))
-            self.enterprise = bool(rows) and rows[0]["edition"] == "enterprise"
-        return self.enterprise
+        enterprise = self.enterprise
+        if enterprise is None:
+            enterprise = await self.query(
+                EDITION, {}, lambda rows: any(row["edition"] == "enterprise" for row in rows)
+            )
+            self.enterprise = enterprise
+        return enterprise
 
     async def has_apoc(self) -> bool:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""
-        if self.use_apoc is None:
-            rows = await self.read(lambda: self.cypher(APOC_AVAILABLE))
-            self.use_apoc = bool(rows and rows[0]["available"])
-        return self.use_apoc
+        use_apoc = self.use_apoc
+        if use_apoc is None:
+            use_apoc = await self.query(
+                APOC_AVAILABLE, {}, lambda rows: any(row["available"] for row in rows)
+            )
+            self.use_apoc = use_apoc
+        return use_apoc

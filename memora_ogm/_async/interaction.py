@@ -451,32 +451,31 @@ class Neo4jInteraction(GraphComponent):
             if with_messages:
                 work.output("messages", _chain(work, interaction))
 
-            async def bare() -> models.Interaction:
-                row = await self.graph.run(work)
+            def bare(row: dict[str, Any]) -> models.Interaction:
                 messages = row.get("messages") or []
                 return convert.interaction(
                     row["interaction"], [convert.message_block(m) for m in messages], []
                 )
 
-            return await self.graph.read(bare)
+            return await self.graph.read_unit(work, bare)
         apoc = await self.graph.has_apoc()
 
-        async def read() -> models.Interaction:
-            rows = await resolving_read(
-                self.graph,
-                queries.USER_INTERACTION,
-                apoc,
-                org_id=org_id,
-                user_id=user_id,
-                interaction_id=interaction_id,
-                with_messages=with_messages,
-                with_memories=True,
-            )
+        def found(rows: list[dict[str, Any]]) -> models.Interaction:
             if not rows:
                 raise InteractionNotFound(org_id, user_id, interaction_id)
             return _interaction(rows[0]["details"], apoc)
 
-        return await self.graph.read(read)
+        return await resolving_read(
+            self.graph,
+            queries.USER_INTERACTION,
+            apoc,
+            found,
+            org_id=org_id,
+            user_id=user_id,
+            interaction_id=interaction_id,
+            with_messages=with_messages,
+            with_memories=True,
+        )
 
     async def get_all_user_interactions(
         self,
@@ -499,23 +498,23 @@ class Neo4jInteraction(GraphComponent):
         check_page(skip, limit)
         apoc = await self.graph.has_apoc()
 
-        async def read() -> list[models.Interaction]:
-            rows = await resolving_read(
-                self.graph,
-                queries.of_existing_user(queries.INTERACTIONS_PAGE, "details"),
-                apoc,
-                org_id=org_id,
-                user_id=user_id,
-                with_messages=with_their_messages,
-                with_memories=with_their_memories,
-                skip=skip,
-                limit=limit,
-            )
+        def page(rows: list[dict[str, Any]]) -> list[models.Interaction]:
             if not rows[0]["found"]:
                 raise UserNotFound(org_id, user_id)
             return [_interaction(details, apoc) for details in rows[0]["page"]]
 
-        return await self.graph.read(read)
+        return await resolving_read(
+            self.graph,
+            queries.of_existing_user(queries.INTERACTIONS_PAGE, "details"),
+            apoc,
+            page,
+            org_id=org_id,
+            user_id=user_id,
+            with_messages=with_their_messages,
+            with_memories=with_their_memories,
+            skip=skip,
+            limit=limit,
+        )
 
     async def delete_user_interaction_and_its_memories(
         self, org_id: str, user_id: str, interaction_id: str

@@ -10,8 +10,8 @@ memories out of the associated vector store in the same transaction.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 from memora_ogm import convert, queries
 from memora_ogm._async.component import GraphComponent
@@ -23,6 +23,8 @@ from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_page
 
+T = TypeVar("T")
+
 MemoryKey = tuple[str, str, str]
 """``(org_id, user_id, memory_id)``: a memory's identity across tenants."""
 
@@ -30,13 +32,19 @@ MEMORY_ID_NAMES = ("org_id", "user_id", "memory_id")
 
 
 async def resolving_read(
-    graph: Graph, query: str, apoc: bool, **params: Any
-) -> list[dict[str, Any]]:
-    """Run a read of :mod:`memora_ogm.queries` that resolves placeholders, in the current
-    transaction: on the server when ``apoc``, else its memories need
-    ``convert.resolved_memory(..., resolve_here=True)``."""
-    return await graph.cypher(
-        queries.with_resolution(query, apoc), placeholder_pattern=PLACEHOLDER_PATTERN, **params
+    graph: Graph,
+    query: str,
+    apoc: bool,
+    result: Callable[[list[dict[str, Any]]], T],
+    **params: Any,
+) -> T:
+    """Run a read of :mod:`memora_ogm.queries` that resolves placeholders (one statement,
+    :meth:`Graph.query`) and build ``result`` of its rows: resolved on the server when
+    ``apoc``, else its memories need ``convert.resolved_memory(..., resolve_here=True)``."""
+    return await graph.query(
+        queries.with_resolution(query, apoc),
+        {"placeholder_pattern": PLACEHOLDER_PATTERN, **params},
+        result,
     )
 
 
@@ -101,22 +109,22 @@ class Neo4jMemory(GraphComponent):
         check_page(skip, limit)
         apoc = await self.graph.has_apoc()
 
-        async def work() -> list[models.Memory]:
-            rows = await resolving_read(
-                self.graph,
-                queries.of_existing_user(queries.MEMORIES_PAGE, "memory"),
-                apoc,
-                org_id=org_id,
-                user_id=user_id,
-                agent_id=agent_id,
-                skip=skip,
-                limit=limit,
-            )
+        def page(rows: list[dict[str, Any]]) -> list[models.Memory]:
             if not rows[0]["found"]:
                 raise UserNotFound(org_id, user_id)
             return [convert.resolved_memory(memory, not apoc) for memory in rows[0]["page"]]
 
-        return await self.graph.read(work)
+        return await resolving_read(
+            self.graph,
+            queries.of_existing_user(queries.MEMORIES_PAGE, "memory"),
+            apoc,
+            page,
+            org_id=org_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            skip=skip,
+            limit=limit,
+        )
 
     async def get_user_memory(self, org_id: str, user_id: str, memory_id: str) -> models.Memory:
         """One memory, with or without message sources; ``MemoryNotFound`` when it is not there."""
@@ -137,15 +145,14 @@ class Neo4jMemory(GraphComponent):
         """Run a query about one memory; no row at all means the memory does not exist."""
         apoc = await self.graph.has_apoc()
 
-        async def work() -> list[models.Memory]:
-            rows = await resolving_read(
-                self.graph, query, apoc, org_id=org_id, user_id=user_id, memory_id=memory_id
-            )
+        def found(rows: list[dict[str, Any]]) -> list[models.Memory]:
             if not rows:
                 raise MemoryNotFound(org_id, user_id, memory_id)
             return [convert.resolved_memory(row["memory"], not apoc) for row in rows]
 
-        return await self.graph.read(work)
+        return await resolving_read(
+            self.graph, query, apoc, found, org_id=org_id, user_id=user_id, memory_id=memory_id
+        )
 
     async def fetch_user_memories_resolved(
         self, org_user_mem_ids: list[dict[str, str]]
@@ -170,13 +177,7 @@ class Neo4jMemory(GraphComponent):
             return [[] for _ in requested]
         apoc = await self.graph.has_apoc()
 
-        async def work() -> dict[MemoryKey, models.Memory]:
-            rows = await resolving_read(
-                self.graph,
-                queries.RESOLVED_MEMORIES,
-                apoc,
-                requested=[dict(zip(MEMORY_ID_NAMES, key, strict=True)) for key in keys],
-            )
+        def by_key(rows: list[dict[str, Any]]) -> dict[MemoryKey, models.Memory]:
             return {
                 cast(MemoryKey, tuple(row["requested"][name] for name in MEMORY_ID_NAMES)): (
                     convert.resolved_memory(row["memory"], not apoc)
@@ -184,7 +185,13 @@ class Neo4jMemory(GraphComponent):
                 for row in rows
             }
 
-        resolved = await self.graph.read(work)
+        resolved = await resolving_read(
+            self.graph,
+            queries.RESOLVED_MEMORIES,
+            apoc,
+            by_key,
+            requested=[dict(zip(MEMORY_ID_NAMES, key, strict=True)) for key in keys],
+        )
         results = []
         for ids in requested:
             current: dict[MemoryKey, models.Memory] = {}

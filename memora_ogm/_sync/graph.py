@@ -19,7 +19,7 @@ import logging
 import random
 import weakref
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 
 from neo4j import (
@@ -27,6 +27,7 @@ from neo4j import (
     WRITE_ACCESS,
     Driver,
     GraphDatabase,
+    Session,
     Transaction,
 )
 from neo4j.api import BookmarkManager
@@ -195,6 +196,17 @@ def _neomodel_driver() -> Driver:
     return driver
 
 
+def pipelined_begin(session: Session) -> AbstractContextManager[Any]:
+    """Send a transaction's BEGIN with its first statement instead of on its own.
+
+    It saves a round trip per transaction; the driver's own ``execute_query`` begins its
+    transactions this way. The switch is private in the driver (pinned by neomodel), so
+    without it a transaction simply begins the usual way.
+    """
+    switch: AbstractContextManager[Any] = getattr(session, "_pipelined_begin", nullcontext())
+    return switch
+
+
 @contextmanager
 def bind_neomodel(
     driver: Driver,
@@ -220,7 +232,8 @@ def bind_neomodel(
     )
     saved = (db._session, db._active_transaction, db._database_name)
     try:
-        transaction = session.begin_transaction()
+        with pipelined_begin(session):
+            transaction = session.begin_transaction()
         db._session, db._active_transaction = session, transaction
         db._database_name = database
         try:
@@ -231,6 +244,17 @@ def bind_neomodel(
                 transaction.rollback()
     finally:
         session.close()
+
+
+def _only_row(work: UnitOfWork, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one row of a unit of work's statement, after raising the not-found error of what
+    it missed."""
+    if not rows:
+        # The statement returns one row by construction; none means the server dropped
+        # it over a node a concurrent transaction deleted meanwhile: run it again.
+        raise NodeVanished("a node was deleted while the statement ran")
+    work.raise_missing(rows[0]["missing"])
+    return rows[0]
 
 
 class Graph:
@@ -375,23 +399,41 @@ class Graph:
     def run(self, work: UnitOfWork) -> dict[str, Any]:
         """Run a unit of work's one statement; raise the not-found error of what it missed."""
         query, params = work.compile()
-        rows = self.cypher(query, **params)
-        if not rows:
-            # The statement returns one row by construction; none means the server dropped
-            # it over a node a concurrent transaction deleted meanwhile: run it again.
-            raise NodeVanished("a node was deleted while the statement ran")
-        work.raise_missing(rows[0]["missing"])
-        return rows[0]
+        return _only_row(work, self.cypher(query, **params))
 
-    def read_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
-        """Run a unit of work in a read transaction and build the result from its row there:
-        a node deleted while it was read raises ``NodeVanished`` inside, and the read runs
-        again (and then finds it missing)."""
+    def query(
+        self,
+        query: str,
+        params: dict[str, Any],
+        result: Callable[[list[dict[str, Any]]], T],
+    ) -> T:
+        """A read of one statement, run as an auto-commit transaction; ``result`` of its rows.
+
+        One statement is atomic on its own, so it needs no explicit transaction: one
+        round trip instead of two (BEGIN with the statement, then COMMIT). Nothing here
+        goes through neomodel, so nothing needs binding. ``result`` runs inside the
+        attempt: a node deleted while it was read raises ``NodeVanished`` there, and the
+        read runs again (and then finds it missing).
+        """
 
         def attempt() -> T:
-            return result(self.run(work))
+            driver = self.driver()
+            with driver.session(
+                database=self.database,
+                default_access_mode=READ_ACCESS,
+                bookmark_manager=self.bookmarks,
+            ) as session:
+                self.statements += 1
+                records = session.run(query, params)
+                rows = [record.data() for record in records]
+            return result(rows)
 
-        return self.read(attempt)
+        return self._attempts(attempt)
+
+    def read_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
+        """:meth:`query` of a unit of work that only reads: ``result`` of its one row."""
+        query, params = work.compile()
+        return self.query(query, params, lambda rows: result(_only_row(work, rows)))
 
     def write_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
         """:meth:`read_unit` in a write transaction, for units without vector changes."""
@@ -408,14 +450,20 @@ class Graph:
         for whichever server it asked first, and interfaces may be on servers of both
         editions.
         """
-        if self.enterprise is None:
-            rows = self.read(lambda: self.cypher(EDITION))
-            self.enterprise = bool(rows) and rows[0]["edition"] == "enterprise"
-        return self.enterprise
+        enterprise = self.enterprise
+        if enterprise is None:
+            enterprise = self.query(
+                EDITION, {}, lambda rows: any(row["edition"] == "enterprise" for row in rows)
+            )
+            self.enterprise = enterprise
+        return enterprise
 
     def has_apoc(self) -> bool:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""
-        if self.use_apoc is None:
-            rows = self.read(lambda: self.cypher(APOC_AVAILABLE))
-            self.use_apoc = bool(rows and rows[0]["available"])
-        return self.use_apoc
+        use_apoc = self.use_apoc
+        if use_apoc is None:
+            use_apoc = self.query(
+                APOC_AVAILABLE, {}, lambda rows: any(row["available"] for row in rows)
+            )
+            self.use_apoc = use_apoc
+        return use_apoc

@@ -452,32 +452,31 @@ class Neo4jInteraction(GraphComponent):
             if with_messages:
                 work.output("messages", _chain(work, interaction))
 
-            def bare() -> models.Interaction:
-                row = self.graph.run(work)
+            def bare(row: dict[str, Any]) -> models.Interaction:
                 messages = row.get("messages") or []
                 return convert.interaction(
                     row["interaction"], [convert.message_block(m) for m in messages], []
                 )
 
-            return self.graph.read(bare)
+            return self.graph.read_unit(work, bare)
         apoc = self.graph.has_apoc()
 
-        def read() -> models.Interaction:
-            rows = resolving_read(
-                self.graph,
-                queries.USER_INTERACTION,
-                apoc,
-                org_id=org_id,
-                user_id=user_id,
-                interaction_id=interaction_id,
-                with_messages=with_messages,
-                with_memories=True,
-            )
+        def found(rows: list[dict[str, Any]]) -> models.Interaction:
             if not rows:
                 raise InteractionNotFound(org_id, user_id, interaction_id)
             return _interaction(rows[0]["details"], apoc)
 
-        return self.graph.read(read)
+        return resolving_read(
+            self.graph,
+            queries.USER_INTERACTION,
+            apoc,
+            found,
+            org_id=org_id,
+            user_id=user_id,
+            interaction_id=interaction_id,
+            with_messages=with_messages,
+            with_memories=True,
+        )
 
     def get_all_user_interactions(
         self,
@@ -500,23 +499,23 @@ class Neo4jInteraction(GraphComponent):
         check_page(skip, limit)
         apoc = self.graph.has_apoc()
 
-        def read() -> list[models.Interaction]:
-            rows = resolving_read(
-                self.graph,
-                queries.of_existing_user(queries.INTERACTIONS_PAGE, "details"),
-                apoc,
-                org_id=org_id,
-                user_id=user_id,
-                with_messages=with_their_messages,
-                with_memories=with_their_memories,
-                skip=skip,
-                limit=limit,
-            )
+        def page(rows: list[dict[str, Any]]) -> list[models.Interaction]:
             if not rows[0]["found"]:
                 raise UserNotFound(org_id, user_id)
             return [_interaction(details, apoc) for details in rows[0]["page"]]
 
-        return self.graph.read(read)
+        return resolving_read(
+            self.graph,
+            queries.of_existing_user(queries.INTERACTIONS_PAGE, "details"),
+            apoc,
+            page,
+            org_id=org_id,
+            user_id=user_id,
+            with_messages=with_their_messages,
+            with_memories=with_their_memories,
+            skip=skip,
+            limit=limit,
+        )
 
     def delete_user_interaction_and_its_memories(
         self, org_id: str, user_id: str, interaction_id: str
