@@ -285,11 +285,6 @@ class UnitOfWork:
             True,
         )
 
-    def slice(self, ref: Ref, start: int = 0, stop: int | None = None) -> Ref:
-        """Part of a list of nodes (positions as parameters)."""
-        end = "" if stop is None else self._param(stop)
-        return Ref(f"{ref.items}[{self._param(start)}..{end}]", ref.cls, True, ref.created)
-
     def as_list(self, ref: Ref) -> Ref:
         """The node(s) as a list."""
         return Ref(ref.items, ref.cls, True, ref.created)
@@ -320,6 +315,39 @@ class UnitOfWork:
             f"SET node = row RETURN collect(node) AS {var} }}"
         )
         return Ref(var, cls, True, created=True), stored
+
+    def keep_common_prefix(
+        self, stored: Ref, rows: Sequence[Mapping[str, Any]], compared: Sequence[str]
+    ) -> tuple[Ref, Ref]:
+        """Make the ordered list ``stored`` hold ``rows``: keep its longest prefix whose
+        ``compared`` properties equal the rows', delete the rest, and create nodes of its
+        class for the rows after that prefix. Returns the kept nodes and the new ones.
+
+        The prefix is found by the statement itself, so rewriting a list (an interaction's
+        chain, on update) needs no read of it first.
+        """
+        cls = stored.cls
+        spec = table(cls)
+        given, kept, made = self._var(), self._var(), self._var()
+        same = " AND ".join(
+            f"{stored.items}[k].{name} = {given}[k].{name}"
+            for name in (escape_identifier(spec.deflate[field][0]) for field in compared)
+        )
+        self._writes = True
+        self._body.append(
+            f"WITH *, {self._param([node_properties(cls, row) for row in rows])} AS {given}"
+        )
+        self._body.append(
+            f"WITH *, coalesce(head([k IN range(0, size({given}) - 1) "
+            f"WHERE k >= size({stored.items}) OR NOT coalesce({same}, false)]), "
+            f"size({given})) AS {kept}"
+        )
+        self._body.append(f"FOREACH (node IN {stored.items}[{kept}..] | DETACH DELETE node)")
+        self._body.append(
+            f"WITH * CALL ({given}, {kept}) {{ UNWIND {given}[{kept}..] AS row "
+            f"CREATE (node:{_label(cls)}) SET node = row RETURN collect(node) AS {made} }}"
+        )
+        return Ref(f"{stored.items}[..{kept}]", cls, True), Ref(made, cls, True, created=True)
 
     def merge(self, cls: type, **keys: Any) -> Ref:
         """The node of ``cls`` with ``keys`` (its whole key), made if missing."""

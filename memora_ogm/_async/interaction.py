@@ -195,30 +195,18 @@ def _owner(
     return collection, superseded, wanted
 
 
-def _append_messages(
-    work: UnitOfWork,
-    interaction: Ref,
-    kept: Ref | None,
-    kept_count: int,
-    messages: Sequence[Mapping[str, str]],
-) -> Ref:
-    """Create ``messages`` after the ``kept`` head of the chain; returns the whole chain."""
-    created, _ = work.create_each(
-        MessageBlock,
-        [
-            {"msg_position": position, "role": message["role"], "content": message["content"]}
-            for position, message in enumerate(messages, start=kept_count)
-        ],
-    )
-    head = [(kept_count - 1, 0)] if messages else []
-    if kept is not None and kept_count:
-        work.link(MessageBlock.is_next, kept, created, head)
-    else:
-        work.link(Interaction.first_message, interaction, created, [(0, 0)] if messages else [])
-    work.link(
-        MessageBlock.is_next, created, created, [(n, n + 1) for n in range(len(messages) - 1)]
-    )
-    return work.concat(kept, created) if kept is not None and kept_count else created
+def _messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
+    """The properties of an interaction's message blocks, positions from 0."""
+    return [
+        {"msg_position": position, "role": message["role"], "content": message["content"]}
+        for position, message in enumerate(messages)
+    ]
+
+
+def _link_chain(work: UnitOfWork, interaction: Ref, chain: Ref, count: int) -> None:
+    """Link the ``count`` messages of ``chain`` as the interaction's chain, in order."""
+    work.link(Interaction.first_message, interaction, chain, [(0, 0)] if count else [])
+    work.link(MessageBlock.is_next, chain, chain, [(n, n + 1) for n in range(count - 1)])
 
 
 def _add_memories(
@@ -282,16 +270,6 @@ def _add_memories(
             ],
         )
     return rows
-
-
-def _unchanged_prefix(
-    chain: Sequence[Mapping[str, Any]], messages: Sequence[Mapping[str, str]]
-) -> int:
-    """How many leading messages the stored chain and the new list share (by role and content)."""
-    for position, (stored, message) in enumerate(zip(chain, messages, strict=False)):
-        if stored.get("role") != message["role"] or stored.get("content") != message["content"]:
-            return position
-    return min(len(chain), len(messages))
 
 
 def _interaction(details: dict[str, Any], apoc: bool) -> models.Interaction:
@@ -359,7 +337,8 @@ class Neo4jInteraction(GraphComponent):
             updated_at=when,
         )
         work.link(InteractionCollection.had_interaction, collection, interaction)
-        chain = _append_messages(work, interaction, None, 0, data.interaction)
+        chain, _ = work.create_each(MessageBlock, _messages(data.interaction))
+        _link_chain(work, interaction, chain, len(data.interaction))
         memories = _add_memories(work, props, interaction, owner, chain, data)
 
         async def write(changes: VectorChanges) -> tuple[str, datetime]:
@@ -385,8 +364,8 @@ class Neo4jInteraction(GraphComponent):
         write transaction: from the first difference on, stored messages are
         deleted and the new tail appended (their memories stay, without
         ``MESSAGE_SOURCE``). ``updated_at`` and ``agent_id`` are set and the
-        interaction is linked to the update's Date. Two statements: the first locks
-        the interaction and reads its chain, the second writes.
+        interaction is linked to the update's Date. One statement: it locks the
+        interaction first, then compares, deletes and appends on the server.
         """
         check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id, interaction_id=interaction_id)
         data = check_memories_and_interaction(updated_memories_and_interaction)
@@ -400,24 +379,21 @@ class Neo4jInteraction(GraphComponent):
         def missing() -> InteractionNotFound:
             return InteractionNotFound(org_id, user_id, interaction_id)
 
-        read = UnitOfWork()
-        read.output("chain", _chain(read, read.match(Interaction, missing, lock=True, **key)))
+        work = UnitOfWork()
+        user = work.match(User, missing, org_id=org_id, user_id=user_id)
+        interaction = work.match(Interaction, missing, lock=True, **key)
+        owner = _owner(work, user, (org_id, user_id, agent_id), data)
+        kept, created = work.keep_common_prefix(
+            _chain(work, interaction), _messages(data.interaction), ("role", "content")
+        )
+        work.set(interaction, agent_id=agent_id, updated_at=when)
+        chain = work.concat(kept, created)
+        _link_chain(work, interaction, chain, len(data.interaction))
+        memories = _add_memories(
+            work, {**key, "agent_id": agent_id}, interaction, owner, chain, data
+        )
 
         async def write(changes: VectorChanges) -> tuple[str, datetime]:
-            stored = (await self.graph.run(read))["chain"]
-            kept = _unchanged_prefix(stored, data.interaction)
-            work = UnitOfWork()
-            user = work.match(User, missing, org_id=org_id, user_id=user_id)
-            interaction = work.match(Interaction, missing, **key)
-            owner = _owner(work, user, (org_id, user_id, agent_id), data)
-            chain = _chain(work, interaction)
-            work.delete(work.slice(chain, kept))
-            work.set(interaction, agent_id=agent_id, updated_at=when)
-            whole = _append_messages(
-                work, interaction, work.slice(chain, 0, kept), kept, data.interaction[kept:]
-            )
-            props = {**key, "agent_id": agent_id}
-            memories = _add_memories(work, props, interaction, owner, whole, data)
             await self.graph.run(work)
             changes.add(convert.memory_for_vector(memory) for memory in memories)
             return interaction_id, when
