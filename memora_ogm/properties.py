@@ -11,14 +11,30 @@ from __future__ import annotations
 
 from datetime import date, datetime, timezone
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import neo4j.time
+import pytz
 from neomodel.properties import Property, validator
 
 
 def as_aware(value: datetime) -> datetime:
     """A naive datetime is taken as UTC; an aware one is kept as it is."""
     return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+
+
+def sendable(value: datetime) -> datetime:
+    """``value`` as the driver can send it: a ``zoneinfo`` zone as the same zone of pytz.
+
+    The driver works out a zone's offset by handing the zone a datetime of its own
+    class, which CPython's ``ZoneInfo`` reads as if it were a ``datetime``: a wrong
+    offset, or a crash of the process. The same instant in the same named zone from
+    pytz (a dependency of the driver, which handles it) is stored the same way.
+    """
+    zone = value.tzinfo
+    if isinstance(zone, ZoneInfo):
+        return value.astimezone(pytz.timezone(zone.key))
+    return value
 
 
 def utc_now() -> datetime:
@@ -54,7 +70,7 @@ class ZonedDateTimeProperty(Property[datetime]):
         if not isinstance(value, datetime):
             raise ValueError(f"datetime expected, got {type(value).__name__}")
         # The driver sends an aware datetime as a zoned DATETIME.
-        return as_aware(value)
+        return sendable(as_aware(value))
 
 
 class NativeDateProperty(Property[date]):

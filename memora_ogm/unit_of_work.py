@@ -7,8 +7,10 @@ into a single statement with every caller value as a parameter. Existence checks
 ride in the statement: its head ``OPTIONAL MATCH``\\ es everything the call needs,
 lists what is missing, and the body (locks and writes) runs only when nothing is,
 so a call that fails writes nothing and costs one round trip. The statement text
-depends on the shape of the call, never on how many messages or memories it
-carries: lists travel as parameters and are ``UNWIND``\\ ed.
+depends on the shape of the call (and on which of its datetimes are equal), never
+on how many messages or memories it carries: lists travel as parameters and are
+``UNWIND``\\ ed. Each distinct datetime travels once, in ``$times``: the driver
+encodes datetimes in Python, at more cost than the rest of a node.
 
 This module does no I/O and is shared by both twins: ``Graph.run`` executes a
 unit of work in the current transaction. New nodes get their properties from
@@ -25,10 +27,13 @@ import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from neomodel.properties import Property
 from neomodel.util import RelationshipDirection, escape_identifier
+
+from memora_ogm.properties import ZonedDateTimeProperty
 
 #: Set and removed again to take a node's write lock without changing it.
 LOCK_PROPERTY = "memora_lock"
@@ -47,6 +52,8 @@ class ClassTable:
     #: Attribute name -> default value factory.
     defaults: Mapping[str, Callable[[], Any]]
     required: frozenset[str]
+    #: Database names of the properties stored as datetimes (see ``UnitOfWork._time``).
+    times: tuple[str, ...]
 
 
 @functools.cache
@@ -68,28 +75,37 @@ def table(cls: type) -> ClassTable:
             name: prop.default_value for name, prop in properties.items() if prop.has_default
         },
         required=frozenset(name for name, prop in properties.items() if prop.required),
+        times=tuple(
+            prop.get_db_property_name(name)
+            for name, prop in properties.items()
+            if isinstance(prop, ZonedDateTimeProperty)
+        ),
     )
 
 
 def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True) -> dict[str, Any]:
     """The stored properties of a node of ``cls``: defaults filled in, each value deflated.
 
-    ``None`` is not stored (as neomodel); an unknown name is a programming error.
+    ``None`` is not stored (as neomodel); an unknown name is a programming error. Only
+    the given values, defaults and required names are visited, not every property.
     """
     spec = table(cls)
-    unknown = set(values) - set(spec.deflate)
-    if unknown:
-        raise TypeError(f"{cls.__name__} has no properties {sorted(unknown)}")
     stored: dict[str, Any] = {}
-    for name, (db_name, deflate) in spec.deflate.items():
-        value = values.get(name)
-        if value is None and defaults and name in spec.defaults:
-            value = spec.defaults[name]()
-        if value is None:
-            if defaults and name in spec.required:
+    for name, value in values.items():
+        entry = spec.deflate.get(name)
+        if entry is None:
+            unknown = sorted(set(values) - set(spec.deflate))
+            raise TypeError(f"{cls.__name__} has no properties {unknown}")
+        if value is not None:
+            stored[entry[0]] = entry[1](value)
+    if defaults:
+        for name, default in spec.defaults.items():
+            if values.get(name) is None:
+                db_name, deflate = spec.deflate[name]
+                stored[db_name] = deflate(default())
+        for name in spec.required:
+            if values.get(name) is None and name not in spec.defaults:
                 raise ValueError(f"{cls.__name__}.{name} is required")
-            continue
-        stored[db_name] = deflate(value)
     return stored
 
 
@@ -145,6 +161,7 @@ class UnitOfWork:
         self._writes = False
         self._outputs: list[str] = []
         self._counter = itertools.count()
+        self._times: list[datetime] = []
 
     # -- names ------------------------------------------------------------------------
 
@@ -156,6 +173,58 @@ class UnitOfWork:
         self.params[name] = value
         return f"${name}"
 
+    def _time(self, value: datetime) -> int:
+        """The index of ``value`` in the statement's ``$times``, one entry per distinct datetime.
+
+        The driver encodes each datetime in Python (tens of microseconds, more than the
+        rest of a node), and a call stamps many nodes with one time: sent once, the
+        statement refers to it wherever it is stored.
+        """
+        for index, known in enumerate(self._times):
+            if known == value and known.tzinfo == value.tzinfo:
+                return index
+        self._times.append(value)
+        return len(self._times) - 1
+
+    def _value(self, value: Any) -> str:
+        """A parameter holding ``value`` (a datetime: its entry of ``$times``)."""
+        if isinstance(value, datetime):
+            return f"$times[{self._time(value)}]"
+        return self._param(value)
+
+    def _assign(self, var: str, stored: Mapping[str, Any], operator: str) -> str:
+        """SET items giving ``var`` the ``stored`` properties (``=`` replaces, ``+=`` adds):
+        one map parameter, and its datetimes from ``$times``."""
+        plain = {name: value for name, value in stored.items() if not isinstance(value, datetime)}
+        items = [f"{var} {operator} {self._param(plain)}"]
+        items.extend(
+            f"{var}.{escape_identifier(name)} = {self._value(value)}"
+            for name, value in stored.items()
+            if isinstance(value, datetime)
+        )
+        return ", ".join(items)
+
+    def _rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+        """A list parameter of ``stored`` rows and the SET items that give ``node`` the
+        properties of ``row``: ``row.p`` maps the plain ones, ``row.t`` indexes ``$times``
+        for each datetime property of the class (null where a row has none)."""
+        times = table(cls).times
+        rows = [
+            {
+                "p": {k: v for k, v in properties.items() if k not in times},
+                "t": [
+                    None if properties.get(name) is None else self._time(properties[name])
+                    for name in times
+                ],
+            }
+            for properties in stored
+        ]
+        items = ["node = row.p"] + [
+            f"node.{escape_identifier(name)} = $times[row.t[{index}]]"
+            for index, name in enumerate(times)
+        ]
+        return self._param(rows), ", ".join(items)
+
     def _keys(self, cls: type, keys: Mapping[str, Any], source: str | None = None) -> str:
         """``{name: $p, ...}`` for ``keys`` deflated, or ``{name: source.name}`` for a row."""
         stored = node_properties(cls, keys, defaults=False)
@@ -164,7 +233,7 @@ class UnitOfWork:
                 f"{escape_identifier(name)}: {source}.{escape_identifier(name)}" for name in stored
             )
         return ", ".join(
-            f"{escape_identifier(name)}: {self._param(value)}" for name, value in stored.items()
+            f"{escape_identifier(name)}: {self._value(value)}" for name, value in stored.items()
         )
 
     def _head_only(self) -> None:
@@ -300,7 +369,7 @@ class UnitOfWork:
         stored = node_properties(cls, values)
         var = self._var()
         self._writes = True
-        self._body.append(f"CREATE ({var}:{_label(cls)}) SET {var} = {self._param(stored)}")
+        self._body.append(f"CREATE ({var}:{_label(cls)}) SET {self._assign(var, stored, '=')}")
         return Ref(var, cls, False, created=True), stored
 
     def create_each(
@@ -310,10 +379,8 @@ class UnitOfWork:
         stored = [node_properties(cls, row) for row in rows]
         var = self._var()
         self._writes = True
-        self._body.append(
-            f"WITH * CALL () {{ UNWIND {self._param(stored)} AS row CREATE (node:{_label(cls)}) "
-            f"SET node = row RETURN collect(node) AS {var} }}"
-        )
+        param, assign = self._rows(cls, stored)
+        self._body.append(_create_rows(cls, param, assign, var))
         return Ref(var, cls, True, created=True), stored
 
     def keep_common_prefix(
@@ -328,25 +395,24 @@ class UnitOfWork:
         """
         cls = stored.cls
         spec = table(cls)
+        names = [spec.deflate[field][0] for field in compared]
+        if set(names) & set(spec.times):
+            raise ValueError("datetimes cannot be compared here")
         given, kept, made = self._var(), self._var(), self._var()
         same = " AND ".join(
-            f"{stored.items}[k].{name} = {given}[k].{name}"
-            for name in (escape_identifier(spec.deflate[field][0]) for field in compared)
+            f"{stored.items}[k].{name} = {given}[k].p.{name}"
+            for name in map(escape_identifier, names)
         )
         self._writes = True
-        self._body.append(
-            f"WITH *, {self._param([node_properties(cls, row) for row in rows])} AS {given}"
-        )
+        param, assign = self._rows(cls, [node_properties(cls, row) for row in rows])
+        self._body.append(f"WITH *, {param} AS {given}")
         self._body.append(
             f"WITH *, coalesce(head([k IN range(0, size({given}) - 1) "
             f"WHERE k >= size({stored.items}) OR NOT coalesce({same}, false)]), "
             f"size({given})) AS {kept}"
         )
         self._body.append(f"FOREACH (node IN {stored.items}[{kept}..] | DETACH DELETE node)")
-        self._body.append(
-            f"WITH * CALL ({given}, {kept}) {{ UNWIND {given}[{kept}..] AS row "
-            f"CREATE (node:{_label(cls)}) SET node = row RETURN collect(node) AS {made} }}"
-        )
+        self._body.append(_create_rows(cls, f"{given}[{kept}..]", assign, made, given, kept))
         return Ref(f"{stored.items}[..{kept}]", cls, True), Ref(made, cls, True, created=True)
 
     def merge(self, cls: type, **keys: Any) -> Ref:
@@ -360,7 +426,9 @@ class UnitOfWork:
         """Set properties of the node(s)."""
         stored = node_properties(ref.cls, values, defaults=False)
         self._writes = True
-        self._body.append(f"FOREACH (node IN {ref.items} | SET node += {self._param(stored)})")
+        self._body.append(
+            f"FOREACH (node IN {ref.items} | SET {self._assign('node', stored, '+=')})"
+        )
 
     def link(
         self,
@@ -445,13 +513,22 @@ class UnitOfWork:
         else:
             lines.extend(self._body)
         lines.append("RETURN " + ", ".join(["missing", *self._outputs]))
-        return "\n".join(lines), dict(self.params)
+        return "\n".join(lines), {**self.params, "times": list(self._times)}
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
         """Raise the error of the first missing thing the statement reported, if any."""
         if missing:
             number, entry = missing[0]
             raise self._checks[number][1](entry)
+
+
+def _create_rows(cls: type, rows: str, assign: str, var: str, *imports: str) -> str:
+    """A subquery creating a node of ``cls`` per row of ``rows``, collected in order as
+    ``var``."""
+    return (
+        f"WITH * CALL ({', '.join(imports)}) {{ UNWIND {rows} AS row "
+        f"CREATE (node:{_label(cls)}) SET {assign} RETURN collect(node) AS {var} }}"
+    )
 
 
 def _vars(*refs: Ref) -> str:

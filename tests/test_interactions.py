@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from interaction_helpers import (
@@ -138,6 +139,28 @@ async def test_save_uses_the_calendar_day_of_the_date_in_its_own_offset(
     assert [record["date"].to_native() for record in dates] == [late_evening.date()]
     stored = value(driver, "MATCH (m:Memory) RETURN m.obtained_at")
     assert stored.to_native() == late_evening and stored.utcoffset() == timedelta(hours=-5)
+
+
+async def test_each_timestamp_keeps_its_own_zone(memora: Any, driver: Any) -> None:
+    """A save and an update send each distinct datetime once (``$times`` of the unit of
+    work): every node still stores the zone of the datetime it was given."""
+    world = await make_world(memora)
+    interaction_id = await save(memora, world, conversation(chat("hi"), memories=[("a", [0])]))
+    oslo = datetime(2024, 5, 3, 20, 15, tzinfo=ZoneInfo("Europe/Oslo"))
+    await update(memora, world, interaction_id, conversation(chat("hi"), oslo, [("b", [0])]))
+
+    stored = rows(
+        driver,
+        "MATCH (i:Interaction) RETURN i.created_at.timezone AS created, "
+        "i.updated_at.timezone AS updated, i.updated_at AS at",
+    )
+    assert [(r["created"], r["updated"]) for r in stored] == [("Z", "Europe/Oslo")]
+    assert stored[0]["at"].to_native() == oslo
+    zones = rows(
+        driver,
+        "MATCH (m:Memory) RETURN m.memory AS text, m.obtained_at.timezone AS zone ORDER BY text",
+    )
+    assert [(r["text"], r["zone"]) for r in zones] == [("a", "Z"), ("b", "Europe/Oslo")]
 
 
 async def test_save_refuses_a_message_cited_twice(memora: Any, driver: Any) -> None:
