@@ -10,13 +10,13 @@ memories. Every input is validated before anything is written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from memora_ogm import convert, queries
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.graph import VectorChanges
+from memora_ogm._async.graph import VectorChanges, nothing
 from memora_ogm._async.memory import delete_memories, removed_memories, resolving_read
 from memora_ogm._async.nodes import (
     Agent,
@@ -272,6 +272,17 @@ def _add_memories(
     return rows
 
 
+def _adding(
+    memories: list[dict[str, Any]],
+) -> Callable[[dict[str, Any], VectorChanges], None]:
+    """Records the new ``memories`` (stored properties) as added to the vector store."""
+
+    def record(_: dict[str, Any], changes: VectorChanges) -> None:
+        changes.add(convert.memory_for_vector(memory) for memory in memories)
+
+    return record
+
+
 def _interaction(details: dict[str, Any], apoc: bool) -> models.Interaction:
     """An interaction map of :mod:`memora_ogm.queries` as the return model."""
     return convert.interaction(
@@ -341,14 +352,10 @@ class Neo4jInteraction(GraphComponent):
         _link_chain(work, interaction, chain, len(data.interaction))
         memories = _add_memories(work, props, interaction, owner, chain, data)
 
-        async def write(changes: VectorChanges) -> tuple[str, datetime]:
-            await self.graph.run(work)
-            changes.add(convert.memory_for_vector(memory) for memory in memories)
-            return props["interaction_id"], when
-
-        interaction_id, created_at = await self.graph.write(write)
+        await self.graph.write_unit(work, nothing, _adding(memories))
+        interaction_id = props["interaction_id"]
         self.logger.info("saved interaction %s of user %s", interaction_id, user_id)
-        return interaction_id, created_at
+        return interaction_id, when
 
     async def update_interaction_and_memories(
         self,
@@ -393,14 +400,9 @@ class Neo4jInteraction(GraphComponent):
             work, {**key, "agent_id": agent_id}, interaction, owner, chain, data
         )
 
-        async def write(changes: VectorChanges) -> tuple[str, datetime]:
-            await self.graph.run(work)
-            changes.add(convert.memory_for_vector(memory) for memory in memories)
-            return interaction_id, when
-
-        result = await self.graph.write(write)
+        await self.graph.write_unit(work, nothing, _adding(memories))
         self.logger.info("updated interaction %s of user %s", interaction_id, user_id)
-        return result
+        return interaction_id, when
 
     async def get_interaction(
         self,

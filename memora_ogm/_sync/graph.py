@@ -64,26 +64,32 @@ class VectorChanges:
 
     ``removed`` holds the memories as they were, so that a failed commit can put
     them back; a purge also clears whatever else the store holds for that user or
-    organisation.
+    organisation. Without a vector store (``tracked`` false) nothing is recorded, and
+    the memories given are never built.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tracked: bool = True) -> None:
+        self.tracked = tracked
         self.added: list[MemoryModel] = []
         self.removed: list[MemoryModel] = []
         self.purged_users: list[tuple[str, str]] = []
         self.purged_organizations: list[str] = []
 
     def add(self, memories: Iterable[MemoryModel]) -> None:
-        self.added.extend(memories)
+        if self.tracked:
+            self.added.extend(memories)
 
     def remove(self, memories: Iterable[MemoryModel]) -> None:
-        self.removed.extend(memories)
+        if self.tracked:
+            self.removed.extend(memories)
 
     def purge_user(self, org_id: str, user_id: str) -> None:
-        self.purged_users.append((org_id, user_id))
+        if self.tracked:
+            self.purged_users.append((org_id, user_id))
 
     def purge_organization(self, org_id: str) -> None:
-        self.purged_organizations.append(org_id)
+        if self.tracked:
+            self.purged_organizations.append(org_id)
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.purged_users or self.purged_organizations)
@@ -367,7 +373,7 @@ class Graph:
         """Run ``work`` in a write transaction, with its vector changes all or nothing."""
 
         def attempt() -> T:
-            changes = VectorChanges()
+            changes = VectorChanges(tracked=self.vector_db is not None)
             applied = False
             try:
                 with self._transaction(write=True):
@@ -406,21 +412,22 @@ class Graph:
         query: str,
         params: dict[str, Any],
         result: Callable[[list[dict[str, Any]]], T],
+        write: bool = False,
     ) -> T:
-        """A read of one statement, run as an auto-commit transaction; ``result`` of its rows.
+        """One statement run as an auto-commit transaction; ``result`` of its rows.
 
         One statement is atomic on its own, so it needs no explicit transaction: one
         round trip instead of two (BEGIN with the statement, then COMMIT). Nothing here
         goes through neomodel, so nothing needs binding. ``result`` runs inside the
         attempt: a node deleted while it was read raises ``NodeVanished`` there, and the
-        read runs again (and then finds it missing).
+        statement runs again (and then finds it missing).
         """
 
         def attempt() -> T:
             driver = self.driver()
             with driver.session(
                 database=self.database,
-                default_access_mode=READ_ACCESS,
+                default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
                 bookmark_manager=self.bookmarks,
             ) as session:
                 self.statements += 1
@@ -435,11 +442,28 @@ class Graph:
         query, params = work.compile()
         return self.query(query, params, lambda rows: result(_only_row(work, rows)))
 
-    def write_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
-        """:meth:`read_unit` in a write transaction, for units without vector changes."""
+    def write_unit(
+        self,
+        work: UnitOfWork,
+        result: Callable[[dict[str, Any]], T],
+        vectors: Callable[[dict[str, Any], VectorChanges], None] | None = None,
+    ) -> T:
+        """Run a unit of work that writes; ``result`` of its one row.
 
-        def attempt(_: VectorChanges) -> T:
-            return result(self.run(work))
+        ``vectors`` records, from the row, what the write changes in the vector store.
+        With a vector store attached that needs a transaction, so that both stores
+        change or neither (:meth:`write`); without one, or when the unit changes no
+        vectors, the statement runs on its own as an auto-commit transaction
+        (:meth:`query`).
+        """
+        if vectors is None or self.vector_db is None:
+            query, params = work.compile()
+            return self.query(query, params, lambda rows: result(_only_row(work, rows)), write=True)
+
+        def attempt(changes: VectorChanges) -> T:
+            row = self.run(work)
+            vectors(row, changes)
+            return result(row)
 
         return self.write(attempt)
 

@@ -11,13 +11,13 @@ memories. Every input is validated before anything is written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from memora_ogm import convert, queries
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import VectorChanges
+from memora_ogm._sync.graph import VectorChanges, nothing
 from memora_ogm._sync.memory import delete_memories, removed_memories, resolving_read
 from memora_ogm._sync.nodes import (
     Agent,
@@ -273,6 +273,17 @@ def _add_memories(
     return rows
 
 
+def _adding(
+    memories: list[dict[str, Any]],
+) -> Callable[[dict[str, Any], VectorChanges], None]:
+    """Records the new ``memories`` (stored properties) as added to the vector store."""
+
+    def record(_: dict[str, Any], changes: VectorChanges) -> None:
+        changes.add(convert.memory_for_vector(memory) for memory in memories)
+
+    return record
+
+
 def _interaction(details: dict[str, Any], apoc: bool) -> models.Interaction:
     """An interaction map of :mod:`memora_ogm.queries` as the return model."""
     return convert.interaction(
@@ -342,14 +353,10 @@ class Neo4jInteraction(GraphComponent):
         _link_chain(work, interaction, chain, len(data.interaction))
         memories = _add_memories(work, props, interaction, owner, chain, data)
 
-        def write(changes: VectorChanges) -> tuple[str, datetime]:
-            self.graph.run(work)
-            changes.add(convert.memory_for_vector(memory) for memory in memories)
-            return props["interaction_id"], when
-
-        interaction_id, created_at = self.graph.write(write)
+        self.graph.write_unit(work, nothing, _adding(memories))
+        interaction_id = props["interaction_id"]
         self.logger.info("saved interaction %s of user %s", interaction_id, user_id)
-        return interaction_id, created_at
+        return interaction_id, when
 
     def update_interaction_and_memories(
         self,
@@ -394,14 +401,9 @@ class Neo4jInteraction(GraphComponent):
             work, {**key, "agent_id": agent_id}, interaction, owner, chain, data
         )
 
-        def write(changes: VectorChanges) -> tuple[str, datetime]:
-            self.graph.run(work)
-            changes.add(convert.memory_for_vector(memory) for memory in memories)
-            return interaction_id, when
-
-        result = self.graph.write(write)
+        self.graph.write_unit(work, nothing, _adding(memories))
         self.logger.info("updated interaction %s of user %s", interaction_id, user_id)
-        return result
+        return interaction_id, when
 
     def get_interaction(
         self,
