@@ -13,18 +13,21 @@ import neo4j.time
 
 from memora_ogm.errors import NodeVanished
 from memora_ogm.placeholders import resolve_placeholders
-from memora_ogm.properties import as_aware
+from memora_ogm.properties import as_aware, from_compact
 from memora_ogm.schema import models
 
 
 def native_datetime(value: Any) -> datetime:
-    """A DATETIME from a query row (or an already inflated datetime), made aware.
+    """A DATETIME from a query row (compact, see ``ZonedDateTimeProperty.compact``, or as
+    the driver gives it, or already inflated), made aware.
 
     Every timestamp of the schema is set when its node is created, so a missing one
     means the node was deleted while it was being read (:class:`NodeVanished`).
     """
     if value is None:
         raise NodeVanished("a node was deleted while it was read")
+    if isinstance(value, list):
+        return from_compact(value)
     if isinstance(value, neo4j.time.DateTime):
         value = value.to_native()
     return as_aware(value)

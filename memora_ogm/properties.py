@@ -9,7 +9,9 @@ the native types, the way neomodel properties do it, with ``deflate``/``inflate`
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+import functools
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -37,6 +39,30 @@ def sendable(value: datetime) -> datetime:
     return value
 
 
+@functools.cache
+def _zone(name: str) -> tzinfo:
+    """The zone the driver gives a DATETIME whose ``timezone`` is ``name`` (pytz's)."""
+    if name == "Z":
+        return pytz.utc
+    if name[0] in "+-":
+        parts = [int(part) for part in name[1:].split(":")]
+        seconds = parts[0] * 3600 + parts[1] * 60 + (parts[2] if len(parts) > 2 else 0)
+        sign = -1 if name[0] == "-" else 1
+        if seconds % 60:
+            return timezone(timedelta(seconds=sign * seconds))
+        return pytz.FixedOffset(sign * seconds // 60)
+    return pytz.timezone(name)
+
+
+def from_compact(value: Sequence[Any]) -> datetime:
+    """A DATETIME read as ``ZonedDateTimeProperty.compact`` returns it (milliseconds
+    since the epoch, rounded down, then the microseconds within the millisecond)."""
+    milliseconds, nanosecond, zone = value
+    seconds, millisecond = divmod(milliseconds, 1000)
+    microsecond = millisecond * 1000 + nanosecond // 1000 % 1000
+    return datetime.fromtimestamp(seconds, _zone(zone)).replace(microsecond=microsecond)
+
+
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -57,8 +83,25 @@ class ZonedDateTimeProperty(Property[datetime]):
             kwargs["default"] = utc_now
         super().__init__(**kwargs)
 
+    @staticmethod
+    def compact(expression: str) -> str:
+        """Cypher reading the DATETIME ``expression`` as ``[epochMillis, nanosecond,
+        timezone]`` (null stays null), which :meth:`inflate` reads back. Not
+        ``epochSeconds``, which Neo4j rounds toward zero before 1970.
+
+        The driver builds each DATETIME it receives through its own pure-Python time
+        classes, about 35 microseconds apiece, the largest client cost of a page of
+        interactions or memories; the compact form costs about 2.
+        """
+        return (
+            f"CASE WHEN {expression} IS NULL THEN null ELSE "
+            f"[{expression}.epochMillis, {expression}.nanosecond, {expression}.timezone] END"
+        )
+
     @validator
     def inflate(self, value: Any) -> datetime:
+        if isinstance(value, list | tuple):
+            value = from_compact(value)
         if isinstance(value, neo4j.time.DateTime):
             value = value.to_native()
         if not isinstance(value, datetime):

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing_extensions import LiteralString
 
+from memora_ogm.properties import ZonedDateTimeProperty
+
 #: The server's edition (``community`` or ``enterprise``).
 EDITION = """
 CALL dbms.components() YIELD edition
@@ -74,7 +76,8 @@ OPTIONAL MATCH (owner:User {{org_id: mem.org_id, user_id: mem.user_id}})
 OPTIONAL MATCH (agent:Agent {{org_id: mem.org_id, agent_id: mem.agent_id}})
 {RESOLVE_SLOT}
 WITH *, mem {{
-    .org_id, .agent_id, .user_id, .interaction_id, .memory_id, .obtained_at,
+    .org_id, .agent_id, .user_id, .interaction_id, .memory_id,
+    obtained_at: {ZonedDateTimeProperty.compact("mem.obtained_at")},
     memory: resolved,
     user_name: owner.user_name,
     agent_label: agent.agent_label,
@@ -92,7 +95,9 @@ WITH *, mem {{
 #: Binds ``details``.
 INTERACTION_PROJECTION = f"""
 WITH *, interaction {{
-    .org_id, .user_id, .agent_id, .interaction_id, .created_at, .updated_at,
+    .org_id, .user_id, .agent_id, .interaction_id,
+    created_at: {ZonedDateTimeProperty.compact("interaction.created_at")},
+    updated_at: {ZonedDateTimeProperty.compact("interaction.updated_at")},
     messages: CASE WHEN $with_messages THEN COLLECT {{
         MATCH (interaction)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(message:MessageBlock)
         WHERE message.msg_position IS NOT NULL

@@ -484,8 +484,19 @@ class UnitOfWork:
 
     def output(self, name: str, ref: Ref) -> None:
         """Return the properties of the node(s) as ``name`` (read where this is called)."""
+        names = [escape_identifier(prop) for prop in table(ref.cls).times]
+
+        def projection(node: str) -> str:
+            """Every property; the datetimes compact, read back by the property's inflate."""
+            times = "".join(
+                f", {prop}: {ZonedDateTimeProperty.compact(f'{node}.{prop}')}" for prop in names
+            )
+            return f"{node} {{.*{times}}}"
+
         value = (
-            f"[node IN {ref.expression} | node {{.*}}]" if ref.many else f"{ref.expression} {{.*}}"
+            f"[node IN {ref.expression} | {projection('node')}]"
+            if ref.many
+            else projection(ref.expression)
         )
         self._body.append(f"WITH *, {value} AS {escape_identifier(name)}")
         self._outputs.append(escape_identifier(name))
