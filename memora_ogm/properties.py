@@ -39,6 +39,25 @@ def sendable(value: datetime) -> datetime:
     return value
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def sent_form(value: datetime) -> list[Any]:
+    """An aware ``value`` as ``[epochSeconds, nanosecond, timezone]``, from which
+    ``ZonedDateTimeProperty.expand`` builds the DATETIME the driver would have sent: a
+    named zone (pytz's ``zone``, zoneinfo's ``key``) by its name, any other zone by its
+    offset. Encoding it here costs a tenth of the driver's encoding."""
+    zone = getattr(value.tzinfo, "zone", None) or getattr(value.tzinfo, "key", None)
+    if not isinstance(zone, str) or not zone:
+        offset = value.utcoffset()
+        if offset is None or offset % timedelta(minutes=1):
+            raise ValueError(f"{value!r}: a zone offset is a whole number of minutes")
+        minutes = offset // timedelta(minutes=1)
+        zone = f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    seconds, microsecond = divmod((value - _EPOCH) // timedelta(microseconds=1), 1_000_000)
+    return [seconds, microsecond * 1000, zone]
+
+
 @functools.cache
 def _zone(name: str) -> tzinfo:
     """The zone the driver gives a DATETIME whose ``timezone`` is ``name`` (pytz's)."""
@@ -96,6 +115,15 @@ class ZonedDateTimeProperty(Property[datetime]):
         return (
             f"CASE WHEN {expression} IS NULL THEN null ELSE "
             f"[{expression}.epochMillis, {expression}.nanosecond, {expression}.timezone] END"
+        )
+
+    @staticmethod
+    def expand(expression: str) -> str:
+        """Cypher building the DATETIME whose :func:`sent_form` is ``expression`` (null
+        stays null)."""
+        return (
+            f"CASE WHEN {expression} IS NULL THEN null ELSE datetime({{epochSeconds: "
+            f"{expression}[0], nanosecond: {expression}[1], timezone: {expression}[2]}}) END"
         )
 
     @validator

@@ -9,8 +9,9 @@ lists what is missing, and the body (locks and writes) runs only when nothing is
 so a call that fails writes nothing and costs one round trip. The statement text
 depends on the shape of the call (and on which of its datetimes are equal), never
 on how many messages or memories it carries: lists travel as parameters and are
-``UNWIND``\\ ed. Each distinct datetime travels once, in ``$times``: the driver
-encodes datetimes in Python, at more cost than the rest of a node.
+``UNWIND``\\ ed. Each distinct datetime travels once, in ``$times``, in the compact
+form ``ZonedDateTimeProperty.expand`` turns back into a DATETIME on the server: the
+driver's own encoding of a datetime costs more than the rest of a node.
 
 This module does no I/O and is shared by both twins: ``Graph.run`` executes a
 unit of work in the current transaction. New nodes get their properties from
@@ -33,7 +34,7 @@ from typing import Any
 from neomodel.properties import Property
 from neomodel.util import RelationshipDirection, escape_identifier
 
-from memora_ogm.properties import ZonedDateTimeProperty
+from memora_ogm.properties import ZonedDateTimeProperty, sent_form
 
 #: Set and removed again to take a node's write lock without changing it.
 LOCK_PROPERTY = "memora_lock"
@@ -174,12 +175,9 @@ class UnitOfWork:
         return f"${name}"
 
     def _time(self, value: datetime) -> int:
-        """The index of ``value`` in the statement's ``$times``, one entry per distinct datetime.
-
-        The driver encodes each datetime in Python (tens of microseconds, more than the
-        rest of a node), and a call stamps many nodes with one time: sent once, the
-        statement refers to it wherever it is stored.
-        """
+        """The index of ``value`` in the statement's ``$times``, one entry per distinct
+        datetime (the same instant in another zone is another datetime): a call stamps
+        many nodes with one time, sent once."""
         for index, known in enumerate(self._times):
             if known == value and known.tzinfo == value.tzinfo:
                 return index
@@ -189,7 +187,7 @@ class UnitOfWork:
     def _value(self, value: Any) -> str:
         """A parameter holding ``value`` (a datetime: its entry of ``$times``)."""
         if isinstance(value, datetime):
-            return f"$times[{self._time(value)}]"
+            return ZonedDateTimeProperty.expand(f"$times[{self._time(value)}]")
         return self._param(value)
 
     def _assign(self, var: str, stored: Mapping[str, Any], operator: str) -> str:
@@ -220,7 +218,8 @@ class UnitOfWork:
             for properties in stored
         ]
         items = ["node = row.p"] + [
-            f"node.{escape_identifier(name)} = $times[row.t[{index}]]"
+            f"node.{escape_identifier(name)} = "
+            + ZonedDateTimeProperty.expand(f"$times[row.t[{index}]]")
             for index, name in enumerate(times)
         ]
         return self._param(rows), ", ".join(items)
@@ -524,7 +523,7 @@ class UnitOfWork:
         else:
             lines.extend(self._body)
         lines.append("RETURN " + ", ".join(["missing", *self._outputs]))
-        return "\n".join(lines), {**self.params, "times": list(self._times)}
+        return "\n".join(lines), {**self.params, "times": [sent_form(t) for t in self._times]}
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
         """Raise the error of the first missing thing the statement reported, if any."""
