@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from neomodel.properties import Property
+from neomodel.properties import IntegerProperty, Property, StringProperty
 from neomodel.util import RelationshipDirection, escape_identifier
 
 from memora_ogm.properties import ZonedDateTimeProperty, sent_form
@@ -57,6 +57,27 @@ class ClassTable:
     times: tuple[str, ...]
 
 
+def _deflate(prop: Property[Any]) -> Callable[[Any], Any]:
+    """``prop.deflate``, short-cut for a value it would return as it is: a ``str`` for a
+    plain string property (no choices, no maximum length), an ``int`` for an integer one.
+
+    Most values of a write are such strings and ints, and neomodel's deflate wraps each
+    in an error handler; the values it would change or refuse still go through it.
+    """
+    kind: type | None = None
+    if type(prop) is StringProperty and prop.choices is None and prop.max_length is None:
+        kind = str
+    elif type(prop) is IntegerProperty:
+        kind = int
+    if kind is None:
+        return prop.deflate
+
+    def deflate(value: Any) -> Any:
+        return value if type(value) is kind else prop.deflate(value)
+
+    return deflate
+
+
 @functools.cache
 def table(cls: type) -> ClassTable:
     """The :class:`ClassTable` of ``cls``, built on first use."""
@@ -69,7 +90,7 @@ def table(cls: type) -> ClassTable:
     return ClassTable(
         label=cls.__label__,  # type: ignore[attr-defined]
         deflate={
-            name: (prop.get_db_property_name(name), prop.deflate)
+            name: (prop.get_db_property_name(name), _deflate(prop))
             for name, prop in properties.items()
         },
         defaults={
@@ -204,9 +225,12 @@ class UnitOfWork:
 
     def _rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
         """A list parameter of ``stored`` rows and the SET items that give ``node`` the
-        properties of ``row``: ``row.p`` maps the plain ones, ``row.t`` indexes ``$times``
-        for each datetime property of the class (null where a row has none)."""
+        properties of ``row``. For a class with datetime properties, ``row.p`` maps the
+        plain ones and ``row.t`` indexes ``$times`` for each datetime (null where a row
+        has none); a class without is sent as the rows themselves."""
         times = table(cls).times
+        if not times:
+            return self._param(stored), "node = row"
         rows = [
             {
                 "p": {k: v for k, v in properties.items() if k not in times},
@@ -399,7 +423,7 @@ class UnitOfWork:
             raise ValueError("datetimes cannot be compared here")
         given, kept, made = self._var(), self._var(), self._var()
         same = " AND ".join(
-            f"{stored.items}[k].{name} = {given}[k].p.{name}"
+            f"{stored.items}[k].{name} = {given}[k]{'.p' if spec.times else ''}.{name}"
             for name in map(escape_identifier, names)
         )
         self._writes = True

@@ -11,8 +11,10 @@ memories. Every input is validated before anything is written.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import fields as fields_of
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from memora_ogm import convert, queries
 from memora_ogm._async.component import GraphComponent
@@ -32,9 +34,7 @@ from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound
 from memora_ogm.properties import as_aware
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import (
-    ContraryMemoryToStore,
     MemoriesAndInteraction,
-    MemoryToStore,
 )
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import (
@@ -100,17 +100,44 @@ def _check_positions(positions: Any, message_count: int) -> list[int]:
 
 
 _DATA_FIELDS = ("interaction", "interaction_date", "memories", "contrary_memories")
-_MEMORY_FIELDS = ("memory", "source_msg_block_pos")
-_CONTRARY_FIELDS = (*_MEMORY_FIELDS, "existing_contrary_memory_id")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedMemory:
+    """A memory to store, as checked: its text and its distinct source positions."""
+
+    memory: str
+    source_msg_block_pos: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedContrary(CheckedMemory):
+    """A contrary memory, as checked, with the id of the memory it supersedes."""
+
+    existing_contrary_memory_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedWrite:
+    """What a save or an update writes, as checked (a ``MemoriesAndInteraction``'s fields)."""
+
+    interaction: list[dict[str, str]]
+    interaction_date: datetime
+    memories: list[CheckedMemory]
+    contrary_memories: list[CheckedContrary]
+
+
+M = TypeVar("M", bound=CheckedMemory)
 
 
 def _memory_fields(
-    name: str, kind: str, value: Any, names: tuple[str, ...], message_count: int
-) -> list[dict[str, Any]]:
-    """The checked fields of each memory in ``value`` (a list of ``kind`` objects)."""
+    name: str, kind: str, value: Any, checked_as: type[M], message_count: int
+) -> list[M]:
+    """Each memory in ``value`` (a list of ``kind`` objects), checked."""
     if not _sequence(value):
         raise ValueError(f"`{name}` must be a list of {kind} objects.")
-    checked: list[dict[str, Any]] = []
+    names = tuple(field.name for field in fields_of(checked_as))
+    checked: list[M] = []
     for memory in value:
         fields = _fields(memory, names)
         if fields is None:
@@ -119,17 +146,19 @@ def _memory_fields(
         fields["source_msg_block_pos"] = _check_positions(
             fields["source_msg_block_pos"], message_count
         )
-        checked.append(fields)
+        if "existing_contrary_memory_id" in fields:
+            check_ids(existing_contrary_memory_id=fields["existing_contrary_memory_id"])
+        checked.append(checked_as(**fields))
     return checked
 
 
-def check_memories_and_interaction(value: Any) -> MemoriesAndInteraction:
+def check_memories_and_interaction(value: Any) -> CheckedWrite:
     """Everything a save or an update writes, checked before the first write.
 
     Accepts memora-ogm's ``MemoriesAndInteraction``, Memora's, or any object with the
-    same fields (their memories likewise), and returns a new memora-ogm object built from
-    the checked fields, so a caller changing its object later cannot change the write.
-    Source positions index the message list of the same object, each at most once.
+    same fields (their memories likewise), and returns the checked values as a new
+    object, so a caller changing its object later cannot change the write. Source
+    positions index the message list of the same object, each at most once.
     """
     fields = _fields(value, _DATA_FIELDS)
     if fields is None:
@@ -143,31 +172,22 @@ def check_memories_and_interaction(value: Any) -> MemoriesAndInteraction:
     if not isinstance(fields["interaction_date"], datetime):
         raise ValueError("`interaction_date` must be a datetime.")
     count = len(messages)
-    memories = _memory_fields(
-        "memories", "MemoryToStore", fields["memories"], _MEMORY_FIELDS, count
-    )
+    memories = _memory_fields("memories", "MemoryToStore", fields["memories"], CheckedMemory, count)
     contrary = _memory_fields(
         "contrary_memories",
         "ContraryMemoryToStore",
         fields["contrary_memories"],
-        _CONTRARY_FIELDS,
+        CheckedContrary,
         count,
     )
-    for memory in contrary:
-        check_ids(existing_contrary_memory_id=memory["existing_contrary_memory_id"])
-    return MemoriesAndInteraction(
-        interaction=messages,
-        interaction_date=fields["interaction_date"],
-        memories=[MemoryToStore(**memory) for memory in memories],
-        contrary_memories=[ContraryMemoryToStore(**memory) for memory in contrary],
-    )
+    return CheckedWrite(messages, fields["interaction_date"], memories, contrary)
 
 
 def _owner(
     work: UnitOfWork,
     user: Ref,
     ids: tuple[str, str, str],
-    data: MemoriesAndInteraction,
+    data: CheckedWrite,
 ) -> tuple[Ref, Ref | None, list[str]]:
     """Declare what the memories of a write link to, each required: the agent, the
     user's memory collection and the memories the contrary memories supersede.
@@ -215,7 +235,7 @@ def _add_memories(
     interaction_ref: Ref,
     owner: tuple[Ref, Ref | None, list[str]],
     chain: Ref,
-    data: MemoriesAndInteraction,
+    data: CheckedWrite,
 ) -> list[dict[str, Any]]:
     """Declare one Memory node per memory and contrary memory, the day of the write and
     their links; returns the memories' properties (for the vector store).
