@@ -237,12 +237,15 @@ def _add_memories(
     owner: tuple[Ref, Ref | None, list[str]],
     chain: Ref,
     data: CheckedWrite,
+    interactions_in: Ref | None = None,
 ) -> list[dict[str, Any]]:
     """Declare one Memory node per memory and contrary memory, the day of the write and
     their links; returns the memories' properties (for the vector store).
 
-    Existing nodes are linked in the order every writer and delete locks them: the
-    interaction, the user's collections, the day, then superseded memories, so two
+    Everything new is made and linked first; links to nodes other writers share come
+    last, so their locks are held for the shortest time: the user's interaction
+    collection (``interactions_in``, a new interaction's), its memory collection, the day,
+    then superseded memories. Every writer and delete locks them in that order, so two
     of them wait for each other instead of deadlocking.
     """
     collection, superseded, wanted = owner
@@ -264,12 +267,6 @@ def _add_memories(
     )
     every = range(len(stored))
     work.link(Memory.interaction_source, nodes, interaction_ref, [(n, 0) for n in every])
-    work.link(MemoryCollection.includes, collection, nodes, [(0, n) for n in every])
-    day = work.merge(
-        Date, org_id=interaction["org_id"], user_id=interaction["user_id"], date=when.date()
-    )
-    work.link(Interaction.has_occurrence_on, interaction_ref, day)
-    work.link(Memory.date_obtained, nodes, day, [(n, 0) for n in every])
     work.link(
         Memory.message_source,
         nodes,
@@ -280,6 +277,14 @@ def _add_memories(
             for position in sorted(set(memory.source_msg_block_pos))
         ],
     )
+    if interactions_in is not None:
+        work.link(InteractionCollection.had_interaction, interactions_in, interaction_ref)
+    work.link(MemoryCollection.includes, collection, nodes, [(0, n) for n in every])
+    day = work.merge(
+        Date, org_id=interaction["org_id"], user_id=interaction["user_id"], date=when.date()
+    )
+    work.link(Interaction.has_occurrence_on, interaction_ref, day)
+    work.link(Memory.date_obtained, nodes, day, [(n, 0) for n in every])
     if superseded is not None:
         work.link(
             Memory.contrary_update,
@@ -368,10 +373,9 @@ class Neo4jInteraction(GraphComponent):
             created_at=when,
             updated_at=when,
         )
-        work.link(InteractionCollection.had_interaction, collection, interaction)
         chain, _ = work.create_each(MessageBlock, _messages(data.interaction))
         _link_chain(work, interaction, chain, len(data.interaction))
-        memories = _add_memories(work, props, interaction, owner, chain, data)
+        memories = _add_memories(work, props, interaction, owner, chain, data, collection)
 
         self.graph.write_unit(work, nothing, _adding(memories))
         interaction_id = props["interaction_id"]
