@@ -281,8 +281,20 @@ MATCH (new:Memory {org_id: $org_id, user_id: $user_id, memory_id: pair[1]})
 CREATE (old)-[:CONTRARY_UPDATE]->(new)
 """
 
-#: The benchmark's organisations and everything in them (messages carry no org_id:
-#: they go first, each chain found before it is deleted).
+#: Everything of the benchmark's organisations ``$prefix*`` with one label (every label,
+#: ``{label}`` empty), a batch per inner transaction.
+CLEANUP_NODES = """
+MATCH (o:Org) WHERE o.org_name STARTS WITH $prefix
+WITH collect(o.org_id) AS ids
+MATCH (n{label}) WHERE n.org_id IN ids
+CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS
+"""
+
+#: The benchmark's organisations and everything in them, in an order that keeps every
+#: inner transaction small: messages (no org_id: each chain found before it is
+#: deleted), then memories and interactions, which detach from the users' collections a
+#: batch at a time (a collection of the throughput rounds holds tens of thousands of
+#: relationships, too many to detach in one transaction), then the rest.
 CLEANUP_STATEMENTS = (
     """
     MATCH (o:Org) WHERE o.org_name STARTS WITH $prefix
@@ -293,12 +305,9 @@ CLEANUP_STATEMENTS = (
         FOREACH (m IN messages | DETACH DELETE m)
     } IN TRANSACTIONS OF 200 ROWS
     """,
-    """
-    MATCH (o:Org) WHERE o.org_name STARTS WITH $prefix
-    WITH collect(o.org_id) AS ids
-    MATCH (n) WHERE n.org_id IN ids
-    CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
-    """,
+    CLEANUP_NODES.format(label=":Memory"),
+    CLEANUP_NODES.format(label=":Interaction"),
+    CLEANUP_NODES.format(label=""),
 )
 
 
