@@ -1,10 +1,11 @@
 """Statements per call: every public method costs a fixed number of round trips (issue 11).
 
-A save is one statement, an update two (a locking read of the chain it keeps, then
-the write), a delete at most two (a locking statement, then the one that deletes),
-a read one, not-found included; none of these depends on how many messages or
-memories a call carries. ``Graph.statements`` counts every statement the facade
-runs (all of them go through ``Graph.cypher`` on the unit of work's transaction).
+A save is one statement, an update one (it compares the stored chain with the new
+messages on the server), a delete at most two (a locking statement, then the one that
+deletes), a read one, not-found included; none of these depends on how many messages
+or memories a call carries. ``Graph.statements`` counts every statement the facade
+runs (``Graph.query`` for the calls of one statement, run as auto-commit
+transactions, and ``Graph.cypher`` inside explicit ones).
 """
 
 from __future__ import annotations
@@ -12,8 +13,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import neo4j
 import pytest
-from interaction_helpers import DAY, LATER, World, chat, conversation, make_world, save
+from interaction_helpers import (
+    DAY,
+    LATER,
+    World,
+    chat,
+    conversation,
+    make_world,
+    save,
+    vector_ids,
+    with_vectors,
+)
 
 from memora_ogm.errors import (
     AgentNotFound,
@@ -23,6 +35,8 @@ from memora_ogm.errors import (
     OrganizationNotFound,
     UserNotFound,
 )
+
+__all__ = ["with_vectors"]  # the fixture, imported so pytest finds it here
 
 
 async def statements(memora: Any, call: Callable[[], Awaitable[Any]]) -> int:
@@ -212,3 +226,49 @@ async def test_creates_and_renames_are_one_statement(memora: Any, world: World) 
     assert [await statements(memora, write) for write in writes] == [1] * len(writes)
     with pytest.raises(OrganizationNotFound):
         await memora.create_user("no org", "Cid")
+
+
+@pytest.fixture
+def transactions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The access mode of every explicit transaction begun, by either twin's driver."""
+    begun: list[str] = []
+    for session_class in (neo4j.Session, neo4j.AsyncSession):
+        real = session_class.begin_transaction
+
+        def begin(self: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            begun.append(self._config.default_access_mode)
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(session_class, "begin_transaction", begin)
+    return begun
+
+
+async def test_a_call_of_one_statement_begins_no_transaction(
+    memora: Any, world: World, transactions: list[str]
+) -> None:
+    """One statement is atomic on its own: it runs as an auto-commit transaction, one
+    round trip, with no BEGIN and COMMIT around it."""
+    interaction_id = await save(memora, world, big_conversation(4))
+    await memora.update_interaction_and_memories(
+        world.org_id, world.agent_id, world.user_id, interaction_id, big_conversation(6, LATER)
+    )
+    await memora.get_user(world.org_id, world.user_id)
+    await memora.get_all_user_interactions(world.org_id, world.user_id)
+    await memora.create_agent(world.org_id, "Helper")
+    assert transactions == []
+    await memora.delete_user_interaction_and_its_memories(
+        world.org_id, world.user_id, interaction_id
+    )
+    assert transactions == [neo4j.WRITE_ACCESS]  # a delete: a locking statement, then the delete
+
+
+async def test_a_write_with_a_vector_store_is_one_transaction(
+    with_vectors: Any, transactions: list[str]
+) -> None:
+    """With a vector store the graph write waits in its transaction for the vector write,
+    so that both stores change or neither."""
+    memora, vectors = with_vectors
+    world = await make_world(memora)
+    await save(memora, world, big_conversation(4))
+    assert transactions == [neo4j.WRITE_ACCESS]
+    assert len(await vector_ids(vectors)) == 2
