@@ -1,16 +1,18 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
 """Connecting neomodel, running units of work, and keeping the vector store in step.
 
-Every facade method runs its work through :meth:`Graph.read` or :meth:`Graph.write`:
-a read or write transaction on the interface's own driver and database, bound to
-neomodel through its context-local session and transaction (so concurrent tasks,
-threads and interfaces on other servers never share one), retried with jittered
-backoff on Neo4j's transient errors, on constraint races of concurrent ``MERGE``\\ s
-and on nodes deleted by a concurrent transaction while this one waited for their
-lock. A write's
-:class:`VectorChanges` are applied to the associated vector store after the graph
-work succeeded and before the commit, and undone if the commit then fails: both
-stores change together or neither does.
+Every facade call runs on the interface's own driver and database, retried with
+jittered backoff on Neo4j's transient errors, on constraint races of concurrent
+``MERGE``\\ s and on nodes deleted by a concurrent transaction while this one waited
+for their lock. A call of one statement (:meth:`Graph.query`, :meth:`Graph.read_unit`,
+:meth:`Graph.write_unit`) runs it as an auto-commit transaction: one round trip. Work
+of several statements, or a write whose vector changes must go with it, runs through
+:meth:`Graph.read` or :meth:`Graph.write`: an explicit transaction (its BEGIN sent with
+the first statement) bound to neomodel through its context-local session and
+transaction, so concurrent tasks, threads and interfaces on other servers never share
+one. A write's :class:`VectorChanges` are applied to the associated vector store after
+the graph work succeeded and before the commit, and undone if the commit then fails:
+both stores change together or neither does.
 """
 
 from __future__ import annotations
