@@ -48,34 +48,26 @@ class ClassTable:
     """What writing a node of one class needs, computed once from its definition."""
 
     label: str
-    #: Attribute name -> (database name, deflate).
-    deflate: Mapping[str, tuple[str, Callable[[Any], Any]]]
-    #: Attribute name -> default value factory.
-    defaults: Mapping[str, Callable[[], Any]]
-    required: frozenset[str]
+    #: Attribute name -> (database name, the type a value is stored as it is, or None,
+    #: deflate). neomodel's deflate wraps each value in an error handler; a plain string
+    #: property (no choices, no maximum length) stores a ``str`` as it is, an integer
+    #: property an ``int``, so those skip it. Any other value still goes through it.
+    deflate: Mapping[str, tuple[str, type | None, Callable[[Any], Any]]]
+    #: (attribute name, database name, deflate, default factory) of each default.
+    defaults: tuple[tuple[str, str, Callable[[Any], Any], Callable[[], Any]], ...]
+    #: Required attributes without a default.
+    required: tuple[str, ...]
     #: Database names of the properties stored as datetimes (see ``UnitOfWork._time``).
     times: tuple[str, ...]
 
 
-def _deflate(prop: Property[Any]) -> Callable[[Any], Any]:
-    """``prop.deflate``, short-cut for a value it would return as it is: a ``str`` for a
-    plain string property (no choices, no maximum length), an ``int`` for an integer one.
-
-    Most values of a write are such strings and ints, and neomodel's deflate wraps each
-    in an error handler; the values it would change or refuse still go through it.
-    """
-    kind: type | None = None
+def _stored_as_is(prop: Property[Any]) -> type | None:
+    """The type whose values ``prop.deflate`` returns unchanged, if any."""
     if type(prop) is StringProperty and prop.choices is None and prop.max_length is None:
-        kind = str
-    elif type(prop) is IntegerProperty:
-        kind = int
-    if kind is None:
-        return prop.deflate
-
-    def deflate(value: Any) -> Any:
-        return value if type(value) is kind else prop.deflate(value)
-
-    return deflate
+        return str
+    if type(prop) is IntegerProperty:
+        return int
+    return None
 
 
 @functools.cache
@@ -90,13 +82,17 @@ def table(cls: type) -> ClassTable:
     return ClassTable(
         label=cls.__label__,  # type: ignore[attr-defined]
         deflate={
-            name: (prop.get_db_property_name(name), _deflate(prop))
+            name: (prop.get_db_property_name(name), _stored_as_is(prop), prop.deflate)
             for name, prop in properties.items()
         },
-        defaults={
-            name: prop.default_value for name, prop in properties.items() if prop.has_default
-        },
-        required=frozenset(name for name, prop in properties.items() if prop.required),
+        defaults=tuple(
+            (name, prop.get_db_property_name(name), prop.deflate, prop.default_value)
+            for name, prop in properties.items()
+            if prop.has_default
+        ),
+        required=tuple(
+            name for name, prop in properties.items() if prop.required and not prop.has_default
+        ),
         times=tuple(
             prop.get_db_property_name(name)
             for name, prop in properties.items()
@@ -119,14 +115,14 @@ def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True)
             unknown = sorted(set(values) - set(spec.deflate))
             raise TypeError(f"{cls.__name__} has no properties {unknown}")
         if value is not None:
-            stored[entry[0]] = entry[1](value)
+            db_name, as_is, deflate = entry
+            stored[db_name] = value if type(value) is as_is else deflate(value)
     if defaults:
-        for name, default in spec.defaults.items():
+        for name, db_name, deflate, default in spec.defaults:
             if values.get(name) is None:
-                db_name, deflate = spec.deflate[name]
                 stored[db_name] = deflate(default())
         for name in spec.required:
-            if values.get(name) is None and name not in spec.defaults:
+            if values.get(name) is None:
                 raise ValueError(f"{cls.__name__}.{name} is required")
     return stored
 

@@ -114,6 +114,16 @@ def value(driver: Any, query: str, **params: Any) -> Any:
     return driver.execute_query(query, **params).records[0][0]
 
 
+def _canonical(value: Any) -> Any:
+    """``value`` with every map's entries in key order: the order a server returns a
+    node's properties in follows the order they were written, which means nothing."""
+    if isinstance(value, dict):
+        return sorted((key, _canonical(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return [_canonical(item) for item in value]
+    return value
+
+
 def snapshot(driver: Any) -> tuple[list[str], list[str]]:
     """Every node with its properties and every relationship: equal snapshots, equal graphs."""
     nodes = rows(driver, "MATCH (n) RETURN labels(n) AS labels, properties(n) AS properties")
@@ -121,7 +131,10 @@ def snapshot(driver: Any) -> tuple[list[str], list[str]]:
         driver,
         "MATCH (a)-[r]->(b) RETURN type(r) AS type, properties(a) AS a, properties(b) AS b",
     )
-    return sorted(map(repr, nodes)), sorted(map(repr, relationships))
+    return (
+        sorted(repr(_canonical(node)) for node in nodes),
+        sorted(repr(_canonical(relationship)) for relationship in relationships),
+    )
 
 
 def stored_chain(driver: Any, interaction_id: str) -> list[tuple[str, str]]:
