@@ -136,6 +136,7 @@ def target_class(rel: Any) -> type:
     return rel.definition["node_class"]  # type: ignore[no-any-return]
 
 
+@functools.cache
 def arrow(rel: Any, repeat: str = "") -> str:
     """One hop along ``rel`` from its declaring class, e.g. ``-[:IS_NEXT*0..]->``."""
     kind = f":{escape_identifier(rel.definition['relation_type'])}{repeat}"
@@ -147,8 +148,13 @@ def arrow(rel: Any, repeat: str = "") -> str:
     return f"-[{kind}]-"
 
 
+@functools.cache
 def _label(cls: type) -> str:
     return escape_identifier(table(cls).label)
+
+
+#: A property or variable name as Cypher reads it, escaped once per name.
+_name = functools.cache(escape_identifier)
 
 
 @dataclass(frozen=True)
@@ -213,7 +219,7 @@ class UnitOfWork:
         plain = {name: value for name, value in stored.items() if not isinstance(value, datetime)}
         items = [f"{var} {operator} {self._param(plain)}"]
         items.extend(
-            f"{var}.{escape_identifier(name)} = {self._value(value)}"
+            f"{var}.{_name(name)} = {self._value(value)}"
             for name, value in stored.items()
             if isinstance(value, datetime)
         )
@@ -238,7 +244,7 @@ class UnitOfWork:
             for properties in stored
         ]
         items = ["node = row.p"] + [
-            f"node.{escape_identifier(name)} = "
+            f"node.{_name(name)} = "
             + ZonedDateTimeProperty.expand(f"$times[row.t[{index}]]")
             for index, name in enumerate(times)
         ]
@@ -249,10 +255,10 @@ class UnitOfWork:
         stored = node_properties(cls, keys, defaults=False)
         if source is not None:
             return ", ".join(
-                f"{escape_identifier(name)}: {source}.{escape_identifier(name)}" for name in stored
+                f"{_name(name)}: {source}.{_name(name)}" for name in stored
             )
         return ", ".join(
-            f"{escape_identifier(name)}: {self._value(value)}" for name, value in stored.items()
+            f"{_name(name)}: {self._value(value)}" for name, value in stored.items()
         )
 
     def _head_only(self) -> None:
@@ -333,7 +339,7 @@ class UnitOfWork:
         body (of nodes found there) comes where it is declared.
         """
         self._writes = True
-        name = escape_identifier(LOCK_PROPERTY)
+        name = _name(LOCK_PROPERTY)
         (self._body if self._body else self._locks).append(
             f"FOREACH (node IN {ref.items} | SET node.{name} = true REMOVE node.{name})"
         )
@@ -365,7 +371,7 @@ class UnitOfWork:
             if then_repeat is not None
             else ""
         )
-        order = f" ORDER BY node.{escape_identifier(order_by)}" if order_by else ""
+        order = f" ORDER BY node.{_name(order_by)}" if order_by else ""
         return self._bind(
             cls,
             f"COLLECT {{ UNWIND {start.items} AS start MATCH (start){hops}(node:{_label(cls)}) "
@@ -420,7 +426,7 @@ class UnitOfWork:
         given, kept, made = self._var(), self._var(), self._var()
         same = " AND ".join(
             f"{stored.items}[k].{name} = {given}[k]{'.p' if spec.times else ''}.{name}"
-            for name in map(escape_identifier, names)
+            for name in map(_name, names)
         )
         self._writes = True
         param, assign = self._rows(cls, [node_properties(cls, row) for row in rows])
@@ -487,7 +493,7 @@ class UnitOfWork:
         room = " AND ".join(
             f"size({group.items}) < {self._param(limit)}" for group, limit in groups
         )
-        name = escape_identifier(name)
+        name = _name(name)
         self._body.append(f"WITH *, ({room}) AS {name}")
         self._body.append(
             f"FOREACH (node IN CASE WHEN {name} THEN {ref.items} ELSE [] END | DETACH DELETE node)"
@@ -503,7 +509,7 @@ class UnitOfWork:
 
     def output(self, name: str, ref: Ref) -> None:
         """Return the properties of the node(s) as ``name`` (read where this is called)."""
-        names = [escape_identifier(prop) for prop in table(ref.cls).times]
+        names = [_name(prop) for prop in table(ref.cls).times]
 
         def projection(node: str) -> str:
             """Every property; the datetimes compact, read back by the property's inflate."""
@@ -517,8 +523,8 @@ class UnitOfWork:
             if ref.many
             else projection(ref.expression)
         )
-        self._body.append(f"WITH *, {value} AS {escape_identifier(name)}")
-        self._outputs.append(escape_identifier(name))
+        self._body.append(f"WITH *, {value} AS {_name(name)}")
+        self._outputs.append(_name(name))
 
     # -- the statement --------------------------------------------------------------------
 
@@ -571,5 +577,6 @@ def _vars(*refs: Ref) -> str:
     return ", ".join(names)
 
 
+@functools.cache
 def _variables(expression: str) -> list[str]:
     return re.findall(r"\bv\d+\b", expression)
