@@ -244,8 +244,7 @@ class UnitOfWork:
             for properties in stored
         ]
         items = ["node = row.p"] + [
-            f"node.{_name(name)} = "
-            + ZonedDateTimeProperty.expand(f"$times[row.t[{index}]]")
+            f"node.{_name(name)} = " + ZonedDateTimeProperty.expand(f"$times[row.t[{index}]]")
             for index, name in enumerate(times)
         ]
         return self._param(rows), ", ".join(items)
@@ -254,12 +253,8 @@ class UnitOfWork:
         """``{name: $p, ...}`` for ``keys`` deflated, or ``{name: source.name}`` for a row."""
         stored = node_properties(cls, keys, defaults=False)
         if source is not None:
-            return ", ".join(
-                f"{_name(name)}: {source}.{_name(name)}" for name in stored
-            )
-        return ", ".join(
-            f"{_name(name)}: {self._value(value)}" for name, value in stored.items()
-        )
+            return ", ".join(f"{_name(name)}: {source}.{_name(name)}" for name in stored)
+        return ", ".join(f"{_name(name)}: {self._value(value)}" for name, value in stored.items())
 
     def _head_only(self) -> None:
         if self._body:

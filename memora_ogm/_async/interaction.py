@@ -19,7 +19,12 @@ from typing import Any, TypeVar
 from memora_ogm import convert, queries
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import VectorChanges, nothing
-from memora_ogm._async.memory import delete_memories, removed_memories, resolving_read
+from memora_ogm._async.memory import (
+    delete_memories,
+    removed_memories,
+    resolving_read,
+    user_page,
+)
 from memora_ogm._async.nodes import (
     Agent,
     Date,
@@ -498,20 +503,13 @@ class Neo4jInteraction(GraphComponent):
         check_flag("with_their_messages", with_their_messages)
         check_flag("with_their_memories", with_their_memories)
         check_page(skip, limit)
-        apoc = await self.graph.has_apoc()
-
-        def page(rows: list[dict[str, Any]]) -> list[models.Interaction]:
-            if not rows[0]["found"]:
-                raise UserNotFound(org_id, user_id)
-            return [_interaction(details, apoc) for details in rows[0]["page"]]
-
-        return await resolving_read(
+        return await user_page(
             self.graph,
-            queries.of_existing_user(queries.INTERACTIONS_PAGE, "details"),
-            apoc,
-            page,
-            org_id=org_id,
-            user_id=user_id,
+            queries.INTERACTIONS_PAGE,
+            "details",
+            _interaction,
+            org_id,
+            user_id,
             with_messages=with_their_messages,
             with_memories=with_their_memories,
             skip=skip,

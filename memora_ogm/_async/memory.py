@@ -48,6 +48,36 @@ async def resolving_read(
     )
 
 
+async def user_page(
+    graph: Graph,
+    query: str,
+    column: str,
+    item: Callable[[dict[str, Any], bool], T],
+    org_id: str,
+    user_id: str,
+    **params: Any,
+) -> list[T]:
+    """One page of ``query``'s ``column`` (see ``queries.of_existing_user``), each entry
+    as ``item(entry, apoc)``; ``UserNotFound`` when the user is missing, in the same
+    statement."""
+    apoc = await graph.has_apoc()
+
+    def page(rows: list[dict[str, Any]]) -> list[T]:
+        if not rows[0]["found"]:
+            raise UserNotFound(org_id, user_id)
+        return [item(entry, apoc) for entry in rows[0]["page"]]
+
+    return await resolving_read(
+        graph,
+        queries.of_existing_user(query, column),
+        apoc,
+        page,
+        org_id=org_id,
+        user_id=user_id,
+        **params,
+    )
+
+
 def delete_memories(
     work: UnitOfWork, memories: Ref, others: Sequence[Ref] = (), days: Sequence[Ref] = ()
 ) -> None:
@@ -107,20 +137,13 @@ class Neo4jMemory(GraphComponent):
         if agent_id is not None:
             check_ids(agent_id=agent_id)
         check_page(skip, limit)
-        apoc = await self.graph.has_apoc()
-
-        def page(rows: list[dict[str, Any]]) -> list[models.Memory]:
-            if not rows[0]["found"]:
-                raise UserNotFound(org_id, user_id)
-            return [convert.resolved_memory(memory, not apoc) for memory in rows[0]["page"]]
-
-        return await resolving_read(
+        return await user_page(
             self.graph,
-            queries.of_existing_user(queries.MEMORIES_PAGE, "memory"),
-            apoc,
-            page,
-            org_id=org_id,
-            user_id=user_id,
+            queries.MEMORIES_PAGE,
+            "memory",
+            lambda memory, apoc: convert.resolved_memory(memory, not apoc),
+            org_id,
+            user_id,
             agent_id=agent_id,
             skip=skip,
             limit=limit,
