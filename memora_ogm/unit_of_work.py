@@ -459,15 +459,24 @@ class UnitOfWork:
     ) -> None:
         """Link ``source`` to ``target`` along ``rel`` (an attribute of ``source``'s class).
 
-        ``pairs`` index the two lists; without it, the two single nodes. Relationships to a
-        node made here are created, others merged (linking twice is harmless).
+        ``pairs`` index the two lists; without it, the two single nodes, or every node of
+        one list with the single node on the other side. Relationships to a node made here
+        are created, others merged (linking twice is harmless).
         """
         verb = "CREATE" if source.created or target.created else "MERGE"
         self._writes = True
         if pairs is None:
-            if source.many or target.many:
-                raise ValueError("linking lists needs index pairs")
-            self._body.append(f"{verb} ({source.expression}){arrow(rel)}({target.expression})")
+            if source.many and target.many:
+                raise ValueError("linking two lists needs index pairs")
+            if not (source.many or target.many):
+                self._body.append(f"{verb} ({source.expression}){arrow(rel)}({target.expression})")
+                return
+            a, b, nodes = (
+                ("node", target.expression, source.expression)
+                if source.many
+                else (source.expression, "node", target.expression)
+            )
+            self._body.append(f"FOREACH (node IN {nodes} | {verb} ({a}){arrow(rel)}({b}))")
             return
         self._body.append(
             f"WITH * CALL ({_vars(source, target)}) {{ "

@@ -269,8 +269,7 @@ def _add_memories(
             for memory in stored
         ],
     )
-    every = range(len(stored))
-    work.link(Memory.interaction_source, nodes, interaction_ref, [(n, 0) for n in every])
+    work.link(Memory.interaction_source, nodes, interaction_ref)
     work.link(
         Memory.message_source,
         nodes,
@@ -283,12 +282,12 @@ def _add_memories(
     )
     if interactions_in is not None:
         work.link(InteractionCollection.had_interaction, interactions_in, interaction_ref)
-    work.link(MemoryCollection.includes, collection, nodes, [(0, n) for n in every])
+    work.link(MemoryCollection.includes, collection, nodes)
     day = work.merge(
         Date, org_id=interaction["org_id"], user_id=interaction["user_id"], date=when.date()
     )
     work.link(Interaction.has_occurrence_on, interaction_ref, day)
-    work.link(Memory.date_obtained, nodes, day, [(n, 0) for n in every])
+    work.link(Memory.date_obtained, nodes, day)
     if superseded is not None:
         work.link(
             Memory.contrary_update,
