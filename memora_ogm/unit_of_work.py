@@ -225,14 +225,15 @@ class UnitOfWork:
         )
         return ", ".join(items)
 
-    def _rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
-        """A list parameter of ``stored`` rows and the SET items that give ``node`` the
-        properties of ``row``. For a class with datetime properties, ``row.p`` maps the
-        plain ones and ``row.t`` indexes ``$times`` for each datetime (null where a row
-        has none); a class without is sent as the rows themselves."""
+    def _rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, str, str]:
+        """A list parameter of ``stored`` rows, the SET items that give ``node`` the
+        properties of ``row``, and where a row keeps its plain properties (``row`` plus
+        this suffix). For a class with datetime properties, ``.p`` maps the plain ones and
+        ``.t`` indexes ``$times`` for each datetime (null where a row has none); a class
+        without is sent as the rows themselves."""
         times = table(cls).times
         if not times:
-            return self._param(stored), "node = row"
+            return self._param(stored), "node = row", ""
         rows = [
             {
                 "p": {k: v for k, v in properties.items() if k not in times},
@@ -247,7 +248,7 @@ class UnitOfWork:
             f"node.{_name(name)} = " + ZonedDateTimeProperty.expand(f"$times[row.t[{index}]]")
             for index, name in enumerate(times)
         ]
-        return self._param(rows), ", ".join(items)
+        return self._param(rows), ", ".join(items), ".p"
 
     def _keys(self, cls: type, keys: Mapping[str, Any], source: str | None = None) -> str:
         """``{name: $p, ...}`` for ``keys`` deflated, or ``{name: source.name}`` for a row."""
@@ -399,7 +400,7 @@ class UnitOfWork:
         stored = [node_properties(cls, row) for row in rows]
         var = self._var()
         self._writes = True
-        param, assign = self._rows(cls, stored)
+        param, assign, _ = self._rows(cls, stored)
         self._body.append(_create_rows(cls, param, assign, var))
         return Ref(var, cls, True, created=True), stored
 
@@ -419,12 +420,11 @@ class UnitOfWork:
         if set(names) & set(spec.times):
             raise ValueError("datetimes cannot be compared here")
         given, kept, made = self._var(), self._var(), self._var()
-        same = " AND ".join(
-            f"{stored.items}[k].{name} = {given}[k]{'.p' if spec.times else ''}.{name}"
-            for name in map(_name, names)
-        )
         self._writes = True
-        param, assign = self._rows(cls, [node_properties(cls, row) for row in rows])
+        param, assign, plain = self._rows(cls, [node_properties(cls, row) for row in rows])
+        same = " AND ".join(
+            f"{stored.items}[k].{name} = {given}[k]{plain}.{name}" for name in map(_name, names)
+        )
         self._body.append(f"WITH *, {param} AS {given}")
         self._body.append(
             f"WITH *, coalesce(head([k IN range(0, size({given}) - 1) "
