@@ -21,6 +21,8 @@ property every node of the label has).
 
 from __future__ import annotations
 
+import functools
+
 from typing_extensions import LiteralString
 
 from memora_ogm.properties import ZonedDateTimeProperty
@@ -63,8 +65,10 @@ WITH *, mem.memory AS resolved
 RESOLVE_SLOT = "//RESOLVE//"
 
 
+@functools.cache
 def with_resolution(query: str, apoc: bool) -> str:
-    """The variant of ``query`` (which contains ``RESOLVE_SLOT`` once) for this server."""
+    """The variant of ``query`` (which contains ``RESOLVE_SLOT`` once) for this server
+    (made once: a memory read's text would otherwise be rebuilt on every call)."""
     return query.replace(RESOLVE_SLOT, RESOLVE_WITH_APOC if apoc else RESOLVE_IN_PYTHON)
 
 
@@ -190,6 +194,7 @@ RETURN requested, memory
 """
 
 
+@functools.cache
 def of_existing_user(query: str, column: str) -> str:
     """``query`` (a page of ``column`` rows for ``$org_id``/``$user_id``) as one row:
     whether the user exists (``found``) and the ``page`` in order, so a missing user

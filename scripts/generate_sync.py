@@ -37,6 +37,7 @@ REPLACEMENTS = {
     "AsyncSession": "Session",
     "AsyncTransaction": "Transaction",
     "AsyncBookmarkManager": "BookmarkManager",
+    "AsyncNeo4jDriver": "Neo4jDriver",
     "AsyncGraphDatabase": "GraphDatabase",
     "AsyncNodeSet": "NodeSet",
     "AsyncRelationshipFrom": "RelationshipFrom",

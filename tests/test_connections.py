@@ -3,14 +3,15 @@
 A ``neo4j://`` URI makes the driver route: reads to readers, writes to the leader. That
 only works when every read runs in a read transaction and every write in a write
 transaction, and a read only sees the interface's earlier writes on a follower when its
-session carries their bookmarks. A spy on the driver's sessions records both here, on the
-core flow run through a ``neo4j://`` URI against the local server (the routing driver
-accepts a single server).
+session carries their bookmarks. A spy on the sessions' statements and transactions
+records both here, on the core flow run through a ``neo4j://`` URI against the local
+server (the routing driver accepts a single server).
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -31,28 +32,31 @@ from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 
 Sessions = list[tuple[str | None, str | None, object]]
-"""``(database, access mode, bookmark manager)`` of each session a driver opened."""
+"""``(database, access mode, bookmark manager)`` of the session of each auto-commit
+statement or explicit transaction any driver ran."""
 
 
 @pytest.fixture
 def sessions(monkeypatch: pytest.MonkeyPatch) -> Sessions:
-    """Every session any driver of either twin opens from now on."""
-    opened: Sessions = []
-    for cls in (neo4j.AsyncDriver, neo4j.Driver):
-        original = cls.session
+    """The session of every unit of work either twin runs from now on (sessions are
+    reused between calls, so opening them tells nothing)."""
+    ran: Sessions = []
+    for cls in (neo4j.AsyncSession, neo4j.Session):
+        for name in ("run", "begin_transaction"):
+            original = getattr(cls, name)
 
-        def session(self: Any, original: Callable[..., Any] = original, **config: Any) -> Any:
-            opened.append(
-                (
-                    config.get("database"),
-                    config.get("default_access_mode"),
-                    config.get("bookmark_manager"),
-                )
-            )
-            return original(self, **config)
+            def spy(self: Any, *args: Any, original: Any = original, **kwargs: Any) -> Any:
+                config = self._config
+                ran.append((config.database, config.default_access_mode, config.bookmark_manager))
+                return original(self, *args, **kwargs)
 
-        monkeypatch.setattr(cls, "session", session)
-    return opened
+            monkeypatch.setattr(cls, name, spy)
+    return ran
+
+
+async def settle(value: Any) -> Any:
+    """``value``, awaited when it came from the async twin."""
+    return await value if inspect.isawaitable(value) else value
 
 
 def interface(twin: str, *args: Any, **kwargs: Any) -> Any:
@@ -164,6 +168,55 @@ async def test_core_flow_through_neo4j_uri_reads_in_read_and_writes_in_write_tra
     assert neo4j_driver.execute_query("MATCH (n) RETURN count(n) AS n").records[0]["n"] == 0
     assert len(bookmarks) == 1, "one bookmark manager chains all units of work of the interface"
     await memora.close()
+
+
+@pytest.mark.parametrize("twin", ["async", "sync"])
+async def test_direct_uri_reuses_sessions_without_bookmarks_and_reads_its_writes(
+    twin: str,
+    neo4j_connection: Neo4jConnection,
+    neo4j_driver: Driver,
+    sessions: Sessions,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ``bolt://`` driver talks to one server: no bookmarks travel, every call still
+    reads what the call before it wrote, and calls in turn reuse one session per access
+    mode. A statement that fails closes its session instead of returning it."""
+    conn = neo4j_connection
+    clear_database(neo4j_driver, conn.database)
+    opened: list[str] = []
+    for cls in (neo4j.AsyncDriver, neo4j.Driver):
+        original = cls.session
+
+        def session(self: Any, original: Callable[..., Any] = original, **config: Any) -> Any:
+            opened.append(config["default_access_mode"])
+            return original(self, **config)
+
+        monkeypatch.setattr(cls, "session", session)
+    memora = interface(twin, conn.uri, conn.username, conn.password, conn.database)
+    await memora.setup()
+    org = await memora.create_organization("Acme")
+    for number in range(10):
+        user = await memora.create_user(org.org_id, f"Ann {number}")
+        assert (await memora.get_user(org.org_id, user.user_id)).user_name == f"Ann {number}"
+        renamed = await memora.update_user(org.org_id, user.user_id, f"Bea {number}")
+        assert renamed.user_name == f"Bea {number}"
+        assert (await memora.get_user(org.org_id, user.user_id)).user_name == f"Bea {number}"
+    users = await memora.get_all_org_users(org.org_id)
+    assert sorted(found.user_name for found in users) == [f"Bea {n}" for n in range(10)]
+    assert sessions, "the calls ran their statements"
+    assert {manager for _, _, manager in sessions} == {None}
+    assert sorted(opened).count(READ_ACCESS) == 1, opened
+    assert sorted(opened).count(WRITE_ACCESS) <= 2, opened  # setup's own, and the calls'
+
+    graph = memora.graph
+    (idle_reader,) = graph._idle[1]
+    with pytest.raises(neo4j.exceptions.ClientError):
+        await settle(graph.query("RETURN 1 / $zero AS n", {"zero": 0}, list))
+    assert graph._idle[1] == [], "the failed statement's session is not reused"
+    assert idle_reader[1].closed()
+    assert await settle(graph.query("RETURN 1 AS n", {}, list)) == [{"n": 1}]
+    await memora.close()
+    assert graph._idle == ([], [])
 
 
 async def _blocked_transactions(driver: Driver) -> int:

@@ -173,18 +173,20 @@ def test_every_read_runs_in_a_read_transaction(
     neo4j_connection: Neo4jConnection,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Every session inspect opens may only read; the one exception is neomodel's own
-    version probe (``CALL dbms.components()``) when the facade points it at the server."""
+    """Every statement and transaction inspect runs is in a read session; the one
+    exception is neomodel's own version probe (``CALL dbms.components()``) when the facade
+    points it at the server. (Sessions are reused, so their statements are what counts.)"""
     alpha, _ = tenants
     modes: list[tuple[str, bool]] = []
-    session = neo4j.Driver.session
+    for name in ("run", "begin_transaction"):
+        original = getattr(neo4j.Session, name)
 
-    def spy(self: neo4j.Driver, **config: Any) -> neo4j.Session:
-        probe = any(f.function == "_update_database_version" for f in inspect.stack())
-        modes.append((config.get("default_access_mode", neo4j.WRITE_ACCESS), probe))
-        return session(self, **config)
+        def spy(self: neo4j.Session, *args: Any, original: Any = original, **kwargs: Any) -> Any:
+            probe = any(f.function == "_update_database_version" for f in inspect.stack())
+            modes.append((self._config.default_access_mode, probe))
+            return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(neo4j.Driver, "session", spy)
+        monkeypatch.setattr(neo4j.Session, name, spy)
     lines = inspect_lines(neo4j_connection, alpha.org_id, alpha.user_id, 20)
     assert "    - AlphaAnn lives in Bergen" in lines
     ours = [mode for mode, probe in modes if not probe]

@@ -28,6 +28,7 @@ from neo4j import (
     WRITE_ACCESS,
     AsyncDriver,
     AsyncGraphDatabase,
+    AsyncNeo4jDriver,
     AsyncSession,
     AsyncTransaction,
     Record,
@@ -254,6 +255,9 @@ async def bind_neomodel(
         await session.close()
 
 
+_IdleSession = tuple[AsyncDriver, AsyncSession]
+
+
 def _row(record: Record) -> dict[str, Any]:
     """A record as a dict of its values as they came.
 
@@ -314,8 +318,12 @@ class Graph:
         #: Whether this graph's server is Enterprise Edition; asked on first use.
         self.enterprise: bool | None = None
         #: Causal consistency across this graph's units of work: in a cluster, a read
-        #: routed to a follower still sees every write this graph committed before it.
+        #: routed to a follower still sees every write this graph committed before it
+        #: (see :meth:`bookmarks_for`).
         self.bookmarks = AsyncGraphDatabase.bookmark_manager()
+        #: Auto-commit sessions between two :meth:`query` calls, by access mode (write
+        #: first), with the driver that opened them.
+        self._idle: tuple[list[_IdleSession], list[_IdleSession]] = ([], [])
 
     async def driver(self) -> AsyncDriver:
         """This graph's driver; for ``from_neomodel()`` interfaces, neomodel's."""
@@ -334,6 +342,9 @@ class Graph:
         await (await self.driver()).verify_connectivity()
 
     async def close(self) -> None:
+        for idle in self._idle:
+            while idle:
+                await idle.pop()[1].close()
         if self._driver is not None:
             _OPEN_GRAPHS.discard(self)
             if adb.driver is self._driver:
@@ -346,7 +357,8 @@ class Graph:
     @asynccontextmanager
     async def _transaction(self, write: bool) -> AsyncIterator[None]:
         driver = await self.driver()
-        async with bind_neomodel(driver, self.database, write, self.bookmarks) as transaction:
+        bookmarks = self.bookmarks_for(driver)
+        async with bind_neomodel(driver, self.database, write, bookmarks) as transaction:
             yield
             await self.commit(transaction)
 
@@ -436,18 +448,57 @@ class Graph:
         """
 
         async def attempt() -> T:
-            driver = await self.driver()
-            async with driver.session(
-                database=self.database,
-                default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
-                bookmark_manager=self.bookmarks,
-            ) as session:
+            driver, session = await self._session(write)
+            try:
                 self.statements += 1
                 records = await session.run(query, params)
                 rows = [_row(record) async for record in records]
+            except BaseException:
+                await session.close()
+                raise
+            self._idle[not write].append((driver, session))
             return result(rows)
 
         return await self._attempts(attempt)
+
+    async def _session(self, write: bool) -> _IdleSession:
+        """An auto-commit session of the access mode, with its driver: an idle one of the
+        graph's current driver, or a new one.
+
+        Opening a session merges the driver's configuration into a new session
+        configuration each time, about as costly on the client as the layer's own work for
+        a single-node read; a session whose statement ran through is reused instead (it
+        holds no connection between statements, and reads its bookmarks from the
+        bookmark manager for each one). A session whose statement failed is closed, not
+        reused, and so is one of a driver the graph no longer uses (neomodel's, for
+        ``from_neomodel()`` graphs, may be replaced).
+        """
+        driver = await self.driver()
+        idle = self._idle[not write]
+        while idle:
+            try:
+                opener, session = idle.pop()
+            except IndexError:  # another thread took the last one
+                break
+            if opener is driver:
+                return driver, session
+            await session.close()
+        session = driver.session(
+            database=self.database,
+            default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
+            bookmark_manager=self.bookmarks_for(driver),
+        )
+        return driver, session
+
+    def bookmarks_for(self, driver: AsyncDriver) -> AsyncBookmarkManager | None:
+        """The bookmark manager for sessions of ``driver``: only a routing driver needs one.
+
+        A routing (``neo4j://``) driver may send a read to another server than the write
+        before it, which must first catch up; a direct (``bolt://``) driver sends every
+        statement to its one server, where a committed write is visible to the next
+        statement anyway, and bookmarks would only cost work on both sides.
+        """
+        return self.bookmarks if isinstance(driver, AsyncNeo4jDriver) else None
 
     async def read_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
         """:meth:`query` of a unit of work that only reads: ``result`` of its one row."""
