@@ -26,7 +26,7 @@ from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
-from memora_ogm.errors import MemoryNotFound
+from memora_ogm.errors import MemoryNotFound, OrganizationNotFound
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 
@@ -285,6 +285,45 @@ async def test_from_neomodel_never_runs_on_a_driver_an_explicit_interface_lent_n
     finally:
         await explicit_a.close()
         await adb.close_connection()
+
+
+@pytest.mark.parametrize("twin", ["async", "sync"])
+async def test_from_neomodel_follows_neomodel_to_another_server(
+    servers: Servers, twin: str
+) -> None:
+    """The application points neomodel at B after the interface ran calls on A: the
+    next calls, reads and writes, run on B (an idle session of A's driver is not reused)."""
+
+    async def connect(conn: Neo4jConnection) -> None:
+        if twin == "async":
+            await adb.set_connection(url=conn.neomodel_url)
+        else:
+            db.set_connection(url=conn.neomodel_url)
+
+    await connect(servers.a)
+    memora = (
+        Neo4jGraphInterface.from_neomodel()
+        if twin == "async"
+        else AwaitableTwin(sync.Neo4jGraphInterface.from_neomodel(), Neo4jGraphInterface)
+    )
+    try:
+        await memora.setup()
+        on_a = await memora.create_organization("on A")
+        assert (await memora.get_organization(on_a.org_id)).org_name == "on A"
+        await connect(servers.b)
+        await memora.setup()
+        with pytest.raises(OrganizationNotFound):
+            await memora.get_organization(on_a.org_id)
+        on_b = await memora.create_organization("on B")
+        assert [org.org_id for org in await memora.get_all_organizations()] == [on_b.org_id]
+        assert held(servers.a).orgs == {on_a.org_id}
+        assert held(servers.b).orgs == {on_b.org_id}
+    finally:
+        await close_all(memora)
+        if twin == "async":
+            await adb.close_connection()
+        else:
+            db.close_connection()
 
 
 async def test_interfaces_on_two_databases_of_one_server_never_mix(

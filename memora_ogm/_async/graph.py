@@ -468,10 +468,10 @@ class Graph:
         Opening a session merges the driver's configuration into a new session
         configuration each time, about as costly on the client as the layer's own work for
         a single-node read; a session whose statement ran through is reused instead (it
-        holds no connection between statements, and reads its bookmarks from the
-        bookmark manager for each one). A session whose statement failed is closed, not
-        reused, and so is one of a driver the graph no longer uses (neomodel's, for
-        ``from_neomodel()`` graphs, may be replaced).
+        holds no connection between statements, and a routing driver's session reads
+        its bookmarks from the bookmark manager for each one). A session whose statement
+        failed is closed, not reused, and so is one of a driver the graph no longer uses
+        (neomodel's, for ``from_neomodel()`` graphs, may be replaced).
         """
         driver = await self.driver()
         idle = self._idle[not write]
@@ -496,7 +496,7 @@ class Graph:
         A routing (``neo4j://``) driver may send a read to another server than the write
         before it, which must first catch up; a direct (``bolt://``) driver sends every
         statement to its one server, where a committed write is visible to the next
-        statement anyway, and bookmarks would only cost work on both sides.
+        statement anyway, and the manager would only cost work on both sides.
         """
         return self.bookmarks if isinstance(driver, AsyncNeo4jDriver) else None
 
