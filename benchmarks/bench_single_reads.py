@@ -1,0 +1,168 @@
+"""Single-node reads against the Bolt floor, with many samples: where each floor goes.
+
+    python benchmarks/bench_single_reads.py [--calls 2000] [--twins async,sync]
+
+Connects like the tests (``NEO4J_*`` variables, else Docker, else the embedded server),
+makes a small tenant (an organisation, a user, an agent, an interaction of three messages
+and one memory naming both) and deletes it at the end.
+
+For each twin and each single-node read of the facade, ``--calls`` rounds run three
+calls in an order shuffled each round: the floor (a ``RETURN 1`` auto-commit round trip),
+the read, and the read's own statement (the one the facade sent, captured once) replayed
+by the bare driver of the same flavour in a read session. Per read it prints the median
+wall time, the client CPU per call, the floor, the read's ratio to it (``xfloor``), the
+statement's (``s.xfl``: the server's work and the round trip) and the difference (the
+layer's share). Few calls between two of the same kind keep the code warm, as in an
+application calling one method in a loop; interleave more kinds and every ratio grows.
+``bench_api.py`` runs every method but few samples of each; this one runs few methods
+and many samples, which is what a sub-millisecond call needs on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import neo4j
+from bench_api import AsyncTwin, StatementCounter, SyncTwin, Twin, settle
+
+from memora_ogm import Neo4jGraphInterface as AsyncGraphInterface
+from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
+from memora_ogm.server import connect_or_start
+from memora_ogm.sync import Neo4jGraphInterface as SyncGraphInterface
+
+
+async def tenant(memora: Any) -> dict[str, str]:
+    """The ids the reads ask for, of a tenant made through the facade."""
+    org = await settle(memora.create_organization("bench-single-reads"))
+    user = await settle(memora.create_user(org.org_id, "Ann"))
+    agent = await settle(memora.create_agent(org.org_id, "Bot", None))
+    data = MemoriesAndInteraction(
+        interaction=[
+            {"role": "user", "content": "Hello"},
+            {"role": "assistant", "content": "Hi, how can I help?"},
+            {"role": "user", "content": "I live in Oslo with my cat"},
+        ],
+        interaction_date=datetime.now().astimezone(),
+        memories=[
+            MemoryToStore(
+                memory=f"user_{user.user_id} lives in Oslo and talks to agent_{agent.agent_id}",
+                source_msg_block_pos=[2],
+            )
+        ],
+        contrary_memories=[],
+    )
+    interaction_id, _ = await settle(
+        memora.save_interaction_with_memories(org.org_id, agent.agent_id, user.user_id, data)
+    )
+    (memory,) = await settle(memora.get_all_user_memories(org.org_id, user.user_id))
+    return {
+        "org_id": org.org_id,
+        "user_id": user.user_id,
+        "agent_id": agent.agent_id,
+        "interaction_id": interaction_id,
+        "memory_id": memory.memory_id,
+    }
+
+
+def reads(memora: Any, ids: dict[str, str]) -> dict[str, Callable[[], Any]]:
+    org, user = ids["org_id"], ids["user_id"]
+    return {
+        "get_organization": lambda: memora.get_organization(org),
+        "get_agent": lambda: memora.get_agent(org, ids["agent_id"]),
+        "get_user": lambda: memora.get_user(org, user),
+        "get_user_memory": lambda: memora.get_user_memory(org, user, ids["memory_id"]),
+        "get_interaction": lambda: memora.get_interaction(org, user, ids["interaction_id"]),
+    }
+
+
+async def statement_of(
+    counter: StatementCounter, call: Callable[[], Any]
+) -> tuple[str, dict[str, Any]]:
+    """The one auto-commit read ``call`` sends."""
+    counter.reset()
+    await settle(call())
+    if counter.count != 1 or len(counter.reads) != 1:
+        raise RuntimeError(f"expected one auto-commit read, saw {counter.count} statements")
+    return counter.reads[0]
+
+
+def replayed(twin: Twin, query: str, params: dict[str, Any]) -> Callable[[], Any]:
+    return lambda: twin.replay(query, params)
+
+
+async def measure(twin: Twin, counter: StatementCounter, calls: int) -> None:
+    ids = await tenant(twin.graph)
+    print(f"\n{twin.name} twin, {calls} rounds per read")
+    print(
+        f"{'read':<18} {'median':>7} {'cpu':>6} {'floor':>6} {'xfloor':>6} {'s.xfl':>6}"
+        f" {'layer':>6}"
+    )
+    for name, call in reads(twin.graph, ids).items():
+        query, params = await statement_of(counter, call)
+        timed: dict[str, Callable[[], Any]] = {
+            "floor": twin.floor,
+            "read": call,
+            "statement": replayed(twin, query, params),
+        }
+        wall: dict[str, list[float]] = {label: [] for label in timed}
+        cpu: dict[str, list[float]] = {label: [] for label in timed}
+        labels = list(timed)
+        for round_ in range(calls + 20):
+            random.shuffle(labels)
+            for label in labels:
+                started, used = time.perf_counter(), time.thread_time()
+                await settle(timed[label]())
+                if round_ >= 20:  # the first rounds warm up
+                    cpu[label].append(time.thread_time() - used)
+                    wall[label].append(time.perf_counter() - started)
+        floor, median, alone = (statistics.median(wall[label]) for label in ORDER)
+        print(
+            f"{name:<18} {median * 1000:7.3f} {statistics.median(cpu['read']) * 1000:6.3f}"
+            f" {floor * 1000:6.3f} {median / floor:6.2f} {alone / floor:6.2f}"
+            f" {(median - alone) / floor:6.2f}"
+        )
+    await settle(twin.graph.delete_organization(ids["org_id"]))
+
+
+ORDER = ("floor", "read", "statement")
+
+
+async def run(options: argparse.Namespace) -> None:
+    counter = StatementCounter()
+    with connect_or_start() as conn:
+        auth = (conn.username, conn.password)
+        database = conn.database or None
+        for name in options.twins.split(","):
+            twin: Twin
+            if name == "async":
+                graph: Any = AsyncGraphInterface(conn.uri, *auth, conn.database)
+                await graph.setup()
+                driver: Any = neo4j.AsyncGraphDatabase.driver(conn.uri, auth=auth)
+                twin = AsyncTwin(graph, driver, database)
+            else:
+                graph = SyncGraphInterface(conn.uri, *auth, conn.database)
+                graph.setup()
+                driver = neo4j.GraphDatabase.driver(conn.uri, auth=auth)
+                twin = SyncTwin(graph, driver, database)
+            try:
+                await measure(twin, counter, options.calls)
+            finally:
+                await twin.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000, help="rounds per twin (2000)")
+    parser.add_argument("--twins", default="async,sync", help="async, sync or both")
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
