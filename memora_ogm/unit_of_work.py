@@ -116,7 +116,8 @@ def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True)
             raise TypeError(f"{cls.__name__} has no properties {unknown}")
         if value is not None:
             db_name, as_is, deflate = entry
-            stored[db_name] = value if type(value) is as_is else deflate(value)
+            kept = type(value) is as_is or type(value) is Param
+            stored[db_name] = value if kept else deflate(value)
     if defaults:
         for name, db_name, deflate, default in spec.defaults:
             if values.get(name) is None:
@@ -157,6 +158,14 @@ def _label(cls: type) -> str:
 _name = functools.cache(escape_identifier)
 
 
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A value a :class:`Prepared` unit of work is given when it runs: ``$name`` in its
+    statement."""
+
+    name: str
+
+
 @dataclass(frozen=True)
 class Ref:
     """A node (``many=False``) or a list of nodes bound in the statement."""
@@ -193,6 +202,8 @@ class UnitOfWork:
         return f"v{next(self._counter)}"
 
     def _param(self, value: Any) -> str:
+        if type(value) is Param:
+            return f"${value.name}"
         name = f"p{len(self.params)}"
         self.params[name] = value
         return f"${name}"
@@ -560,6 +571,62 @@ class UnitOfWork:
         if missing:
             number, entry = missing[0]
             raise self._checks[number][1](entry)
+
+
+class Prepared:
+    """A read whose statement depends on which values it is given, never on the values:
+    declared and compiled once, then bound to each call's values.
+
+    ``declare(work, **values)`` declares the unit as a call would; the first
+    :meth:`bind` runs it with each value a :class:`Param`, so the statement names them
+    (``$org_id``) instead of holding them. For a read of one node or one list by its
+    ids, declaring and compiling was most of the layer's own work. Only values that
+    reach the statement as match keys can be parameters; the declaration must not look
+    at them (a read declared this way does not). A not-found answer declares the unit
+    again with the call's values, so the error is the one that unit raises, naming them.
+    """
+
+    def __init__(self, declare: Callable[..., Any]) -> None:
+        self._declare = declare
+        self._statement: tuple[str, dict[str, Any]] | None = None
+
+    def bind(self, **values: Any) -> Bound:
+        if self._statement is None:
+            work = UnitOfWork()
+            self._declare(work, **{name: Param(name) for name in values})
+            query, params = work.compile()
+            clashing = set(values) & set(params)
+            if clashing or work._writes or work._times:
+                raise RuntimeError(f"not a read of fixed shape: {sorted(clashing)}")
+            self._statement = query, params
+        return Bound(self, self._statement, values)
+
+    def declared(self, **values: Any) -> UnitOfWork:
+        """The unit of work declared with the call's own values."""
+        work = UnitOfWork()
+        self._declare(work, **values)
+        return work
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A :class:`Prepared` read with one call's values; run like a unit of work."""
+
+    prepared: Prepared
+    statement: tuple[str, dict[str, Any]]
+    values: dict[str, Any]
+
+    def compile(self) -> tuple[str, dict[str, Any]]:
+        query, params = self.statement
+        return query, {**params, **self.values}
+
+    def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
+        if missing:
+            self.prepared.declared(**self.values).raise_missing(missing)
+
+
+#: What ``Graph`` runs: a unit of work, or a prepared read bound to a call's values.
+Statement = UnitOfWork | Bound
 
 
 def _create_rows(cls: type, rows: str, assign: str, var: str, *imports: str) -> str:

@@ -212,3 +212,42 @@ async def test_delete_user_cascades_and_spares_neighbours(memora: Any, driver: D
     )
     with pytest.raises(UserNotFound):
         await memora.delete_user(ann.org_id, ann.user_id)
+
+
+async def test_each_read_of_a_missing_node_names_the_ids_it_was_given(memora: Any) -> None:
+    """The reads of one node or one list by its ids are compiled once for all calls
+    (``Prepared``); the not-found error of each call still names that call's own ids,
+    and a found node after a missing one is that call's node."""
+    org = await memora.create_organization("Acme")
+    user = await memora.create_user(org.org_id, "Ann")
+    agent = await memora.create_agent(org.org_id, "Helper")
+    for n in range(2):
+        gone = f"gone-{n}"
+        cases: list[tuple[Any, type[Exception], dict[str, str]]] = [
+            (memora.get_organization(gone), OrganizationNotFound, {"org_id": gone}),
+            (memora.get_all_org_users(gone), OrganizationNotFound, {"org_id": gone}),
+            (memora.get_all_org_agents(gone), OrganizationNotFound, {"org_id": gone}),
+            (
+                memora.get_user(org.org_id, gone),
+                UserNotFound,
+                {"org_id": org.org_id, "user_id": gone},
+            ),
+            (
+                memora.get_all_user_agents(org.org_id, gone),
+                UserNotFound,
+                {"org_id": org.org_id, "user_id": gone},
+            ),
+            (
+                memora.get_agent(org.org_id, gone),
+                AgentNotFound,
+                {"org_id": org.org_id, "agent_id": gone},
+            ),
+        ]
+        for call, error, ids in cases:
+            with pytest.raises(error) as raised:
+                await call
+            assert raised.value.ids == ids  # type: ignore[attr-defined]
+            assert gone in str(raised.value)
+        assert (await memora.get_user(org.org_id, user.user_id)).user_name == "Ann"
+        assert (await memora.get_agent(org.org_id, agent.agent_id)).agent_label == "Helper"
+        assert (await memora.get_organization(org.org_id)).org_name == "Acme"

@@ -1,20 +1,25 @@
 """The unit of work's statement building, without a server: what travels as parameters.
 
-Its statements run against a real Neo4j in every facade test; these check the two
-things those tests cannot see: each distinct datetime is sent once, and datetimes that
-are the same instant in different zones are not merged (``tests/test_temporal.py``
-checks on a server that the form they are sent in makes the DATETIME the driver would).
+Its statements run against a real Neo4j in every facade test; these check what those
+tests cannot see: each distinct datetime is sent once, datetimes that are the same
+instant in different zones are not merged (``tests/test_temporal.py`` checks on a server
+that the form they are sent in makes the DATETIME the driver would), and a prepared
+read is compiled once, sends each call's values as parameters and raises the error of
+its own call.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from memora_ogm._async.nodes import Interaction, Memory, MessageBlock
-from memora_ogm.unit_of_work import UnitOfWork
+from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
+from memora_ogm._async.user import USER
+from memora_ogm.errors import UserNotFound
+from memora_ogm.unit_of_work import Prepared, UnitOfWork
 
 NOON = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 NOON_SECONDS = int(NOON.timestamp())
@@ -53,3 +58,31 @@ def test_a_chain_cannot_be_compared_on_a_datetime() -> None:
     with pytest.raises(ValueError, match="datetimes"):
         work.keep_common_prefix(stored, [], ["obtained_at"])
     work.keep_common_prefix(work.nodes(MessageBlock), [], ["role", "content"])
+
+
+def test_a_prepared_read_is_compiled_once_and_sends_the_values_as_parameters() -> None:
+    first = USER.bind(org_id="org-1", user_id="user-1").compile()
+    second = USER.bind(org_id="org-2", user_id="user-2").compile()
+    assert first[0] is second[0], "the statement text is made once"
+    assert "$org_id" in first[0] and "$user_id" in first[0]
+    assert "org-1" not in first[0] and "user-1" not in first[0]
+    assert first[1] == {"times": [], "org_id": "org-1", "user_id": "user-1"}
+    assert second[1] == {"times": [], "org_id": "org-2", "user_id": "user-2"}
+
+
+def test_a_prepared_read_raises_the_error_of_its_own_call() -> None:
+    missing_user = [[0, None]]
+    for user_id in ("user-1", "user-2"):
+        with pytest.raises(UserNotFound) as raised:
+            USER.bind(org_id="org", user_id=user_id).raise_missing(missing_user)
+        assert raised.value.ids == {"org_id": "org", "user_id": user_id}
+    USER.bind(org_id="org", user_id="user").raise_missing([])  # nothing missing
+
+
+def test_only_a_read_of_fixed_shape_can_be_prepared() -> None:
+    def rename(work: UnitOfWork, org_id: Any, user_id: Any) -> None:
+        user = work.match(User, None, org_id=org_id, user_id=user_id)
+        work.set(user, user_name="Bea")
+
+    with pytest.raises(RuntimeError, match="fixed shape"):
+        Prepared(rename).bind(org_id="org", user_id="user")

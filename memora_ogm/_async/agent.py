@@ -11,7 +11,7 @@ from memora_ogm._async.nodes import Agent, Org, User
 from memora_ogm._async.user import match_user
 from memora_ogm.errors import AgentNotFound, OrganizationNotFound
 from memora_ogm.schema import models
-from memora_ogm.unit_of_work import Ref, UnitOfWork
+from memora_ogm.unit_of_work import Bound, Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
 
 
@@ -19,6 +19,23 @@ def _match_agent(work: UnitOfWork, org_id: str, agent_id: str) -> Ref:
     return work.match(
         Agent, lambda: AgentNotFound(org_id, agent_id), org_id=org_id, agent_id=agent_id
     )
+
+
+def _agents(work: UnitOfWork, owner: Ref, rel: Any) -> None:
+    """Declare the agents along ``rel`` from ``owner`` (which must exist) as ``agents``."""
+    work.output("agents", work.reachable(owner, rel))
+
+
+#: The fixed-shape reads, declared and compiled once (see ``Prepared``).
+AGENT = Prepared(lambda work, **ids: work.output("agent", _match_agent(work, **ids)))
+ORG_AGENTS = Prepared(
+    lambda work, org_id: _agents(
+        work,
+        work.match(Org, lambda: OrganizationNotFound(org_id), org_id=org_id),
+        Org.has_agent,
+    )
+)
+USER_AGENTS = Prepared(lambda work, **ids: _agents(work, match_user(work, **ids), User.has_agent))
 
 
 class Neo4jAgent(GraphComponent):
@@ -44,24 +61,18 @@ class Neo4jAgent(GraphComponent):
 
     async def get_agent(self, org_id: str, agent_id: str) -> models.Agent:
         check_ids(org_id=org_id, agent_id=agent_id)
-        work = UnitOfWork()
-        work.output("agent", _match_agent(work, org_id, agent_id))
+        work = AGENT.bind(org_id=org_id, agent_id=agent_id)
         return await self.graph.read_unit(work, lambda row: convert.agent(row["agent"]))
 
     async def get_all_org_agents(self, org_id: str) -> list[models.Agent]:
         check_ids(org_id=org_id)
-        work = UnitOfWork()
-        org = work.match(Org, lambda: OrganizationNotFound(org_id), org_id=org_id)
-        return await self._agents(work, org, Org.has_agent)
+        return await self._agents(ORG_AGENTS.bind(org_id=org_id))
 
     async def get_all_user_agents(self, org_id: str, user_id: str) -> list[models.Agent]:
         check_ids(org_id=org_id, user_id=user_id)
-        work = UnitOfWork()
-        return await self._agents(work, match_user(work, org_id, user_id), User.has_agent)
+        return await self._agents(USER_AGENTS.bind(org_id=org_id, user_id=user_id))
 
-    async def _agents(self, work: UnitOfWork, owner: Ref, rel: Any) -> list[models.Agent]:
-        """The agents along ``rel`` from ``owner``, in the statement that checks it exists."""
-        work.output("agents", work.reachable(owner, rel))
+    async def _agents(self, work: Bound) -> list[models.Agent]:
         return await self.graph.read_unit(
             work, lambda row: [convert.agent(agent) for agent in row["agents"]]
         )

@@ -51,7 +51,7 @@ from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.errors import NodeVanished, RetriesExhausted
 from memora_ogm.queries import APOC_AVAILABLE, EDITION
 from memora_ogm.schema.models import Memory as MemoryModel
-from memora_ogm.unit_of_work import UnitOfWork
+from memora_ogm.unit_of_work import Statement, UnitOfWork
 
 T = TypeVar("T")
 logger = logging.getLogger("memora_ogm")
@@ -269,7 +269,7 @@ def _row(record: Record) -> dict[str, Any]:
     return dict(zip(record.keys(), record, strict=True))
 
 
-def _only_row(work: UnitOfWork, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _only_row(work: Statement, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The one row of a unit of work's statement, after raising the not-found error of what
     it missed."""
     if not rows:
@@ -501,8 +501,9 @@ class Graph:
         """
         return self.bookmarks if isinstance(driver, Neo4jDriver) else None
 
-    def read_unit(self, work: UnitOfWork, result: Callable[[dict[str, Any]], T]) -> T:
-        """:meth:`query` of a unit of work that only reads: ``result`` of its one row."""
+    def read_unit(self, work: Statement, result: Callable[[dict[str, Any]], T]) -> T:
+        """:meth:`query` of a unit of work (or a prepared read) that only reads: ``result`` of
+        its one row."""
         query, params = work.compile()
         return self.query(query, params, lambda rows: result(_only_row(work, rows)))
 

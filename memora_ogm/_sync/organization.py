@@ -20,7 +20,7 @@ from memora_ogm._sync.nodes import (
 )
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.schema import models
-from memora_ogm.unit_of_work import Ref, UnitOfWork
+from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
 
 #: Nodes of each class deleted per transaction when an organisation is deleted.
@@ -68,6 +68,11 @@ def _delete_batch(org_id: str) -> UnitOfWork:
     return work
 
 
+#: The fixed-shape reads, declared and compiled once (see ``Prepared``).
+ORGANIZATION = Prepared(lambda work, org_id: work.output("org", _match_org(work, org_id)))
+ORGANIZATIONS = Prepared(lambda work: work.output("orgs", work.nodes(Org)))
+
+
 class Neo4jOrganization(GraphComponent):
     def create_organization(self, org_name: str) -> models.Organization:
         check_name("org_name", org_name, error=TypeError)
@@ -80,15 +85,12 @@ class Neo4jOrganization(GraphComponent):
 
     def get_organization(self, org_id: str) -> models.Organization:
         check_ids(TypeError, org_id=org_id)
-        work = UnitOfWork()
-        work.output("org", _match_org(work, org_id))
+        work = ORGANIZATION.bind(org_id=org_id)
         return self.graph.read_unit(work, lambda row: convert.organization(row["org"]))
 
     def get_all_organizations(self) -> list[models.Organization]:
-        work = UnitOfWork()
-        work.output("orgs", work.nodes(Org))
         return self.graph.read_unit(
-            work, lambda row: [convert.organization(org) for org in row["orgs"]]
+            ORGANIZATIONS.bind(), lambda row: [convert.organization(org) for org in row["orgs"]]
         )
 
     def update_organization(self, org_id: str, new_org_name: str) -> models.Organization:

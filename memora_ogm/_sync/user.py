@@ -21,13 +21,25 @@ from memora_ogm._sync.nodes import (
 )
 from memora_ogm.errors import OrganizationNotFound, UserNotFound
 from memora_ogm.schema import models
-from memora_ogm.unit_of_work import Ref, UnitOfWork
+from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
 
 
 def match_user(work: UnitOfWork, org_id: str, user_id: str) -> Ref:
     """Declare the user ``UserNotFound`` requires."""
     return work.match(User, lambda: UserNotFound(org_id, user_id), org_id=org_id, user_id=user_id)
+
+
+#: The fixed-shape reads, declared and compiled once (see ``Prepared``).
+USER = Prepared(lambda work, **ids: work.output("user", match_user(work, **ids)))
+ORG_USERS = Prepared(
+    lambda work, org_id: work.output(
+        "users",
+        work.reachable(
+            work.match(Org, lambda: OrganizationNotFound(org_id), org_id=org_id), Org.users
+        ),
+    )
+)
 
 
 class Neo4jUser(GraphComponent):
@@ -49,15 +61,12 @@ class Neo4jUser(GraphComponent):
 
     def get_user(self, org_id: str, user_id: str) -> models.User:
         check_ids(org_id=org_id, user_id=user_id)
-        work = UnitOfWork()
-        work.output("user", match_user(work, org_id, user_id))
+        work = USER.bind(org_id=org_id, user_id=user_id)
         return self.graph.read_unit(work, lambda row: convert.user(row["user"]))
 
     def get_all_org_users(self, org_id: str) -> list[models.User]:
         check_ids(org_id=org_id)
-        work = UnitOfWork()
-        org = work.match(Org, lambda: OrganizationNotFound(org_id), org_id=org_id)
-        work.output("users", work.reachable(org, Org.users))
+        work = ORG_USERS.bind(org_id=org_id)
         return self.graph.read_unit(work, lambda row: [convert.user(user) for user in row["users"]])
 
     def update_user(self, org_id: str, user_id: str, new_user_name: str) -> models.User:
