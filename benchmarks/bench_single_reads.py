@@ -86,11 +86,17 @@ async def statement_of(
     counter: StatementCounter, call: Callable[[], Any]
 ) -> tuple[str, dict[str, Any]]:
     """The one auto-commit read ``call`` sends."""
-    counter.reset()
+    counter.reset(capturing=True)
     await settle(call())
-    if counter.count != 1 or len(counter.reads) != 1:
-        raise RuntimeError(f"expected one auto-commit read, saw {counter.count} statements")
-    return counter.reads[0]
+    count, reads = counter.count, counter.reads
+    counter.reset()
+    if count != 1 or len(reads) != 1:
+        raise RuntimeError(f"expected one auto-commit read, saw {count} statements")
+    return reads[0]
+
+
+#: The calls timed for each read, in the order the medians are read back.
+ORDER = ("floor", "read", "statement")
 
 
 def replayed(twin: Twin, query: str, params: dict[str, Any]) -> Callable[[], Any]:
@@ -129,9 +135,6 @@ async def measure(twin: Twin, counter: StatementCounter, calls: int) -> None:
             f" {(median - alone) / floor:6.2f}"
         )
     await settle(twin.graph.delete_organization(ids["org_id"]))
-
-
-ORDER = ("floor", "read", "statement")
 
 
 async def run(options: argparse.Namespace) -> None:

@@ -8,8 +8,9 @@ from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import nothing
 from memora_ogm._async.nodes import Agent, Org, User
+from memora_ogm._async.organization import match_org
 from memora_ogm._async.user import match_user
-from memora_ogm.errors import AgentNotFound, OrganizationNotFound
+from memora_ogm.errors import AgentNotFound
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Bound, Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
@@ -21,7 +22,7 @@ def _match_agent(work: UnitOfWork, org_id: str, agent_id: str) -> Ref:
     )
 
 
-def _agents(work: UnitOfWork, owner: Ref, rel: Any) -> None:
+def _output_agents(work: UnitOfWork, owner: Ref, rel: Any) -> None:
     """Declare the agents along ``rel`` from ``owner`` (which must exist) as ``agents``."""
     work.output("agents", work.reachable(owner, rel))
 
@@ -29,13 +30,11 @@ def _agents(work: UnitOfWork, owner: Ref, rel: Any) -> None:
 #: The fixed-shape reads, declared and compiled once (see ``Prepared``).
 AGENT = Prepared(lambda work, **ids: work.output("agent", _match_agent(work, **ids)))
 ORG_AGENTS = Prepared(
-    lambda work, org_id: _agents(
-        work,
-        work.match(Org, lambda: OrganizationNotFound(org_id), org_id=org_id),
-        Org.has_agent,
-    )
+    lambda work, org_id: _output_agents(work, match_org(work, org_id), Org.has_agent)
 )
-USER_AGENTS = Prepared(lambda work, **ids: _agents(work, match_user(work, **ids), User.has_agent))
+USER_AGENTS = Prepared(
+    lambda work, **ids: _output_agents(work, match_user(work, **ids), User.has_agent)
+)
 
 
 class Neo4jAgent(GraphComponent):
@@ -48,7 +47,7 @@ class Neo4jAgent(GraphComponent):
         if user_id is not None:
             check_ids(user_id=user_id)
         work = UnitOfWork()
-        org = work.match(Org, lambda: OrganizationNotFound(org_id), lock=True, org_id=org_id)
+        org = match_org(work, org_id, lock=True)
         user = match_user(work, org_id, user_id) if user_id is not None else None
         agent, props = work.create(Agent, org_id=org_id, agent_label=agent_label, user_id=user_id)
         work.link(Org.has_agent, org, agent)

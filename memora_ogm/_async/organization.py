@@ -28,7 +28,8 @@ DELETE_BATCH_SIZE = 2_000
 INTERACTION_BATCH_SIZE = DELETE_BATCH_SIZE // 50
 
 
-def _match_org(work: UnitOfWork, org_id: str, lock: bool = False) -> Ref:
+def match_org(work: UnitOfWork, org_id: str, lock: bool = False) -> Ref:
+    """Declare the organisation ``OrganizationNotFound`` requires."""
     return work.match(Org, lambda: OrganizationNotFound(org_id), lock=lock, org_id=org_id)
 
 
@@ -43,7 +44,7 @@ def _delete_batch(org_id: str) -> UnitOfWork:
     every class had room to spare (nothing is left under it).
     """
     work = UnitOfWork()
-    org = _match_org(work, org_id, lock=True)
+    org = match_org(work, org_id, lock=True)
     groups: list[tuple[Ref, int]] = []
     for cls in (InteractionCollection, MemoryCollection):
         collections = work.nodes(cls, limit=DELETE_BATCH_SIZE, org_id=org_id)
@@ -68,7 +69,7 @@ def _delete_batch(org_id: str) -> UnitOfWork:
 
 
 #: The fixed-shape reads, declared and compiled once (see ``Prepared``).
-ORGANIZATION = Prepared(lambda work, org_id: work.output("org", _match_org(work, org_id)))
+ORGANIZATION = Prepared(lambda work, org_id: work.output("org", match_org(work, org_id)))
 ORGANIZATIONS = Prepared(lambda work: work.output("orgs", work.nodes(Org)))
 
 
@@ -96,7 +97,7 @@ class Neo4jOrganization(GraphComponent):
         check_ids(org_id=org_id)
         check_name("new_org_name", new_org_name)
         work = UnitOfWork()
-        org = _match_org(work, org_id)
+        org = match_org(work, org_id)
         work.set(org, org_name=new_org_name)
         work.output("org", org)
 

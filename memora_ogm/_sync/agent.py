@@ -9,8 +9,9 @@ from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import nothing
 from memora_ogm._sync.nodes import Agent, Org, User
+from memora_ogm._sync.organization import match_org
 from memora_ogm._sync.user import match_user
-from memora_ogm.errors import AgentNotFound, OrganizationNotFound
+from memora_ogm.errors import AgentNotFound
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Bound, Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
@@ -22,7 +23,7 @@ def _match_agent(work: UnitOfWork, org_id: str, agent_id: str) -> Ref:
     )
 
 
-def _agents(work: UnitOfWork, owner: Ref, rel: Any) -> None:
+def _output_agents(work: UnitOfWork, owner: Ref, rel: Any) -> None:
     """Declare the agents along ``rel`` from ``owner`` (which must exist) as ``agents``."""
     work.output("agents", work.reachable(owner, rel))
 
@@ -30,13 +31,11 @@ def _agents(work: UnitOfWork, owner: Ref, rel: Any) -> None:
 #: The fixed-shape reads, declared and compiled once (see ``Prepared``).
 AGENT = Prepared(lambda work, **ids: work.output("agent", _match_agent(work, **ids)))
 ORG_AGENTS = Prepared(
-    lambda work, org_id: _agents(
-        work,
-        work.match(Org, lambda: OrganizationNotFound(org_id), org_id=org_id),
-        Org.has_agent,
-    )
+    lambda work, org_id: _output_agents(work, match_org(work, org_id), Org.has_agent)
 )
-USER_AGENTS = Prepared(lambda work, **ids: _agents(work, match_user(work, **ids), User.has_agent))
+USER_AGENTS = Prepared(
+    lambda work, **ids: _output_agents(work, match_user(work, **ids), User.has_agent)
+)
 
 
 class Neo4jAgent(GraphComponent):
@@ -49,7 +48,7 @@ class Neo4jAgent(GraphComponent):
         if user_id is not None:
             check_ids(user_id=user_id)
         work = UnitOfWork()
-        org = work.match(Org, lambda: OrganizationNotFound(org_id), lock=True, org_id=org_id)
+        org = match_org(work, org_id, lock=True)
         user = match_user(work, org_id, user_id) if user_id is not None else None
         agent, props = work.create(Agent, org_id=org_id, agent_label=agent_label, user_id=user_id)
         work.link(Org.has_agent, org, agent)

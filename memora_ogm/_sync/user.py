@@ -19,7 +19,8 @@ from memora_ogm._sync.nodes import (
     Org,
     User,
 )
-from memora_ogm.errors import OrganizationNotFound, UserNotFound
+from memora_ogm._sync.organization import match_org
+from memora_ogm.errors import UserNotFound
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
@@ -33,12 +34,7 @@ def match_user(work: UnitOfWork, org_id: str, user_id: str) -> Ref:
 #: The fixed-shape reads, declared and compiled once (see ``Prepared``).
 USER = Prepared(lambda work, **ids: work.output("user", match_user(work, **ids)))
 ORG_USERS = Prepared(
-    lambda work, org_id: work.output(
-        "users",
-        work.reachable(
-            work.match(Org, lambda: OrganizationNotFound(org_id), org_id=org_id), Org.users
-        ),
-    )
+    lambda work, org_id: work.output("users", work.reachable(match_org(work, org_id), Org.users))
 )
 
 
@@ -48,7 +44,7 @@ class Neo4jUser(GraphComponent):
         check_ids(org_id=org_id)
         check_name("user_name", user_name)
         work = UnitOfWork()
-        org = work.match(Org, lambda: OrganizationNotFound(org_id), lock=True, org_id=org_id)
+        org = match_org(work, org_id, lock=True)
         user, props = work.create(User, org_id=org_id, user_name=user_name)
         owned = {"org_id": org_id, "user_id": props["user_id"]}
         work.link(User.belongs_to, user, org)
