@@ -64,7 +64,7 @@ from neo4j._codec.packstream import v1 as packstream
 from memora_ogm import Neo4jGraphInterface as AsyncGraphInterface
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
-from memora_ogm.server import connect_or_start
+from memora_ogm.server import Neo4jConnection, connect_or_start
 from memora_ogm.sync import Neo4jGraphInterface as SyncGraphInterface
 
 START = datetime(2024, 1, 1, 9, tzinfo=timezone.utc)
@@ -658,6 +658,26 @@ class SyncTwin(Twin):
         return sum(done)
 
 
+async def open_twins(conn: Neo4jConnection, names: str) -> list[Twin]:
+    """A set-up interface of each twin in ``names`` (``async``, ``sync``, comma-separated),
+    each with a bare driver of its own flavour for the baseline, the floor and replays."""
+    auth = (conn.username, conn.password)
+    database = conn.database or None
+    twins: list[Twin] = []
+    for name in names.split(","):
+        if name == "async":
+            graph: Any = AsyncGraphInterface(conn.uri, *auth, conn.database)
+            await graph.setup()
+            driver: Any = neo4j.AsyncGraphDatabase.driver(conn.uri, auth=auth)
+            twins.append(AsyncTwin(graph, driver, database))
+        else:
+            graph = SyncGraphInterface(conn.uri, *auth, conn.database)
+            graph.setup()
+            driver = neo4j.GraphDatabase.driver(conn.uri, auth=auth)
+            twins.append(SyncTwin(graph, driver, database))
+    return twins
+
+
 # -- baseline statements ---------------------------------------------------------------------
 
 
@@ -1138,18 +1158,7 @@ async def run(options: argparse.Namespace) -> None:
         auth = (conn.username, conn.password)
         database = conn.database or None
         loader = Loader(neo4j.AsyncGraphDatabase.driver(conn.uri, auth=auth), database)
-        twins: list[Twin] = []
-        for name in options.twins.split(","):
-            if name == "async":
-                graph: Any = AsyncGraphInterface(conn.uri, *auth, conn.database)
-                await graph.setup()
-                driver: Any = neo4j.AsyncGraphDatabase.driver(conn.uri, auth=auth)
-                twins.append(AsyncTwin(graph, driver, database))
-            else:
-                graph = SyncGraphInterface(conn.uri, *auth, conn.database)
-                graph.setup()
-                driver = neo4j.GraphDatabase.driver(conn.uri, auth=auth)
-                twins.append(SyncTwin(graph, driver, database))
+        twins = await open_twins(conn, options.twins)
         try:
             rust = getattr(packstream, "_rust_pack", None) is not None
             codec = "Rust (neo4j-rust-ext)" if rust else "pure Python"

@@ -29,13 +29,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-import neo4j
-from bench_api import AsyncTwin, StatementCounter, SyncTwin, Twin, settle
+from bench_api import StatementCounter, Twin, open_twins, settle
 
-from memora_ogm import Neo4jGraphInterface as AsyncGraphInterface
 from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import connect_or_start
-from memora_ogm.sync import Neo4jGraphInterface as SyncGraphInterface
 
 
 async def tenant(memora: Any) -> dict[str, str]:
@@ -140,20 +137,8 @@ async def measure(twin: Twin, counter: StatementCounter, calls: int) -> None:
 async def run(options: argparse.Namespace) -> None:
     counter = StatementCounter()
     with connect_or_start() as conn:
-        auth = (conn.username, conn.password)
-        database = conn.database or None
         for name in options.twins.split(","):
-            twin: Twin
-            if name == "async":
-                graph: Any = AsyncGraphInterface(conn.uri, *auth, conn.database)
-                await graph.setup()
-                driver: Any = neo4j.AsyncGraphDatabase.driver(conn.uri, auth=auth)
-                twin = AsyncTwin(graph, driver, database)
-            else:
-                graph = SyncGraphInterface(conn.uri, *auth, conn.database)
-                graph.setup()
-                driver = neo4j.GraphDatabase.driver(conn.uri, auth=auth)
-                twin = SyncTwin(graph, driver, database)
+            (twin,) = await open_twins(conn, name)
             try:
                 await measure(twin, counter, options.calls)
             finally:
