@@ -166,6 +166,18 @@ class Param:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class Output:
+    """An output in the body: its projection where it was declared (what a write has
+    changed by then)."""
+
+    value: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"WITH *, {self.value} AS {self.name}"
+
+
 @dataclass(frozen=True)
 class Ref:
     """A node (``many=False``) or a list of nodes bound in the statement."""
@@ -190,7 +202,7 @@ class UnitOfWork:
         self._head: list[str] = []
         self._checks: list[tuple[str, MissingError]] = []
         self._locks: list[str] = []
-        self._body: list[str] = []
+        self._body: list[str | Output] = []
         self._writes = False
         self._outputs: list[str] = []
         self._counter = itertools.count()
@@ -274,8 +286,9 @@ class UnitOfWork:
 
     def _check(self, ref: Ref, missing: MissingError | None, lock: bool) -> Ref:
         if missing is not None:
+            number = len(self._checks)
             self._checks.append(
-                (f"CASE WHEN {ref.expression} IS NULL THEN [null] ELSE [] END", missing)
+                (f"CASE WHEN {ref.expression} IS NULL THEN [[{number}, null]] ELSE [] END", missing)
             )
         if lock:
             self.lock(ref)
@@ -331,7 +344,7 @@ class UnitOfWork:
             f"RETURN collect(found) AS {var}, "
             f"collect(CASE WHEN found IS NULL THEN key END) AS {var}_missing }}"
         )
-        self._checks.append((f"{var}_missing", missing))
+        self._checks.append((f"[key IN {var}_missing | [{len(self._checks)}, key]]", missing))
         ref = Ref(var, cls, True)
         if lock:
             self.lock(ref)
@@ -538,32 +551,38 @@ class UnitOfWork:
             if ref.many
             else projection(ref.expression)
         )
-        self._body.append(f"WITH *, {value} AS {_name(name)}")
+        self._body.append(Output(value, _name(name)))
         self._outputs.append(_name(name))
 
     # -- the statement --------------------------------------------------------------------
 
     def compile(self) -> tuple[str, dict[str, Any]]:
-        """The statement and its parameters; it returns ``missing`` and the outputs."""
-        lines = list(self._head)
-        index = ", ".join(
-            f"[entry IN {check} | [{number}, entry]]"
-            for number, (check, _) in enumerate(self._checks)
-        )
-        missing = f"reduce(all = [], part IN [{index}] | all + part)" if self._checks else "[]"
-        lines.append(f"WITH *, {missing} AS missing")
-        outputs = ", ".join(self._outputs)
+        """The statement and its parameters; it returns ``missing`` and the outputs.
+
+        ``missing`` lists ``[check number, key]`` for each missing thing (the key is null
+        for a single node). A read computes it, and the outputs declared last, in its
+        RETURN: each projection before that is one more operator on the server.
+        """
+        missing = " + ".join(check for check, _ in self._checks) or "[]"
+        body = list(self._body)
         if self._writes:
-            returned = f"RETURN {outputs}" if outputs else "RETURN true AS written"
-            lines.append("OPTIONAL CALL (*) {")
+            lines = [*self._head, f"WITH *, {missing} AS missing", "OPTIONAL CALL (*) {"]
             lines.append("WITH * WHERE missing = []")
             lines.extend(self._locks)
-            lines.extend(self._body)
-            lines.append(returned)
+            lines.extend(map(str, body))
+            lines.append("RETURN " + (", ".join(self._outputs) or "true AS written"))
             lines.append("}")
+            lines.append("RETURN " + ", ".join(["missing", *self._outputs]))
         else:
-            lines.extend(self._body)
-        lines.append("RETURN " + ", ".join(["missing", *self._outputs]))
+            last: dict[str, str] = {}
+            while body and isinstance(output := body[-1], Output):
+                last[output.name] = output.value
+                body.pop()
+            returned = [
+                f"{last[name]} AS {name}" if name in last else name for name in self._outputs
+            ]
+            lines = [*self._head, *map(str, body)]
+            lines.append("RETURN " + ", ".join([f"{missing} AS missing", *returned]))
         return "\n".join(lines), {**self.params, "times": [sent_form(t) for t in self._times]}
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:

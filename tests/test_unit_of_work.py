@@ -1,11 +1,13 @@
-"""The unit of work's statement building, without a server: what travels as parameters.
+"""The unit of work's statement building: what travels as parameters, and what a
+statement reports missing.
 
 Its statements run against a real Neo4j in every facade test; these check what those
 tests cannot see: each distinct datetime is sent once, datetimes that are the same
 instant in different zones are not merged (``tests/test_temporal.py`` checks on a server
 that the form they are sent in makes the DATETIME the driver would), and a prepared
 read is compiled once, sends each call's values as parameters and raises the error of
-its own call.
+its own call; a read is one RETURN after its matches, and on a server the ``missing``
+list names every missing node and key by its check.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from neo4j import Driver
 
-from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
+from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, User
 from memora_ogm._async.user import USER
-from memora_ogm.errors import UserNotFound
+from memora_ogm.errors import AgentNotFound, MemoryNotFound, UserNotFound
+from memora_ogm.server import Neo4jConnection
+from memora_ogm.testing import clear_database
 from memora_ogm.unit_of_work import Prepared, UnitOfWork
 
 NOON = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
@@ -86,3 +91,60 @@ def test_only_a_read_of_fixed_shape_can_be_prepared() -> None:
 
     with pytest.raises(RuntimeError, match="fixed shape"):
         Prepared(rename).bind(org_id="org", user_id="user")
+
+
+def test_a_read_is_its_matches_and_one_return() -> None:
+    """A read computes its checks and projects its last outputs in its RETURN: no
+    intermediate projection (each is one more operator on the server)."""
+    work = UnitOfWork()
+    user = work.match(User, lambda: UserNotFound("o", "u"), org_id="o", user_id="u")
+    work.output("user", user)
+    query, _ = work.compile()
+    head, returned = query.splitlines()
+    assert head.startswith("OPTIONAL MATCH (v0:`User`")
+    assert returned.startswith(
+        "RETURN CASE WHEN v0 IS NULL THEN [[0, null]] ELSE [] END AS missing"
+    )
+    assert returned.endswith("AS `user`")
+
+
+def test_the_server_reports_each_missing_thing_with_its_check(
+    neo4j_connection: Neo4jConnection, neo4j_driver: Driver
+) -> None:
+    """Checks of single nodes and of lists, some found and some not: the server's
+    ``missing`` names each missing one by its check, in declaration order, and the error
+    raised is the first one's."""
+    clear_database(neo4j_driver, neo4j_connection.database)
+    neo4j_driver.execute_query(
+        "CREATE (:User {org_id: 'o', user_id: 'u', user_name: 'Ann'}), "
+        "(:Memory {org_id: 'o', user_id: 'u', memory_id: 'm1', memory: 'x'})",
+        database_=neo4j_connection.database,
+    )
+
+    def declare(user_id: str, agent_id: str) -> UnitOfWork:
+        work = UnitOfWork()
+        work.match(User, lambda: UserNotFound("o", user_id), org_id="o", user_id=user_id)
+        work.match(Agent, lambda: AgentNotFound("o", agent_id), org_id="o", agent_id=agent_id)
+        work.match_each(
+            Memory,
+            [{"org_id": "o", "user_id": "u", "memory_id": m} for m in ("m1", "m2", "m3")],
+            lambda key: MemoryNotFound("o", "u", key["memory_id"]),
+        )
+        return work
+
+    for user_id, expected, error in (
+        ("gone", [[0, None], [1, None]], UserNotFound),
+        ("u", [[1, None]], AgentNotFound),
+    ):
+        work = declare(user_id, "no-agent")
+        query, params = work.compile()
+        records, _, _ = neo4j_driver.execute_query(
+            query, params, database_=neo4j_connection.database
+        )
+        (row,) = records
+        missing_memories = [
+            [2, {"org_id": "o", "user_id": "u", "memory_id": m}] for m in ("m2", "m3")
+        ]
+        assert row["missing"] == expected + missing_memories
+        with pytest.raises(error):
+            work.raise_missing(row["missing"])
