@@ -286,33 +286,35 @@ MATCH (new:Memory {org_id: $org_id, user_id: $user_id, memory_id: pair[1]})
 CREATE (old)-[:CONTRARY_UPDATE]->(new)
 """
 
-#: Everything of the benchmark's organisations ``$prefix*`` with one label (every label,
-#: ``{label}`` empty), a batch per inner transaction.
-CLEANUP_NODES = """
-MATCH (o:Org) WHERE o.org_name STARTS WITH $prefix
-WITH collect(o.org_id) AS ids
-MATCH (n{label}) WHERE n.org_id IN ids
-CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS
-"""
-
-#: The benchmark's organisations and everything in them, in an order that keeps every
-#: inner transaction small: messages (no org_id: each chain found before it is
-#: deleted), then memories and interactions, which detach from the users' collections a
-#: batch at a time (a collection of the throughput rounds holds tens of thousands of
-#: relationships, too many to detach in one transaction), then the rest.
-CLEANUP_STATEMENTS = (
+#: One batch of the benchmark's organisations ``$prefix*``: interactions with their
+#: messages (which have no org_id), then memories, then every other node. Each batch is
+#: a statement of its own, run until it deletes nothing, so no transaction holds more
+#: than a batch however large the throughput rounds made the data (a day or a collection
+#: of theirs links hundreds of thousands of nodes; one statement over all of them ran
+#: out of the transaction memory pool).
+CLEANUP_BATCHES = (
     """
     MATCH (o:Org) WHERE o.org_name STARTS WITH $prefix
-    MATCH (i:Interaction) WHERE i.org_id = o.org_id
-    CALL (i) {
-        MATCH (i)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(m:MessageBlock)
-        WITH collect(m) AS messages
-        FOREACH (m IN messages | DETACH DELETE m)
-    } IN TRANSACTIONS OF 200 ROWS
+    WITH collect(o.org_id) AS ids
+    MATCH (i:Interaction) WHERE i.org_id IN ids
+    WITH i LIMIT 200
+    OPTIONAL MATCH (i)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(m:MessageBlock)
+    WITH i, collect(m) AS messages
+    FOREACH (m IN messages | DETACH DELETE m)
+    DETACH DELETE i
+    RETURN count(*) AS deleted
     """,
-    CLEANUP_NODES.format(label=":Memory"),
-    CLEANUP_NODES.format(label=":Interaction"),
-    CLEANUP_NODES.format(label=""),
+    *(
+        f"""
+    MATCH (o:Org) WHERE o.org_name STARTS WITH $prefix
+    WITH collect(o.org_id) AS ids
+    MATCH (n{label}) WHERE n.org_id IN ids
+    WITH n LIMIT 2000
+    DETACH DELETE n
+    RETURN count(*) AS deleted
+    """
+        for label in (":Memory", "")
+    ),
 )
 
 
@@ -479,9 +481,9 @@ class Loader:
         world.supersedable = iter(range(count - 1, -1, -1))
 
     async def cleanup(self, prefix: str) -> None:
-        async with self.driver.session(database=self.database) as session:
-            for statement in CLEANUP_STATEMENTS:
-                await (await session.run(statement, prefix=prefix)).consume()
+        for statement in CLEANUP_BATCHES:
+            while (await self.run(statement, prefix=prefix))[0]["deleted"]:
+                pass
 
 
 # -- twins ---------------------------------------------------------------------------------
