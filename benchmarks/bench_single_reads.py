@@ -100,6 +100,28 @@ def replayed(twin: Twin, query: str, params: dict[str, Any]) -> Callable[[], Any
     return lambda: twin.replay(query, params)
 
 
+async def shuffled(
+    timed: dict[str, Callable[[], Any]], calls: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Median wall time and client CPU of each call, over ``calls`` rounds that run them
+    all once in a new random order (after 20 rounds of warm-up)."""
+    wall: dict[str, list[float]] = {label: [] for label in timed}
+    cpu: dict[str, list[float]] = {label: [] for label in timed}
+    labels = list(timed)
+    for round_ in range(calls + 20):
+        random.shuffle(labels)
+        for label in labels:
+            started, used = time.perf_counter(), time.thread_time()
+            await settle(timed[label]())
+            if round_ >= 20:
+                cpu[label].append(time.thread_time() - used)
+                wall[label].append(time.perf_counter() - started)
+    return (
+        {label: statistics.median(values) for label, values in wall.items()},
+        {label: statistics.median(values) for label, values in cpu.items()},
+    )
+
+
 async def measure(twin: Twin, counter: StatementCounter, calls: int) -> None:
     ids = await tenant(twin.graph)
     print(f"\n{twin.name} twin, {calls} rounds per read")
@@ -109,25 +131,13 @@ async def measure(twin: Twin, counter: StatementCounter, calls: int) -> None:
     )
     for name, call in reads(twin.graph, ids).items():
         query, params = await statement_of(counter, call)
-        timed: dict[str, Callable[[], Any]] = {
-            "floor": twin.floor,
-            "read": call,
-            "statement": replayed(twin, query, params),
-        }
-        wall: dict[str, list[float]] = {label: [] for label in timed}
-        cpu: dict[str, list[float]] = {label: [] for label in timed}
-        labels = list(timed)
-        for round_ in range(calls + 20):
-            random.shuffle(labels)
-            for label in labels:
-                started, used = time.perf_counter(), time.thread_time()
-                await settle(timed[label]())
-                if round_ >= 20:  # the first rounds warm up
-                    cpu[label].append(time.thread_time() - used)
-                    wall[label].append(time.perf_counter() - started)
-        floor, median, alone = (statistics.median(wall[label]) for label in ORDER)
+        wall, cpu = await shuffled(
+            {"floor": twin.floor, "read": call, "statement": replayed(twin, query, params)},
+            calls,
+        )
+        floor, median, alone = (wall[label] for label in ORDER)
         print(
-            f"{name:<18} {median * 1000:7.3f} {statistics.median(cpu['read']) * 1000:6.3f}"
+            f"{name:<18} {median * 1000:7.3f} {cpu['read'] * 1000:6.3f}"
             f" {floor * 1000:6.3f} {median / floor:6.2f} {alone / floor:6.2f}"
             f" {(median - alone) / floor:6.2f}"
         )
