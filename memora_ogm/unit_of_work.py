@@ -560,20 +560,21 @@ class UnitOfWork:
         """The statement and its parameters; it returns ``missing`` and the outputs.
 
         ``missing`` lists ``[check number, key]`` for each missing thing (the key is null
-        for a single node). A read computes it, and the outputs declared last, in its
-        RETURN: each projection before that is one more operator on the server.
+        for a single node). A write computes it first and runs its body only when it is
+        empty; a read is its matches and one RETURN, which computes it and projects the
+        outputs declared last.
         """
         missing = " + ".join(check for check, _ in self._checks) or "[]"
-        body = list(self._body)
         if self._writes:
             lines = [*self._head, f"WITH *, {missing} AS missing", "OPTIONAL CALL (*) {"]
             lines.append("WITH * WHERE missing = []")
             lines.extend(self._locks)
-            lines.extend(map(str, body))
+            lines.extend(map(str, self._body))
             lines.append("RETURN " + (", ".join(self._outputs) or "true AS written"))
             lines.append("}")
             lines.append("RETURN " + ", ".join(["missing", *self._outputs]))
         else:
+            body = list(self._body)
             last: dict[str, str] = {}
             while body and isinstance(output := body[-1], Output):
                 last[output.name] = output.value
