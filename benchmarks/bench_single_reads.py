@@ -25,7 +25,7 @@ import asyncio
 import random
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
@@ -144,7 +144,12 @@ async def measure(twin: Twin, counter: StatementCounter, calls: int) -> None:
     await settle(twin.graph.delete_organization(ids["org_id"]))
 
 
-async def run(options: argparse.Namespace) -> None:
+#: Measures one twin: ``measure(twin, counter, calls)``.
+Measure = Callable[[Twin, StatementCounter, int], Awaitable[None]]
+
+
+async def run(measure: Measure, options: argparse.Namespace) -> None:
+    """``measure`` each twin of ``--twins`` in turn, on an interface of its own."""
     counter = StatementCounter()
     with connect_or_start() as conn:
         for name in options.twins.split(","):
@@ -155,11 +160,12 @@ async def run(options: argparse.Namespace) -> None:
                 await twin.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+def main(measure: Measure = measure, doc: str | None = __doc__) -> None:
+    """The command line of this script and of ``bench_statement_parts.py``."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000, help="rounds per twin (2000)")
     parser.add_argument("--twins", default="async,sync", help="async, sync or both")
-    asyncio.run(run(parser.parse_args()))
+    asyncio.run(run(measure, parser.parse_args()))
 
 
 if __name__ == "__main__":

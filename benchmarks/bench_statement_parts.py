@@ -17,18 +17,15 @@ deleted at the end.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from bench_api import StatementCounter, Twin, open_twins, settle
-from bench_single_reads import replayed, shuffled, statement_of, tenant
+from bench_api import StatementCounter, Twin, settle
+from bench_single_reads import main, replayed, shuffled, statement_of, tenant
 
 from memora_ogm import queries
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.properties import ZonedDateTimeProperty
-from memora_ogm.server import connect_or_start
 
 USER_KEY = "MATCH (u:User {org_id: $org_id, user_id: $user_id})"
 USER_PROPERTIES = "u {.org_id, .user_id, .user_name"
@@ -94,23 +91,5 @@ async def measure(twin: Twin, counter: StatementCounter, calls: int) -> None:
     await settle(twin.graph.delete_organization(ids["org_id"]))
 
 
-async def run(options: argparse.Namespace) -> None:
-    counter = StatementCounter()
-    with connect_or_start() as conn:
-        for name in options.twins.split(","):
-            (twin,) = await open_twins(conn, name)
-            try:
-                await measure(twin, counter, options.calls)
-            finally:
-                await twin.close()
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--calls", type=int, default=2000, help="rounds per driver (2000)")
-    parser.add_argument("--twins", default="async,sync", help="async, sync or both")
-    asyncio.run(run(parser.parse_args()))
-
-
 if __name__ == "__main__":
-    main()
+    main(measure, __doc__)
