@@ -33,6 +33,14 @@ class AwaitableTwin:
             return _awaitable(value)
         return value
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """The wrapper's own three fields stay here; anything else is the twin's
+        (``memora.database = ...`` must reach the interface)."""
+        if name in ("_twin", "_original", "_renamed"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._twin, name, value)
+
 
 def _awaitable(method: Callable[..., Any]) -> Callable[..., Any]:
     async def call(*args: Any, **kwargs: Any) -> Any:

@@ -209,14 +209,16 @@ async def test_direct_uri_reuses_sessions_without_bookmarks_and_reads_its_writes
     assert sorted(opened).count(WRITE_ACCESS) <= 2, opened  # setup's own, and the calls'
 
     graph = memora.graph
-    (idle_reader,) = graph._idle[1]
+    (link,) = graph.connection.links()
+    (idle_reader,) = link.idle[(conn.database, False)]
     with pytest.raises(neo4j.exceptions.ClientError):
         await settle(graph.query("RETURN 1 / $zero AS n", {"zero": 0}, list))
-    assert graph._idle[1] == [], "the failed statement's session is not reused"
-    assert idle_reader[1].closed()
+    assert link.idle[(conn.database, False)] == [], "the failed statement's session is not reused"
+    assert idle_reader.closed()
     assert await settle(graph.query("RETURN 1 AS n", {}, list)) == [{"n": 1}]
     await memora.close()
-    assert graph._idle == ([], [])
+    assert link.kept() == [] and link.closed
+    assert graph.connection.links() == []
 
 
 async def _blocked_transactions(driver: Driver) -> int:

@@ -1,12 +1,71 @@
 """The few calls that differ between the async source and its generated sync twin."""
 
+import asyncio
 from asyncio import sleep
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
+from typing import Any
 
+from memora_ogm import fork
 from memora_ogm.vector_db.embedding import EmbeddingFunction, HashingEmbedding
 
-__all__ = ["EmbeddingFunction", "default_embedding", "sleep"]
+__all__ = [
+    "EmbeddingFunction",
+    "close_on",
+    "close_watcher",
+    "current_loop",
+    "default_embedding",
+    "forget_driver",
+    "sleep",
+    "watch_loop",
+]
+
+#: In a forked child, an async driver of the parent is only kept referenced: closing or
+#: killing its connections would go through the parent's event loop (whose epoll set the
+#: child shares), and its connections never send anything unless used.
+forget_driver = fork.keep
 
 
 def default_embedding(dimension: int) -> EmbeddingFunction:
     """The offline ``HashingEmbedding``, whose instances are async callables."""
     return HashingEmbedding(dimension)
+
+
+def current_loop() -> asyncio.AbstractEventLoop:
+    """The event loop a driver's connections belong to."""
+    return asyncio.get_running_loop()
+
+
+async def _until_shutdown(close: Callable[[], Awaitable[None]]) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        await close()
+
+
+async def watch_loop(close: Callable[[], Awaitable[None]]) -> object:
+    """Have ``close`` awaited when the running loop shuts down its async generators.
+
+    ``asyncio.run`` (and every ``asyncio.Runner``) does that before closing the loop, so a
+    driver opened on a loop is closed on it. The loop holds its generators weakly: keep
+    what this returns for as long as the driver is open.
+    """
+    watcher = _until_shutdown(close)
+    await watcher.__anext__()
+    return watcher
+
+
+async def close_watcher(watcher: Any) -> None:
+    """Close what :func:`watch_loop` returned (its ``close`` runs once more, as a no-op)."""
+    await watcher.aclose()
+
+
+async def close_on(loop: Any, close: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Await ``close`` on ``loop``: here, or there when that loop runs in another thread.
+
+    A loop that closed, or is not running, can no longer run it: what it held is left
+    to the garbage collector.
+    """
+    if loop is asyncio.get_running_loop():
+        await close()
+    elif not loop.is_closed() and loop.is_running():
+        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(close(), loop))

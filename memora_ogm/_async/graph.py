@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import logging
 import random
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from functools import partial
 from typing import Any, TypeVar
 
 from neo4j import (
@@ -46,6 +46,7 @@ from neomodel.config import get_config
 from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
 from memora_ogm._async.compat import sleep
+from memora_ogm._async.connection import Connection, lent
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.errors import NodeVanished, RetriesExhausted
 from memora_ogm.queries import APOC_AVAILABLE, EDITION
@@ -156,26 +157,12 @@ def _is_retryable(error: BaseException) -> bool:
     return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
 
 
-#: Graphs with a driver of their own that are open: neomodel's process-wide driver is
-#: handed to another of them when its own graph closes.
-_OPEN_GRAPHS: weakref.WeakSet[Graph] = weakref.WeakSet()
-
-
 @ensure_connection
 async def _configured_driver(database: Any) -> AsyncDriver:
     """neomodel's driver (``database`` is ``adb``), built from its configuration
     on first use if need be."""
     driver: AsyncDriver = database.driver
     return driver
-
-
-#: Drivers of explicit interfaces lent to neomodel (see :meth:`Graph.driver`).
-_LENT_DRIVERS: weakref.WeakSet[AsyncDriver] = weakref.WeakSet()
-
-
-def _lent(driver: AsyncDriver | None) -> bool:
-    """Whether neomodel's ``driver`` is one an explicit interface lent it."""
-    return driver is not None and driver in _LENT_DRIVERS
 
 
 async def _neomodel_driver() -> AsyncDriver:
@@ -186,9 +173,9 @@ async def _neomodel_driver() -> AsyncDriver:
     ``config.DRIVER``) is connected instead, and without one this fails the way
     neomodel fails, rather than running on another interface's server.
     """
-    if _lent(adb.driver):
+    if lent(adb.driver):
         async with adb._connection_lock:
-            if _lent(adb.driver):
+            if lent(adb.driver):
                 config = get_config()
                 configured: Any = config.driver
                 if config.database_url:
@@ -255,9 +242,6 @@ async def bind_neomodel(
         await session.close()
 
 
-_IdleSession = tuple[AsyncDriver, AsyncSession]
-
-
 def _row(record: Record) -> dict[str, Any]:
     """A record as a dict of its values as they came.
 
@@ -303,13 +287,13 @@ class Graph:
             "notifications_min_severity": "OFF",
             **(driver_config or {}),
         }
-        self._driver = (
-            AsyncGraphDatabase.driver(uri, auth=(username or "", password or ""), **config)
+        #: The graph's drivers, one per process and event loop, opened on first use there.
+        self.connection = Connection(
+            partial(AsyncGraphDatabase.driver, uri, auth=(username or "", password or ""), **config)
             if uri is not None
-            else None
+            else None,
+            borrowed=_neomodel_driver,
         )
-        if self._driver is not None:
-            _OPEN_GRAPHS.add(self)
         #: Statements run so far (a call's cost in round trips, for tests and benchmarks).
         self.statements = 0
         #: Resolve placeholders with APOC on the server (True), in Python (False), or
@@ -321,38 +305,22 @@ class Graph:
         #: routed to a follower still sees every write this graph committed before it
         #: (see :meth:`bookmarks_for`).
         self.bookmarks = AsyncGraphDatabase.bookmark_manager()
-        #: Auto-commit sessions between two :meth:`query` calls, by access mode (write
-        #: first), with the driver that opened them.
-        self._idle: tuple[list[_IdleSession], list[_IdleSession]] = ([], [])
 
     async def driver(self) -> AsyncDriver:
-        """This graph's driver; for ``from_neomodel()`` interfaces, neomodel's."""
-        if self._driver is None:
-            return await _neomodel_driver()
-        if adb.driver is None:
-            # neomodel checks that it has a driver before running any query, even on
-            # a transaction bound here; lend it ours (never replacing the application's,
-            # and never handed to a ``from_neomodel()`` interface: see _neomodel_driver).
-            _LENT_DRIVERS.add(self._driver)
-            adb.driver = self._driver
-        return self._driver
+        """This graph's driver for this process and event loop; for ``from_neomodel()``
+        interfaces, neomodel's."""
+        return (await self.connection.link()).driver
 
     async def connect(self) -> None:
         """Check that the server answers (and that neomodel has a driver to check)."""
         await (await self.driver()).verify_connectivity()
 
     async def close(self) -> None:
-        for idle in self._idle:
-            while idle:
-                await idle.pop()[1].close()
-        if self._driver is not None:
-            _OPEN_GRAPHS.discard(self)
-            if adb.driver is self._driver:
-                others = [graph._driver for graph in _OPEN_GRAPHS if graph._driver is not None]
-                adb.driver = others[0] if others else None
-                if others:
-                    _LENT_DRIVERS.add(others[0])
-            await self._driver.close()
+        """Close this graph's drivers and kept sessions (a borrowed driver stays open)."""
+        links = self.connection.links()
+        await self.connection.close()
+        if any(link.owned and adb.driver is link.driver for link in links):
+            adb.driver = None  # lent, now closed: the next graph lends its own
 
     @asynccontextmanager
     async def _transaction(self, write: bool) -> AsyncIterator[None]:
@@ -448,47 +416,20 @@ class Graph:
         """
 
         async def attempt() -> T:
-            driver, session = await self._session(write)
+            link = await self.connection.link()
+            database = self.database
+            session = link.session(database, write, self.bookmarks_for(link.driver))
             try:
                 self.statements += 1
                 records = await session.run(query, params)
                 rows = [_row(record) async for record in records]
             except BaseException:
-                await session.close()
+                await session.close()  # a failed statement's session is not reused
                 raise
-            self._idle[not write].append((driver, session))
+            link.keep(database, write, session)
             return result(rows)
 
         return await self._attempts(attempt)
-
-    async def _session(self, write: bool) -> _IdleSession:
-        """An auto-commit session of the access mode, with its driver: an idle one of the
-        graph's current driver, or a new one.
-
-        Opening a session merges the driver's configuration into a new session
-        configuration each time, about as costly on the client as the layer's own work for
-        a single-node read; a session whose statement ran through is reused instead (it
-        holds no connection between statements, and a routing driver's session reads
-        its bookmarks from the bookmark manager for each one). A session whose statement
-        failed is closed, not reused, and so is one of a driver the graph no longer uses
-        (neomodel's, for ``from_neomodel()`` graphs, may be replaced).
-        """
-        driver = await self.driver()
-        idle = self._idle[not write]
-        while idle:
-            try:
-                opener, session = idle.pop()
-            except IndexError:  # another thread took the last one
-                break
-            if opener is driver:
-                return driver, session
-            await session.close()
-        session = driver.session(
-            database=self.database,
-            default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
-            bookmark_manager=self.bookmarks_for(driver),
-        )
-        return driver, session
 
     def bookmarks_for(self, driver: AsyncDriver) -> AsyncBookmarkManager | None:
         """The bookmark manager for sessions of ``driver``: only a routing driver needs one.

@@ -1,13 +1,48 @@
 """The few calls that differ between the async source and its generated sync twin."""
 
+from collections.abc import Callable
 from time import sleep
+from typing import Any
 
+from memora_ogm import fork
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.embedding import SyncEmbeddingFunction as EmbeddingFunction
 
-__all__ = ["EmbeddingFunction", "default_embedding", "sleep"]
+__all__ = [
+    "EmbeddingFunction",
+    "close_on",
+    "close_watcher",
+    "current_loop",
+    "default_embedding",
+    "forget_driver",
+    "sleep",
+    "watch_loop",
+]
+
+#: In a forked child, a sync driver of the parent drops its connections without a byte
+#: on the wire (:func:`memora_ogm.fork.disown`).
+forget_driver = fork.disown
 
 
 def default_embedding(dimension: int) -> EmbeddingFunction:
     """The offline ``HashingEmbedding``, called synchronously."""
     return HashingEmbedding(dimension).embed
+
+
+def current_loop() -> object:
+    """A sync driver belongs to no event loop (``None``): one per process."""
+    return None
+
+
+def watch_loop(close: Callable[[], None]) -> object:
+    """No event loop to close with: the driver is closed by ``close()``."""
+    return None
+
+
+def close_watcher(watcher: Any) -> None:
+    """Nothing to close: :func:`watch_loop` watched nothing."""
+
+
+def close_on(loop: Any, close: Callable[[], None]) -> None:
+    """Run ``close``: a sync driver belongs to no event loop."""
+    close()

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import logging
 import random
-import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from functools import partial
 from typing import Any, TypeVar
 
 from neo4j import (
@@ -47,6 +47,7 @@ from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 from neomodel.sync_.connection import ensure_connection
 
 from memora_ogm._sync.compat import sleep
+from memora_ogm._sync.connection import Connection, lent
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.errors import NodeVanished, RetriesExhausted
 from memora_ogm.queries import APOC_AVAILABLE, EDITION
@@ -157,26 +158,12 @@ def _is_retryable(error: BaseException) -> bool:
     return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
 
 
-#: Graphs with a driver of their own that are open: neomodel's process-wide driver is
-#: handed to another of them when its own graph closes.
-_OPEN_GRAPHS: weakref.WeakSet[Graph] = weakref.WeakSet()
-
-
 @ensure_connection
 def _configured_driver(database: Any) -> Driver:
     """neomodel's driver (``database`` is ``adb``), built from its configuration
     on first use if need be."""
     driver: Driver = database.driver
     return driver
-
-
-#: Drivers of explicit interfaces lent to neomodel (see :meth:`Graph.driver`).
-_LENT_DRIVERS: weakref.WeakSet[Driver] = weakref.WeakSet()
-
-
-def _lent(driver: Driver | None) -> bool:
-    """Whether neomodel's ``driver`` is one an explicit interface lent it."""
-    return driver is not None and driver in _LENT_DRIVERS
 
 
 def _neomodel_driver() -> Driver:
@@ -187,9 +174,9 @@ def _neomodel_driver() -> Driver:
     ``config.DRIVER``) is connected instead, and without one this fails the way
     neomodel fails, rather than running on another interface's server.
     """
-    if _lent(db.driver):
+    if lent(db.driver):
         with db._connection_lock:
-            if _lent(db.driver):
+            if lent(db.driver):
                 config = get_config()
                 configured: Any = config.driver
                 if config.database_url:
@@ -256,9 +243,6 @@ def bind_neomodel(
         session.close()
 
 
-_IdleSession = tuple[Driver, Session]
-
-
 def _row(record: Record) -> dict[str, Any]:
     """A record as a dict of its values as they came.
 
@@ -304,13 +288,13 @@ class Graph:
             "notifications_min_severity": "OFF",
             **(driver_config or {}),
         }
-        self._driver = (
-            GraphDatabase.driver(uri, auth=(username or "", password or ""), **config)
+        #: The graph's drivers, one per process and event loop, opened on first use there.
+        self.connection = Connection(
+            partial(GraphDatabase.driver, uri, auth=(username or "", password or ""), **config)
             if uri is not None
-            else None
+            else None,
+            borrowed=_neomodel_driver,
         )
-        if self._driver is not None:
-            _OPEN_GRAPHS.add(self)
         #: Statements run so far (a call's cost in round trips, for tests and benchmarks).
         self.statements = 0
         #: Resolve placeholders with APOC on the server (True), in Python (False), or
@@ -322,38 +306,22 @@ class Graph:
         #: routed to a follower still sees every write this graph committed before it
         #: (see :meth:`bookmarks_for`).
         self.bookmarks = GraphDatabase.bookmark_manager()
-        #: Auto-commit sessions between two :meth:`query` calls, by access mode (write
-        #: first), with the driver that opened them.
-        self._idle: tuple[list[_IdleSession], list[_IdleSession]] = ([], [])
 
     def driver(self) -> Driver:
-        """This graph's driver; for ``from_neomodel()`` interfaces, neomodel's."""
-        if self._driver is None:
-            return _neomodel_driver()
-        if db.driver is None:
-            # neomodel checks that it has a driver before running any query, even on
-            # a transaction bound here; lend it ours (never replacing the application's,
-            # and never handed to a ``from_neomodel()`` interface: see _neomodel_driver).
-            _LENT_DRIVERS.add(self._driver)
-            db.driver = self._driver
-        return self._driver
+        """This graph's driver for this process and event loop; for ``from_neomodel()``
+        interfaces, neomodel's."""
+        return (self.connection.link()).driver
 
     def connect(self) -> None:
         """Check that the server answers (and that neomodel has a driver to check)."""
         (self.driver()).verify_connectivity()
 
     def close(self) -> None:
-        for idle in self._idle:
-            while idle:
-                idle.pop()[1].close()
-        if self._driver is not None:
-            _OPEN_GRAPHS.discard(self)
-            if db.driver is self._driver:
-                others = [graph._driver for graph in _OPEN_GRAPHS if graph._driver is not None]
-                db.driver = others[0] if others else None
-                if others:
-                    _LENT_DRIVERS.add(others[0])
-            self._driver.close()
+        """Close this graph's drivers and kept sessions (a borrowed driver stays open)."""
+        links = self.connection.links()
+        self.connection.close()
+        if any(link.owned and db.driver is link.driver for link in links):
+            db.driver = None  # lent, now closed: the next graph lends its own
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[None]:
@@ -449,47 +417,20 @@ class Graph:
         """
 
         def attempt() -> T:
-            driver, session = self._session(write)
+            link = self.connection.link()
+            database = self.database
+            session = link.session(database, write, self.bookmarks_for(link.driver))
             try:
                 self.statements += 1
                 records = session.run(query, params)
                 rows = [_row(record) for record in records]
             except BaseException:
-                session.close()
+                session.close()  # a failed statement's session is not reused
                 raise
-            self._idle[not write].append((driver, session))
+            link.keep(database, write, session)
             return result(rows)
 
         return self._attempts(attempt)
-
-    def _session(self, write: bool) -> _IdleSession:
-        """An auto-commit session of the access mode, with its driver: an idle one of the
-        graph's current driver, or a new one.
-
-        Opening a session merges the driver's configuration into a new session
-        configuration each time, about as costly on the client as the layer's own work for
-        a single-node read; a session whose statement ran through is reused instead (it
-        holds no connection between statements, and a routing driver's session reads
-        its bookmarks from the bookmark manager for each one). A session whose statement
-        failed is closed, not reused, and so is one of a driver the graph no longer uses
-        (neomodel's, for ``from_neomodel()`` graphs, may be replaced).
-        """
-        driver = self.driver()
-        idle = self._idle[not write]
-        while idle:
-            try:
-                opener, session = idle.pop()
-            except IndexError:  # another thread took the last one
-                break
-            if opener is driver:
-                return driver, session
-            session.close()
-        session = driver.session(
-            database=self.database,
-            default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
-            bookmark_manager=self.bookmarks_for(driver),
-        )
-        return driver, session
 
     def bookmarks_for(self, driver: Driver) -> BookmarkManager | None:
         """The bookmark manager for sessions of ``driver``: only a routing driver needs one.

@@ -1,0 +1,199 @@
+"""The drivers of one graph, and the auto-commit sessions each keeps between calls.
+
+A driver's connections belong to the process that opened them and, in the async twin,
+to the event loop that opened them. So a graph holds one driver per process and event
+loop (a :class:`Link`), opened lazily on first use there:
+
+- after a fork the child opens its own, and the parent's are forgotten in the child
+  without a byte on the wire (:mod:`memora_ogm.fork`);
+- an async interface used from ``asyncio.run(...)`` per call, or from two loops in two
+  threads at once, gets a driver per loop, closed when that loop shuts down its async
+  generators (``asyncio.run`` does) or by :meth:`Connection.close`.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from neo4j import READ_ACCESS, WRITE_ACCESS, AsyncDriver, AsyncSession
+from neo4j.api import AsyncBookmarkManager
+from neomodel import adb
+
+from memora_ogm import fork
+from memora_ogm._async.compat import (
+    close_on,
+    close_watcher,
+    current_loop,
+    forget_driver,
+    watch_loop,
+)
+
+#: Drivers of explicit interfaces lent to neomodel (see :meth:`Connection.link`).
+_LENT_DRIVERS: weakref.WeakSet[AsyncDriver] = weakref.WeakSet()
+
+
+def lent(driver: AsyncDriver | None) -> bool:
+    """Whether neomodel's ``driver`` is one an explicit interface lent it."""
+    return driver is not None and driver in _LENT_DRIVERS
+
+
+def _lend(driver: AsyncDriver) -> None:
+    """Give neomodel a driver to check for when it has none of its own (or only a stale
+    one of ours, from before a fork or of another event loop).
+
+    neomodel checks that it has a driver before running any query, even on a transaction
+    :func:`~memora_ogm._async.graph.bind_neomodel` bound; the application's own driver is
+    never replaced, and a lent one is never handed to a ``from_neomodel()`` interface.
+    """
+    if adb.driver is None or (lent(adb.driver) and adb.driver is not driver):
+        _LENT_DRIVERS.add(driver)
+        adb.driver = driver
+
+
+class Link:
+    """One driver this process and event loop may use, with its kept auto-commit sessions.
+
+    Sessions are kept by database and access mode: assigning the graph's ``database``
+    takes effect on the next call, never on a session opened for the old one.
+    """
+
+    def __init__(self, driver: AsyncDriver, owned: bool) -> None:
+        self.driver = driver
+        #: Whether the link opened the driver (and so closes it); ``from_neomodel()``
+        #: graphs borrow neomodel's.
+        self.owned = owned
+        self.idle: dict[tuple[str | None, bool], list[AsyncSession]] = {}
+        #: What closes the link with its event loop (async twin only).
+        self.watcher: object = None
+        self.closed = False
+
+    def session(
+        self, database: str | None, write: bool, bookmarks: AsyncBookmarkManager | None
+    ) -> AsyncSession:
+        """A kept session for ``database`` and the access mode, or a new one.
+
+        Opening a session merges the driver's configuration into a new session
+        configuration each time, about as costly on the client as the layer's own work
+        for a single-node read; a session whose statement ran through is reused instead
+        (it holds no connection between statements).
+        """
+        kept = self.idle.get((database, write))
+        while kept:
+            try:
+                return kept.pop()
+            except IndexError:  # another thread took the last one
+                break
+        return self.driver.session(
+            database=database,
+            default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
+            bookmark_manager=bookmarks,
+        )
+
+    def keep(self, database: str | None, write: bool, session: AsyncSession) -> None:
+        """Keep a session whose statement ran through for the next call."""
+        self.idle.setdefault((database, write), []).append(session)
+
+    async def loop_shuts_down(self) -> None:
+        """What the watcher of the link's event loop runs: :meth:`close`, minus the
+        watcher, which is running it."""
+        self.watcher = None
+        await self.close()
+
+    def kept(self) -> list[AsyncSession]:
+        """Every session kept right now."""
+        return [session for sessions in self.idle.values() for session in sessions]
+
+    async def close(self) -> None:
+        """Close the kept sessions, and the driver if the link opened it (idempotent)."""
+        if self.closed:
+            return
+        self.closed = True
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            await close_watcher(watcher)
+        idle, self.idle = self.idle, {}
+        for sessions in idle.values():
+            for session in sessions:
+                await session.close()
+        if self.owned:
+            await self.driver.close()
+
+
+class Connection:
+    """The links of one graph, by process and event loop.
+
+    ``open_driver`` opens a new driver of the graph's server; with ``None`` the graph
+    runs on the driver the application gave neomodel (``borrowed``, read on each call
+    because the application may replace it).
+    """
+
+    def __init__(
+        self,
+        open_driver: Callable[[], AsyncDriver] | None,
+        borrowed: Callable[[], Any] | None = None,
+    ) -> None:
+        self._open = open_driver
+        self._borrowed = borrowed
+        self._links: dict[tuple[int, Any], Link] = {}
+        self._lock = threading.Lock()
+        fork.register(self)
+
+    async def link(self) -> Link:
+        """The link of this process and event loop, opened on first use."""
+        key = (fork.generation(), current_loop())
+        link = self._links.get(key)
+        if self._open is None:
+            return await self._borrow(key, link)
+        if link is None:
+            with self._lock:
+                link = self._links.get(key)
+                if link is None:
+                    self._forget_closed_loops()
+                    link = Link(self._open(), owned=True)
+                    self._links[key] = link
+            link.watcher = await watch_loop(link.loop_shuts_down)
+        _lend(link.driver)
+        return link
+
+    async def _borrow(self, key: tuple[int, Any], link: Link | None) -> Link:
+        """The link on neomodel's current driver (replaced when neomodel's changed)."""
+        assert self._borrowed is not None
+        driver = await self._borrowed()
+        if link is None or link.driver is not driver:
+            stale, link = link, Link(driver, owned=False)
+            self._links[key] = link
+            if stale is not None:
+                await stale.close()
+        return link
+
+    def _forget_closed_loops(self) -> None:
+        """Drop the links of event loops that closed without shutting down their async
+        generators: their drivers cannot be awaited any more, and the garbage collector
+        closes their sockets."""
+        for key in [key for key in self._links if key[1] is not None and key[1].is_closed()]:
+            del self._links[key]
+
+    def links(self) -> list[Link]:
+        """The links of this process, on every event loop."""
+        return [
+            link for (generation, _), link in self._links.items() if generation == fork.generation()
+        ]
+
+    def forget_inherited(self) -> None:
+        """In a forked child: forget the parent's links, without closing anything."""
+        self._lock = threading.Lock()
+        links, self._links = self._links, {}
+        for link in links.values():
+            fork.keep(link)
+            forget_driver(link.driver)
+
+    async def close(self) -> None:
+        """Close this process's links: on this loop here, on a running loop there; the
+        links of loops that closed are dropped."""
+        links, self._links = self._links, {}
+        for (generation, loop), link in links.items():
+            if generation == fork.generation():
+                await close_on(loop, link.close)
