@@ -19,6 +19,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from memora_ogm import Neo4jGraphInterface, sync
@@ -67,14 +68,17 @@ def steps(memora: Any, tenant: Tenant, rounds: int, worker: int) -> list[Callabl
         result.append(lambda: ("user", memora.get_user(org_id, user_id), name))
         if number % 10 == 0:
             new_name = f"{name} w{worker} n{number}"
-            result.append(
-                lambda new_name=new_name: ("new", memora.create_user(org_id, new_name), new_name)
-            )
+            result.append(partial(_create, memora, org_id, new_name))
     return result
 
 
+def _create(memora: Any, org_id: str, name: str) -> tuple[str, Any, str]:
+    return "new", memora.create_user(org_id, name), name
+
+
 def same(kind: str, answer: Any, expected: str) -> bool:
-    return (answer.org_name if kind == "org" else answer.user_name) == expected
+    found: str = answer.org_name if kind == "org" else answer.user_name
+    return found == expected
 
 
 def run_sync(memora: sync.Neo4jGraphInterface, tenant: Tenant, rounds: int, tally: Tally) -> None:
