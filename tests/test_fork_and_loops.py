@@ -217,6 +217,7 @@ def test_an_async_interface_serves_two_loops_in_two_threads_at_once(
     org = _in_thread(lambda: asyncio.run(memora.create_organization("Acme")))
     start = threading.Barrier(2)
     stop = threading.Event()
+    answered = threading.Event()
 
     async def session(label: str, linger: bool) -> list[str]:
         start.wait()
@@ -224,6 +225,8 @@ def test_an_async_interface_serves_two_loops_in_two_threads_at_once(
         for number in range(20):
             user = await memora.create_user(org.org_id, f"{label} {number}")
             names.append((await memora.get_user(org.org_id, user.user_id)).user_name)
+        if linger:
+            answered.set()
         while linger and not stop.is_set():
             await asyncio.sleep(0.05)  # keeps this loop, and its driver, alive
         return names
@@ -232,6 +235,7 @@ def test_an_async_interface_serves_two_loops_in_two_threads_at_once(
         lingering = threads.submit(asyncio.run, session("Bea", linger=True))
         done = threads.submit(asyncio.run, session("Cy", linger=False))
         assert done.result(timeout=120) == [f"Cy {number}" for number in range(20)]
+        assert answered.wait(timeout=120)
         open_links = [link for link in _links(memora) if not link.closed]
         assert len(open_links) == 1, "the lingering loop's driver is still open"
         _in_thread(lambda: asyncio.run(memora.close()))

@@ -1,0 +1,111 @@
+"""Neo4j killed again and again under four writer threads (issue 20, done-when).
+
+One sync interface with the embedded vector store (``QdrantDB(path=...)``) is shared by
+four threads saving interactions with memories, as a Flask or Django app shares it.
+The server is killed with SIGKILL several times and started again on the same port and
+data folder. A call may fail while the server is down; a call that returned is an
+acknowledged write and must be in both stores afterwards, and the two stores must
+agree on every memory, acknowledged or not.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from interaction_helpers import chat, conversation
+from invariants import all_violations
+from neo4j import Driver
+from test_server_faults import RestartableServer
+
+from memora_ogm import sync
+from memora_ogm.sync import QdrantDB
+
+pytestmark = pytest.mark.local_server
+
+WRITERS = 4
+CRASHES = 3
+#: Seconds the writers run between two crashes.
+BETWEEN_CRASHES = 2.0
+
+
+@pytest.fixture(scope="module")
+def crashing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableServer]:
+    restartable = RestartableServer(tmp_path_factory.mktemp("neo4j-crashes"))
+    restartable.start()
+    try:
+        yield restartable
+    finally:
+        restartable.stop()
+
+
+async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_four_writers(
+    crashing: RestartableServer, tmp_path: Path
+) -> None:
+    conn = crashing.connection
+    assert conn is not None
+    vectors = QdrantDB(path=tmp_path / "vectors")
+    memora = sync.Neo4jGraphInterface(
+        conn.uri, conn.username, conn.password, conn.database, associated_vector_db=vectors
+    )
+    memora.setup()
+    org = memora.create_organization("Acme")
+    agent = memora.create_agent(org.org_id, "Bot")
+    users = [memora.create_user(org.org_id, f"Writer {n}").user_id for n in range(WRITERS)]
+    acknowledged: list[tuple[str, str, str]] = []  # (user, interaction, memory text)
+    failures: list[str] = []
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def writer(user_id: str) -> None:
+        number = 0
+        while not stop.is_set():
+            number += 1
+            text = f"user_{user_id} wrote note {number}"
+            try:
+                interaction_id, _ = memora.save_interaction_with_memories(
+                    org.org_id,
+                    agent.agent_id,
+                    user_id,
+                    conversation(chat(f"note {number}"), memories=[(text, [0])]),
+                )
+            except Exception as error:  # noqa: BLE001 - the server is down: not acknowledged
+                with lock:
+                    failures.append(type(error).__name__)
+                time.sleep(0.2)
+                continue
+            with lock:
+                acknowledged.append((user_id, interaction_id, text))
+
+    threads = [threading.Thread(target=writer, args=(user_id,)) for user_id in users]
+    for thread in threads:
+        thread.start()
+    try:
+        for _ in range(CRASHES):
+            time.sleep(BETWEEN_CRASHES)
+            crashing.crash()
+            crashing.start()
+        time.sleep(BETWEEN_CRASHES)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=120)
+    driver: Driver = crashing.driver()
+    try:
+        stored = {
+            (record["user"], record["interaction"], record["memory"])
+            for record in driver.execute_query(
+                "MATCH (i:Interaction)<-[:INTERACTION_SOURCE]-(m:Memory) "
+                "RETURN i.user_id AS user, i.interaction_id AS interaction, m.memory AS memory"
+            ).records
+        }
+        assert len(acknowledged) > WRITERS * CRASHES, "the writers wrote between the crashes"
+        assert set(acknowledged) - stored == set(), "an acknowledged write was lost"
+        assert await all_violations(driver, vectors) == []
+    finally:
+        driver.close()
+        memora.close()
+        vectors.close()
