@@ -155,7 +155,8 @@ def test_a_prefork_web_server_serves_every_tenant_its_own_user(
 
     def read(number: int) -> tuple[str, str, str]:
         org_id, user_id, _ = tenants[number % len(tenants)]
-        with urllib.request.urlopen(f"{preforked_flask}/orgs/{org_id}/users/{user_id}") as reply:
+        address = f"{preforked_flask}/orgs/{org_id}/users/{user_id}"
+        with urllib.request.urlopen(address, timeout=60) as reply:
             body = json.load(reply)
         return body["org_id"], body["user_id"], body["user_name"]
 
@@ -220,7 +221,7 @@ def test_an_async_interface_serves_two_loops_in_two_threads_at_once(
     answered = threading.Event()
 
     async def session(label: str, linger: bool) -> list[str]:
-        start.wait()
+        start.wait(timeout=60)
         names = []
         for number in range(20):
             user = await memora.create_user(org.org_id, f"{label} {number}")
@@ -234,13 +235,15 @@ def test_an_async_interface_serves_two_loops_in_two_threads_at_once(
     with ThreadPoolExecutor(2) as threads:
         lingering = threads.submit(asyncio.run, session("Bea", linger=True))
         done = threads.submit(asyncio.run, session("Cy", linger=False))
-        assert done.result(timeout=120) == [f"Cy {number}" for number in range(20)]
-        assert answered.wait(timeout=120)
-        open_links = [link for link in _links(memora) if not link.closed]
-        assert len(open_links) == 1, "the lingering loop's driver is still open"
-        _in_thread(lambda: asyncio.run(memora.close()))
-        assert open_links[0].closed, "close() closed it on its own, running loop"
-        stop.set()
+        try:
+            assert done.result(timeout=120) == [f"Cy {number}" for number in range(20)]
+            assert answered.wait(timeout=120)
+            open_links = [link for link in _links(memora) if not link.closed]
+            assert len(open_links) == 1, "the lingering loop's driver is still open"
+            _in_thread(lambda: asyncio.run(memora.close()))
+            assert open_links[0].closed, "close() closed it on its own, running loop"
+        finally:
+            stop.set()  # never leave the lingering loop running
         assert lingering.result(timeout=120) == [f"Bea {number}" for number in range(20)]
     assert _links(memora) == []
     assert sum(_users_per_org(clean_neo4j).values()) == 40
