@@ -43,7 +43,9 @@ from memora_ogm.vector_db.base import MemorySearchScope
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 WORKERS = 8
-ROUNDS = 3
+ROUNDS = 2
+#: Memories a save extracts besides the two the churn updates and deletes.
+FACTS = 6
 OBTAINED_AT = "2024-06-01T08:30:00+00:00"
 
 
@@ -52,20 +54,26 @@ def dressed(store: sync.QdrantDB) -> Any:
     return AwaitableTwin(store, QdrantDB, {"async_client": ("client", AsyncQdrantClient)})
 
 
-async def churn(memora: Any, world: World, worker: int) -> set[str]:
-    """Save, update and delete as one user; the memory texts the user must keep."""
+async def churn(memora: Any, store: Any, world: World, worker: int) -> set[str]:
+    """Save, update and delete as one user, searching as an agent does between turns.
+
+    Returns the memory texts the user must keep. A save extracts many memories, as a long
+    conversation does, so that the store's writes overlap.
+    """
     kept: set[str] = set()
     for turn in range(ROUNDS):
         name = f"w{worker} r{turn}"
+        facts = [f"{name} fact {n}" for n in range(FACTS)]
         first = conversation(
             chat(f"{name} hello", "hi"),
             memories=[
                 (f"{name} likes tea", [0]),
                 (f"{name} owns a bike", [1]),
-                (f"{name} sails", []),
+                *((fact, []) for fact in facts),
             ],
         )
         interaction_id = await save(memora, world, first)
+        await search(store, world, f"{name} likes tea")
         ids = await memory_ids(memora, world, interaction_id)
         second = conversation(
             chat(f"{name} hello", "hi", "I switched to coffee"),
@@ -74,16 +82,24 @@ async def churn(memora: Any, world: World, worker: int) -> set[str]:
             contrary=[(f"{name} likes coffee", [2], ids[f"{name} likes tea"])],
         )
         await update_interaction(memora, world, interaction_id, second)
+        await search(store, world, f"{name} likes coffee")
         await memora.delete_user_memory(world.org_id, world.user_id, ids[f"{name} owns a bike"])
         if turn % 2:
             await memora.delete_user_interaction_and_its_memories(
                 world.org_id, world.user_id, interaction_id
             )
         else:
-            kept |= {
-                f"{name} {text}" for text in ("likes tea", "sails", "reads novels", "likes coffee")
-            }
+            kept |= {f"{name} {fact}" for fact in ("likes tea", "reads novels", "likes coffee")}
+            kept |= set(facts)
     return kept
+
+
+async def search(store: Any, world: World, text: str) -> None:
+    """A search in the user's memories finds the memory just written first."""
+    [(best, _), *_] = await store.search_memory(
+        text, MemorySearchScope.USER, world.org_id, world.user_id
+    )
+    assert best.memory == text
 
 
 async def make_worlds(memora: Any) -> list[World]:
@@ -146,7 +162,7 @@ async def check_both_stores(
     assert failed == []
     assert [kept_texts(driver, world) for world in worlds] == outcomes
     in_graph = graph_memories(driver)
-    assert len(in_graph) == WORKERS * len(range(0, ROUNDS, 2)) * 4
+    assert len(in_graph) == WORKERS * len(range(0, ROUNDS, 2)) * (FACTS + 3)
     assert await points(store) == in_graph
 
     world = worlds[-1]
@@ -183,20 +199,22 @@ async def test_eight_threads_share_the_sync_interface_and_its_embedded_store(
         conn.uri, conn.username, conn.password, conn.database, vectors
     )
     memora = AwaitableTwin(interface, Neo4jGraphInterface)
+    store = dressed(vectors)
     try:
         await memora.setup()
         worlds = await make_worlds(memora)
 
         async def worker(n: int) -> Any:
             # Each thread's own loop only drives the blocking sync calls of that thread.
-            return (await asyncio.gather(churn(memora, worlds[n], n), return_exceptions=True))[0]
+            churning = churn(memora, store, worlds[n], n)
+            return (await asyncio.gather(churning, return_exceptions=True))[0]
 
         outcomes = await asyncio.to_thread(run_loops, [worker(n) for n in range(WORKERS)])
     finally:
         interface.close()
     await check_both_stores(
         neo4j_driver,
-        dressed(vectors),
+        store,
         lambda: dressed(sync.QdrantDB(path=folder)),
         worlds,
         outcomes,
@@ -220,7 +238,7 @@ async def test_eight_tasks_share_the_async_embedded_store_on_any_event_loop(
     async def loop_share(first: int) -> list[Any]:
         async with Neo4jGraphInterface(*args, vectors) as memora:
             return await asyncio.gather(
-                *(churn(memora, worlds[n], n) for n in range(first, WORKERS, loops)),
+                *(churn(memora, vectors, worlds[n], n) for n in range(first, WORKERS, loops)),
                 return_exceptions=True,
             )
 
