@@ -247,6 +247,55 @@ async def test_eight_tasks_share_the_async_embedded_store_on_any_event_loop(
     await check_both_stores(neo4j_driver, vectors, lambda: QdrantDB(path=folder), worlds, outcomes)
 
 
+class FailingUpsertClient(QdrantClient):
+    """A real in-memory client whose every third upsert fails, as a network error would."""
+
+    def __init__(self) -> None:
+        super().__init__(location=":memory:")
+        self.upserts = 0
+
+    def upsert(self, *args: Any, **kwargs: Any) -> models.UpdateResult:
+        self.upserts += 1
+        if self.upserts % 3 == 0:
+            raise ConnectionError("injected upsert failure")
+        return super().upsert(*args, **kwargs)
+
+
+async def test_adds_failing_part_way_in_eight_threads_each_remove_what_they_wrote() -> None:
+    """Every add is two upserts (256 points, then 44); a failed one leaves none of its points."""
+    store = sync.QdrantDB(FailingUpsertClient())
+    store.setup()
+
+    def adds(worker: int) -> tuple[set[str], list[str]]:
+        kept: set[str] = set()
+        unexpected: list[str] = []
+        for turn in range(4):
+            ids = [str(uuid.uuid4()) for _ in range(300)]
+            texts = [f"w{worker} t{turn} fact {n}" for n in range(300)]
+            try:
+                store.add_memories("org", f"u{worker}", "bot", ids, texts, OBTAINED_AT)
+            except ConnectionError:
+                continue
+            except Exception as error:
+                unexpected.append(repr(error))
+                continue
+            kept |= set(ids)
+        return kept, unexpected
+
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        outcomes = await asyncio.gather(
+            *(asyncio.wrap_future(pool.submit(adds, n)) for n in range(WORKERS))
+        )
+
+    assert [unexpected for _, unexpected in outcomes] == [[]] * WORKERS
+    kept = set().union(*(ids for ids, _ in outcomes))
+    assert 0 < len(kept) < WORKERS * 4 * 300
+    assert set(await points(dressed(store))) == kept
+    found = await dressed(store).search_memory("fact 7", MemorySearchScope.ORGANIZATION, "org")
+    assert found and {memory.memory_id for memory, _ in found} <= kept
+    store.close()
+
+
 async def test_a_task_cancelled_while_waiting_for_the_engine_leaves_it_free() -> None:
     """The async store waits for a busy embedded engine in a thread; giving up frees it."""
     lock = threading.Lock()

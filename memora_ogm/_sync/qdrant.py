@@ -126,8 +126,8 @@ class QdrantDB(BaseVectorDB):
     def close(self) -> None:
         """Close the Qdrant client (also one passed in, as Memora does).
 
-        In a forked child that never used the store this closes nothing: the client is
-        the parent's.
+        In a forked child it closes only a client the child opened itself, never the
+        parent's (nor the parent's embedded engine and its folder lock).
         """
         if self._process_client.closable() is None:
             return
