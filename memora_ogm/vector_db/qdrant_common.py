@@ -301,6 +301,7 @@ _inherited: list[object] = []
 
 
 def _local_engine(client: QdrantClient | AsyncQdrantClient) -> LocalEngine | None:
+    """The embedded engine behind a client (qdrant-client keeps it in ``_client``), if any."""
     engine = getattr(client, "_client", None)
     return engine if isinstance(engine, LocalEngine) else None
 
@@ -356,6 +357,8 @@ class ProcessClient(Generic[ClientT]):
         """In a forked child: the copy must not release the parent's folder lock on close."""
         engine = _local_engine(self._client)
         if engine is not None and self._pid != os.getpid():
+            # The engine's close() unlocks this file, whose lock the child shares with the
+            # parent (flock locks belong to the open file, which a fork does not copy).
             engine._flock_file = None
             _inherited.append(self._client)
 
