@@ -6,6 +6,12 @@ search graph per tenant. A point's id is its ``memory_id``, which makes writes
 idempotent: retrying an add overwrites the same points instead of duplicating them, which
 the graph layer's all-or-nothing writes rely on (SPEC section 6). Everything that does no
 I/O is in :mod:`memora_ogm.vector_db.qdrant_common`, shared with the sync twin.
+
+The store is safe to share between threads, tasks and event loops: calls on an embedded
+engine (which is not thread-safe) take turns, each holding the engine for the whole of
+one method, undo included; a Qdrant server is called concurrently. After ``os.fork()``
+a child opens its own server client on first use and never touches the parent's; an
+embedded store refuses to work in a child (see ``InheritedEmbeddedStoreError``).
 """
 
 from __future__ import annotations
@@ -13,12 +19,14 @@ from __future__ import annotations
 import logging
 import os
 import warnings
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from qdrant_client import AsyncQdrantClient, models
 from typing_extensions import override
 
-from memora_ogm._async.compat import EmbeddingFunction, default_embedding
+from memora_ogm._async.compat import EmbeddingFunction, acquire, default_embedding
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db import qdrant_common as common
@@ -73,6 +81,29 @@ class QdrantDB(BaseVectorDB):
         if enable_logging:
             logging.basicConfig(level=logging.INFO)
 
+    @property
+    def async_client(self) -> AsyncQdrantClient:
+        """The Qdrant client of this process (a forked child gets its own)."""
+        return self._process_client.get()
+
+    @async_client.setter
+    def async_client(self, client: AsyncQdrantClient) -> None:
+        self._process_client = common.ProcessClient(client)
+
+    @asynccontextmanager
+    async def _engine(self) -> AsyncIterator[AsyncQdrantClient]:
+        """The client, held alone while in use when it is an embedded engine."""
+        client = self.async_client
+        lock = self._process_client.lock
+        if lock is None:
+            yield client
+            return
+        await acquire(lock)
+        try:
+            yield client
+        finally:
+            lock.release()
+
     @staticmethod
     def _open(
         url: str | None,
@@ -92,8 +123,15 @@ class QdrantDB(BaseVectorDB):
 
     @override
     async def close(self) -> None:
-        """Close the Qdrant client (also one passed in, as Memora does)."""
-        await self.async_client.close()
+        """Close the Qdrant client (also one passed in, as Memora does).
+
+        In a forked child it closes only a client the child opened itself, never the
+        parent's (nor the parent's embedded engine and its folder lock).
+        """
+        if self._process_client.closable() is None:
+            return
+        async with self._engine() as client:
+            await client.close()
 
     @override
     async def setup(self, *args: Any, **kwargs: Any) -> None:
@@ -102,18 +140,19 @@ class QdrantDB(BaseVectorDB):
         An existing collection must have this store's vector size and cosine distance,
         else ``ValueError``: writing into it would fail on every add.
         """
-        if not await self.async_client.collection_exists(self.collection_name):
-            await self._create_collection()
-        info = await self.async_client.get_collection(self.collection_name)
-        common.check_vectors(
-            self.collection_name, self.embedding_dimension, info.config.params.vectors
-        )
-        await self._create_missing_indexes(set(info.payload_schema))
+        async with self._engine() as client:
+            if not await client.collection_exists(self.collection_name):
+                await self._create_collection(client)
+            info = await client.get_collection(self.collection_name)
+            common.check_vectors(
+                self.collection_name, self.embedding_dimension, info.config.params.vectors
+            )
+            await self._create_missing_indexes(client, set(info.payload_schema))
         logger.info("Qdrant collection %s is set up", self.collection_name)
 
-    async def _create_collection(self) -> None:
+    async def _create_collection(self, client: AsyncQdrantClient) -> None:
         try:
-            await self.async_client.create_collection(
+            await client.create_collection(
                 collection_name=self.collection_name,
                 vectors_config=common.vector_params(self.embedding_dimension),
                 # Every search filters by org_id, so per-tenant graphs (payload_m) are all
@@ -122,11 +161,11 @@ class QdrantDB(BaseVectorDB):
             )
         except Exception:
             # Another process may have created it between the check and the create.
-            if not await self.async_client.collection_exists(self.collection_name):
+            if not await client.collection_exists(self.collection_name):
                 raise
         logger.info("Created Qdrant collection %s", self.collection_name)
 
-    async def _create_missing_indexes(self, existing: set[str]) -> None:
+    async def _create_missing_indexes(self, client: AsyncQdrantClient, existing: set[str]) -> None:
         with warnings.catch_warnings():
             # Local mode accepts the calls but warns that it ignores them; that is expected.
             warnings.filterwarnings(
@@ -134,7 +173,7 @@ class QdrantDB(BaseVectorDB):
             )
             for field, schema in common.PAYLOAD_INDEXES.items():
                 if field not in existing:
-                    await self.async_client.create_payload_index(
+                    await client.create_payload_index(
                         collection_name=self.collection_name,
                         field_name=field,
                         field_schema=schema,
@@ -165,22 +204,23 @@ class QdrantDB(BaseVectorDB):
 
         vectors = await self._embed(texts)
         points = common.memory_points(payload, list(memory_ids), point_ids, texts, vectors)
-        try:
-            for start in range(0, len(points), common.UPSERT_BATCH):
-                await self.async_client.upsert(
-                    collection_name=self.collection_name,
-                    points=points[start : start + common.UPSERT_BATCH],
-                    wait=True,
-                )
-        except Exception:
-            await self._discard(point_ids)
-            raise
+        async with self._engine() as client:
+            try:
+                for start in range(0, len(points), common.UPSERT_BATCH):
+                    await client.upsert(
+                        collection_name=self.collection_name,
+                        points=points[start : start + common.UPSERT_BATCH],
+                        wait=True,
+                    )
+            except Exception:
+                await self._discard(client, point_ids)
+                raise
         logger.info("Added %d memories to %s", len(points), self.collection_name)
 
-    async def _discard(self, point_ids: list[str]) -> None:
+    async def _discard(self, client: AsyncQdrantClient, point_ids: list[str]) -> None:
         """Best-effort removal after a failed add; the add's own error is what matters."""
         try:
-            await self._delete_points(models.PointIdsList(points=list(point_ids)))
+            await self._delete_points_with(client, models.PointIdsList(points=list(point_ids)))
         except Exception:
             logger.exception("Could not remove the points of a failed add")
 
@@ -218,12 +258,13 @@ class QdrantDB(BaseVectorDB):
         texts = common.query_texts(queries)
         search = common.search_filter(memory_search_scope, org_id, user_id, agent_id)
         vectors = await self._embed(texts)
-        responses = await self.async_client.query_batch_points(
-            collection_name=self.collection_name,
-            requests=common.search_requests(
-                vectors, search, self.search_limit, self.score_threshold
-            ),
-        )
+        async with self._engine() as client:
+            responses = await client.query_batch_points(
+                collection_name=self.collection_name,
+                requests=common.search_requests(
+                    vectors, search, self.search_limit, self.score_threshold
+                ),
+            )
         return common.search_results(responses)
 
     @override
@@ -249,7 +290,13 @@ class QdrantDB(BaseVectorDB):
         await self._delete_points(models.FilterSelector(filter=common.organization_filter(org_id)))
 
     async def _delete_points(self, selector: models.PointIdsList | models.FilterSelector) -> None:
-        await self.async_client.delete(
+        async with self._engine() as client:
+            await self._delete_points_with(client, selector)
+
+    async def _delete_points_with(
+        self, client: AsyncQdrantClient, selector: models.PointIdsList | models.FilterSelector
+    ) -> None:
+        await client.delete(
             collection_name=self.collection_name, points_selector=selector, wait=True
         )
         logger.info("Deleted %s from %s", type(selector).__name__, self.collection_name)

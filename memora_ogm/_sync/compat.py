@@ -1,5 +1,6 @@
 """The few calls that differ between the async source and its generated sync twin."""
 
+import threading
 from collections.abc import Callable
 from time import sleep
 from typing import Any
@@ -10,6 +11,7 @@ from memora_ogm.vector_db.embedding import SyncEmbeddingFunction as EmbeddingFun
 
 __all__ = [
     "EmbeddingFunction",
+    "acquire",
     "close_on",
     "close_watcher",
     "current_loop",
@@ -46,3 +48,8 @@ def close_watcher(watcher: Any) -> None:
 def close_on(loop: Any, close: Callable[[], None]) -> None:
     """Run ``close``: a sync driver belongs to no event loop."""
     close()
+
+
+def acquire(lock: threading.Lock) -> None:
+    """Take a lock that other threads share."""
+    lock.acquire()

@@ -7,6 +7,12 @@ search graph per tenant. A point's id is its ``memory_id``, which makes writes
 idempotent: retrying an add overwrites the same points instead of duplicating them, which
 the graph layer's all-or-nothing writes rely on (SPEC section 6). Everything that does no
 I/O is in :mod:`memora_ogm.vector_db.qdrant_common`, shared with the sync twin.
+
+The store is safe to share between threads, tasks and event loops: calls on an embedded
+engine (which is not thread-safe) take turns, each holding the engine for the whole of
+one method, undo included; a Qdrant server is called concurrently. After ``os.fork()``
+a child opens its own server client on first use and never touches the parent's; an
+embedded store refuses to work in a child (see ``InheritedEmbeddedStoreError``).
 """
 
 from __future__ import annotations
@@ -14,12 +20,14 @@ from __future__ import annotations
 import logging
 import os
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from qdrant_client import QdrantClient, models
 from typing_extensions import override
 
-from memora_ogm._sync.compat import EmbeddingFunction, default_embedding
+from memora_ogm._sync.compat import EmbeddingFunction, acquire, default_embedding
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db import qdrant_common as common
@@ -74,6 +82,29 @@ class QdrantDB(BaseVectorDB):
         if enable_logging:
             logging.basicConfig(level=logging.INFO)
 
+    @property
+    def client(self) -> QdrantClient:
+        """The Qdrant client of this process (a forked child gets its own)."""
+        return self._process_client.get()
+
+    @client.setter
+    def client(self, client: QdrantClient) -> None:
+        self._process_client = common.ProcessClient(client)
+
+    @contextmanager
+    def _engine(self) -> Iterator[QdrantClient]:
+        """The client, held alone while in use when it is an embedded engine."""
+        client = self.client
+        lock = self._process_client.lock
+        if lock is None:
+            yield client
+            return
+        acquire(lock)
+        try:
+            yield client
+        finally:
+            lock.release()
+
     @staticmethod
     def _open(
         url: str | None,
@@ -93,8 +124,15 @@ class QdrantDB(BaseVectorDB):
 
     @override
     def close(self) -> None:
-        """Close the Qdrant client (also one passed in, as Memora does)."""
-        self.client.close()
+        """Close the Qdrant client (also one passed in, as Memora does).
+
+        In a forked child it closes only a client the child opened itself, never the
+        parent's (nor the parent's embedded engine and its folder lock).
+        """
+        if self._process_client.closable() is None:
+            return
+        with self._engine() as client:
+            client.close()
 
     @override
     def setup(self, *args: Any, **kwargs: Any) -> None:
@@ -103,18 +141,19 @@ class QdrantDB(BaseVectorDB):
         An existing collection must have this store's vector size and cosine distance,
         else ``ValueError``: writing into it would fail on every add.
         """
-        if not self.client.collection_exists(self.collection_name):
-            self._create_collection()
-        info = self.client.get_collection(self.collection_name)
-        common.check_vectors(
-            self.collection_name, self.embedding_dimension, info.config.params.vectors
-        )
-        self._create_missing_indexes(set(info.payload_schema))
+        with self._engine() as client:
+            if not client.collection_exists(self.collection_name):
+                self._create_collection(client)
+            info = client.get_collection(self.collection_name)
+            common.check_vectors(
+                self.collection_name, self.embedding_dimension, info.config.params.vectors
+            )
+            self._create_missing_indexes(client, set(info.payload_schema))
         logger.info("Qdrant collection %s is set up", self.collection_name)
 
-    def _create_collection(self) -> None:
+    def _create_collection(self, client: QdrantClient) -> None:
         try:
-            self.client.create_collection(
+            client.create_collection(
                 collection_name=self.collection_name,
                 vectors_config=common.vector_params(self.embedding_dimension),
                 # Every search filters by org_id, so per-tenant graphs (payload_m) are all
@@ -123,11 +162,11 @@ class QdrantDB(BaseVectorDB):
             )
         except Exception:
             # Another process may have created it between the check and the create.
-            if not self.client.collection_exists(self.collection_name):
+            if not client.collection_exists(self.collection_name):
                 raise
         logger.info("Created Qdrant collection %s", self.collection_name)
 
-    def _create_missing_indexes(self, existing: set[str]) -> None:
+    def _create_missing_indexes(self, client: QdrantClient, existing: set[str]) -> None:
         with warnings.catch_warnings():
             # Local mode accepts the calls but warns that it ignores them; that is expected.
             warnings.filterwarnings(
@@ -135,7 +174,7 @@ class QdrantDB(BaseVectorDB):
             )
             for field, schema in common.PAYLOAD_INDEXES.items():
                 if field not in existing:
-                    self.client.create_payload_index(
+                    client.create_payload_index(
                         collection_name=self.collection_name,
                         field_name=field,
                         field_schema=schema,
@@ -166,22 +205,23 @@ class QdrantDB(BaseVectorDB):
 
         vectors = self._embed(texts)
         points = common.memory_points(payload, list(memory_ids), point_ids, texts, vectors)
-        try:
-            for start in range(0, len(points), common.UPSERT_BATCH):
-                self.client.upsert(
-                    collection_name=self.collection_name,
-                    points=points[start : start + common.UPSERT_BATCH],
-                    wait=True,
-                )
-        except Exception:
-            self._discard(point_ids)
-            raise
+        with self._engine() as client:
+            try:
+                for start in range(0, len(points), common.UPSERT_BATCH):
+                    client.upsert(
+                        collection_name=self.collection_name,
+                        points=points[start : start + common.UPSERT_BATCH],
+                        wait=True,
+                    )
+            except Exception:
+                self._discard(client, point_ids)
+                raise
         logger.info("Added %d memories to %s", len(points), self.collection_name)
 
-    def _discard(self, point_ids: list[str]) -> None:
+    def _discard(self, client: QdrantClient, point_ids: list[str]) -> None:
         """Best-effort removal after a failed add; the add's own error is what matters."""
         try:
-            self._delete_points(models.PointIdsList(points=list(point_ids)))
+            self._delete_points_with(client, models.PointIdsList(points=list(point_ids)))
         except Exception:
             logger.exception("Could not remove the points of a failed add")
 
@@ -219,12 +259,13 @@ class QdrantDB(BaseVectorDB):
         texts = common.query_texts(queries)
         search = common.search_filter(memory_search_scope, org_id, user_id, agent_id)
         vectors = self._embed(texts)
-        responses = self.client.query_batch_points(
-            collection_name=self.collection_name,
-            requests=common.search_requests(
-                vectors, search, self.search_limit, self.score_threshold
-            ),
-        )
+        with self._engine() as client:
+            responses = client.query_batch_points(
+                collection_name=self.collection_name,
+                requests=common.search_requests(
+                    vectors, search, self.search_limit, self.score_threshold
+                ),
+            )
         return common.search_results(responses)
 
     @override
@@ -250,7 +291,11 @@ class QdrantDB(BaseVectorDB):
         self._delete_points(models.FilterSelector(filter=common.organization_filter(org_id)))
 
     def _delete_points(self, selector: models.PointIdsList | models.FilterSelector) -> None:
-        self.client.delete(
-            collection_name=self.collection_name, points_selector=selector, wait=True
-        )
+        with self._engine() as client:
+            self._delete_points_with(client, selector)
+
+    def _delete_points_with(
+        self, client: QdrantClient, selector: models.PointIdsList | models.FilterSelector
+    ) -> None:
+        client.delete(collection_name=self.collection_name, points_selector=selector, wait=True)
         logger.info("Deleted %s from %s", type(selector).__name__, self.collection_name)

@@ -5,6 +5,9 @@ Defined in ``memora_ogm._async.qdrant``, from which the sync ``QdrantDB`` over
 """
 
 from memora_ogm._async.qdrant import QdrantDB
-from memora_ogm.vector_db.qdrant_common import DEFAULT_COLLECTION_NAME
+from memora_ogm.vector_db.qdrant_common import (
+    DEFAULT_COLLECTION_NAME,
+    InheritedEmbeddedStoreError,
+)
 
-__all__ = ["DEFAULT_COLLECTION_NAME", "QdrantDB"]
+__all__ = ["DEFAULT_COLLECTION_NAME", "InheritedEmbeddedStoreError", "QdrantDB"]

@@ -7,13 +7,18 @@ that only the calls to the Qdrant client exist twice.
 from __future__ import annotations
 
 import math
+import os
+import threading
 import uuid
+import weakref
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
-from qdrant_client import models
+from qdrant_client import AsyncQdrantClient, QdrantClient, models
+from qdrant_client.local.async_qdrant_local import AsyncQdrantLocal
+from qdrant_client.local.qdrant_local import QdrantLocal
 
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db.scope import MemorySearchScope
@@ -269,3 +274,101 @@ def check_vectors(collection_name: str, dimension: int, vectors: object) -> None
             f"store needs one unnamed {dimension}-dimensional cosine vector. "
             "Use another collection_name or a matching embedding."
         )
+
+
+class InheritedEmbeddedStoreError(RuntimeError):
+    """An embedded store was used by a process forked after the store was opened.
+
+    The child holds a copy of the parent's engine: its writes would reach the folder's
+    SQLite file behind the parent's back (or, in memory, a private copy nobody else sees),
+    and the two copies would silently disagree. A child opens its own store instead, or
+    the processes share a Qdrant server (``url=``).
+    """
+
+
+ClientT = TypeVar("ClientT", QdrantClient, AsyncQdrantClient)
+LocalEngine = QdrantLocal | AsyncQdrantLocal
+
+#: One lock per embedded engine, whichever stores and threads share it (a folder can be
+#: opened by one client per process, and two stores may be given the same client).
+_ENGINE_LOCKS: weakref.WeakKeyDictionary[LocalEngine, threading.Lock] = weakref.WeakKeyDictionary()
+#: Every client in use, so that a forked child can detach the engines it inherited.
+_CLIENTS: weakref.WeakSet[ProcessClient[Any]] = weakref.WeakSet()
+_registry = threading.Lock()
+#: The parent's clients as a child inherited them: kept, never closed nor collected here,
+#: since their connections and folder lock are the parent's.
+_inherited: list[object] = []
+
+
+def _local_engine(client: QdrantClient | AsyncQdrantClient) -> LocalEngine | None:
+    """The embedded engine behind a client (qdrant-client keeps it in ``_client``), if any."""
+    engine = getattr(client, "_client", None)
+    return engine if isinstance(engine, LocalEngine) else None
+
+
+class ProcessClient(Generic[ClientT]):
+    """A qdrant-client client as this process may use it.
+
+    qdrant-client's local mode (a folder or ``:memory:``) is not thread-safe: concurrent
+    calls corrupt its arrays and its SQLite transactions. :attr:`lock` serialises every
+    call on one engine; it is ``None`` for a server, which needs none.
+
+    After ``os.fork()`` the child never touches the parent's client: :meth:`get` opens a
+    new client with the same options for a server (the parent's pooled connections stay
+    the parent's), and refuses an embedded engine with :class:`InheritedEmbeddedStoreError`.
+    """
+
+    def __init__(self, client: ClientT) -> None:
+        self._client: ClientT = client
+        self._pid = os.getpid()
+        engine = _local_engine(client)
+        self.embedded = engine is not None
+        self.lock: threading.Lock | None = None
+        with _registry:
+            if engine is not None:
+                self.lock = _ENGINE_LOCKS.setdefault(engine, threading.Lock())
+            _CLIENTS.add(self)
+
+    def get(self) -> ClientT:
+        """The client of this process."""
+        if self._pid != os.getpid():
+            with _registry:
+                if self._pid != os.getpid():
+                    self._reopen()
+        return self._client
+
+    def _reopen(self) -> None:
+        if self.embedded:
+            raise InheritedEmbeddedStoreError(
+                f"This embedded Qdrant store was opened by process {self._pid} before it "
+                f"forked; process {os.getpid()} cannot use it. Open the store in each process "
+                "after the fork (a folder in one process at a time), or use a Qdrant server "
+                "(url=) shared by all of them."
+            )
+        _inherited.append(self._client)
+        self._client = type(self._client)(**self._client.init_options)
+        self._pid = os.getpid()
+
+    def closable(self) -> ClientT | None:
+        """The client to close in this process; ``None`` when it is the parent's."""
+        return self._client if self._pid == os.getpid() else None
+
+    def _detach_inherited(self) -> None:
+        """In a forked child: the copy must not release the parent's folder lock on close."""
+        engine = _local_engine(self._client)
+        if engine is not None and self._pid != os.getpid():
+            # The engine's close() unlocks this file, whose lock the child shares with the
+            # parent (flock locks belong to the open file, which a fork does not copy).
+            engine._flock_file = None
+            _inherited.append(self._client)
+
+
+def _after_fork_in_child() -> None:
+    global _registry
+    # Another thread of the parent may have held it at the fork: it would stay locked.
+    _registry = threading.Lock()
+    for client in list(_CLIENTS):
+        client._detach_inherited()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,112 @@
+"""Benchmark of one embedded QdrantDB shared by threads (issue 20, item 2).
+
+Run: ``python benchmarks/bench_vector_threads.py [rounds] [location]`` (defaults 40 and
+``folder``; ``memory`` for ``:memory:``).
+
+Each thread repeats a round of what a save, a search and a memory delete ask of the store:
+add 6 memories, search them, delete one. The baseline is the same round on the bare
+qdrant-client client, one thread, vectors embedded beforehand. The figures are rounds per
+second for 1, 2, 4 and 8 threads on one store, their ratio to the baseline, and how many
+rounds failed (the embedded engine is not thread-safe: without turns they fail or corrupt
+the collection).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from qdrant_client import QdrantClient, models
+
+from memora_ogm.sync import MemorySearchScope, QdrantDB
+from memora_ogm.vector_db.embedding import DEFAULT_DIMENSION, HashingEmbedding
+from memora_ogm.vector_db.qdrant_common import vector_params
+
+MEMORIES = 6
+OBTAINED_AT = "2024-06-01T08:30:00+00:00"
+THREADS = (1, 2, 4, 8)
+
+
+def texts(worker: int, turn: int) -> list[str]:
+    return [f"user_w{worker} fact {turn} {n} about tea and bikes" for n in range(MEMORIES)]
+
+
+def store_round(store: QdrantDB, worker: int, turn: int) -> None:
+    ids = [str(uuid.uuid4()) for _ in range(MEMORIES)]
+    store.add_memories("org", f"w{worker}", "bot", ids, texts(worker, turn), OBTAINED_AT)
+    store.search_memory(texts(worker, turn)[0], MemorySearchScope.USER, "org", f"w{worker}")
+    store.delete_memories(ids[:1])
+
+
+def bare_rounds(folder: str | None, rounds: int) -> float:
+    """Rounds per second of the same calls on the bare client, one thread."""
+    client = QdrantClient(path=folder) if folder else QdrantClient(location=":memory:")
+    client.create_collection("bare", vectors_config=vector_params(DEFAULT_DIMENSION))
+    embed = HashingEmbedding(DEFAULT_DIMENSION).embed
+    prepared = [(texts(0, turn), embed(texts(0, turn))) for turn in range(rounds)]
+    started = time.perf_counter()
+    for batch, vectors in prepared:
+        ids: list[models.ExtendedPointId] = [str(uuid.uuid4()) for _ in batch]
+        points = [
+            models.PointStruct(id=point, vector=vector, payload={"memory": text})
+            for point, vector, text in zip(ids, vectors, batch, strict=True)
+        ]
+        client.upsert("bare", points=points, wait=True)
+        client.query_points("bare", query=vectors[0], limit=10)
+        client.delete("bare", points_selector=models.PointIdsList(points=ids[:1]), wait=True)
+    elapsed = time.perf_counter() - started
+    client.close()
+    return rounds / elapsed
+
+
+def shared_rounds(folder: str | None, threads: int, rounds: int) -> tuple[float, int, str]:
+    """Rounds per second of ``threads`` threads on one store, failed rounds, first error."""
+    store = QdrantDB(path=folder) if folder else QdrantDB(location=":memory:")
+    store.setup()
+    failures: list[Exception] = []
+
+    def work(worker: int) -> None:
+        for turn in range(rounds):
+            try:
+                store_round(store, worker, turn)
+            except Exception as error:
+                failures.append(error)
+
+    running = [threading.Thread(target=work, args=(n,)) for n in range(threads)]
+    started = time.perf_counter()
+    for thread in running:
+        thread.start()
+    for thread in running:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    store.close()
+    first = f"{type(failures[0]).__name__}: {failures[0]}"[:90] if failures else ""
+    return threads * rounds / elapsed, len(failures), first
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    location = sys.argv[2] if len(sys.argv) > 2 else "folder"
+    with tempfile.TemporaryDirectory() as work:
+        folders = (str(Path(work) / str(n)) for n in range(len(THREADS) + 1))
+
+        def where() -> str | None:
+            return next(folders) if location == "folder" else None
+
+        baseline = bare_rounds(where(), rounds)
+        print(f"{location}, {rounds} rounds a thread, {MEMORIES} memories a round")
+        print(f"bare client, 1 thread: {baseline:8.1f} rounds/s")
+        for threads in THREADS:
+            rate, failed, first = shared_rounds(where(), threads, rounds)
+            print(
+                f"QdrantDB, {threads} thread(s): {rate:8.1f} rounds/s "
+                f"({rate / baseline:4.2f}x bare), {failed} failed {first}"
+            )
+
+
+if __name__ == "__main__":
+    main()
