@@ -10,7 +10,7 @@ domain knowledge written by hand. The facade's own calls use
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, TypeVar
 
 from neomodel import adb
@@ -142,6 +142,23 @@ async def exact_times(nodes: Sequence[MemoraNode]) -> None:
         for (name, _), value in zip(times, exact.get(node.element_id, []), strict=False):
             if value is not None:
                 setattr(node, name, from_compact(value))
+
+
+async def days_of(nodes: Sequence[N], name: str) -> dict[N, date]:
+    """The day of each node's DATETIME property ``name``, as the server has
+    it (``date()``: the calendar day in the stored offset). For a value stored with a
+    zone's name (as Memora stores a naive datetime when the server's default zone is
+    one) only the server knows that offset: Python's zone data can disagree."""
+    if not nodes:
+        return {}
+    prop = type(nodes[0]).defined_properties(aliases=False, rels=False)[name]
+    rows, _ = await adb.cypher_query(
+        "UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id "
+        f"RETURN id, date(n.{escape_identifier(prop.get_db_property_name(name))})",
+        {"ids": _ids(nodes)},
+    )
+    by_id = {node.element_id: node for node in nodes}
+    return {by_id[row[0]]: row[1].to_native() for row in rows}
 
 
 async def lock_nodes(nodes: Sequence[MemoraNode]) -> int:
