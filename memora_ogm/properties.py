@@ -39,10 +39,9 @@ def storable(value: datetime) -> datetime:
     but never read back or delete: outside years 1-9999 in UTC (``datetime.min`` with a
     positive offset is year 0 there), or an offset Neo4j does not hold.
     """
-    aware = as_aware(value)
-    offset = aware.utcoffset()
-    if offset is None:  # a tzinfo that gives no offset: naive, so UTC
-        return aware.replace(tzinfo=timezone.utc)
+    offset = value.utcoffset()
+    if offset is None:  # naive (or a tzinfo that gives no offset): UTC
+        return value.replace(tzinfo=timezone.utc)
     if offset % timedelta(seconds=1):
         raise ValueError(
             f"{value!r}: its UTC offset {offset} is not a whole number of seconds, "
@@ -50,12 +49,12 @@ def storable(value: datetime) -> datetime:
         )
     if abs(offset) > MAX_OFFSET:
         raise ValueError(f"{value!r}: its UTC offset {offset} is beyond Neo4j's 18 hours")
-    wall = aware.replace(tzinfo=None)
+    wall = value.replace(tzinfo=None)
     if wall - datetime.min < offset or datetime.max - wall < -offset:
         raise ValueError(
             f"{value!r} is outside years 1-9999 in UTC, where Python cannot read it back"
         )
-    return aware.replace(tzinfo=timezone(offset))
+    return value if type(value.tzinfo) is timezone else value.replace(tzinfo=timezone(offset))
 
 
 def day_of(value: datetime) -> date:
@@ -64,6 +63,7 @@ def day_of(value: datetime) -> date:
     return storable(value).date()
 
 
+@functools.cache
 def offset_name(offset: timedelta) -> str:
     """A fixed offset as Neo4j names it: ``+05:45``, or ``-04:56:02`` with seconds."""
     seconds = offset // timedelta(seconds=1)
