@@ -13,7 +13,6 @@ import functools
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import neo4j.time
 import pytz
@@ -25,37 +24,68 @@ def as_aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
 
-def sendable(value: datetime) -> datetime:
-    """``value`` as the driver can send it: a ``zoneinfo`` zone as the same zone of pytz.
+#: The largest UTC offset Neo4j stores (Java's ``ZoneOffset``), either way, to the second.
+MAX_OFFSET = timedelta(hours=18)
 
-    The driver works out a zone's offset by handing the zone a datetime of its own
-    class, which CPython's ``ZoneInfo`` reads as if it were a ``datetime``: a wrong
-    offset, or a crash of the process. The same instant in the same named zone from
-    pytz (a dependency of the driver, which handles it) is stored the same way.
+
+def storable(value: datetime) -> datetime:
+    """``value`` as the graph stores it: the same instant and wall-clock time, with the
+    offset the Python side gives it as a fixed zone (a naive value is UTC).
+
+    A named zone is not sent by name: the server would work out its offset from Java's
+    time-zone data, which can disagree with the Python zone (pytz's LMT when a pytz zone
+    is passed as ``tzinfo``, pytz's missing DST after 2037), and put the value on another
+    day than its ``Date`` node. Raises ``ValueError`` for a value the layer could store
+    but never read back or delete: outside years 1-9999 in UTC (``datetime.min`` with a
+    positive offset is year 0 there), or an offset Neo4j does not hold.
     """
-    zone = value.tzinfo
-    if isinstance(zone, ZoneInfo):
-        return value.astimezone(pytz.timezone(zone.key))
-    return value
+    offset = value.utcoffset()
+    if offset is None:  # naive (or a tzinfo that gives no offset): UTC
+        return value.replace(tzinfo=timezone.utc)
+    if offset % timedelta(seconds=1):
+        raise ValueError(
+            f"{value!r}: its UTC offset {offset} is not a whole number of seconds, "
+            "which Neo4j needs"
+        )
+    if abs(offset) > MAX_OFFSET:
+        raise ValueError(f"{value!r}: its UTC offset {offset} is beyond Neo4j's 18 hours")
+    wall = value.replace(tzinfo=None)
+    if wall - datetime.min < offset or datetime.max - wall < -offset:
+        raise ValueError(
+            f"{value!r} is outside years 1-9999 in UTC, where Python cannot read it back"
+        )
+    return value if type(value.tzinfo) is timezone else value.replace(tzinfo=timezone(offset))
+
+
+def day_of(value: datetime) -> date:
+    """An interaction's or a memory's day: the calendar day of the stored ``value`` in the
+    offset it is stored with, which is what the server's ``date(value)`` gives too."""
+    return storable(value).date()
+
+
+@functools.cache
+def offset_name(offset: timedelta) -> str:
+    """A fixed offset as Neo4j names it: ``+05:45``, or ``-04:56:02`` with seconds."""
+    seconds = offset // timedelta(seconds=1)
+    hours, rest = divmod(abs(seconds), 3600)
+    minutes, second = divmod(rest, 60)
+    name = f"{'-' if seconds < 0 else '+'}{hours:02d}:{minutes:02d}"
+    return f"{name}:{second:02d}" if second else name
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def sent_form(value: datetime) -> list[Any]:
-    """An aware ``value`` as ``[epochSeconds, nanosecond, timezone]``, from which
-    ``ZonedDateTimeProperty.expand`` builds the DATETIME the driver would have sent: a
-    named zone (pytz's ``zone``, zoneinfo's ``key``) by its name, any other zone by its
-    offset. Encoding it here costs a tenth of the driver's encoding."""
-    zone = getattr(value.tzinfo, "zone", None) or getattr(value.tzinfo, "key", None)
-    if not isinstance(zone, str) or not zone:
-        offset = value.utcoffset()
-        if offset is None or offset % timedelta(minutes=1):
-            raise ValueError(f"{value!r}: a zone offset is a whole number of minutes")
-        minutes = offset // timedelta(minutes=1)
-        zone = f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
-    seconds, microsecond = divmod((value - _EPOCH) // timedelta(microseconds=1), 1_000_000)
-    return [seconds, microsecond * 1000, zone]
+    """``value`` as :func:`storable` makes it, as ``[epochSeconds, nanosecond, offset]``,
+    from which ``ZonedDateTimeProperty.expand`` builds the DATETIME the driver would have
+    sent for it (the driver itself refuses an offset with seconds, which Neo4j stores).
+    Encoding it here costs a tenth of the driver's encoding."""
+    stored = storable(value)
+    offset = stored.utcoffset()
+    assert offset is not None
+    seconds, microsecond = divmod((stored - _EPOCH) // timedelta(microseconds=1), 1_000_000)
+    return [seconds, microsecond * 1000, offset_name(offset)]
 
 
 @functools.cache
@@ -140,8 +170,9 @@ class ZonedDateTimeProperty(Property[datetime]):
     def deflate(self, value: Any) -> datetime:
         if not isinstance(value, datetime):
             raise ValueError(f"datetime expected, got {type(value).__name__}")
-        # The driver sends an aware datetime as a zoned DATETIME.
-        return sendable(as_aware(value))
+        # Sent by the driver as it is (which refuses an offset with seconds) or, by the
+        # unit of work, as its sent_form.
+        return storable(value)
 
 
 class NativeDateProperty(Property[date]):

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from memora_ogm.errors import MemoraOGMError
+from memora_ogm.properties import storable
 from memora_ogm.validation import (
     MAX_NAME_LENGTH,
     MAX_TEXT_LENGTH,
@@ -215,9 +216,13 @@ def _datetime(name: str, value: Any) -> datetime:
     if not isinstance(value, str):
         raise ValueError(f"`{name}` must be an ISO 8601 datetime string, not {_kind(value)}.")
     try:
-        return parse_datetime(value)
+        parsed = parse_datetime(value)
     except ValueError as error:
         raise ValueError(f"`{name}` is not an ISO 8601 datetime with offset: {error}") from None
+    try:
+        return storable(parsed)
+    except ValueError as error:
+        raise ValueError(f"`{name}` cannot be stored: {error}") from None
 
 
 def _date(name: str, value: Any) -> date:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime, timezone
 from typing import Any
 
 from neo4j import Driver
@@ -121,3 +121,41 @@ async def test_migrate_records_each_version_once(memora: Any, driver: Driver) ->
     assert await memora.migrate() == ["0001"]
     assert await memora.migrate() == []
     assert driver.execute_query("MATCH (m:MemoraMigration) RETURN count(m)").records[0][0] == 1
+
+
+#: Memora's memories whose day Python alone gets wrong: a zone's name the server's
+#: time-zone data reads (pytz knows no New York DST after 2037: 23:30 EST of July 1), and
+#: an offset with seconds, which the driver reads rounded to -04:57 (23:59:32 of March 1).
+ODD_MEMORIES = """
+MATCH (u:User {org_id: $org_id, user_id: $user_id})-[:HAS_MEMORIES]->(mc:MemoryCollection),
+      (i:Interaction {org_id: $org_id, user_id: $user_id})
+UNWIND $memories AS m
+CREATE (mc)-[:INCLUDES]->(:Memory {org_id: $org_id, user_id: $user_id, agent_id: i.agent_id,
+        interaction_id: i.interaction_id, memory_id: m.id, memory: m.text,
+        obtained_at: datetime({epochSeconds: m.seconds, timezone: m.zone})})
+        -[:INTERACTION_SOURCE]->(i)
+"""
+
+
+async def test_migration_takes_the_day_the_server_stores(memora: Any, driver: Driver) -> None:
+    org_id, user_id = await _pre_0_3_graph(memora, driver)
+    at = [datetime(2040, 7, 2, 4, 30), datetime(1850, 3, 2, 4, 56, 32)]  # UTC
+    odd: list[dict[str, Any]] = [
+        {"id": "00000000-0000-4000-8000-00000000000a", "text": "a", "zone": "America/New_York"},
+        {"id": "00000000-0000-4000-8000-00000000000b", "text": "b", "zone": "-04:56:02"},
+    ]
+    for memory, utc in zip(odd, at, strict=True):
+        memory["seconds"] = int(utc.replace(tzinfo=timezone.utc).timestamp())
+    driver.execute_query(ODD_MEMORIES, org_id=org_id, user_id=user_id, memories=odd)
+
+    await memora.migrate_to_schema_for_memora_v0_3_x()
+
+    links = driver.execute_query(
+        "MATCH (m:Memory) WHERE m.memory IN ['a', 'b'] "
+        "MATCH (m)-[:DATE_OBTAINED]->(d:Date) "
+        "RETURN m.memory AS text, toString(m.obtained_at) AS at, d.date AS day ORDER BY text"
+    ).records
+    assert [(r["text"], r["at"], r["day"].to_native()) for r in links] == [
+        ("a", "2040-07-02T00:30:00-04:00[America/New_York]", date(2040, 7, 2)),
+        ("b", "1850-03-02T00:00:30-04:56:02", date(1850, 3, 2)),
+    ]

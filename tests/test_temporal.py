@@ -3,11 +3,12 @@
 Read (``ZonedDateTimeProperty.compact``, then ``inflate``): the same Python datetime
 as the driver's own hydration, same instant, offset and zone. Written (``sent_form``,
 then ``ZonedDateTimeProperty.expand`` on the server): the same DATETIME as the driver's
-own encoding of the datetime. Every facade call moves its timestamps this way, since
+own encoding of the datetime as the graph stores it (``storable``: its offset, never
+a zone's name). Every facade call moves its timestamps this way, since
 the driver's encoding costs more than the rest of a memory; these values are where a
 shortcut would slip: before 1970 (where Neo4j's ``epochSeconds`` rounds toward zero),
 sub-millisecond parts, named zones on both sides of a DST change, historic local
-mean times.
+mean times, offsets with seconds (which the driver cannot send).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 import pytz
 from neo4j import Driver
 
-from memora_ogm.properties import ZonedDateTimeProperty, from_compact, sendable, sent_form
+from memora_ogm.properties import ZonedDateTimeProperty, from_compact, sent_form, storable
 
 VALUES = [
     "2024-05-01T09:30:00.123456789Z",
@@ -69,10 +70,13 @@ SENT = [
     datetime(2024, 5, 1, 9, 30, tzinfo=timezone(timedelta(hours=2))),
     datetime(2024, 5, 1, 9, 30, tzinfo=timezone(timedelta(hours=-5, minutes=-30))),
     pytz.utc.localize(datetime(2024, 5, 1, 9, 30)),
-    sendable(datetime(2024, 5, 1, 9, 30, tzinfo=OSLO)),
-    sendable(datetime(2024, 10, 27, 2, 30, fold=0, tzinfo=OSLO)),
-    sendable(datetime(2024, 10, 27, 2, 30, fold=1, tzinfo=OSLO)),
-    sendable(datetime(1850, 5, 1, 9, 30, 0, 654321, tzinfo=ZoneInfo("America/New_York"))),
+    datetime(2024, 5, 1, 9, 30, tzinfo=OSLO),
+    datetime(2024, 10, 27, 2, 30, fold=0, tzinfo=OSLO),
+    datetime(2024, 10, 27, 2, 30, fold=1, tzinfo=OSLO),
+    # zoneinfo's LMT has seconds (-4:56:02), which the driver cannot send: pytz's has not
+    pytz.timezone("America/New_York").localize(datetime(1850, 5, 1, 9, 30, 0, 654321)),
+    datetime(2021, 7, 1, 23, 58, tzinfo=pytz.timezone("America/New_York")),
+    datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone(timedelta(hours=18))),
     datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=timezone.utc),
     datetime(1, 1, 1, 0, 0, 0, 1, tzinfo=timezone.utc),
 ]
@@ -84,13 +88,40 @@ def test_a_sent_datetime_is_the_driver_s_datetime(neo4j_driver: Driver, value: d
         f"WITH $value AS driver, {ZonedDateTimeProperty.expand('$sent')} AS ours "
         "RETURN toString(driver) AS driver, toString(ours) AS ours, "
         "driver.timezone AS driver_zone, ours.timezone AS our_zone",
-        value=value,
+        value=storable(value),
         sent=sent_form(value),
     )
     record = records[0]
     assert (record["ours"], record["our_zone"]) == (record["driver"], record["driver_zone"])
 
 
-def test_a_sub_minute_offset_is_refused_as_the_driver_refuses_it() -> None:
-    with pytest.raises(ValueError, match="whole number of minutes"):
-        sent_form(datetime(2024, 5, 1, tzinfo=timezone(timedelta(seconds=30))))
+def test_an_offset_with_seconds_is_sent_exactly(neo4j_driver: Driver) -> None:
+    """The driver refuses it; Neo4j stores it, and it reads back the same."""
+    value = datetime(
+        1850, 3, 1, 23, 59, 30, tzinfo=timezone(-timedelta(hours=4, minutes=56, seconds=2))
+    )
+    records, _, _ = neo4j_driver.execute_query(
+        f"WITH {ZonedDateTimeProperty.expand('$sent')} AS t "
+        f"RETURN toString(t) AS text, date(t) AS day, {ZonedDateTimeProperty.compact('t')} AS t",
+        sent=sent_form(value),
+    )
+    assert records[0]["text"] == "1850-03-01T23:59:30-04:56:02"
+    assert records[0]["day"].to_native() == value.date()
+    read = from_compact(records[0]["t"])
+    assert (read, read.utcoffset()) == (value, value.utcoffset())
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        (datetime(2024, 5, 1, tzinfo=timezone(timedelta(seconds=30, microseconds=5))), "seconds"),
+        (datetime(2024, 5, 1, tzinfo=timezone(timedelta(hours=18, seconds=1))), "18 hours"),
+        (datetime.min.replace(tzinfo=timezone(timedelta(seconds=1))), "years 1-9999 in UTC"),
+        (datetime.max.replace(tzinfo=timezone(-timedelta(seconds=1))), "years 1-9999"),
+    ],
+)
+def test_what_the_graph_cannot_hold_is_refused(value: datetime, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        storable(value)
+    with pytest.raises(ValueError, match=error):
+        sent_form(value)

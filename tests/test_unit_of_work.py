@@ -44,17 +44,21 @@ def test_each_distinct_datetime_travels_once() -> None:
     assert all("obtained_at" not in row["p"] for row in params["p1"])
 
 
-def test_the_same_instant_in_another_zone_is_another_datetime() -> None:
-    same_instant = NOON.astimezone(ZoneInfo("UTC"))
+def test_the_same_instant_in_another_offset_is_another_datetime() -> None:
+    same_instant = NOON.astimezone(ZoneInfo("Europe/Oslo"))
     assert same_instant == NOON
     work = UnitOfWork()
     work.create(
         Interaction, org_id="o", user_id="u", agent_id="a", created_at=NOON, updated_at=same_instant
     )
+    in_utc = NOON.astimezone(ZoneInfo("UTC"))
+    work.create(
+        Interaction, org_id="o", user_id="u", agent_id="a", created_at=in_utc, updated_at=in_utc
+    )
     _, params = work.compile()
 
-    # a fixed offset by its offset, a named zone (zoneinfo's, sent as pytz's) by its name
-    assert params["times"] == [[NOON_SECONDS, 0, "+00:00"], [NOON_SECONDS, 0, "UTC"]]
+    # each by its offset, a named zone too (its offset there, not its name): UTC's is NOON's
+    assert params["times"] == [[NOON_SECONDS, 0, "+00:00"], [NOON_SECONDS, 0, "+02:00"]]
 
 
 def test_a_chain_cannot_be_compared_on_a_datetime() -> None:

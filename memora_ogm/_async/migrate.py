@@ -7,7 +7,7 @@ from neomodel.util import escape_identifier
 
 from memora_ogm._async.graph import Graph, VectorChanges
 from memora_ogm._async.nodes import Date, MemoraNode, Memory
-from memora_ogm._async.ogm import connect_many, lacking
+from memora_ogm._async.ogm import connect_many, days_of, lacking
 from memora_ogm._async.schema import install_node_key
 from memora_ogm.migration import DropIndex, LinkMemoriesToDates, Migration, Operation
 from memora_ogm.properties import ZonedDateTimeProperty
@@ -31,7 +31,8 @@ async def _link_memories_to_dates(graph: Graph, operation: LinkMemoriesToDates) 
         memories = await lacking(Memory, Memory.date_obtained, operation.batch_size)
         if not memories:
             return 0
-        days = {(m.org_id, m.user_id, m.obtained_at.date()) for m in memories}
+        obtained_on = await days_of(memories, "obtained_at")
+        days = {(m.org_id, m.user_id, obtained_on[m]) for m in memories}
         dates = await Date.nodes.bulk_get_or_create(
             *({"org_id": org, "user_id": user, "date": day} for org, user, day in days)
         )
@@ -39,7 +40,7 @@ async def _link_memories_to_dates(graph: Graph, operation: LinkMemoriesToDates) 
         await connect_many(
             (
                 Memory.date_obtained,
-                [(m, by_day[(m.org_id, m.user_id, m.obtained_at.date())]) for m in memories],
+                [(m, by_day[(m.org_id, m.user_id, obtained_on[m])]) for m in memories],
             )
         )
         return len(memories)

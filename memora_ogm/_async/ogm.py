@@ -9,13 +9,15 @@ domain knowledge written by hand. The facade's own calls use
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, TypeVar
 
 from neomodel import adb
 from neomodel.util import escape_identifier
 
 from memora_ogm._async.nodes import MemoraNode
+from memora_ogm.properties import ZonedDateTimeProperty, from_compact, sent_form, storable
 from memora_ogm.unit_of_work import arrow, target_class
 
 N = TypeVar("N", bound=MemoraNode)
@@ -62,6 +64,101 @@ async def lacking(cls: type[N], rel: Any, count: int) -> list[N]:
     )
     rows, _ = await adb.cypher_query(query, {"count": count})
     return [cls.inflate(row[0]) for row in rows]
+
+
+def _times(cls: type[MemoraNode]) -> list[tuple[str, str]]:
+    """(attribute, database name) of each DATETIME property of ``cls``."""
+    return [
+        (name, prop.get_db_property_name(name))
+        for name, prop in cls.defined_properties(aliases=False, rels=False).items()
+        if isinstance(prop, ZonedDateTimeProperty)
+    ]
+
+
+def _driver_cannot_send(value: Any) -> bool:
+    """The driver reads and writes DATETIMEs with offsets in whole minutes only: it reads
+    an offset with seconds (a zone's local mean time, before about 1900) rounded, which
+    moves the wall-clock time and can move its day, and refuses to send one. Neo4j
+    stores them."""
+    return isinstance(value, datetime) and bool(
+        (storable(value).utcoffset() or timedelta()) % timedelta(minutes=1)
+    )
+
+
+def sendable_by_driver(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """``properties`` as neomodel can write them: a datetime whose offset has seconds as
+    the same instant in UTC, which :func:`store_exact_times` then replaces."""
+    return {
+        name: value.astimezone(timezone.utc) if _driver_cannot_send(value) else value
+        for name, value in properties.items()
+    }
+
+
+async def store_exact_times(
+    nodes: Sequence[MemoraNode], properties: Sequence[Mapping[str, Any]]
+) -> None:
+    """Store the datetimes of ``properties`` (one mapping per node, of one class) that
+    :func:`sendable_by_driver` changed, exactly as given (one query, none if nothing
+    changed)."""
+    times = _times(type(nodes[0])) if nodes else []
+    rows = [
+        {
+            "id": node.element_id,
+            "times": {
+                db: sent_form(values[name])
+                for name, db in times
+                if _driver_cannot_send(values.get(name))
+            },
+        }
+        for node, values in zip(nodes, properties, strict=True)
+    ]
+    rows = [row for row in rows if row["times"]]
+    if not rows:
+        return
+    assignments = ", ".join(
+        f"n.{escape_identifier(db)} = coalesce("
+        f"{ZonedDateTimeProperty.expand(f'row.times.{escape_identifier(db)}')}, "
+        f"n.{escape_identifier(db)})"
+        for _, db in times
+    )
+    await adb.cypher_query(
+        f"UNWIND $rows AS row MATCH (n) WHERE elementId(n) = row.id SET {assignments}",
+        {"rows": rows},
+    )
+
+
+async def exact_times(nodes: Sequence[MemoraNode]) -> None:
+    """Give ``nodes`` (of one class) their DATETIMEs exactly as stored, in one query."""
+    times = _times(type(nodes[0])) if nodes else []
+    if not times:
+        return
+    read = ", ".join(ZonedDateTimeProperty.compact(f"n.{escape_identifier(db)}") for _, db in times)
+    rows, _ = await adb.cypher_query(
+        f"UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id RETURN id, [{read}]",
+        {"ids": _ids(nodes)},
+    )
+    exact = {row[0]: row[1] for row in rows}
+    for node in nodes:
+        for (name, _), value in zip(times, exact.get(node.element_id, []), strict=False):
+            if value is not None:
+                setattr(node, name, from_compact(value))
+
+
+async def days_of(nodes: Sequence[N], name: str) -> dict[N, date]:
+    """The day of each node's DATETIME property ``name``, as the server has
+    it (``date()``: the calendar day in the stored offset). For a value stored with a
+    zone's name (as Memora stores a naive datetime when the server's default zone is
+    one) only the server knows that offset: Python's zone data can disagree."""
+    if not nodes:
+        return {}
+    prop = type(nodes[0]).defined_properties(aliases=False, rels=False)[name]
+    rows, _ = await adb.cypher_query(
+        "UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id "
+        f"RETURN id, date(n.{escape_identifier(prop.get_db_property_name(name))})",
+        {"ids": _ids(nodes)},
+    )
+    by_id = {node.element_id: node for node in nodes}
+    return {by_id[row[0]]: row[1].to_native() for row in rows}
 
 
 async def lock_nodes(nodes: Sequence[MemoraNode]) -> int:

@@ -36,7 +36,16 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm._async.ogm import Link, connect_many, lock_nodes, reachable, take
+from memora_ogm._async.ogm import (
+    Link,
+    connect_many,
+    exact_times,
+    lock_nodes,
+    reachable,
+    sendable_by_driver,
+    store_exact_times,
+    take,
+)
 from memora_ogm.errors import MemoraOGMError
 from memora_ogm.transfer import ImportConflict, Record
 from memora_ogm.validation import check_ids
@@ -96,6 +105,7 @@ async def _pages(
             # The whole key in ORDER BY lets the planner read the key's index in order
             # and stop after a page (no sort of the rest).
             page = await take(nodes.order_by(*dict.fromkeys([*owner, key])), EXPORT_BATCH_SIZE)
+            await exact_times(page)
             next_key = getattr(page[-1], key) if len(page) == EXPORT_BATCH_SIZE else None
             return await records(page), next_key
 
@@ -152,7 +162,13 @@ async def _contrary_records(memories: list[Memory]) -> list[Record]:
 
 async def export_records(graph: Graph, org_id: str, user_id: str | None) -> AsyncIterator[Record]:
     """The organisation (or one user of it) as records: header first, end last."""
-    org = await graph.read(lambda: get_org(org_id))
+
+    async def organization() -> Org:
+        org = await get_org(org_id)
+        await exact_times([org])
+        return org
+
+    org = await graph.read(organization)
     if user_id is not None:
         await graph.read(lambda: get_user(org_id, user_id))
     counts: Counter[str] = Counter()
@@ -339,12 +355,15 @@ async def _collections(users: dict[str, User], rel: Any) -> dict[str, Any]:
 
 
 def _properties(record: Record, *names: str) -> dict[str, Any]:
-    return {name: record[name] for name in names}
+    """The ``names`` of ``record`` as neomodel writes them (``store_exact_times`` then
+    stores what the driver cannot send)."""
+    return sendable_by_driver({name: record[name] for name in names})
 
 
 async def _write_organizations(records: list[Record], _: VectorChanges) -> None:
     for record in records:
-        await Org(**_properties(record, "org_id", "org_name", "created_at")).save()
+        org = await Org(**_properties(record, "org_id", "org_name", "created_at")).save()
+        await store_exact_times([org], [record])
 
 
 async def _write_users(records: list[Record], _: VectorChanges) -> None:
@@ -353,6 +372,7 @@ async def _write_users(records: list[Record], _: VectorChanges) -> None:
     users = await User.nodes.bulk_create(
         *(_properties(record, "org_id", "user_id", "user_name", "created_at") for record in records)
     )
+    await store_exact_times(users, records)
     owned = [{"org_id": org_id, "user_id": user.user_id} for user in users]
     interactions = await InteractionCollection.nodes.bulk_create(*owned)
     memories = await MemoryCollection.nodes.bulk_create(*owned)
@@ -364,12 +384,13 @@ async def _write_users(records: list[Record], _: VectorChanges) -> None:
 
 
 async def _write_agents(records: list[Record], _: VectorChanges) -> None:
-    await Agent.nodes.bulk_create(
+    agents = await Agent.nodes.bulk_create(
         *(
             _properties(record, "org_id", "agent_id", "agent_label", "user_id", "created_at")
             for record in records
         )
     )
+    await store_exact_times(agents, records)
 
 
 async def _link_agents(records: list[Record]) -> None:
@@ -406,6 +427,7 @@ async def _write_interactions(records: list[Record], _: VectorChanges) -> None:
         ),
         lazy=True,  # element ids only: the records have the values
     )
+    await store_exact_times(interactions, records)
     messages = await MessageBlock.nodes.bulk_create(
         *(
             {"msg_position": position, **message}
@@ -492,6 +514,7 @@ async def _write_memories(records: list[Record], changes: VectorChanges) -> None
         ),
         lazy=True,  # element ids only: the records have the values
     )
+    await store_exact_times(memories, records)
     changes.add(convert.memory_for_vector(record) for record in records)
     pairs = list(zip(memories, records, strict=True))
 

@@ -37,7 +37,7 @@ from memora_ogm._sync.nodes import (
     User,
 )
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
-from memora_ogm.properties import as_aware
+from memora_ogm.properties import day_of, storable
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import (
     MemoriesAndInteraction,
@@ -125,7 +125,8 @@ class CheckedContrary(CheckedMemory):
 
 @dataclass(frozen=True, slots=True)
 class CheckedWrite:
-    """What a save or an update writes, as checked (a ``MemoriesAndInteraction``'s fields)."""
+    """What a save or an update writes, as checked (a ``MemoriesAndInteraction``'s fields;
+    ``interaction_date`` as the graph stores it, see :func:`~memora_ogm.properties.storable`)."""
 
     interaction: list[dict[str, str]]
     interaction_date: datetime
@@ -177,6 +178,7 @@ def check_memories_and_interaction(value: Any) -> CheckedWrite:
     messages = [_check_message(index, m) for index, m in enumerate(fields["interaction"])]
     if not isinstance(fields["interaction_date"], datetime):
         raise ValueError("`interaction_date` must be a datetime.")
+    when = storable(fields["interaction_date"])
     count = len(messages)
     memories = _memory_fields("memories", "MemoryToStore", fields["memories"], CheckedMemory, count)
     contrary = _memory_fields(
@@ -186,7 +188,7 @@ def check_memories_and_interaction(value: Any) -> CheckedWrite:
         CheckedContrary,
         count,
     )
-    return CheckedWrite(messages, fields["interaction_date"], memories, contrary)
+    return CheckedWrite(messages, when, memories, contrary)
 
 
 def _owner(
@@ -255,7 +257,7 @@ def _add_memories(
     """
     collection, superseded, wanted = owner
     stored = [*data.memories, *data.contrary_memories]
-    when = as_aware(data.interaction_date)
+    when = data.interaction_date
     nodes, rows = work.create_each(
         Memory,
         [
@@ -285,7 +287,7 @@ def _add_memories(
         work.link(InteractionCollection.had_interaction, interactions_in, interaction_ref)
     work.link(MemoryCollection.includes, collection, nodes)
     day = work.merge(
-        Date, org_id=interaction["org_id"], user_id=interaction["user_id"], date=when.date()
+        Date, org_id=interaction["org_id"], user_id=interaction["user_id"], date=day_of(when)
     )
     work.link(Interaction.has_occurrence_on, interaction_ref, day)
     work.link(Memory.date_obtained, nodes, day)
@@ -359,7 +361,7 @@ class Neo4jInteraction(GraphComponent):
         """
         check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id)
         data = check_memories_and_interaction(memories_and_interaction)
-        when = as_aware(data.interaction_date)
+        when = data.interaction_date
 
         work = UnitOfWork()
         user = work.match(
@@ -405,7 +407,7 @@ class Neo4jInteraction(GraphComponent):
         """
         check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id, interaction_id=interaction_id)
         data = check_memories_and_interaction(updated_memories_and_interaction)
-        when = as_aware(data.interaction_date)
+        when = data.interaction_date
         key: dict[str, Any] = {
             "org_id": org_id,
             "user_id": user_id,

@@ -37,7 +37,16 @@ from memora_ogm._sync.nodes import (
     Org,
     User,
 )
-from memora_ogm._sync.ogm import Link, connect_many, lock_nodes, reachable, take
+from memora_ogm._sync.ogm import (
+    Link,
+    connect_many,
+    exact_times,
+    lock_nodes,
+    reachable,
+    sendable_by_driver,
+    store_exact_times,
+    take,
+)
 from memora_ogm.errors import MemoraOGMError
 from memora_ogm.transfer import ImportConflict, Record
 from memora_ogm.validation import check_ids
@@ -97,6 +106,7 @@ def _pages(
             # The whole key in ORDER BY lets the planner read the key's index in order
             # and stop after a page (no sort of the rest).
             page = take(nodes.order_by(*dict.fromkeys([*owner, key])), EXPORT_BATCH_SIZE)
+            exact_times(page)
             next_key = getattr(page[-1], key) if len(page) == EXPORT_BATCH_SIZE else None
             return records(page), next_key
 
@@ -151,7 +161,13 @@ def _contrary_records(memories: list[Memory]) -> list[Record]:
 
 def export_records(graph: Graph, org_id: str, user_id: str | None) -> Iterator[Record]:
     """The organisation (or one user of it) as records: header first, end last."""
-    org = graph.read(lambda: get_org(org_id))
+
+    def organization() -> Org:
+        org = get_org(org_id)
+        exact_times([org])
+        return org
+
+    org = graph.read(organization)
     if user_id is not None:
         graph.read(lambda: get_user(org_id, user_id))
     counts: Counter[str] = Counter()
@@ -336,12 +352,15 @@ def _collections(users: dict[str, User], rel: Any) -> dict[str, Any]:
 
 
 def _properties(record: Record, *names: str) -> dict[str, Any]:
-    return {name: record[name] for name in names}
+    """The ``names`` of ``record`` as neomodel writes them (``store_exact_times`` then
+    stores what the driver cannot send)."""
+    return sendable_by_driver({name: record[name] for name in names})
 
 
 def _write_organizations(records: list[Record], _: VectorChanges) -> None:
     for record in records:
-        Org(**_properties(record, "org_id", "org_name", "created_at")).save()
+        org = Org(**_properties(record, "org_id", "org_name", "created_at")).save()
+        store_exact_times([org], [record])
 
 
 def _write_users(records: list[Record], _: VectorChanges) -> None:
@@ -350,6 +369,7 @@ def _write_users(records: list[Record], _: VectorChanges) -> None:
     users = User.nodes.bulk_create(
         *(_properties(record, "org_id", "user_id", "user_name", "created_at") for record in records)
     )
+    store_exact_times(users, records)
     owned = [{"org_id": org_id, "user_id": user.user_id} for user in users]
     interactions = InteractionCollection.nodes.bulk_create(*owned)
     memories = MemoryCollection.nodes.bulk_create(*owned)
@@ -361,12 +381,13 @@ def _write_users(records: list[Record], _: VectorChanges) -> None:
 
 
 def _write_agents(records: list[Record], _: VectorChanges) -> None:
-    Agent.nodes.bulk_create(
+    agents = Agent.nodes.bulk_create(
         *(
             _properties(record, "org_id", "agent_id", "agent_label", "user_id", "created_at")
             for record in records
         )
     )
+    store_exact_times(agents, records)
 
 
 def _link_agents(records: list[Record]) -> None:
@@ -403,6 +424,7 @@ def _write_interactions(records: list[Record], _: VectorChanges) -> None:
         ),
         lazy=True,  # element ids only: the records have the values
     )
+    store_exact_times(interactions, records)
     messages = MessageBlock.nodes.bulk_create(
         *(
             {"msg_position": position, **message}
@@ -489,6 +511,7 @@ def _write_memories(records: list[Record], changes: VectorChanges) -> None:
         ),
         lazy=True,  # element ids only: the records have the values
     )
+    store_exact_times(memories, records)
     changes.add(convert.memory_for_vector(record) for record in records)
     pairs = list(zip(memories, records, strict=True))
 
