@@ -6,7 +6,9 @@ request. When :attr:`ReplyLosingProxy.lose` says so for a transaction that wrote
 server's answer to its ``COMMIT`` (or to the ``PULL`` that ends an auto-commit
 statement) is held back and both connections are cut. The server sends that answer
 only once the transaction is committed: the write landed, and the driver never hears
-so. Reads are never touched.
+so. With ``before=True`` it is the commit itself that is lost: the connection is cut
+as the client sends it, and the server rolls the transaction back. Reads are never
+touched.
 """
 
 from __future__ import annotations
@@ -80,9 +82,9 @@ def writes(statements: list[str]) -> bool:
 class ReplyLosingProxy:
     """Listens on a local port for Bolt and forwards to ``uri``'s server.
 
-    ``lose(statements)`` is asked for every committed write transaction (its
-    statements in order); when it returns True the commit's answer is lost.
-    :meth:`lose_next` arms it for the next few.
+    ``lose(statements)`` is asked for every write transaction (its statements in order)
+    as it commits; when it returns True the commit's answer is lost, or the commit itself
+    when ``before`` is set. :meth:`lose_next` arms it for the next few.
     """
 
     def __init__(self, uri: str) -> None:
@@ -91,7 +93,9 @@ class ReplyLosingProxy:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.lose: Callable[[list[str]], bool] = lambda statements: False
-        #: Commit answers lost so far, with the statements of their transactions.
+        #: Whether the commit is lost on its way to the server rather than its answer back.
+        self.before = False
+        #: Commits (or their answers) lost so far, with the statements of their transactions.
         self.lost: list[list[str]] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -101,8 +105,10 @@ class ReplyLosingProxy:
     def uri(self) -> str:
         return f"bolt://127.0.0.1:{self.port}"
 
-    def lose_next(self, count: int = 1) -> None:
-        """Lose the answers to the next ``count`` write commits, then none."""
+    def lose_next(self, count: int = 1, before: bool = False) -> None:
+        """Lose the answers to the next ``count`` write commits (the commits themselves
+        when ``before``), then none."""
+        self.before = before
         left = [count]
 
         def lose(statements: list[str]) -> bool:
@@ -126,9 +132,9 @@ class ReplyLosingProxy:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             _Link(self, client, server).start()
 
-    def _should_lose(self, statements: list[str]) -> bool:
+    def _should_lose(self, statements: list[str], before: bool) -> bool:
         with self._lock:
-            if writes(statements) and self.lose(statements):
+            if before == self.before and writes(statements) and self.lose(statements):
                 self.lost.append(statements)
                 return True
             return False
@@ -188,6 +194,8 @@ class _Link:
                     ends, transaction = transaction or [], None
                 elif signature in (ROLLBACK, RESET):
                     transaction = None
+                if ends and self.proxy._should_lose(ends, before=True):
+                    return  # the guard cuts both sides: the server never gets the commit
                 if signature != GOODBYE:  # the one request without an answer
                     self.pending.append((signature, ends))
             self.server.sendall(raw)
@@ -210,6 +218,6 @@ class _Link:
                 committed = payload[1] == SUCCESS and (
                     signature == COMMIT or (signature == PULL and b"has_more" not in payload)
                 )
-                if committed and ends and self.proxy._should_lose(ends):
+                if committed and ends and self.proxy._should_lose(ends, before=False):
                     return  # the guard cuts both sides: the answer never arrives
             self.client.sendall(raw)

@@ -6,6 +6,8 @@ raises ``IncompleteCommit`` (explicit transaction) or ``ServiceUnavailable`` (an
 auto-commit statement) for a write that landed. The call must return normally,
 as if the answer had come, and both stores must hold exactly what the write made:
 no second copy, no memory missing from the vector store, no deleted memory put back.
+The same errors come when the commit itself was lost on its way: then the write did
+not land, and must run again, to the same end.
 """
 
 from __future__ import annotations
@@ -192,13 +194,14 @@ async def save_returning(s: Setting) -> Any:
     )
 
 
+@pytest.mark.parametrize("lost", ["answer", "commit"])
 @pytest.mark.parametrize("write", list(WRITES))
-async def test_a_write_whose_commit_answer_was_lost_returns_as_if_it_had_come(
-    setting: Setting, proxy: ReplyLosingProxy, neo4j_driver: Driver, write: str
+async def test_a_write_whose_commit_went_unanswered_returns_as_if_answered(
+    setting: Setting, proxy: ReplyLosingProxy, neo4j_driver: Driver, write: str, lost: str
 ) -> None:
     call, check = WRITES[write]
     proxy.lost.clear()
-    proxy.lose_next()
+    proxy.lose_next(before=lost == "commit")
     returned = await call(setting)
 
     assert len(proxy.lost) == 1, "the commit's answer was never lost"

@@ -496,8 +496,8 @@ class Graph:
             )
         except (RetriesExhausted, *CONNECTION_LOST) as error:
             raise OutcomeUnknown(
-                "the server did not answer a write's commit and could not be asked whether "
-                f"it took effect: {error}"
+                "the connection was lost as a write committed, and the server could not be "
+                f"asked whether it took effect: {error}"
             ) from error
         logger.info("a commit went unanswered; it %s", "landed" if found else "did not land")
         return found == landed.present
