@@ -93,8 +93,9 @@ class ReplyLosingProxy:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.lose: Callable[[list[str]], bool] = lambda statements: False
-        #: Whether the commit is lost on its way to the server rather than its answer back.
-        self.before = False
+        #: Whether the commit is lost on its way to the server rather than its answer back
+        #: (None: either, ``lose`` is asked at both places).
+        self.before: bool | None = False
         #: Commits (or their answers) lost so far, with the statements of their transactions.
         self.lost: list[list[str]] = []
         self._lock = threading.Lock()
@@ -134,7 +135,7 @@ class ReplyLosingProxy:
 
     def _should_lose(self, statements: list[str], before: bool) -> bool:
         with self._lock:
-            if before == self.before and writes(statements) and self.lose(statements):
+            if self.before in (None, before) and writes(statements) and self.lose(statements):
                 self.lost.append(statements)
                 return True
             return False

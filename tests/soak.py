@@ -12,9 +12,10 @@ deletes race everything else. Ids go stale as others delete them: a not-found
 error is an expected outcome; any other error is not.
 
 The fault mix: the facade reaches the server through :mod:`lost_replies`' proxy, which
-loses the answer to a share (``--lost-replies``) of the write commits after the server
-committed them, so that writes of every kind meet an unanswered commit while others run.
-Each must still return as if the answer had come (or fail as it would have).
+cuts the connection under a share (``--lost-replies``) of the write commits: after the
+server committed, before the answer came back, or as the commit was on its way (then
+nothing landed), so that writes of every kind meet an unanswered commit while others
+run. Each must still return as if the answer had come (or fail as it would have).
 
 When the time is up (or ``--max-ops`` operations ran) the workers stop and the
 invariants of :mod:`invariants` are checked over the whole graph and the vector
@@ -321,7 +322,8 @@ async def soak(args: argparse.Namespace) -> int:
                 pop.users[org].append((await graph.create_user(org, "user")).user_id)
 
         tally = Tally()
-        proxy.lose = lambda statements: faults.random() < args.lost_replies
+        proxy.before = None  # lose commits and their answers alike
+        proxy.lose = lambda statements: faults.random() < args.lost_replies / 2
         started = time.monotonic()
         budget = [args.max_ops]
         await asyncio.gather(
@@ -360,7 +362,7 @@ def report(
     latencies = sorted(tally.latencies) or [0.0]
     print(f"soak: {args.workers} workers, {elapsed:.0f} s, seed {args.seed}")
     print(f"operations: {total} ({total / elapsed:.1f}/s)")
-    print(f"write commits whose answer was lost: {tally.lost_replies}")
+    print(f"write commits lost, or their answers: {tally.lost_replies}")
     print(
         f"latency: median {statistics.median(latencies) * 1000:.0f} ms, "
         f"p95 {latencies[int(len(latencies) * 0.95)] * 1000:.0f} ms, "
@@ -395,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         "--lost-replies",
         type=float,
         default=0.02,
-        help="share of write commits whose answer is lost (default 0.02)",
+        help="share of write commits lost, or their answers (default 0.02)",
     )
     return asyncio.run(soak(parser.parse_args(argv)))
 

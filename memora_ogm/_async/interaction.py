@@ -553,7 +553,7 @@ class Neo4jInteraction(GraphComponent):
             await self.graph.run(lock)
             changes.remove(removed_memories(await self.graph.run(work)))
 
-        await self.graph.write(delete, lambda _: Landed(Interaction, key, present=False))
+        await self.graph.write(delete, Landed(Interaction, key, present=False))
         self.logger.info("deleted interaction %s of user %s", interaction_id, user_id)
 
     async def delete_all_user_interactions_and_their_memories(

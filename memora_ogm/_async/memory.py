@@ -259,7 +259,7 @@ class Neo4jMemory(GraphComponent):
             await self.graph.run(lock)
             changes.remove(removed_memories(await self.graph.run(work)))
 
-        await self.graph.write(delete, lambda _: Landed(Memory, key, present=False))
+        await self.graph.write(delete, Landed(Memory, key, present=False))
         self.logger.info("deleted memory %s", memory_id)
 
     async def delete_all_user_memories(self, org_id: str, user_id: str) -> None:

@@ -116,4 +116,4 @@ class Neo4jUser(GraphComponent):
             changes.remove(removed_memories(await self.graph.run(work)))
             changes.purge_user(org_id, user_id)
 
-        await self.graph.write(delete, lambda _: Landed(User, owned, present=False))
+        await self.graph.write(delete, Landed(User, owned, present=False))

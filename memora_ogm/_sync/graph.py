@@ -441,12 +441,13 @@ class Graph:
     def write(
         self,
         work: Callable[[VectorChanges], T],
-        landed: Callable[[T], Landed | None] | None = None,
+        landed: Landed | Callable[[T], Landed | None] | None = None,
     ) -> T:
         """Run ``work`` in a write transaction, with its vector changes all or nothing.
 
-        When its commit goes unanswered (``IncompleteCommit``), ``landed`` of the work's
-        result says what shows that it took effect, and the server is asked: if it did,
+        When its commit goes unanswered (``IncompleteCommit``), ``landed`` (or ``landed``
+        of the work's result, for work that finds what it deletes) says what shows that
+        it took effect, and the server is asked: if it did,
         the vector changes stand and the result is returned; if not, they are undone and
         the work runs again. Work without ``landed`` (or for which it gives None) is work
         that may run twice, such as a rename or a delete that found nothing for the
@@ -467,8 +468,9 @@ class Graph:
             except BaseException as error:
                 took_effect = False
                 try:
-                    if ran and isinstance(error, IncompleteCommit) and landed is not None:
-                        took_effect = self._has_landed(landed(ran[0]))
+                    if ran and isinstance(error, IncompleteCommit):
+                        shows = landed(ran[0]) if callable(landed) else landed
+                        took_effect = self._has_landed(shows)
                 finally:
                     if applied and not took_effect and self.vector_db is not None:
                         undo_vector_changes(self.vector_db, changes)
@@ -634,7 +636,7 @@ class Graph:
             vectors(row, changes)
             return result(row)
 
-        return self.write(attempt, None if landed is None else lambda _: landed)
+        return self.write(attempt, landed)
 
     def is_enterprise(self) -> bool:
         """Whether this graph's server is Enterprise Edition, asked once per graph.

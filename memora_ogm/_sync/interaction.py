@@ -554,7 +554,7 @@ class Neo4jInteraction(GraphComponent):
             self.graph.run(lock)
             changes.remove(removed_memories(self.graph.run(work)))
 
-        self.graph.write(delete, lambda _: Landed(Interaction, key, present=False))
+        self.graph.write(delete, Landed(Interaction, key, present=False))
         self.logger.info("deleted interaction %s of user %s", interaction_id, user_id)
 
     def delete_all_user_interactions_and_their_memories(self, org_id: str, user_id: str) -> None:

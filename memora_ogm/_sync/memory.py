@@ -260,7 +260,7 @@ class Neo4jMemory(GraphComponent):
             self.graph.run(lock)
             changes.remove(removed_memories(self.graph.run(work)))
 
-        self.graph.write(delete, lambda _: Landed(Memory, key, present=False))
+        self.graph.write(delete, Landed(Memory, key, present=False))
         self.logger.info("deleted memory %s", memory_id)
 
     def delete_all_user_memories(self, org_id: str, user_id: str) -> None:

@@ -115,4 +115,4 @@ class Neo4jUser(GraphComponent):
             changes.remove(removed_memories(self.graph.run(work)))
             changes.purge_user(org_id, user_id)
 
-        self.graph.write(delete, lambda _: Landed(User, owned, present=False))
+        self.graph.write(delete, Landed(User, owned, present=False))
