@@ -111,6 +111,17 @@ def _updated(s: Setting, driver: Driver, returned: Any) -> None:
     assert texts == ["bergen", "nice", "oslo"]
 
 
+def _user_created(s: Setting, driver: Driver, returned: Any) -> None:
+    query = "MATCH (u:User {user_name: 'Cy'}) RETURN u.user_id"
+    assert [r[0] for r in driver.execute_query(query).records] == [returned.user_id]
+    assert (
+        value(
+            driver, "MATCH (c:MemoryCollection {user_id: $u}) RETURN count(c)", u=returned.user_id
+        )
+        == 1
+    )
+
+
 def _interaction_gone(s: Setting, driver: Driver, returned: Any) -> None:
     assert (
         value(driver, "MATCH (i:Interaction {user_id: $u}) RETURN count(i)", u=s.world.user_id) == 0
@@ -156,6 +167,7 @@ WRITES: dict[str, tuple[Write, Check]] = {
         lambda s: update(s.memora, s.world, s.interaction_id, NEW),
         _updated,
     ),
+    "create_user": (lambda s: s.memora.create_user(s.world.org_id, "Cy"), _user_created),
     "delete_user_interaction_and_its_memories": (
         lambda s: s.memora.delete_user_interaction_and_its_memories(
             s.world.org_id, s.world.user_id, s.interaction_id
