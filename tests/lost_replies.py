@@ -13,8 +13,11 @@ touched.
 
 from __future__ import annotations
 
+import argparse
+import random
 import socket
 import struct
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -222,3 +225,26 @@ class _Link:
                 if committed and ends and self.proxy._should_lose(ends, before=False):
                     return  # the guard cuts both sides: the answer never arrives
             self.client.sendall(raw)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run a proxy in a process of its own (so that it never waits for a busy client's
+    GIL), losing a share of the commits and their answers alike; it prints its URI, then,
+    when its input closes, how many it lost."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("uri", help="the server's bolt:// URI")
+    parser.add_argument("--rate", type=float, default=0.02, help="share of write commits lost")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    faults = random.Random(args.seed)
+    proxy = ReplyLosingProxy(args.uri)
+    proxy.before = None  # asked as the commit goes and as its answer comes back
+    proxy.lose = lambda statements: faults.random() < args.rate / 2
+    print(proxy.uri, flush=True)
+    sys.stdin.read()
+    print(len(proxy.lost), flush=True)
+    proxy.close()
+
+
+if __name__ == "__main__":
+    main()

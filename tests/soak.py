@@ -11,11 +11,12 @@ they keep meeting each other on the same users, interactions and days, and
 deletes race everything else. Ids go stale as others delete them: a not-found
 error is an expected outcome; any other error is not.
 
-The fault mix: the facade reaches the server through :mod:`lost_replies`' proxy, which
-cuts the connection under a share (``--lost-replies``) of the write commits: after the
-server committed, before the answer came back, or as the commit was on its way (then
-nothing landed), so that writes of every kind meet an unanswered commit while others
-run. Each must still return as if the answer had come (or fail as it would have).
+The fault mix: the facade reaches the server through :mod:`lost_replies`' proxy (a
+process of its own), which cuts the connection under a share (``--lost-replies``) of the
+write commits: after the server committed, before the answer came back, or as the
+commit was on its way (then nothing landed), so that writes of every kind meet an
+unanswered commit while others run. Each must still return as if the answer had come
+(or fail as it would have).
 
 When the time is up (or ``--max-ops`` operations ran) the workers stop and the
 invariants of :mod:`invariants` are checked over the whole graph and the vector
@@ -32,6 +33,7 @@ import argparse
 import asyncio
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
@@ -44,7 +46,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from invariants import all_violations  # noqa: E402
-from lost_replies import ReplyLosingProxy  # noqa: E402
 from neo4j import GraphDatabase  # noqa: E402
 
 from memora_ogm._async.interface import Neo4jGraphInterface  # noqa: E402
@@ -311,9 +312,16 @@ async def soak(args: argparse.Namespace) -> int:
         driver = GraphDatabase.driver(conn.uri, auth=conn.auth)
         clear_database(driver, conn.database)
         vectors = QdrantDB(location=":memory:")
-        proxy = ReplyLosingProxy(conn.uri)
-        faults = random.Random(args.seed + 1)
-        graph = Neo4jGraphInterface(proxy.uri, conn.username, conn.password, conn.database, vectors)
+        proxy = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("lost_replies.py")), conn.uri]
+            + ["--rate", str(args.lost_replies), "--seed", str(args.seed)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proxy.stdin is not None and proxy.stdout is not None
+        uri = proxy.stdout.readline().strip()
+        graph = Neo4jGraphInterface(uri, conn.username, conn.password, conn.database, vectors)
         await graph.setup()
         for _ in range(args.orgs):
             await create_organization(graph, pop)
@@ -322,8 +330,6 @@ async def soak(args: argparse.Namespace) -> int:
                 pop.users[org].append((await graph.create_user(org, "user")).user_id)
 
         tally = Tally()
-        proxy.before = None  # lose commits and their answers alike
-        proxy.lose = lambda statements: faults.random() < args.lost_replies / 2
         started = time.monotonic()
         budget = [args.max_ops]
         await asyncio.gather(
@@ -333,8 +339,6 @@ async def soak(args: argparse.Namespace) -> int:
             )
         )
         elapsed = time.monotonic() - started
-        proxy.lose = lambda statements: False
-        tally.lost_replies = len(proxy.lost)
         checked = time.monotonic()
         violations = await all_violations(driver, vectors, conn.database)
         check_seconds = time.monotonic() - checked
@@ -343,7 +347,9 @@ async def soak(args: argparse.Namespace) -> int:
             database_=conn.database,
         ).records
         await graph.close()
-        proxy.close()
+        proxy.stdin.close()
+        tally.lost_replies = int(proxy.stdout.readline())
+        proxy.wait()
         driver.close()
 
     report(args, tally, elapsed, violations, check_seconds, {r["label"]: r["n"] for r in labels})
