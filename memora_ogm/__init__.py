@@ -9,10 +9,12 @@ from importlib.metadata import PackageNotFoundError, version
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.errors import (
     AgentNotFound,
+    ConflictError,
     InteractionNotFound,
     MemoryNotFound,
     NotFoundError,
     OrganizationNotFound,
+    OutcomeUnknown,
     RetriesExhausted,
     UserNotFound,
 )
@@ -24,11 +26,13 @@ except PackageNotFoundError:  # a source tree that was never installed
 
 __all__ = [
     "AgentNotFound",
+    "ConflictError",
     "InteractionNotFound",
     "MemoryNotFound",
     "Neo4jGraphInterface",
     "NotFoundError",
     "OrganizationNotFound",
+    "OutcomeUnknown",
     "RetriesExhausted",
     "UserNotFound",
     "__version__",

@@ -65,3 +65,22 @@ class NodeVanished(MemoraOGMError):
 
 class RetriesExhausted(MemoraOGMError):
     """A write kept conflicting with concurrent writers after every retry."""
+
+
+class OutcomeUnknown(RetriesExhausted):
+    """The server did not answer a write's commit and could not be asked afterwards whether
+    it took effect: the write may or may not have landed."""
+
+
+class ConflictError(Neo4jError, MemoraOGMError):
+    """A write would give a node the key of one that already exists (a unique constraint
+    refused it). Raised at once: running the write again cannot help.
+
+    A ``Neo4jError``, as the constraint failure it reports is in Memora."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self._message = message
+
+    def __str__(self) -> str:
+        return self._message

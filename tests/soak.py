@@ -1,6 +1,7 @@
 """Soak: a bounded random mix of every facade operation from concurrent workers (issue 6).
 
     python tests/soak.py [--seconds 180] [--workers 8] [--seed 1] [--orgs 3] [--users 4]
+                         [--lost-replies 0.02]
 
 Workers are asyncio tasks sharing one async facade (each task has its own
 neomodel session and transactions) with an in-memory Qdrant store associated. They
@@ -9,6 +10,13 @@ population of organisations, users, agents, interactions and memories, so that
 they keep meeting each other on the same users, interactions and days, and
 deletes race everything else. Ids go stale as others delete them: a not-found
 error is an expected outcome; any other error is not.
+
+The fault mix: the facade reaches the server through :mod:`lost_replies`' proxy (a
+process of its own), which cuts the connection under a share (``--lost-replies``) of the
+write commits: after the server committed, before the answer came back, or as the
+commit was on its way (then nothing landed), so that writes of every kind meet an
+unanswered commit while others run. Each must still return as if the answer had come
+(or fail as it would have).
 
 When the time is up (or ``--max-ops`` operations ran) the workers stop and the
 invariants of :mod:`invariants` are checked over the whole graph and the vector
@@ -25,6 +33,7 @@ import argparse
 import asyncio
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
@@ -273,6 +282,7 @@ class Tally:
     unexpected_errors: Counter[str] = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
+    lost_replies: int = 0
 
 
 async def worker(
@@ -302,7 +312,16 @@ async def soak(args: argparse.Namespace) -> int:
         driver = GraphDatabase.driver(conn.uri, auth=conn.auth)
         clear_database(driver, conn.database)
         vectors = QdrantDB(location=":memory:")
-        graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
+        proxy = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("lost_replies.py")), conn.uri]
+            + ["--rate", str(args.lost_replies), "--seed", str(args.seed)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proxy.stdin is not None and proxy.stdout is not None
+        uri = proxy.stdout.readline().strip()
+        graph = Neo4jGraphInterface(uri, conn.username, conn.password, conn.database, vectors)
         await graph.setup()
         for _ in range(args.orgs):
             await create_organization(graph, pop)
@@ -328,6 +347,9 @@ async def soak(args: argparse.Namespace) -> int:
             database_=conn.database,
         ).records
         await graph.close()
+        proxy.stdin.close()
+        tally.lost_replies = int(proxy.stdout.readline())
+        proxy.wait()
         driver.close()
 
     report(args, tally, elapsed, violations, check_seconds, {r["label"]: r["n"] for r in labels})
@@ -346,6 +368,7 @@ def report(
     latencies = sorted(tally.latencies) or [0.0]
     print(f"soak: {args.workers} workers, {elapsed:.0f} s, seed {args.seed}")
     print(f"operations: {total} ({total / elapsed:.1f}/s)")
+    print(f"write commits lost, or their answers: {tally.lost_replies}")
     print(
         f"latency: median {statistics.median(latencies) * 1000:.0f} ms, "
         f"p95 {latencies[int(len(latencies) * 0.95)] * 1000:.0f} ms, "
@@ -375,6 +398,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, default=4, help="users per organisation")
     parser.add_argument(
         "--max-ops", type=int, default=1_000_000, help="stop after this many operations"
+    )
+    parser.add_argument(
+        "--lost-replies",
+        type=float,
+        default=0.02,
+        help="share of write commits lost, or their answers (default 0.02)",
     )
     return asyncio.run(soak(parser.parse_args(argv)))
 

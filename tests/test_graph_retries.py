@@ -8,17 +8,21 @@ from typing import Any
 import pytest
 from neo4j.exceptions import TransientError
 
-from memora_ogm import RetriesExhausted
+from memora_ogm import ConflictError, RetriesExhausted
+from memora_ogm._async.graph import VectorChanges, nothing
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm._async.nodes import Org
 from memora_ogm.convert import native_datetime, resolved_memory
 from memora_ogm.errors import NodeVanished
 from memora_ogm.server import Neo4jConnection
+from memora_ogm.unit_of_work import UnitOfWork
 
 
 @pytest.fixture
 async def graph(neo4j_connection: Neo4jConnection) -> AsyncIterator[Any]:
     conn = neo4j_connection
     interface = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
+    await interface.setup()
     yield interface.graph
     await interface.close()
 
@@ -72,3 +76,50 @@ async def test_other_errors_are_not_retried(graph: Any) -> None:
     with pytest.raises(ValueError, match="a bug"):
         await graph.read(work)
     assert len(calls) == 1
+
+
+async def _org_names(graph: Any, org_id: str) -> list[str]:
+    names: list[str] = await graph.query(
+        "MATCH (o:Org {org_id: $org_id}) RETURN o.org_name AS name",
+        {"org_id": org_id},
+        lambda rows: [row["name"] for row in rows],
+    )
+    return names
+
+
+async def test_a_key_that_exists_is_a_conflict_at_once(graph: Any) -> None:
+    """A create whose key exists cannot succeed by running again: one attempt, then the
+    facade's conflict error (whether a unit of work or neomodel made it, in a transaction
+    or on its own)."""
+    work = UnitOfWork()
+    _, org = work.create(Org, org_name="Acme")
+    await graph.write_unit(work, nothing)
+    attempts: list[str] = []
+
+    def duplicate() -> UnitOfWork:
+        attempts.append("unit")
+        work = UnitOfWork()
+        work.create(Org, org_id=org["org_id"], org_name="copy")
+        return work
+
+    async def statement(_: VectorChanges) -> None:
+        await graph.run(duplicate())
+
+    async def neomodel_save(_: VectorChanges) -> None:
+        attempts.append("neomodel")
+        await Org(org_id=org["org_id"], org_name="copy").save()
+
+    graph.base_backoff = 0.001
+    for name, write in (
+        ("transaction", lambda: graph.write(statement)),
+        ("auto-commit", lambda: graph.write_unit(duplicate(), nothing)),
+        ("neomodel", lambda: graph.write(neomodel_save)),
+    ):
+        attempts.clear()
+        before = graph.statements
+        with pytest.raises(ConflictError, match="already exists with label `Org`"):
+            await write()
+        assert len(attempts) == 1, name
+        if name != "neomodel":  # neomodel's statements do not go through Graph.cypher
+            assert graph.statements - before == 1, name
+    assert await _org_names(graph, org["org_id"]) == ["Acme"]

@@ -6,7 +6,7 @@ from typing import Any
 
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.graph import nothing
+from memora_ogm._async.graph import Landed, nothing
 from memora_ogm._async.nodes import Agent, Org, User
 from memora_ogm._async.organization import match_org
 from memora_ogm._async.user import match_user
@@ -54,7 +54,8 @@ class Neo4jAgent(GraphComponent):
         if user is not None:
             work.link(User.has_agent, user, agent)
 
-        await self.graph.write_unit(work, nothing)
+        key = {"org_id": org_id, "agent_id": props["agent_id"]}
+        await self.graph.write_unit(work, nothing, landed=Landed(Agent, key))
         self.logger.info("created agent %s", props["agent_id"])
         return convert.agent(props)
 
@@ -92,4 +93,5 @@ class Neo4jAgent(GraphComponent):
         work = UnitOfWork()
         work.delete(_match_agent(work, org_id, agent_id))
 
-        await self.graph.write_unit(work, nothing)
+        key = {"org_id": org_id, "agent_id": agent_id}
+        await self.graph.write_unit(work, nothing, landed=Landed(Agent, key, present=False))

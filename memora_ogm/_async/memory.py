@@ -15,7 +15,7 @@ from typing import Any, TypeVar, cast
 
 from memora_ogm import convert, queries
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.graph import Graph, VectorChanges
+from memora_ogm._async.graph import Graph, Landed, VectorChanges
 from memora_ogm._async.nodes import InteractionCollection, Memory, MemoryCollection, User
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
@@ -94,6 +94,14 @@ def delete_memories(
         work.delete(ref)
     for ref in (obtained_on, *days):
         work.delete_unlinked(ref)
+
+
+def gone(memories: Sequence[Mapping[str, Any]]) -> Landed | None:
+    """What shows that a delete of ``memories`` (as its statement returned them) took
+    effect: the first of them is gone. None when it deleted none: it may run again."""
+    if not memories:
+        return None
+    return Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}, present=False)
 
 
 def removed_memories(row: Mapping[str, Any]) -> list[models.Memory]:
@@ -251,7 +259,7 @@ class Neo4jMemory(GraphComponent):
             await self.graph.run(lock)
             changes.remove(removed_memories(await self.graph.run(work)))
 
-        await self.graph.write(delete)
+        await self.graph.write(delete, Landed(Memory, key, present=False))
         self.logger.info("deleted memory %s", memory_id)
 
     async def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
@@ -280,9 +288,11 @@ class Neo4jMemory(GraphComponent):
             work, work.reachable(user_and_collection(work)[1], MemoryCollection.includes)
         )
 
-        async def delete(changes: VectorChanges) -> None:
+        async def delete(changes: VectorChanges) -> list[dict[str, Any]]:
             await self.graph.run(lock)
-            changes.remove(removed_memories(await self.graph.run(work)))
+            row = await self.graph.run(work)
+            changes.remove(removed_memories(row))
+            return list(row["memories"])
 
-        await self.graph.write(delete)
+        await self.graph.write(delete, gone)
         self.logger.info("deleted all memories of user %s", user_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from neomodel import StringProperty, adb
 from neomodel.util import escape_identifier
 
-from memora_ogm._async.graph import Graph, VectorChanges
+from memora_ogm._async.graph import Graph, Landed, VectorChanges
 from memora_ogm._async.nodes import Date, MemoraNode, Memory
 from memora_ogm._async.ogm import connect_many, days_of, lacking
 from memora_ogm._async.schema import install_node_key
@@ -89,6 +89,6 @@ async def run_migrations(
         async def record(_: VectorChanges, migration: Migration = migration) -> None:
             await AppliedMigration(version=migration.version, name=migration.name).save()
 
-        await graph.write(record)
+        await graph.write(record, Landed(AppliedMigration, {"version": migration.version}))
         applied.append(migration.version)
     return applied

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.graph import VectorChanges, nothing
-from memora_ogm._async.memory import removed_memories
+from memora_ogm._async.graph import Landed, VectorChanges, nothing
+from memora_ogm._async.memory import gone, removed_memories
 from memora_ogm._async.nodes import (
     Agent,
     Date,
@@ -79,7 +81,8 @@ class Neo4jOrganization(GraphComponent):
         work = UnitOfWork()
         _, props = work.create(Org, org_name=org_name)
 
-        await self.graph.write_unit(work, nothing)
+        landed = Landed(Org, {"org_id": props["org_id"]})
+        await self.graph.write_unit(work, nothing, landed=landed)
         self.logger.info("created organization %s", props["org_id"])
         return convert.organization(props)
 
@@ -115,13 +118,19 @@ class Neo4jOrganization(GraphComponent):
         check_ids(TypeError, org_id=org_id)
         work = _delete_batch(org_id)
 
-        async def batch(changes: VectorChanges) -> bool:
+        async def batch(changes: VectorChanges) -> dict[str, Any]:
             row = await self.graph.run(work)
             changes.remove(removed_memories(row))
             if row["org_deleted"]:
                 changes.purge_organization(org_id)
-            return bool(row["org_deleted"])
+            return row
 
-        while not await self.graph.write(batch):
+        def landed(row: dict[str, Any]) -> Landed | None:
+            """The last batch deleted the organisation; any other, its memories."""
+            if row["org_deleted"]:
+                return Landed(Org, {"org_id": org_id}, present=False)
+            return gone(row["memories"])
+
+        while not (await self.graph.write(batch, landed))["org_deleted"]:
             pass
         self.logger.info("deleted organization %s", org_id)

@@ -6,7 +6,7 @@ from typing import Any
 
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.graph import VectorChanges, nothing
+from memora_ogm._async.graph import Landed, VectorChanges, nothing
 from memora_ogm._async.memory import removed_memories
 from memora_ogm._async.nodes import (
     Date,
@@ -50,7 +50,7 @@ class Neo4jUser(GraphComponent):
         work.link(User.interactions_in, user, work.create(InteractionCollection, **owned)[0])
         work.link(User.has_memories, user, work.create(MemoryCollection, **owned)[0])
 
-        await self.graph.write_unit(work, nothing)
+        await self.graph.write_unit(work, nothing, landed=Landed(User, owned))
         self.logger.info("created user %s", props["user_id"])
         return convert.user(props)
 
@@ -116,4 +116,4 @@ class Neo4jUser(GraphComponent):
             changes.remove(removed_memories(await self.graph.run(work)))
             changes.purge_user(org_id, user_id)
 
-        await self.graph.write(delete)
+        await self.graph.write(delete, Landed(User, owned, present=False))

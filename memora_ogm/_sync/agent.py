@@ -7,7 +7,7 @@ from typing import Any
 
 from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import nothing
+from memora_ogm._sync.graph import Landed, nothing
 from memora_ogm._sync.nodes import Agent, Org, User
 from memora_ogm._sync.organization import match_org
 from memora_ogm._sync.user import match_user
@@ -55,7 +55,8 @@ class Neo4jAgent(GraphComponent):
         if user is not None:
             work.link(User.has_agent, user, agent)
 
-        self.graph.write_unit(work, nothing)
+        key = {"org_id": org_id, "agent_id": props["agent_id"]}
+        self.graph.write_unit(work, nothing, landed=Landed(Agent, key))
         self.logger.info("created agent %s", props["agent_id"])
         return convert.agent(props)
 
@@ -93,4 +94,5 @@ class Neo4jAgent(GraphComponent):
         work = UnitOfWork()
         work.delete(_match_agent(work, org_id, agent_id))
 
-        self.graph.write_unit(work, nothing)
+        key = {"org_id": org_id, "agent_id": agent_id}
+        self.graph.write_unit(work, nothing, landed=Landed(Agent, key, present=False))

@@ -3,8 +3,14 @@
 
 Every facade call runs on the interface's own driver and database, retried with
 jittered backoff on Neo4j's transient errors, on constraint races of concurrent
-``MERGE``\\ s and on nodes deleted by a concurrent transaction while this one waited
-for their lock. A call of one statement (:meth:`Graph.query`, :meth:`Graph.read_unit`,
+``MERGE``\\ s of a user's days and on nodes deleted by a concurrent transaction while
+this one waited for their lock. Any other constraint violation is a conflict, raised at
+once. A write whose commit went unanswered (the connection lost after the commit was
+sent, or during an auto-commit statement) may have landed or not: it is not simply run
+again, but the server is asked what shows it landed (:class:`Landed`), and the call
+returns as if the answer had come, or runs the write again.
+
+A call of one statement (:meth:`Graph.query`, :meth:`Graph.read_unit`,
 :meth:`Graph.write_unit`) runs it as an auto-commit transaction: one round trip. Work
 of several statements, or a write whose vector changes must go with it, runs through
 :meth:`Graph.read` or :meth:`Graph.write`: an explicit transaction (its BEGIN sent with
@@ -19,8 +25,9 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
@@ -37,6 +44,7 @@ from neo4j import (
 from neo4j.api import BookmarkManager
 from neo4j.exceptions import (
     ClientError,
+    IncompleteCommit,
     ServiceUnavailable,
     SessionExpired,
     TransientError,
@@ -49,7 +57,7 @@ from neomodel.sync_.connection import ensure_connection
 from memora_ogm._sync.compat import sleep
 from memora_ogm._sync.connection import Connection, lent
 from memora_ogm._sync.vector_base import BaseVectorDB
-from memora_ogm.errors import NodeVanished, RetriesExhausted
+from memora_ogm.errors import ConflictError, NodeVanished, OutcomeUnknown, RetriesExhausted
 from memora_ogm.queries import APOC_AVAILABLE, EDITION
 from memora_ogm.schema.models import Memory as MemoryModel
 from memora_ogm.unit_of_work import Statement, UnitOfWork
@@ -62,6 +70,12 @@ CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
 #: one could lock it (raised where it waited for that lock): the work starts again and
 #: sees the node gone.
 ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
+#: Labels of the nodes units of work ``MERGE`` (:meth:`UnitOfWork.merge`: a user's days).
+#: Two transactions merging the same new one race on its key: the loser runs again and
+#: finds it. A violation of any other key is a conflict.
+MERGED_LABELS = ("Date",)
+#: The driver's errors for a connection lost (or never made) under a statement.
+CONNECTION_LOST = (ServiceUnavailable, SessionExpired)
 
 
 class VectorChanges:
@@ -148,14 +162,43 @@ def nothing(row: dict[str, Any]) -> None:
     """The result of a write that returns nothing."""
 
 
+@dataclass(frozen=True)
+class Landed:
+    """What shows that a write took effect when its commit went unanswered: the node of
+    ``cls`` with ``keys`` exists (``present``), or no longer does (a delete).
+
+    One node is enough, since a transaction commits whole or not at all: the node the
+    write creates with an id of its own, or the one it deletes.
+    """
+
+    cls: type
+    keys: Mapping[str, Any]
+    present: bool = True
+
+
+def _violated_key(error: BaseException) -> str | None:
+    """The server's message of a unique constraint violation, else None."""
+    if isinstance(error, UniqueProperty):
+        return str(error.message)
+    if isinstance(error, ClientError) and error.code == CONSTRAINT_FAILED:
+        return str(error.message)
+    return None
+
+
 def _is_retryable(error: BaseException) -> bool:
-    if isinstance(
-        error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty, NodeVanished)
-    ):
+    """Whether running the work again is safe and may succeed.
+
+    A lost connection is, for work that did not commit: an unanswered commit reaches
+    here only once resolved (:meth:`Graph.write`, :meth:`Graph.query`).
+    """
+    if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, NodeVanished)):
         return True
     if isinstance(error, NodeClassNotDefined) and not error.db_node_rel_class.labels:
         return True  # a node read while a concurrent transaction deleted it has no labels
-    return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
+    violated = _violated_key(error)
+    if violated is not None:
+        return any(f"label `{label}`" in violated for label in MERGED_LABELS)
+    return isinstance(error, ClientError) and error.code == ENTITY_NOT_FOUND
 
 
 @ensure_connection
@@ -340,12 +383,13 @@ class Graph:
             try:
                 return work()
             except Exception as error:
-                if not _is_retryable(error) or attempt == self.max_attempts:
-                    if _is_retryable(error):
-                        raise RetriesExhausted(
-                            f"gave up after {attempt} attempts: {error}"
-                        ) from error
+                if not _is_retryable(error):
+                    violated = _violated_key(error)
+                    if violated is not None:
+                        raise ConflictError(violated) from error
                     raise
+                if attempt == self.max_attempts:
+                    raise RetriesExhausted(f"gave up after {attempt} attempts: {error}") from error
                 delay = random.uniform(0, self.base_backoff * 2 ** (attempt - 1))
                 logger.info(
                     "retrying after %s (attempt %d): %s", type(error).__name__, attempt, error
@@ -362,25 +406,70 @@ class Graph:
 
         return self._attempts(attempt)
 
-    def write(self, work: Callable[[VectorChanges], T]) -> T:
-        """Run ``work`` in a write transaction, with its vector changes all or nothing."""
+    def write(
+        self,
+        work: Callable[[VectorChanges], T],
+        landed: Landed | Callable[[T], Landed | None] | None = None,
+    ) -> T:
+        """Run ``work`` in a write transaction, with its vector changes all or nothing.
+
+        When its commit goes unanswered (``IncompleteCommit``), ``landed`` (or ``landed``
+        of the work's result, for work that finds what it deletes) says what shows that
+        it took effect, and the server is asked: if it did,
+        the vector changes stand and the result is returned; if not, they are undone and
+        the work runs again. Work without ``landed`` (or for which it gives None) is work
+        that may run twice, such as a rename or a delete that found nothing for the
+        vector store: it simply runs again.
+        """
 
         def attempt() -> T:
             changes = VectorChanges(tracked=self.vector_db is not None)
             applied = False
+            ran: list[T] = []  # the work's result, once it ran
             try:
                 with self._transaction(write=True):
-                    result = work(changes)
+                    ran.append(work(changes))
                     if self.vector_db is not None and changes:
                         apply_vector_changes(self.vector_db, changes)
                         applied = True
-                return result
-            except BaseException:
-                if applied and self.vector_db is not None:
-                    undo_vector_changes(self.vector_db, changes)
+                return ran[0]
+            except BaseException as error:
+                took_effect = False
+                try:
+                    if ran and isinstance(error, IncompleteCommit):
+                        shows = landed(ran[0]) if callable(landed) else landed
+                        took_effect = self._has_landed(shows)
+                finally:
+                    if applied and not took_effect and self.vector_db is not None:
+                        undo_vector_changes(self.vector_db, changes)
+                if took_effect:
+                    return ran[0]
                 raise
 
         return self._attempts(attempt)
+
+    def _has_landed(self, landed: Landed | None) -> bool:
+        """Ask the server whether a write whose commit went unanswered took effect (False
+        without ``landed``: the write runs again).
+
+        On a write session: in a cluster the leader answers, which has the commit if it
+        happened (a follower may not have it yet, and its bookmark was in the lost
+        answer). ``OutcomeUnknown`` when the server cannot be asked.
+        """
+        if landed is None:
+            return False
+        probe = UnitOfWork()
+        probe.output("node", probe.match(landed.cls, **landed.keys))
+        query, params = probe.compile()
+        try:
+            found = self.query(query, params, lambda rows: rows[0]["node"] is not None, write=True)
+        except (RetriesExhausted, *CONNECTION_LOST) as error:
+            raise OutcomeUnknown(
+                "the connection was lost as a write committed, and the server could not be "
+                f"asked whether it took effect: {error}"
+            ) from error
+        logger.info("a commit went unanswered; it %s", "landed" if found else "did not land")
+        return found == landed.present
 
     def cypher(self, query: str, **params: Any) -> list[dict[str, Any]]:
         """Run one statement in the current unit of work's transaction; its rows as dicts.
@@ -406,6 +495,7 @@ class Graph:
         params: dict[str, Any],
         result: Callable[[list[dict[str, Any]]], T],
         write: bool = False,
+        landed: Landed | None = None,
     ) -> T:
         """One statement run as an auto-commit transaction; ``result`` of its rows.
 
@@ -414,6 +504,12 @@ class Graph:
         goes through neomodel, so nothing needs binding. ``result`` runs inside the
         attempt: a node deleted while it was read raises ``NodeVanished`` there, and the
         statement runs again (and then finds it missing).
+
+        A write that lost its connection may have committed (the driver never retries
+        an auto-commit statement): ``landed`` says what shows it did, and the server is
+        asked. If it did, ``result`` is of the row of a unit of work with no outputs (a
+        write passing ``landed`` outputs nothing); else, or without ``landed`` (a write
+        that may run twice), the statement runs again.
         """
 
         def attempt() -> T:
@@ -424,8 +520,10 @@ class Graph:
                 self.statements += 1
                 records = session.run(query, params)
                 rows = [_row(record) for record in records]
-            except BaseException:
+            except BaseException as error:
                 session.close()  # a failed statement's session is not reused
+                if write and isinstance(error, CONNECTION_LOST) and self._has_landed(landed):
+                    return result([{"missing": []}])
                 raise
             link.keep(database, write, session)
             return result(rows)
@@ -453,6 +551,7 @@ class Graph:
         work: UnitOfWork,
         result: Callable[[dict[str, Any]], T],
         vectors: Callable[[dict[str, Any], VectorChanges], None] | None = None,
+        landed: Landed | None = None,
     ) -> T:
         """Run a unit of work that writes; ``result`` of its one row.
 
@@ -460,18 +559,25 @@ class Graph:
         With a vector store attached that needs a transaction, so that both stores
         change or neither (:meth:`write`); without one, or when the unit changes no
         vectors, the statement runs on its own as an auto-commit transaction
-        (:meth:`query`).
+        (:meth:`query`). ``landed`` shows that the write took effect when its commit
+        goes unanswered; without it the write runs again then.
         """
         if vectors is None or self.vector_db is None:
             query, params = work.compile()
-            return self.query(query, params, lambda rows: result(_only_row(work, rows)), write=True)
+            return self.query(
+                query,
+                params,
+                lambda rows: result(_only_row(work, rows)),
+                write=True,
+                landed=landed,
+            )
 
         def attempt(changes: VectorChanges) -> T:
             row = self.run(work)
             vectors(row, changes)
             return result(row)
 
-        return self.write(attempt)
+        return self.write(attempt, landed)
 
     def is_enterprise(self) -> bool:
         """Whether this graph's server is Enterprise Edition, asked once per graph.

@@ -19,9 +19,11 @@ from typing import Any, TypeVar
 
 from memora_ogm import convert, queries
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import VectorChanges, nothing
+from memora_ogm._sync.graph import Landed, VectorChanges, nothing
 from memora_ogm._sync.memory import (
+    MEMORY_ID_NAMES,
     delete_memories,
+    gone,
     removed_memories,
     resolving_read,
     user_page,
@@ -383,8 +385,11 @@ class Neo4jInteraction(GraphComponent):
         _link_chain(work, interaction, chain, len(data.interaction))
         memories = _add_memories(work, props, interaction, owner, chain, data, collection)
 
-        self.graph.write_unit(work, nothing, _adding(memories))
         interaction_id = props["interaction_id"]
+        landed = Landed(
+            Interaction, {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
+        )
+        self.graph.write_unit(work, nothing, _adding(memories), landed)
         self.logger.info("saved interaction %s of user %s", interaction_id, user_id)
         return interaction_id, when
 
@@ -431,7 +436,13 @@ class Neo4jInteraction(GraphComponent):
             work, {**key, "agent_id": agent_id}, interaction, owner, chain, data
         )
 
-        self.graph.write_unit(work, nothing, _adding(memories))
+        # Its first new memory shows it landed; without one, it may run again.
+        landed = (
+            Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES})
+            if memories
+            else None
+        )
+        self.graph.write_unit(work, nothing, _adding(memories), landed)
         self.logger.info("updated interaction %s of user %s", interaction_id, user_id)
         return interaction_id, when
 
@@ -545,7 +556,7 @@ class Neo4jInteraction(GraphComponent):
             self.graph.run(lock)
             changes.remove(removed_memories(self.graph.run(work)))
 
-        self.graph.write(delete)
+        self.graph.write(delete, Landed(Interaction, key, present=False))
         self.logger.info("deleted interaction %s of user %s", interaction_id, user_id)
 
     def delete_all_user_interactions_and_their_memories(self, org_id: str, user_id: str) -> None:
@@ -572,9 +583,11 @@ class Neo4jInteraction(GraphComponent):
         work = UnitOfWork()
         _delete_interactions(work, interactions_of(work)[1])
 
-        def delete(changes: VectorChanges) -> None:
+        def delete(changes: VectorChanges) -> list[dict[str, Any]]:
             self.graph.run(lock)
-            changes.remove(removed_memories(self.graph.run(work)))
+            row = self.graph.run(work)
+            changes.remove(removed_memories(row))
+            return list(row["memories"])
 
-        self.graph.write(delete)
+        self.graph.write(delete, gone)
         self.logger.info("deleted all interactions of user %s", user_id)

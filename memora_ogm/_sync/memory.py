@@ -16,7 +16,7 @@ from typing import Any, TypeVar, cast
 
 from memora_ogm import convert, queries
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import Graph, VectorChanges
+from memora_ogm._sync.graph import Graph, Landed, VectorChanges
 from memora_ogm._sync.nodes import InteractionCollection, Memory, MemoryCollection, User
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
@@ -95,6 +95,14 @@ def delete_memories(
         work.delete(ref)
     for ref in (obtained_on, *days):
         work.delete_unlinked(ref)
+
+
+def gone(memories: Sequence[Mapping[str, Any]]) -> Landed | None:
+    """What shows that a delete of ``memories`` (as its statement returned them) took
+    effect: the first of them is gone. None when it deleted none: it may run again."""
+    if not memories:
+        return None
+    return Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}, present=False)
 
 
 def removed_memories(row: Mapping[str, Any]) -> list[models.Memory]:
@@ -252,7 +260,7 @@ class Neo4jMemory(GraphComponent):
             self.graph.run(lock)
             changes.remove(removed_memories(self.graph.run(work)))
 
-        self.graph.write(delete)
+        self.graph.write(delete, Landed(Memory, key, present=False))
         self.logger.info("deleted memory %s", memory_id)
 
     def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
@@ -281,9 +289,11 @@ class Neo4jMemory(GraphComponent):
             work, work.reachable(user_and_collection(work)[1], MemoryCollection.includes)
         )
 
-        def delete(changes: VectorChanges) -> None:
+        def delete(changes: VectorChanges) -> list[dict[str, Any]]:
             self.graph.run(lock)
-            changes.remove(removed_memories(self.graph.run(work)))
+            row = self.graph.run(work)
+            changes.remove(removed_memories(row))
+            return list(row["memories"])
 
-        self.graph.write(delete)
+        self.graph.write(delete, gone)
         self.logger.info("deleted all memories of user %s", user_id)

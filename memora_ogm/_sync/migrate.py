@@ -6,7 +6,7 @@ from __future__ import annotations
 from neomodel import StringProperty, db
 from neomodel.util import escape_identifier
 
-from memora_ogm._sync.graph import Graph, VectorChanges
+from memora_ogm._sync.graph import Graph, Landed, VectorChanges
 from memora_ogm._sync.nodes import Date, MemoraNode, Memory
 from memora_ogm._sync.ogm import connect_many, days_of, lacking
 from memora_ogm._sync.schema import install_node_key
@@ -90,6 +90,6 @@ def run_migrations(
         def record(_: VectorChanges, migration: Migration = migration) -> None:
             AppliedMigration(version=migration.version, name=migration.name).save()
 
-        graph.write(record)
+        graph.write(record, Landed(AppliedMigration, {"version": migration.version}))
         applied.append(migration.version)
     return applied

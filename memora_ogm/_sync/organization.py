@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import VectorChanges, nothing
-from memora_ogm._sync.memory import removed_memories
+from memora_ogm._sync.graph import Landed, VectorChanges, nothing
+from memora_ogm._sync.memory import gone, removed_memories
 from memora_ogm._sync.nodes import (
     Agent,
     Date,
@@ -80,7 +82,8 @@ class Neo4jOrganization(GraphComponent):
         work = UnitOfWork()
         _, props = work.create(Org, org_name=org_name)
 
-        self.graph.write_unit(work, nothing)
+        landed = Landed(Org, {"org_id": props["org_id"]})
+        self.graph.write_unit(work, nothing, landed=landed)
         self.logger.info("created organization %s", props["org_id"])
         return convert.organization(props)
 
@@ -116,13 +119,19 @@ class Neo4jOrganization(GraphComponent):
         check_ids(TypeError, org_id=org_id)
         work = _delete_batch(org_id)
 
-        def batch(changes: VectorChanges) -> bool:
+        def batch(changes: VectorChanges) -> dict[str, Any]:
             row = self.graph.run(work)
             changes.remove(removed_memories(row))
             if row["org_deleted"]:
                 changes.purge_organization(org_id)
-            return bool(row["org_deleted"])
+            return row
 
-        while not self.graph.write(batch):
+        def landed(row: dict[str, Any]) -> Landed | None:
+            """The last batch deleted the organisation; any other, its memories."""
+            if row["org_deleted"]:
+                return Landed(Org, {"org_id": org_id}, present=False)
+            return gone(row["memories"])
+
+        while not (self.graph.write(batch, landed))["org_deleted"]:
             pass
         self.logger.info("deleted organization %s", org_id)

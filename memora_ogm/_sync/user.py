@@ -7,7 +7,7 @@ from typing import Any
 
 from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import VectorChanges, nothing
+from memora_ogm._sync.graph import Landed, VectorChanges, nothing
 from memora_ogm._sync.memory import removed_memories
 from memora_ogm._sync.nodes import (
     Date,
@@ -51,7 +51,7 @@ class Neo4jUser(GraphComponent):
         work.link(User.interactions_in, user, work.create(InteractionCollection, **owned)[0])
         work.link(User.has_memories, user, work.create(MemoryCollection, **owned)[0])
 
-        self.graph.write_unit(work, nothing)
+        self.graph.write_unit(work, nothing, landed=Landed(User, owned))
         self.logger.info("created user %s", props["user_id"])
         return convert.user(props)
 
@@ -115,4 +115,4 @@ class Neo4jUser(GraphComponent):
             changes.remove(removed_memories(self.graph.run(work)))
             changes.purge_user(org_id, user_id)
 
-        self.graph.write(delete)
+        self.graph.write(delete, Landed(User, owned, present=False))

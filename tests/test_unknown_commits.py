@@ -1,0 +1,222 @@
+"""A write whose commit went unanswered is resolved, not re-run (issue 20, item 7).
+
+Each write runs through :class:`~lost_replies.ReplyLosingProxy`, which lets the
+server commit and then cuts the connection before the answer arrives: the driver
+raises ``IncompleteCommit`` (explicit transaction) or ``ServiceUnavailable`` (an
+auto-commit statement) for a write that landed. The call must return normally,
+as if the answer had come, and both stores must hold exactly what the write made:
+no second copy, no memory missing from the vector store, no deleted memory put back.
+The same errors come when the commit itself was lost on its way: then the write did
+not land, and must run again, to the same end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from interaction_helpers import LATER, World, chat, conversation, make_world, save, update
+from invariants import all_violations, graph_memories, vector_memories
+from lost_replies import ReplyLosingProxy
+from neo4j import Driver
+from sync_adapter import AwaitableTwin
+
+from memora_ogm import sync
+from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.server import Neo4jConnection
+from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.qdrant import QdrantDB
+
+
+@pytest.fixture(scope="module")
+def proxy(neo4j_connection: Neo4jConnection) -> Iterator[ReplyLosingProxy]:
+    losing = ReplyLosingProxy(neo4j_connection.uri)
+    yield losing
+    losing.close()
+
+
+@dataclass
+class Setting:
+    memora: Any  # the async facade, or the sync one dressed as async
+    vectors: Any  # its QdrantDB (async or sync twin), or None
+    world: World
+    interaction_id: str
+    memory_ids: list[str]
+
+
+def value(driver: Driver, query: str, **params: Any) -> Any:
+    return driver.execute_query(query, params).records[0][0]
+
+
+def owned(driver: Driver, s: Setting, label: str) -> int:
+    """How many nodes of ``label`` the setting's user has."""
+    query = f"MATCH (n:{label} {{user_id: $user}}) RETURN count(n)"
+    return int(value(driver, query, user=s.world.user_id))
+
+
+@pytest.fixture(params=["async", "sync"])
+async def setting(
+    request: pytest.FixtureRequest,
+    neo4j_connection: Neo4jConnection,
+    neo4j_driver: Driver,
+    proxy: ReplyLosingProxy,
+) -> AsyncIterator[Setting]:
+    """A facade through the proxy, with an in-memory Qdrant, on one user's saved interaction
+    (two memories) and another user's (so that deletes have neighbours to spare)."""
+    clear_database(neo4j_driver, neo4j_connection.database)
+    proxy.lose_next(0)
+    conn = neo4j_connection
+    args = (proxy.uri, conn.username, conn.password, conn.database)
+    if request.param == "async":
+        vectors: Any = QdrantDB(location=":memory:")
+        memora: Any = Neo4jGraphInterface(*args, vectors)
+    else:
+        vectors = sync.QdrantDB(location=":memory:")
+        memora = AwaitableTwin(sync.Neo4jGraphInterface(*args, vectors), Neo4jGraphInterface)
+    await memora.setup()
+    world = await make_world(memora)
+    interaction_id = await save(
+        memora,
+        world,
+        conversation(chat("I live in Oslo", "Nice"), memories=[("oslo", [0]), ("nice", [1])]),
+    )
+    other = await make_world(memora, "Bob", org_id=world.org_id)
+    await save(memora, other, conversation(chat("jazz"), memories=[("jazz", [0])]))
+    found = await memora.get_interaction(world.org_id, world.user_id, interaction_id)
+    yield Setting(memora, vectors, world, interaction_id, [m.memory_id for m in found.memories])
+    await memora.close()
+
+
+Write = Callable[[Setting], Awaitable[Any]]
+Check = Callable[[Setting, Driver, Any], None]
+
+NEW = conversation(chat("I moved to Bergen", "Noted"), when=LATER, memories=[("bergen", [0])])
+
+
+def _saved(s: Setting, driver: Driver, returned: Any) -> None:
+    interaction_id, when = returned
+    assert when == LATER
+    keys = {"org": s.world.org_id, "user": s.world.user_id, "id": interaction_id}
+    assert value(driver, "MATCH (i:Interaction {interaction_id: $id}) RETURN count(i)", **keys) == 1
+    assert value(driver, "MATCH (m:Memory {interaction_id: $id}) RETURN count(m)", **keys) == 1
+    assert value(driver, "MATCH (i:Interaction) RETURN count(i)") == 3
+
+
+def _updated(s: Setting, driver: Driver, returned: Any) -> None:
+    assert returned == (s.interaction_id, LATER)
+    memories = "MATCH (m:Memory {interaction_id: $id}) RETURN m.memory ORDER BY m.memory"
+    texts = [r[0] for r in driver.execute_query(memories, id=s.interaction_id).records]
+    assert texts == ["bergen", "nice", "oslo"]
+
+
+def _user_created(s: Setting, driver: Driver, returned: Any) -> None:
+    query = "MATCH (u:User {user_name: 'Cy'}) RETURN u.user_id"
+    assert [r[0] for r in driver.execute_query(query).records] == [returned.user_id]
+    assert (
+        value(
+            driver, "MATCH (c:MemoryCollection {user_id: $u}) RETURN count(c)", u=returned.user_id
+        )
+        == 1
+    )
+
+
+def _interaction_gone(s: Setting, driver: Driver, returned: Any) -> None:
+    assert (
+        value(driver, "MATCH (i:Interaction {user_id: $u}) RETURN count(i)", u=s.world.user_id) == 0
+    )
+    assert value(driver, "MATCH (m:Memory {user_id: $u}) RETURN count(m)", u=s.world.user_id) == 0
+
+
+def _memory_gone(s: Setting, driver: Driver, returned: Any) -> None:
+    query = "MATCH (m:Memory {user_id: $u}) RETURN m.memory_id"
+    left = [r[0] for r in driver.execute_query(query, u=s.world.user_id).records]
+    assert left == s.memory_ids[1:]
+
+
+def _memories_gone(s: Setting, driver: Driver, returned: Any) -> None:
+    assert value(driver, "MATCH (m:Memory {user_id: $u}) RETURN count(m)", u=s.world.user_id) == 0
+    assert (
+        value(driver, "MATCH (i:Interaction {user_id: $u}) RETURN count(i)", u=s.world.user_id) == 1
+    )
+
+
+def _user_gone(s: Setting, driver: Driver, returned: Any) -> None:
+    assert (
+        value(
+            driver, "MATCH (n {user_id: $u}) WHERE NOT n:Agent RETURN count(n)", u=s.world.user_id
+        )
+        == 0
+    )
+    assert value(driver, "MATCH (u:User) RETURN count(u)") == 1
+
+
+def _agent_gone(s: Setting, driver: Driver, returned: Any) -> None:
+    assert value(driver, "MATCH (a:Agent {agent_id: $a}) RETURN count(a)", a=s.world.agent_id) == 0
+    assert value(driver, "MATCH (a:Agent) RETURN count(a)") == 1
+
+
+def _organization_gone(s: Setting, driver: Driver, returned: Any) -> None:
+    assert value(driver, "MATCH (n) RETURN count(n)") == 0
+
+
+WRITES: dict[str, tuple[Write, Check]] = {
+    "save_interaction_with_memories": (lambda s: save_returning(s), _saved),
+    "update_interaction_and_memories": (
+        lambda s: update(s.memora, s.world, s.interaction_id, NEW),
+        _updated,
+    ),
+    "create_user": (lambda s: s.memora.create_user(s.world.org_id, "Cy"), _user_created),
+    "delete_user_interaction_and_its_memories": (
+        lambda s: s.memora.delete_user_interaction_and_its_memories(
+            s.world.org_id, s.world.user_id, s.interaction_id
+        ),
+        _interaction_gone,
+    ),
+    "delete_user_memory": (
+        lambda s: s.memora.delete_user_memory(s.world.org_id, s.world.user_id, s.memory_ids[0]),
+        _memory_gone,
+    ),
+    "delete_all_user_memories": (
+        lambda s: s.memora.delete_all_user_memories(s.world.org_id, s.world.user_id),
+        _memories_gone,
+    ),
+    "delete_all_user_interactions_and_their_memories": (
+        lambda s: s.memora.delete_all_user_interactions_and_their_memories(
+            s.world.org_id, s.world.user_id
+        ),
+        _interaction_gone,
+    ),
+    "delete_user": (lambda s: s.memora.delete_user(s.world.org_id, s.world.user_id), _user_gone),
+    "delete_agent": (
+        lambda s: s.memora.delete_agent(s.world.org_id, s.world.agent_id),
+        _agent_gone,
+    ),
+    "delete_organization": (
+        lambda s: s.memora.delete_organization(s.world.org_id),
+        _organization_gone,
+    ),
+}
+
+
+async def save_returning(s: Setting) -> Any:
+    return await s.memora.save_interaction_with_memories(
+        s.world.org_id, s.world.agent_id, s.world.user_id, NEW
+    )
+
+
+@pytest.mark.parametrize("lost", ["answer", "commit"])
+@pytest.mark.parametrize("write", list(WRITES))
+async def test_a_write_whose_commit_went_unanswered_returns_as_if_answered(
+    setting: Setting, proxy: ReplyLosingProxy, neo4j_driver: Driver, write: str, lost: str
+) -> None:
+    call, check = WRITES[write]
+    proxy.lost.clear()
+    proxy.lose_next(before=lost == "commit")
+    returned = await call(setting)
+
+    assert len(proxy.lost) == 1, "the commit's answer was never lost"
+    check(setting, neo4j_driver, returned)
+    assert await vector_memories(setting.vectors) == graph_memories(neo4j_driver)
+    assert await all_violations(neo4j_driver, setting.vectors) == []
