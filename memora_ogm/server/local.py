@@ -497,6 +497,7 @@ class LocalNeo4jServer:
         self._proc: subprocess.Popen[bytes] | None = None
         self._tmpdir: Path | None = None
         self._pidfile: Path | None = None
+        self._owner_pid = os.getpid()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -517,6 +518,7 @@ class LocalNeo4jServer:
         """Build if needed, launch the JVM and wait for its ready line."""
         if self._proc is not None:
             raise LocalNeo4jError("this server was already started")
+        self._owner_pid = os.getpid()
         artifacts = self.build()
         if self.requested_port is not None and port_in_use(self.requested_port):
             raise LocalNeo4jError(f"port {self.requested_port} on 127.0.0.1 is already in use")
@@ -636,9 +638,13 @@ class LocalNeo4jServer:
     def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
         """SIGTERM the JVM, wait for a clean shutdown, SIGKILL after ``timeout``.
 
-        Also removes a temporary data folder. Safe to call more than once.
+        Also removes a temporary data folder. Safe to call more than once. Does
+        nothing in a process forked from the one that started the server (the
+        child's exit runs the inherited ``atexit`` hook).
         """
         atexit.unregister(self.stop)
+        if self._owner_pid != os.getpid():
+            return  # a forked child's exit: the server and its folder are the parent's
         proc = self._proc
         if proc is not None and proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):

@@ -72,15 +72,22 @@ public final class LocalNeo4j {
             failure.printStackTrace();
             status = 1;
         } finally {
-            if (dbms[0] != null) {
-                dbms[0].shutdown();
+            try {
+                if (dbms[0] != null) {
+                    dbms[0].shutdown();
+                }
+                if (orphaned && options != null && options.removeWhenOrphaned != null) {
+                    removeTree(options.removeWhenOrphaned);
+                }
+                System.out.println("MEMORA-OGM NEO4J STOPPED");
+            } catch (Throwable failure) {
+                System.out.println("MEMORA-OGM NEO4J FAILED TO STOP: " + failure);
+                failure.printStackTrace();
+                status = 1;
+            } finally {
+                System.out.flush();
+                STOPPED.countDown();
             }
-            if (orphaned && options != null && options.removeWhenOrphaned != null) {
-                removeTree(options.removeWhenOrphaned);
-            }
-            System.out.println("MEMORA-OGM NEO4J STOPPED");
-            System.out.flush();
-            STOPPED.countDown();
         }
         System.exit(status);
     }
