@@ -34,7 +34,7 @@ from memora_ogm.server.state import PID_FILE, STATE_FILE, ServerState, read_stat
 DEFAULT_LOGIN = ("neo4j", "neo4j")
 # Neo4j locks a user for a few seconds after repeated wrong passwords.
 RATE_LIMITED = "Neo.ClientError.Security.AuthenticationRateLimit"
-ORPHAN_DEADLINE = 60.0
+ORPHAN_DEADLINE = 120.0  # a clean shutdown of the store, on a loaded machine
 
 
 def _mode(path: Path) -> int:
