@@ -29,6 +29,7 @@ from memora_ogm.inspector import add_inspect_parser
 from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
 from memora_ogm.server.connection import Neo4jConnection
 from memora_ogm.server.local import LocalNeo4jError, LocalNeo4jServer, stop_process
+from memora_ogm.server.private import make_private_dir
 from memora_ogm.server.state import (
     NO_SERVER_HINT,
     ServerState,
@@ -63,6 +64,7 @@ def cmd_server_start(args: argparse.Namespace) -> int:
         _print_exports(state)
         return 0
     clear_state(home)
+    make_private_dir(home)  # it holds the server's log and, by default, its data
     data_dir = args.data or str(home / "data")
     server = LocalNeo4jServer(
         port=args.port,

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -362,6 +363,15 @@ def test_cli_server_start_status_demo_stop(tmp_path: Path) -> None:
         assert exports["NEO4J_URI"] == f"bolt://127.0.0.1:{port}"
         state = json.loads((tmp_path / "home" / "server.json").read_text())
         pid = int(state["pid"])
+        home = tmp_path / "home"
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in home.iterdir()}
+        assert modes == {
+            "data": 0o700,
+            "server.json": 0o600,
+            "server.pid": 0o600,
+            "server.log": 0o600,
+        }
+        assert stat.S_IMODE(home.stat().st_mode) == 0o700
         assert (tmp_path / "home" / "server.pid").read_text().strip() == str(pid)
         assert pid_running(pid)
 

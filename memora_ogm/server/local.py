@@ -4,7 +4,9 @@
 with Maven and compiles the small launcher in ``java/LocalNeo4j.java``; the
 result is cached under ``~/.cache/memora-ogm/neo4j-<version>-<hash>/`` so that a
 second start only pays for the JVM (a few seconds). :class:`LocalNeo4jServer`
-launches it on 127.0.0.1 with authentication on and stops it again.
+launches it on 127.0.0.1 with authentication on and stops it again. The
+generated password is in force before Bolt accepts a connection, and the data
+folder, the launcher's log and whatever the JVM writes are the owner's alone.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from types import TracebackType
 
 from memora_ogm.server.connection import DEFAULT_DATABASE, DEFAULT_USERNAME, Neo4jConnection
+from memora_ogm.server.private import make_private_dir
 
 JAVA_SOURCE_DIR = Path(__file__).resolve().parent / "java"
 LAUNCHER_CLASS = "LocalNeo4j"
@@ -447,7 +450,9 @@ class LocalNeo4jServer:
     that ``stop()`` deletes. ``heap_mb``/``pagecache_mb`` default to
     ``$MEMORA_OGM_NEO4J_HEAP_MB``/``$MEMORA_OGM_NEO4J_PAGECACHE_MB`` or 1024/512.
     A server started attached (the default) is always stopped: by ``stop()``,
-    by leaving the ``with`` block, or at interpreter exit. ``detached=True``
+    by leaving the ``with`` block, at interpreter exit, or, when this process is
+    killed before any of those, by the JVM itself once the pipe to its stdin
+    closes (it then removes its temporary folder too). ``detached=True``
     starts it in its own session and leaves it running (for ``memora-ogm
     server start``); stop it later with :func:`stop_process`.
     """
@@ -492,6 +497,7 @@ class LocalNeo4jServer:
         self._proc: subprocess.Popen[bytes] | None = None
         self._tmpdir: Path | None = None
         self._pidfile: Path | None = None
+        self._owner_pid = os.getpid()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -512,6 +518,7 @@ class LocalNeo4jServer:
         """Build if needed, launch the JVM and wait for its ready line."""
         if self._proc is not None:
             raise LocalNeo4jError("this server was already started")
+        self._owner_pid = os.getpid()
         artifacts = self.build()
         if self.requested_port is not None and port_in_use(self.requested_port):
             raise LocalNeo4jError(f"port {self.requested_port} on 127.0.0.1 is already in use")
@@ -520,7 +527,7 @@ class LocalNeo4jServer:
             self.data_dir = self._tmpdir / "home"
         else:
             self.data_dir = self.requested_data_dir
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.data_dir)
         self.log_path = self.requested_log_path or (
             (self._tmpdir or self.data_dir) / "memora-ogm-launcher.log"
         )
@@ -563,8 +570,14 @@ class LocalNeo4jServer:
             str(artifacts.plugins_dir),
             str(self.pagecache_mb),
         ]
-        with open(self.log_path, "ab") as log:
-            log_start = log.tell()
+        if not self.detached:
+            # stdin stays open while this process lives: its end stops the server
+            cmd.append("--exit-on-stdin-eof")
+            if self._tmpdir is not None:
+                cmd += ["--remove-when-orphaned", str(self._tmpdir)]
+        log_fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with open(log_fd, "ab") as log:
+            log_start = log.seek(0, os.SEEK_END)
             self._proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
                 cmd,
                 stdin=subprocess.PIPE,
@@ -573,11 +586,14 @@ class LocalNeo4jServer:
                 cwd=str(self.data_dir),
                 start_new_session=self.detached,
                 close_fds=True,
+                umask=0o077,  # the store and its logs are the owner's alone
             )
         assert self._proc.stdin is not None
         try:
             self._proc.stdin.write((self.password + "\n").encode())
-            self._proc.stdin.close()
+            self._proc.stdin.flush()
+            if self.detached:
+                self._proc.stdin.close()
         except BrokenPipeError:
             pass
         self._register_pid(self._proc.pid)
@@ -588,6 +604,7 @@ class LocalNeo4jServer:
             if self._ready_in_log(log_start):
                 return True
             if self._proc.poll() is not None:
+                self._proc.stdin.close()
                 self._unregister_pid()
                 return False
             if time.monotonic() > deadline:
@@ -621,9 +638,13 @@ class LocalNeo4jServer:
     def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
         """SIGTERM the JVM, wait for a clean shutdown, SIGKILL after ``timeout``.
 
-        Also removes a temporary data folder. Safe to call more than once.
+        Also removes a temporary data folder. Safe to call more than once. Does
+        nothing in a process forked from the one that started the server (the
+        child's exit runs the inherited ``atexit`` hook).
         """
         atexit.unregister(self.stop)
+        if self._owner_pid != os.getpid():
+            return  # a forked child's exit: the server and its folder are the parent's
         proc = self._proc
         if proc is not None and proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
@@ -633,6 +654,9 @@ class LocalNeo4jServer:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
         self._unregister_pid()
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)

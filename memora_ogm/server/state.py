@@ -11,6 +11,7 @@ from pathlib import Path
 
 from memora_ogm.server.connection import Neo4jConnection, connection_from_env
 from memora_ogm.server.local import is_local_neo4j, pid_running
+from memora_ogm.server.private import make_private_dir, write_private_file
 
 ENV_HOME = "MEMORA_OGM_HOME"
 STATE_FILE = "server.json"
@@ -58,13 +59,9 @@ def read_state(home: Path) -> ServerState | None:
 
 def write_state(home: Path, state: ServerState) -> None:
     """Write the state (it holds a password: readable by the owner only) and the pidfile."""
-    home.mkdir(parents=True, exist_ok=True)
-    tmp = home / (STATE_FILE + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(asdict(state), out, indent=1)
-    tmp.replace(home / STATE_FILE)
-    (home / PID_FILE).write_text(f"{state.pid}\n", encoding="utf-8")
+    make_private_dir(home)
+    write_private_file(home / STATE_FILE, json.dumps(asdict(state), indent=1))
+    write_private_file(home / PID_FILE, f"{state.pid}\n")
 
 
 def clear_state(home: Path) -> None:
