@@ -153,7 +153,7 @@ async def test_get_user_memory_errors_and_tenants(memora: Any) -> None:
         (world.org_id, world.user_id, theirs),
         (other.org_id, world.user_id, theirs),
         (world.org_id, other.user_id, theirs),
-        (other.org_id, other.user_id, "missing"),
+        (other.org_id, other.user_id, "0d5e6c8a-9b1f-4c2e-8a7d-3f4b5c6d7e8f"),  # no memory
     ):
         for read in (memora.get_user_memory, memora.get_user_memory_history):
             with pytest.raises(MemoryNotFound) as raised:

@@ -18,6 +18,7 @@ import pytest
 from interaction_helpers import (
     DAY,
     LATER,
+    NO_MEMORY,
     World,
     chat,
     conversation,
@@ -201,8 +202,8 @@ async def test_every_read_is_one_statement_found_or_not(memora: Any, world: Worl
         lambda: memora.get_interaction(org, user, "none", with_memories=False),
         lambda: memora.get_all_user_interactions(org, "nobody"),
         lambda: memora.get_all_user_memories(org, "nobody"),
-        lambda: memora.get_user_memory(org, user, "none"),
-        lambda: memora.get_user_memory_history(org, user, "none"),
+        lambda: memora.get_user_memory(org, user, NO_MEMORY),
+        lambda: memora.get_user_memory_history(org, user, NO_MEMORY),
     ]
     assert [await statements(memora, read) for read in reads] == [1] * len(reads)
 
