@@ -635,7 +635,7 @@ def _check_input(
     for kind, batch in _batches(records, rekeying):
         if kind in KEYS:
             existing = graph.read(partial(_existing, kind, batch))
-            _new_of(kind, batch, existing, on_conflict)
+            _new_of(kind, batch, existing, on_conflict)  # raises on the first clash
         if kind == transfer.MEMORY and rekeying is None:
             for line, record in batch:
                 owners[record["memory_id"]] = (line, record["org_id"], record["user_id"])
