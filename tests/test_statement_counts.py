@@ -104,7 +104,9 @@ async def test_a_save_is_one_statement_whatever_its_size(
 
         assert await statements(memora, missing) == 1
     with pytest.raises(MemoryNotFound):
-        await memora.save_interaction_with_memories(*who, big_conversation(size, contrary="gone"))
+        await memora.save_interaction_with_memories(
+            *who, big_conversation(size, contrary=NO_MEMORY)
+        )
 
 
 @pytest.mark.parametrize(("stored", "updated"), [(4, 40), (40, 4), (40, 41), (10, 0)])
