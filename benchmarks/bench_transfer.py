@@ -134,9 +134,11 @@ def synthetic(org_id: str, users: int, interactions: int) -> Iterator[dict[str, 
 
 
 def memory_id(user_id: str, interaction: int, k: int) -> str:
-    """A memory id as the format requires: a canonical UUID, unique across users; the same
-    one every run (uuid5)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{user_id}/{interaction}/{k}"))
+    """A memory id as the format requires: a canonical UUID, unique across users (``u00042``
+    is user 42), and in the order the file writes a user's memories, as an export sorts
+    them, so that the export's digest equals the file's."""
+    number = (int(user_id[1:]) << 64) | (interaction << 16) | k
+    return str(uuid.UUID(int=number))
 
 
 def rss_mb() -> float:
