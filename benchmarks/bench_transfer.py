@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -110,7 +111,7 @@ def synthetic(org_id: str, users: int, interactions: int) -> Iterator[dict[str, 
                         "type": "memory",
                         "org_id": org_id,
                         "user_id": user_id,
-                        "memory_id": f"m{i:05d}-{k:02d}",
+                        "memory_id": memory_id(user_id, i, k),
                         "interaction_id": f"i{i:05d}",
                         "agent_id": "a-shared",
                         "memory": f"user_{user_id} fact {k} of conversation {i}",
@@ -125,11 +126,19 @@ def synthetic(org_id: str, users: int, interactions: int) -> Iterator[dict[str, 
                     "type": "contrary_update",
                     "org_id": org_id,
                     "user_id": user_id,
-                    "memory_id": f"m{i:05d}-01",
-                    "updated_by": f"m{i:05d}-02",
+                    "memory_id": memory_id(user_id, i, 1),
+                    "updated_by": memory_id(user_id, i, 2),
                 }
             )
     yield transfer.end(counts)
+
+
+def memory_id(user_id: str, interaction: int, k: int) -> str:
+    """A memory id as the format requires: a canonical UUID, unique across users (``u00042``
+    is user 42), and in the order the file writes a user's memories, as an export sorts
+    them, so that the export's digest equals the file's."""
+    number = (int(user_id[1:]) << 64) | (interaction << 16) | k
+    return str(uuid.UUID(int=number))
 
 
 def rss_mb() -> float:

@@ -2,6 +2,7 @@
 
     memora-ogm export --org ID [--user ID] [-o FILE]   JSON Lines to stdout or FILE
     memora-ogm import FILE [--on-conflict skip]        validate the whole file, then write
+    memora-ogm import FILE --new-memory-ids            a copy of a tenant, with new memory ids
     memora-ogm move --org ID --to-uri URI ...          export, import, verify, delete
 
 The source (and the import's target) is the server named by ``NEO4J_URI`` & co., else
@@ -176,6 +177,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 JsonLinesFile(args.file),
                 on_conflict=args.on_conflict,
                 progress=lambda done, total: stages("import", done, total),
+                rekey=args.new_memory_ids,
             )
     finally:
         stages.close()
@@ -195,6 +197,12 @@ def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         choices=("fail", "skip"),
         default="fail",
         help="fail (default) when any of it exists already, or skip what exists",
+    )
+    imp.add_argument(
+        "--new-memory-ids",
+        action="store_true",
+        help="give every memory a new id: import a copy of a tenant (under another org_id) "
+        "on the server that holds the original; memory ids are unique across the graph",
     )
     imp.set_defaults(func=cmd_import)
 

@@ -9,6 +9,11 @@ touches a database.
 A record may only refer to records before it (an agent to its user, an interaction to
 its user, a memory to its interaction, a ``contrary_update`` to both memories), so
 validation streams: it keeps ids and message counts, never record contents.
+
+Memory ids are canonical UUIDs (:func:`memora_ogm.validation.check_memory_id`) and unique
+in the whole input, as in the whole graph: the vector store keys a point by the memory id
+alone. A record is at most :data:`MAX_RECORD_BYTES` of JSON; deeper nesting than the
+format's own is refused with :class:`ImportFormatError`, never a ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import reprlib
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import IO, Any
 
@@ -30,6 +37,7 @@ from memora_ogm.validation import (
     MAX_TEXT_LENGTH,
     check_encodable,
     check_ids,
+    check_memory_id,
     check_name,
     check_text,
 )
@@ -45,6 +53,10 @@ INTERACTION = "interaction"
 MEMORY = "memory"
 CONTRARY_UPDATE = "contrary_update"
 END = "end"
+
+#: Longest record, as a line of JSON in UTF-8: bounds what one line, and so one import
+#: transaction, can hold (an interaction, with all its messages, is one record).
+MAX_RECORD_BYTES = 64 * 1024 * 1024
 
 #: The record types that carry content, in the order an export writes them.
 CONTENT_TYPES = (ORGANIZATION, USER, AGENT, INTERACTION, MEMORY, CONTRARY_UPDATE)
@@ -63,11 +75,39 @@ class ImportFormatError(MemoraOGMError, ValueError):
 
 
 class ImportConflict(MemoraOGMError):
-    """An imported record already exists in the target and ``on_conflict`` is ``"fail"``."""
+    """An imported record clashes with the target: it exists already and ``on_conflict``
+    is ``"fail"``, or it exists with other values (``"skip"`` only skips a node that
+    holds exactly the record's values)."""
 
-    def __init__(self, line: int, what: str) -> None:
-        super().__init__(f"line {line}: {what} already exists (on_conflict='fail')")
+    def __init__(
+        self, line: int, what: str, problem: str = "already exists (on_conflict='fail')"
+    ) -> None:
+        super().__init__(f"line {line}: {what} {problem}")
         self.line = line
+
+
+class MemoryIdsTaken(ImportConflict):
+    """Memory ids of the input belong to memories of another tenant (or another user).
+
+    A memory id is unique across the whole graph, as the vector store's point id is;
+    ``taken`` maps each such id to the ``(org_id, user_id)`` that holds it. Importing a
+    copy of a tenant needs new memory ids (``rekey=True``).
+    """
+
+    def __init__(self, line: int, taken: Mapping[str, tuple[str, str]]) -> None:
+        shown = sorted(taken.items())
+        listed = ", ".join(
+            f"{memory_id} (org_id={org_id!r}, user_id={user_id!r})"
+            for memory_id, (org_id, user_id) in shown[:10]
+        )
+        more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
+        super().__init__(
+            line,
+            f"memory ids {listed}{more}",
+            "belong to another tenant's memories; memory ids are unique across the "
+            "whole graph (import a copy with new memory ids: rekey=True, or --new-memory-ids)",
+        )
+        self.taken = dict(taken)
 
 
 # --------------------------------------------------------------------------- values
@@ -80,11 +120,27 @@ def dump_datetime(value: datetime) -> str:
     return value.isoformat()
 
 
+#: The widest UTC offset Neo4j stores.
+MAX_OFFSET = timedelta(hours=18)
+
+
 def parse_datetime(value: str) -> datetime:
-    """The inverse of :func:`dump_datetime`: an offset is required."""
+    """The inverse of :func:`dump_datetime`: an offset is required, and the value must be
+    one the graph stores and gives back (whole-minute offset within ±18:00, years 1 to
+    9999 in UTC as well as in its own offset), so that validation refuses it, not the
+    write of a later batch."""
     parsed = datetime.fromisoformat(value)
-    if parsed.tzinfo is None:
+    offset = parsed.utcoffset()
+    if offset is None:
         raise ValueError("it has no UTC offset")
+    if offset % timedelta(minutes=1):
+        raise ValueError("its UTC offset is not a whole number of minutes")
+    if abs(offset) > MAX_OFFSET:
+        raise ValueError("its UTC offset is beyond ±18:00")
+    try:
+        parsed.astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError("in UTC it falls outside years 1 to 9999") from None
     return parsed
 
 
@@ -200,6 +256,10 @@ def _id(name: str, value: Any) -> str:
     return str(value)
 
 
+def _memory_id(name: str, value: Any) -> str:
+    return check_memory_id(name, value)
+
+
 def _optional_id(name: str, value: Any) -> str | None:
     return None if value is None else _id(name, value)
 
@@ -268,7 +328,7 @@ def _positions(name: str, value: Any) -> list[int]:
         raise ValueError(f"`{name}` must be a list of message positions, not {_kind(value)}.")
     for position in value:
         if isinstance(position, bool) or not isinstance(position, int):
-            raise ValueError(f"message position {position!r} must be an integer.")
+            raise ValueError(f"message position {_shown(position)} must be an integer.")
         if position < 0:
             raise ValueError(f"message position {position} is negative.")
     if len(set(value)) != len(value):
@@ -278,6 +338,27 @@ def _positions(name: str, value: Any) -> list[int]:
 
 def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
+
+
+def _shown(value: Any) -> str:
+    """A caller's value in an error message: shortened and only a few levels deep, so that
+    a value nested thousands deep is named, not recursed into."""
+    return reprlib.repr(value)
+
+
+def record_bytes(line: int, record: Any) -> int:
+    """The size of ``record`` as a line of JSON in UTF-8; :data:`MAX_RECORD_BYTES` at most."""
+    try:
+        size = len(dumps(record).encode("utf-8"))
+    except RecursionError:
+        raise ImportFormatError(line, "the record is nested too deeply.") from None
+    except (TypeError, ValueError) as error:
+        raise ImportFormatError(line, f"the record is not JSON: {error}") from None
+    if size > MAX_RECORD_BYTES:
+        raise ImportFormatError(
+            line, f"the record has {size} bytes of JSON, more than {MAX_RECORD_BYTES}."
+        )
+    return size
 
 
 #: Every field of every content record with its check (which also converts).
@@ -304,7 +385,7 @@ FIELDS: dict[str, dict[str, Check]] = {
     MEMORY: {
         "org_id": _id,
         "user_id": _id,
-        "memory_id": _id,
+        "memory_id": _memory_id,
         "interaction_id": _id,
         "agent_id": _id,
         "memory": _text,
@@ -312,7 +393,12 @@ FIELDS: dict[str, dict[str, Check]] = {
         "date_obtained": _optional_date,
         "source_positions": _positions,
     },
-    CONTRARY_UPDATE: {"org_id": _id, "user_id": _id, "memory_id": _id, "updated_by": _id},
+    CONTRARY_UPDATE: {
+        "org_id": _id,
+        "user_id": _id,
+        "memory_id": _memory_id,
+        "updated_by": _memory_id,
+    },
 }
 
 
@@ -328,7 +414,7 @@ def parse(line: int, record: Any) -> Record:
         return record
     fields = FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is None:
-        raise ImportFormatError(line, f"unknown record type {kind!r}.")
+        raise ImportFormatError(line, f"unknown record type {_shown(kind)}.")
     missing = [name for name in fields if name not in record]
     if missing:
         raise ImportFormatError(line, f"{kind} record lacks {', '.join(missing)}.")
@@ -352,6 +438,8 @@ class Validator:
     """Checks a whole input record by record, keeping only what references need.
 
     ``feed`` every record in order, then ``finish``. Raises :class:`ImportFormatError`.
+    A memory id may appear in one memory record only, whatever its user: the vector
+    store would hold one point for two memories.
     """
 
     line: int = 0
@@ -360,7 +448,8 @@ class Validator:
     agents: set[str] = field(default_factory=set)
     #: (user_id, interaction_id) -> message count.
     interactions: dict[tuple[str, str], int] = field(default_factory=dict)
-    memories: set[tuple[str, str]] = field(default_factory=set)
+    #: memory_id -> user_id of its memory.
+    memories: dict[str, str] = field(default_factory=dict)
     links: set[tuple[str, str, str]] = field(default_factory=set)
     counts: Counter[str] = field(default_factory=Counter)
     ended: bool = False
@@ -373,6 +462,7 @@ class Validator:
         if self.ended:
             raise self.fail("nothing may follow the end record.")
         parsed = parse(self.line, record)
+        record_bytes(self.line, record)
         kind = parsed["type"]
         if self.line == 1:
             if kind != HEADER:
@@ -401,18 +491,21 @@ class Validator:
 
     def _header(self, record: Record) -> None:
         if record.get("format") != FORMAT_NAME:
-            raise self.fail(f"not a {FORMAT_NAME} file (format {record.get('format')!r}).")
+            raise self.fail(f"not a {FORMAT_NAME} file (format {_shown(record.get('format'))}).")
         version = record.get("version")
         if version != FORMAT_VERSION or isinstance(version, bool):
             raise self.fail(
-                f"format version {version!r} is not supported (this is version {FORMAT_VERSION})."
+                f"format version {_shown(version)} is not supported "
+                f"(this is version {FORMAT_VERSION})."
             )
 
     def _end(self, record: Record) -> None:
         counts = record.get("counts")
         expected = {kind: self.counts.get(kind, 0) for kind in CONTENT_TYPES}
         if counts != expected:
-            raise self.fail(f"the end record counts {counts!r}, the input holds {expected!r}.")
+            raise self.fail(
+                f"the end record counts {_shown(counts)}, the input holds {expected!r}."
+            )
         self.ended = True
 
     def _same_org(self, record: Record) -> None:
@@ -452,8 +545,7 @@ class Validator:
     def _memory(self, record: Record) -> None:
         self._same_org(record)
         self._known_user(record["user_id"])
-        key = (record["user_id"], record["memory_id"])
-        if key in self.memories:
+        if record["memory_id"] in self.memories:
             raise self.fail(f"duplicate memory {record['memory_id']!r}.")
         messages = self.interactions.get((record["user_id"], record["interaction_id"]))
         if messages is None:
@@ -467,14 +559,14 @@ class Validator:
                     f"message position {position} is outside the {messages} messages of "
                     f"interaction {record['interaction_id']!r}."
                 )
-        self.memories.add(key)
+        self.memories[record["memory_id"]] = record["user_id"]
 
     def _contrary_update(self, record: Record) -> None:
         self._same_org(record)
         self._known_user(record["user_id"])
         older, newer = record["memory_id"], record["updated_by"]
         for memory_id in (older, newer):
-            if (record["user_id"], memory_id) not in self.memories:
+            if self.memories.get(memory_id) != record["user_id"]:
                 raise self.fail(
                     f"memory {memory_id!r} of user {record['user_id']!r} "
                     "is not defined before this line."
@@ -493,6 +585,31 @@ def validate(records: Iterable[Any]) -> Counter[str]:
     for record in records:
         validator.feed(record)
     return validator.finish()
+
+
+# --------------------------------------------------------------------------- re-keying
+
+
+class Rekeying:
+    """New memory ids for a copy of a tenant: each memory record gets a fresh uuid4 and each
+    ``contrary_update`` the new ids of its two memories.
+
+    Call it on every parsed record, in order; the same instance gives the same new id to
+    an old one every time, so an import's passes over its input agree.
+    """
+
+    def __init__(self) -> None:
+        self.new_ids: dict[str, str] = {}
+
+    def __call__(self, record: Record) -> Record:
+        if record["type"] == MEMORY:
+            new_id = self.new_ids.setdefault(record["memory_id"], str(uuid.uuid4()))
+            return record | {"memory_id": new_id}
+        if record["type"] == CONTRARY_UPDATE:
+            return record | {
+                name: self.new_ids[record[name]] for name in ("memory_id", "updated_by")
+            }
+        return record
 
 
 # --------------------------------------------------------------------------- files
@@ -516,7 +633,9 @@ class JsonLinesFile:
     """A ``.jsonl`` file as a re-iterable of records: each iteration reads it again.
 
     An import iterates it once to validate and once to write, so a file of any size is
-    imported in flat memory. A line that is not JSON raises :class:`ImportFormatError`.
+    imported in flat memory. A line that is not JSON, longer than
+    :data:`MAX_RECORD_BYTES` (it is never read whole) or nested too deeply raises
+    :class:`ImportFormatError`.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -524,15 +643,27 @@ class JsonLinesFile:
 
     def __iter__(self) -> Iterator[Any]:
         with self.path.open("rb") as lines:
-            for number, line in enumerate(lines, start=1):
-                try:
-                    yield json.loads(line.decode("utf-8"))
-                except UnicodeDecodeError as error:
-                    raise ImportFormatError(number, f"not UTF-8 ({error.reason}).") from None
-                except json.JSONDecodeError as error:
+            number = 0
+            while line := lines.readline(MAX_RECORD_BYTES + 2):  # the record and b"\r\n"
+                number += 1
+                if len(line.rstrip(b"\r\n")) > MAX_RECORD_BYTES:
                     raise ImportFormatError(
-                        number, f"not valid JSON ({error.msg}); is the file truncated?"
-                    ) from None
+                        number, f"the line is longer than {MAX_RECORD_BYTES} bytes."
+                    )
+                yield _loads(number, line)
+
+
+def _loads(number: int, line: bytes) -> Any:
+    try:
+        return json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ImportFormatError(number, f"not UTF-8 ({error.reason}).") from None
+    except json.JSONDecodeError as error:
+        raise ImportFormatError(
+            number, f"not valid JSON ({error.msg}); is the file truncated?"
+        ) from None
+    except RecursionError:
+        raise ImportFormatError(number, "the record is nested too deeply.") from None
 
 
 # --------------------------------------------------------------------------- digest

@@ -7,6 +7,7 @@ so that bad input fails with a clear exception before anything is written.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 #: Longest id accepted (shortuuid ids have 22 characters, uuid4 strings 36).
@@ -44,6 +45,21 @@ def check_ids(error: type[Exception] = ValueError, **ids: Any) -> None:
         _check_text(name, value, MAX_ID_LENGTH, error)
         if not value.isprintable():
             raise error(f"`{name}` must not contain control characters.")
+
+
+def check_memory_id(name: str, value: Any, error: type[Exception] = ValueError) -> str:
+    """A memory id is a UUID in its one canonical spelling (``str(uuid.UUID(x))``: lower
+    case, hyphenated), as the layer writes it. Qdrant keys a point by the UUID, so two
+    spellings of one UUID would be two memories in the graph but one point; any other
+    spelling (upper case, braces, ``urn:uuid:``, no hyphens) is refused, never mapped."""
+    check_ids(error, **{name: value})
+    try:
+        canonical = str(uuid.UUID(value))
+    except ValueError:
+        raise error(f"`{name}` {value!r} is not a UUID.") from None
+    if canonical != value:
+        raise error(f"`{name}` {value!r} is not a UUID in canonical form ({canonical!r}).")
+    return str(value)
 
 
 def check_name(name: str, value: Any, error: type[Exception] = ValueError) -> str:

@@ -17,6 +17,9 @@ from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 DAY = datetime(2024, 5, 1, 9, 30, tzinfo=timezone.utc)
+#: A well-formed memory id (a canonical UUID) of no memory: not found, where a memory id
+#: of another spelling is a ValueError.
+NO_MEMORY = "0d5e6c8a-9b1f-4c2e-8a7d-3f4b5c6d7e8f"
 LATER = datetime(2024, 5, 3, 18, 0, tzinfo=timezone.utc)
 
 Memories = Sequence[tuple[str, Sequence[int]]]

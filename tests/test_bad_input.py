@@ -61,6 +61,15 @@ MISSING_IDS = (
     "ünïcødé-✓-🙂",
     "x" * MAX_ID_LENGTH,
 )
+#: A memory id is a canonical UUID: a well-formed one of no memory, and other spellings
+#: of one (refused like malformed ids, since no memory can have them).
+MISSING_MEMORY_ID = "0d5e6c8a-9b1f-4c2e-8a7d-3f4b5c6d7e8f"
+MISSPELLED_MEMORY_IDS = (
+    MISSING_MEMORY_ID.upper(),
+    "{" + MISSING_MEMORY_ID + "}",
+    "urn:uuid:" + MISSING_MEMORY_ID,
+    MISSING_MEMORY_ID.replace("-", ""),
+)
 BAD_IDS = (
     *WRONG_TYPES,
     *BLANK,
@@ -149,11 +158,13 @@ def bad_data(tenants: Tenants) -> list[tuple[Any, type[Exception]]]:
     positions: list[Any] = [[2], [-1], [0, 5], [0, 0], [True], ["0"], [1.5], [None], None, "0", 0]
     memories += [[_memory(source_msg_block_pos=p)] for p in positions]
     contrary: list[Any] = [None, [None], [_memory()]]
-    contrary += [[_contrary(memory_id)] for memory_id in ("", None, 7, "a\x00b", HUGE)]
+    contrary += [
+        [_contrary(memory_id)]
+        for memory_id in ("", None, 7, "a\x00b", HUGE, "missing", *MISSPELLED_MEMORY_IDS)
+    ]
     contrary += [[_contrary(tenants.mine.memory_id, source_msg_block_pos=[2])]]
     not_found = [  # well-formed, but no memory of this user has that id
-        "missing",
-        "'}) DETACH DELETE n //",
+        MISSING_MEMORY_ID,
         tenants.neighbour.memory_id,
         tenants.stranger.memory_id,
     ]
@@ -180,10 +191,14 @@ def bad_id_lists(tenants: Tenants) -> list[tuple[Any, type[Exception] | None]]:
     entries: list[Any] = [None, "x", ["x"], {}, {"org_id": t.org_id}, t.identifiers()]
     for name in ("org_id", "user_id", "memory_id"):
         entries += [{**t.ids(), name: value} for value in ("", " ", 7, None, HUGE, "a\x00b")]
+    entries += [
+        {**t.ids(), "memory_id": value}
+        for value in ("'}) DETACH DELETE n //", *MISSPELLED_MEMORY_IDS)
+    ]
     cases: list[tuple[Any, type[Exception] | None]] = [(value, ValueError) for value in WRONG_TYPES]
     cases += [([entry], ValueError) for entry in entries]
     unknown = [
-        {**t.ids(), "memory_id": "'}) DETACH DELETE n //"},
+        {**t.ids(), "memory_id": MISSING_MEMORY_ID},
         {**t.ids(), "user_id": "$1"},
         t.ids(tenants.stranger.memory_id),  # another tenant's memory under my ids
         {**tenants.neighbour.ids(), "user_id": t.user_id},
@@ -198,7 +213,11 @@ def cases_for(method: str, argument: str, tenants: Tenants) -> list[Case]:
         unknown = EMPTY if (method, argument) in NARROWING_IDS else NotFoundError
         optional = (method, argument) in OPTIONAL_IDS
         found = [(value, invalid) for value in BAD_IDS if value is not None or not optional]
-        found += [(value, unknown) for value in MISSING_IDS]
+        if argument == "memory_id":
+            found += [(value, invalid) for value in (*MISSING_IDS, *MISSPELLED_MEMORY_IDS)]
+            found += [(MISSING_MEMORY_ID, unknown)]
+        else:
+            found += [(value, unknown) for value in MISSING_IDS]
     elif argument in NAME_ARGS:
         found = [(value, invalid) for value in BAD_NAMES]
     elif argument in FLAG_ARGS:

@@ -31,6 +31,7 @@ import pytest
 from interaction_helpers import (
     DAY,
     LATER,
+    NO_MEMORY,
     chat,
     conversation,
     make_world,
@@ -393,10 +394,10 @@ async def story(run: Run) -> None:
     )
     await run.read(
         "get_user_memory_history(missing memory)",
-        lambda g: g.get_user_memory_history(org, user, "missing"),
+        lambda g: g.get_user_memory_history(org, user, NO_MEMORY),
     )
     await run.delete(
-        "delete_user_memory(missing memory)", lambda g: g.delete_user_memory(org, user, "missing")
+        "delete_user_memory(missing memory)", lambda g: g.delete_user_memory(org, user, NO_MEMORY)
     )
     await run.delete(
         "delete_user_interaction(missing)",
@@ -563,11 +564,11 @@ async def test_spec_10_17_missing_things_raise_not_found_instead_of_looking_empt
         ("get_all_user_agents", (org, "missing"), UserNotFound),
         ("get_all_user_interactions", (org, "missing"), UserNotFound),
         ("get_all_user_memories", (org, "missing"), UserNotFound),
-        ("get_user_memory_history", (org, user, "missing"), MemoryNotFound),
+        ("get_user_memory_history", (org, user, NO_MEMORY), MemoryNotFound),
         ("delete_organization", ("missing",), OrganizationNotFound),
         ("delete_agent", (org, "missing"), AgentNotFound),
         ("delete_user", (org, "missing"), UserNotFound),
-        ("delete_user_memory", (org, user, "missing"), MemoryNotFound),
+        ("delete_user_memory", (org, user, NO_MEMORY), MemoryNotFound),
         ("delete_all_user_memories", (org, "missing"), UserNotFound),
         ("delete_user_interaction_and_its_memories", (org, user, "missing"), InteractionNotFound),
         ("delete_all_user_interactions_and_their_memories", (org, "missing"), UserNotFound),
@@ -576,7 +577,7 @@ async def test_spec_10_17_missing_things_raise_not_found_instead_of_looking_empt
         with pytest.raises(error) as raised:
             await getattr(memora, method)(*arguments)
         assert isinstance(raised.value, Neo4jError), method
-        assert "missing" in str(raised.value), method
+        assert arguments[-1] in str(raised.value), method  # names what is missing
     assert snapshot(driver) == before
 
 

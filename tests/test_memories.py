@@ -13,6 +13,7 @@ import pytest
 from interaction_helpers import (
     DAY,
     LATER,
+    NO_MEMORY,
     World,
     chat,
     conversation,
@@ -153,7 +154,7 @@ async def test_get_user_memory_errors_and_tenants(memora: Any) -> None:
         (world.org_id, world.user_id, theirs),
         (other.org_id, world.user_id, theirs),
         (world.org_id, other.user_id, theirs),
-        (other.org_id, other.user_id, "missing"),
+        (other.org_id, other.user_id, NO_MEMORY),
     ):
         for read in (memora.get_user_memory, memora.get_user_memory_history):
             with pytest.raises(MemoryNotFound) as raised:
@@ -211,7 +212,7 @@ async def test_fetch_resolved_returns_the_newest_version_once(memora: Any) -> No
             world.ids(plain_id),
             world.ids(ids[0]),
             world.ids(ids[1]),  # resolves to the same newest memory: given once
-            world.ids("missing"),
+            world.ids(NO_MEMORY),
             world.ids(theirs),  # another user's memory under this user: left out
             {**other.ids(ids[2]), "org_id": world.org_id},
             world.ids(plain_id),
@@ -233,7 +234,7 @@ async def test_fetch_resolved_batch_keeps_input_order(memora: Any) -> None:
         [
             [other.ids(other_id), world.ids(ids[0])],
             [],
-            [world.ids("missing")],
+            [world.ids(NO_MEMORY)],
             [world.ids(ids[1]), other.ids(other_id)],
         ]
     )

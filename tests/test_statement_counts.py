@@ -18,6 +18,7 @@ import pytest
 from interaction_helpers import (
     DAY,
     LATER,
+    NO_MEMORY,
     World,
     chat,
     conversation,
@@ -103,7 +104,9 @@ async def test_a_save_is_one_statement_whatever_its_size(
 
         assert await statements(memora, missing) == 1
     with pytest.raises(MemoryNotFound):
-        await memora.save_interaction_with_memories(*who, big_conversation(size, contrary="gone"))
+        await memora.save_interaction_with_memories(
+            *who, big_conversation(size, contrary=NO_MEMORY)
+        )
 
 
 @pytest.mark.parametrize(("stored", "updated"), [(4, 40), (40, 4), (40, 41), (10, 0)])
@@ -201,8 +204,8 @@ async def test_every_read_is_one_statement_found_or_not(memora: Any, world: Worl
         lambda: memora.get_interaction(org, user, "none", with_memories=False),
         lambda: memora.get_all_user_interactions(org, "nobody"),
         lambda: memora.get_all_user_memories(org, "nobody"),
-        lambda: memora.get_user_memory(org, user, "none"),
-        lambda: memora.get_user_memory_history(org, user, "none"),
+        lambda: memora.get_user_memory(org, user, NO_MEMORY),
+        lambda: memora.get_user_memory_history(org, user, NO_MEMORY),
     ]
     assert [await statements(memora, read) for read in reads] == [1] * len(reads)
 

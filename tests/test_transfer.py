@@ -210,10 +210,33 @@ def _drop_header(records: Records) -> tuple[Records, int]:
     return records[1:], 1
 
 
+#: A well-formed memory id of no memory.
+GHOST = "0d5e6c8a-9b1f-4c2e-8a7d-3f4b5c6d7e8f"
+
+
 def _dangling_link(records: Records) -> tuple[Records, int]:
     index = _index(records, "contrary_update")
-    records[index] = records[index] | {"updated_by": "ghost"}
+    records[index] = records[index] | {"updated_by": GHOST}
     return records, index + 1
+
+
+def _memory_id_of_two_users(records: Records) -> tuple[Records, int]:
+    """A later user's memory takes an earlier user's memory id: one point for two memories."""
+    first = _index(records, "memory")
+    other = _index(records, "memory", where=lambda r: r["user_id"] != records[first]["user_id"])
+    records[other] = records[other] | {"memory_id": records[first]["memory_id"]}
+    return records, other + 1
+
+
+def _respelled(
+    kind: str, name: str, spell: Callable[[str], str]
+) -> Callable[[Records], tuple[Records, int]]:
+    def mutate(records: Records) -> tuple[Records, int]:
+        index = _index(records, kind)
+        records[index] = records[index] | {name: spell(records[index][name])}
+        return records, index + 1
+
+    return mutate
 
 
 def _add_field(records: Records) -> tuple[Records, int]:
@@ -234,7 +257,7 @@ BAD_INPUTS: dict[str, tuple[Callable[[Records], tuple[Records, int]], str]] = {
     "not our format": (_set("header", format="csv"), "not a memora-ogm-export file"),
     "dangling interaction": (_set("memory", interaction_id="ghost"), "'ghost' of user"),
     "dangling agent owner": (_set("agent", user_id="ghost"), "user 'ghost' is not defined"),
-    "dangling contrary update": (_dangling_link, "memory 'ghost' of user"),
+    "dangling contrary update": (_dangling_link, f"memory '{GHOST}' of user"),
     "other organisation": (_set("user", org_id="elsewhere"), "is not the file's"),
     "duplicate user": (_duplicate("user"), "duplicate user"),
     "duplicate memory": (_duplicate("memory"), "duplicate memory"),
@@ -248,10 +271,28 @@ BAD_INPUTS: dict[str, tuple[Callable[[Records], tuple[Records, int]], str]] = {
     "position a bool": (_set("memory", source_positions=[True]), "must be an integer"),
     "timestamp a number": (_set("user", created_at=1714600000), "ISO 8601 datetime string"),
     "naive timestamp": (_set("memory", obtained_at="2024-05-01T10:00:00"), "no UTC offset"),
+    "offset with seconds": (
+        _set("interaction", created_at="2024-05-01T10:00:00+01:00:30"),
+        "not a whole number of minutes",
+    ),
+    "offset beyond 18 hours": (_set("user", created_at="2024-05-01T10:00:00+19:00"), "±18:00"),
+    "before year 1 in UTC": (
+        _set("memory", obtained_at="0001-01-01T00:30:00+01:00"),
+        "outside years 1 to 9999",
+    ),
     "date a datetime": (_set("memory", date_obtained="2024-05-01T10:00:00+00:00"), "YYYY-MM-DD"),
     "messages not a list": (_set("interaction", messages="hi"), "list of messages"),
     "empty id": (_set("agent", agent_id=""), "`agent_id` must be a string and have a value"),
     "id a number": (_set("memory", memory_id=7), "`memory_id` must be a string"),
+    "memory id not a UUID": (_set("memory", memory_id="not-a-uuid"), "is not a UUID"),
+    "memory id in capitals": (_respelled("memory", "memory_id", str.upper), "canonical form"),
+    "memory id in braces": (_respelled("memory", "memory_id", "{{{}}}".format), "canonical form"),
+    "memory id as a URN": (_respelled("memory", "memory_id", "urn:uuid:{}".format), "canonical"),
+    "contrary update in capitals": (
+        _respelled("contrary_update", "updated_by", str.upper),
+        "`updated_by` .* canonical form",
+    ),
+    "memory id of two users": (_memory_id_of_two_users, "duplicate memory"),
     "missing field": (_set("memory", memory=None), "`memory` must be a string"),
     "unknown field": (_add_field, "unknown fields embedding"),
     "unknown type": (_set("contrary_update", type="vector"), "unknown record type 'vector'"),

@@ -101,17 +101,18 @@ async def test_move_between_two_servers(servers: tuple[Side, Side]) -> None:
 async def test_a_move_that_fails_verification_deletes_nothing(
     servers: tuple[Side, Side],
 ) -> None:
-    """The target already holds a different version of the organisation: ``skip`` keeps it,
-    so the two sides differ, and the source must stay whole."""
+    """The target already holds the organisation and a user more: ``skip`` keeps it, so
+    the two sides differ, and the source must stay whole. A target whose organisation has
+    other values is refused before anything is written."""
     source, target = servers
     org = await build_organisation(source.graph)
     records = await records_of(source.graph.export_organization(org.org_id))
-    records[1] = records[1] | {"org_name": "Impostor"}
     await target.graph.import_records(records)
+    intruder = (await target.graph.create_user(org.org_id, "Intruder")).user_id
     at_source = await full_snapshot(source.driver, source.vectors)
     at_target = await full_snapshot(target.driver, target.vectors)
 
-    with pytest.raises(ImportConflict):
+    with pytest.raises(ImportConflict, match="already exists"):
         await move_organization(source.graph, target.graph, org.org_id)
     assert await full_snapshot(source.driver, source.vectors) == at_source
     assert await full_snapshot(target.driver, target.vectors) == at_target
@@ -120,7 +121,52 @@ async def test_a_move_that_fails_verification_deletes_nothing(
         await move_organization(source.graph, target.graph, org.org_id, on_conflict="skip")
     assert await full_snapshot(source.driver, source.vectors) == at_source
     assert await full_snapshot(target.driver, target.vectors) == at_target
-    assert (await target.graph.get_organization(org.org_id)).org_name == "Impostor"
+    assert (await target.graph.get_user(org.org_id, intruder)).user_name == "Intruder"
+
+    await target.graph.update_organization(org.org_id, "Impostor")
+    at_target = await full_snapshot(target.driver, target.vectors)
+    with pytest.raises(ImportConflict, match="other values of org_name"):
+        await move_organization(source.graph, target.graph, org.org_id, on_conflict="skip")
+    assert await full_snapshot(source.driver, source.vectors) == at_source
+    assert await full_snapshot(target.driver, target.vectors) == at_target
+
+
+async def test_a_move_with_one_shared_vector_store_keeps_every_vector(
+    servers: tuple[Side, Side],
+) -> None:
+    """Both sides use one vector store (one collection for every server): the points the
+    import writes are the source's own, and deleting the source must not delete them."""
+    source, target = servers
+    shared = Neo4jGraphInterface(
+        target.conn.uri,
+        target.conn.username,
+        target.conn.password,
+        target.conn.database,
+        source.vectors,
+    )
+    org = await build_organisation(source.graph)
+    other = await build_organisation(source.graph, "Other")
+    before = await public_reads(source.graph, org.org_id)
+    vectors_before = await vector_memories(source.vectors)
+    assert len(org_vectors(vectors_before, org.org_id)) == 7
+
+    try:
+        await move_organization(source.graph, shared, org.org_id)
+        assert await public_reads(shared, org.org_id) == before
+    finally:
+        await shared.close()
+
+    assert await vector_memories(source.vectors) == vectors_before
+    with pytest.raises(OrganizationNotFound):
+        await source.graph.get_organization(org.org_id)
+    rows, _, _ = source.driver.execute_query(
+        "MATCH (n {org_id: $org}) RETURN count(n) AS n", org=org.org_id
+    )
+    assert rows[0]["n"] == 0
+    assert (await source.graph.get_organization(other.org_id)).org_name == "Other"
+    assert org_vectors(await vector_memories(target.vectors), org.org_id) == []
+    for side in (source, target):
+        assert graph_violations(side.driver) == []
 
 
 async def test_cli_export_import_and_move(
@@ -165,6 +211,27 @@ async def test_cli_export_import_and_move(
     assert "already exists" in capsys.readouterr().err
     assert main(["import", str(path), "--on-conflict", "skip"]) == 0
     assert await public_reads(target.graph, kept.org_id) == kept_before
+    # A copy under another org_id beside it: its memory ids are taken until re-keyed.
+    copy = tmp_path / "copy.jsonl"
+    with copy.open("w", encoding="utf-8") as spool:
+        transfer.write_records(
+            (
+                record | {"org_id": "kept-copy"} if "org_id" in record else record
+                for record in JsonLinesFile(path)
+            ),
+            spool,
+        )
+    before_copy = snapshot(target.driver)
+    assert main(["import", str(copy)]) == 1
+    assert "belong to another tenant" in capsys.readouterr().err
+    assert snapshot(target.driver) == before_copy
+    assert main(["import", str(copy), "--new-memory-ids"]) == 0
+    assert "imported 1 organization" in capsys.readouterr().err
+    copied = await target.graph.get_all_user_memories("kept-copy", kept.ann)
+    originals = await target.graph.get_all_user_memories(kept.org_id, kept.ann)
+    assert sorted(m.memory for m in copied) == sorted(m.memory for m in originals)
+    assert not {m.memory_id for m in copied} & {m.memory_id for m in originals}
+    await target.graph.delete_organization("kept-copy")
 
     # Move the other organisation from the source to the second server.
     for name, value in source.conn.env().items():

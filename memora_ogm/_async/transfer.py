@@ -2,15 +2,18 @@
 
 Exports page through the tenant by key (keyset pagination on the node keys, one read
 transaction a page), so memory stays flat whatever the tenant's size. Imports check
-the whole input first (:class:`memora_ogm.transfer.Validator`), then, when
-``on_conflict="fail"``, that none of it exists yet, and only then write, a batch of
-records per write transaction, through the node classes and the batched helpers of
+the whole input first (:class:`memora_ogm.transfer.Validator`), then against the graph:
+that none of it exists yet (``on_conflict="fail"``) or that what exists holds exactly
+the record's values (``"skip"``), and that no memory id belongs to another tenant. Only
+then do they write, a batch of records per write transaction (bounded in records,
+messages and bytes), through the node classes and the batched helpers of
 :mod:`memora_ogm._async.ogm`: the same nodes and links the save path makes, and the
 memories added to the associated vector store with their batch, all or nothing.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import tempfile
 from collections import Counter
@@ -47,8 +50,8 @@ from memora_ogm._async.ogm import (
     take,
 )
 from memora_ogm.errors import MemoraOGMError
-from memora_ogm.transfer import ImportConflict, Record
-from memora_ogm.validation import check_ids
+from memora_ogm.transfer import ImportConflict, MemoryIdsTaken, Record, Rekeying
+from memora_ogm.validation import check_flag, check_ids
 
 N = TypeVar("N", bound=MemoraNode)
 
@@ -58,6 +61,11 @@ EXPORT_BATCH_SIZE = 500
 IMPORT_BATCH_SIZE = 500
 #: Messages written per import transaction, at most (long conversations end a batch early).
 IMPORT_BATCH_MESSAGES = 5_000
+#: Bytes of records (as JSON lines) written per import transaction, at most; a single
+#: record is bounded by :data:`memora_ogm.transfer.MAX_RECORD_BYTES`.
+IMPORT_BATCH_BYTES = 16 * 1024 * 1024
+#: Memory ids looked up per statement when checking that no other tenant holds them.
+MEMORY_ID_CHECK_SIZE = 10_000
 
 OnConflict = Literal["fail", "skip"]
 RecordStream = AsyncIterator[Record]
@@ -238,27 +246,36 @@ def _replayable(records: Iterable[Any]) -> Iterator[tuple[Iterable[Any], Counter
         os.unlink(path)
 
 
-def _batches(records: Iterable[Any]) -> Iterator[tuple[str, list[tuple[int, Record]]]]:
-    """Consecutive content records of one type, parsed, with their line numbers."""
+def _batches(
+    records: Iterable[Any], rekeying: Rekeying | None = None
+) -> Iterator[tuple[str, list[tuple[int, Record]]]]:
+    """Consecutive content records of one type, parsed (and re-keyed when ``rekeying``),
+    with their line numbers; each batch within the records, messages and bytes of one
+    import transaction."""
     kind: str | None = None
     batch: list[tuple[int, Record]] = []
-    messages = 0
+    messages = size = 0
     for line, raw in enumerate(records, start=1):
         record = transfer.parse(line, raw)
         if record["type"] in (transfer.HEADER, transfer.END):
             continue
-        size = len(record.get("messages", ()))
+        if rekeying is not None:
+            record = rekeying(record)
+        count = len(record.get("messages", ()))
+        length = transfer.record_bytes(line, raw)
         if batch and (
             record["type"] != kind
             or len(batch) >= IMPORT_BATCH_SIZE
-            or messages + size > IMPORT_BATCH_MESSAGES
+            or messages + count > IMPORT_BATCH_MESSAGES
+            or size + length > IMPORT_BATCH_BYTES
         ):
             assert kind is not None
             yield kind, batch
-            batch, messages = [], 0
+            batch, messages, size = [], 0, 0
         kind = record["type"]
         batch.append((line, record))
-        messages += size
+        messages += count
+        size += length
     if batch:
         assert kind is not None
         yield kind, batch
@@ -274,19 +291,61 @@ KEYS: dict[str, tuple[type[MemoraNode], tuple[str, ...]]] = {
 }
 
 
+#: Per record type: the node properties, besides the key, that ``skip`` compares.
+VALUES: dict[str, tuple[str, ...]] = {
+    transfer.ORGANIZATION: ("org_name", "created_at"),
+    transfer.USER: ("user_name", "created_at"),
+    transfer.AGENT: ("agent_label", "user_id", "created_at"),
+    transfer.INTERACTION: ("agent_id", "created_at", "updated_at"),
+    transfer.MEMORY: ("interaction_id", "agent_id", "memory", "obtained_at"),
+}
+
+
 def _describe(kind: str, record: Record) -> str:
     cls, key = KEYS[kind]
     return f"{kind} " + ", ".join(f"{name}={record[name]!r}" for name in key)
 
 
-async def _existing(kind: str, batch: list[tuple[int, Record]]) -> set[tuple[str, ...]]:
-    """The keys of ``batch``'s records that the graph already holds (an index seek)."""
+async def _existing(kind: str, batch: list[tuple[int, Record]]) -> dict[tuple[str, ...], Any]:
+    """The nodes of ``batch``'s records that the graph already holds, by key (an index seek)."""
     cls, key = KEYS[kind]
     found = await cls.nodes.filter(
         org_id=batch[0][1]["org_id"],
         **{f"{name}__in": sorted({record[name] for _, record in batch}) for name in key[1:]},
     ).all()
-    return {tuple(getattr(node, name) for name in key) for node in found}
+    return {tuple(getattr(node, name) for name in key): node for node in found}
+
+
+def _new_of(
+    kind: str,
+    batch: list[tuple[int, Record]],
+    existing: dict[tuple[str, ...], Any],
+    on_conflict: OnConflict,
+) -> list[Record]:
+    """The records of ``batch`` whose nodes are not in ``existing``.
+
+    An existing one fails with ``"fail"``; with ``"skip"`` it is skipped only when its
+    node holds exactly the record's values, so that an import never links to, or adds
+    to, a node the input does not describe (an organisation named by its id alone, a
+    memory of the same id with another text).
+    """
+    new = []
+    for line, record in batch:
+        node = existing.get(_key(kind, record))
+        if node is None:
+            new.append(record)
+        elif on_conflict == "fail":
+            raise ImportConflict(line, _describe(kind, record))
+        else:
+            differing = [name for name in VALUES[kind] if getattr(node, name) != record[name]]
+            if differing:
+                raise ImportConflict(
+                    line,
+                    _describe(kind, record),
+                    f"exists with other values of {', '.join(differing)}; "
+                    "on_conflict='skip' only skips what the input describes exactly",
+                )
+    return new
 
 
 def _key(kind: str, record: Record) -> tuple[str, ...]:
@@ -318,14 +377,7 @@ async def _new_records(
     if kind == transfer.CONTRARY_UPDATE:
         linked = await _existing_links([record for _, record in batch])
         return [record for _, record in batch if _link(record) not in linked]
-    existing = await _existing(kind, batch)
-    new = []
-    for line, record in batch:
-        if _key(kind, record) not in existing:
-            new.append(record)
-        elif on_conflict == "fail":
-            raise ImportConflict(line, _describe(kind, record))
-    return new
+    return _new_of(kind, batch, await _existing(kind, batch), on_conflict)
 
 
 async def _users(org_id: str, user_ids: Iterable[str]) -> dict[str, User]:
@@ -575,14 +627,48 @@ WRITERS: dict[str, Callable[[list[Record], VectorChanges], Awaitable[None]]] = {
 }
 
 
-async def _check_conflicts(graph: Graph, records: Iterable[Any]) -> None:
-    """Fail before writing anything when any record's node already exists."""
-    for kind, batch in _batches(records):
+async def _taken_memory_ids(owners: dict[str, tuple[int, str, str]]) -> dict[str, Any]:
+    """The memories of another tenant (or user) holding one of ``owners``' memory ids.
+
+    ``owners`` maps a memory id to the line, org_id and user_id of its record. The key's
+    index starts with org_id, so this reads the Memory label; hence many ids a statement.
+    """
+    found = await Memory.nodes.filter(memory_id__in=sorted(owners)).all()
+    return {
+        node.memory_id: node
+        for node in found
+        if (node.org_id, node.user_id) != owners[node.memory_id][1:]
+    }
+
+
+async def _check_input(
+    graph: Graph, records: Iterable[Any], on_conflict: OnConflict, rekeying: Rekeying | None
+) -> None:
+    """Fail before writing anything when a record clashes with the graph: its node exists
+    (``"fail"``) or exists with other values (``"skip"``), or its memory id is another
+    tenant's (both modes; a re-keyed copy has fresh ids)."""
+    owners: dict[str, tuple[int, str, str]] = {}
+
+    async def check_owners() -> None:
+        taken = await graph.read(partial(_taken_memory_ids, owners))
+        if taken:
+            first = min(owners[memory_id][0] for memory_id in taken)
+            raise MemoryIdsTaken(
+                first, {memory_id: (n.org_id, n.user_id) for memory_id, n in taken.items()}
+            )
+        owners.clear()
+
+    for kind, batch in _batches(records, rekeying):
         if kind in KEYS:
             existing = await graph.read(partial(_existing, kind, batch))
+            _new_of(kind, batch, existing, on_conflict)  # raises on the first clash
+        if kind == transfer.MEMORY and rekeying is None:
             for line, record in batch:
-                if _key(kind, record) in existing:
-                    raise ImportConflict(line, _describe(kind, record))
+                owners[record["memory_id"]] = (line, record["org_id"], record["user_id"])
+            if len(owners) >= MEMORY_ID_CHECK_SIZE:
+                await check_owners()
+    if owners:
+        await check_owners()
 
 
 async def import_records(
@@ -590,17 +676,23 @@ async def import_records(
     records: Iterable[Any],
     on_conflict: OnConflict = "fail",
     progress: Progress | None = None,
+    rekey: bool = False,
 ) -> ImportSummary:
-    """Validate ``records`` whole, check conflicts, then write them a batch per transaction."""
+    """Validate ``records`` whole, check them against the graph, then write them a batch
+    per transaction."""
     if on_conflict not in ("fail", "skip"):
         raise ValueError("`on_conflict` must be 'fail' or 'skip'.")
+    if check_flag("rekey", rekey) and on_conflict != "fail":
+        raise ValueError(
+            "`rekey` makes a new copy, which has nothing to skip: use on_conflict='fail'."
+        )
+    rekeying = Rekeying() if rekey else None
     summary = ImportSummary()
     with _replayable(records) as (replay, counts):
         total = sum(counts.values())
-        if on_conflict == "fail":
-            await _check_conflicts(graph, replay)
+        await _check_input(graph, replay, on_conflict, rekeying)
         done = 0
-        for kind, batch in _batches(replay):
+        for kind, batch in _batches(replay, rekeying):
 
             async def work(changes: VectorChanges, kind: str = kind, batch: Any = batch) -> int:
                 new = await _new_records(kind, batch, on_conflict)
@@ -646,16 +738,23 @@ class Neo4jTransfer(GraphComponent):
         records: Iterable[Any],
         on_conflict: OnConflict = "fail",
         progress: Progress | None = None,
+        rekey: bool = False,
     ) -> ImportSummary:
-        """Import an export: nothing is written unless the whole input is valid.
+        """Import an export: nothing is written unless the whole input is valid and fits
+        the graph.
 
         ``on_conflict="fail"`` refuses an input any of whose nodes exist already
-        (:class:`~memora_ogm.transfer.ImportConflict`, nothing written);
-        ``"skip"`` keeps what exists and writes the rest, so importing twice is
-        harmless. Malformed input raises :class:`~memora_ogm.transfer.ImportFormatError`
-        naming its line.
+        (:class:`~memora_ogm.transfer.ImportConflict`, nothing written); ``"skip"``
+        keeps what exists and writes the rest, so importing twice (or again after an
+        interrupted import) is harmless, but refuses, before writing, an input naming an
+        existing node with other values. Either way an input whose memory ids belong to
+        another tenant is refused (:class:`~memora_ogm.transfer.MemoryIdsTaken`): a
+        memory id is unique across the graph, as the vector store's point id. ``rekey``
+        imports a copy (another org_id, a restore beside the original) with new memory
+        ids, ``contrary_update`` links following them. Malformed input raises
+        :class:`~memora_ogm.transfer.ImportFormatError` naming its line.
         """
-        summary = await import_records(self.graph, records, on_conflict, progress)
+        summary = await import_records(self.graph, records, on_conflict, progress, rekey)
         self.logger.info("imported %s", dict(summary.created))
         return summary
 
@@ -666,6 +765,15 @@ async def content_digest(source: Neo4jTransfer, org_id: str) -> transfer.Digest:
     async for record in source.export_organization(org_id):
         digest.add(record)
     return digest
+
+
+def _without_vector_store(component: Neo4jTransfer) -> Neo4jTransfer:
+    """``component`` on the same connection, with no vector store: the graph side of a
+    move whose two sides share one store, which keeps the points both sides name."""
+    view = copy.copy(component)
+    view.graph = copy.copy(component.graph)
+    view.graph.vector_db = None
+    return view
 
 
 @dataclass
@@ -688,6 +796,10 @@ async def move_organization(
     The export is spooled to a temporary file, so memory stays flat. When the check
     fails, :class:`MoveVerificationFailed` is raised and the source is left as it was.
     ``progress(stage, done, total)`` reports each stage.
+
+    When both sides have the same vector store object, the import's upserts leave its
+    points as they were (same ids, same payload) and the source is deleted from its
+    graph only: deleting its points would delete the target's.
     """
 
     def report(stage: str, done: int, total: int | None) -> None:
@@ -726,6 +838,8 @@ async def move_organization(
             f"the source {dict(at_source.counts)} (digest {at_source.hexdigest()[:12]}), "
             f"the export {dict(exported.counts)} (digest {expected[:12]})."
         )
-    await source.delete_organization(org_id)
+    vectors = source.graph.vector_db
+    shared = vectors is not None and vectors is target.graph.vector_db
+    await (_without_vector_store(source) if shared else source).delete_organization(org_id)
     report("delete", 1, 1)
     return MoveReport(expected, exported.counts, imported)

@@ -51,6 +51,7 @@ from memora_ogm.validation import (
     check_encodable,
     check_flag,
     check_ids,
+    check_memory_id,
     check_page,
     check_text,
 )
@@ -156,7 +157,7 @@ def _memory_fields(
             fields["source_msg_block_pos"], message_count
         )
         if "existing_contrary_memory_id" in fields:
-            check_ids(existing_contrary_memory_id=fields["existing_contrary_memory_id"])
+            check_memory_id("existing_contrary_memory_id", fields["existing_contrary_memory_id"])
         checked.append(checked_as(**fields))
     return checked
 
@@ -167,7 +168,9 @@ def check_memories_and_interaction(value: Any) -> CheckedWrite:
     Accepts memora-ogm's ``MemoriesAndInteraction``, Memora's, or any object with the
     same fields (their memories likewise), and returns the checked values as a new
     object, so a caller changing its object later cannot change the write. Source
-    positions index the message list of the same object, each at most once.
+    positions index the message list of the same object, each at most once; an
+    ``existing_contrary_memory_id`` is a canonical UUID (``ValueError`` otherwise, where a
+    well-formed id of no memory of the user is ``MemoryNotFound``).
     """
     fields = _fields(value, _DATA_FIELDS)
     if fields is None:

@@ -22,7 +22,7 @@ from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Ref, UnitOfWork
-from memora_ogm.validation import check_ids, check_page
+from memora_ogm.validation import check_ids, check_memory_id, check_page
 
 T = TypeVar("T")
 
@@ -110,6 +110,14 @@ def removed_memories(row: Mapping[str, Any]) -> list[models.Memory]:
     return [convert.memory_for_vector(memory) for memory in row["memories"]]
 
 
+def check_memory_key(org_id: Any, user_id: Any, memory_id: Any) -> None:
+    """A memory's ids as a caller names it: a ``memory_id`` that is not a canonical UUID
+    raises ``ValueError`` on every method (no stored memory can have it), where a
+    well-formed id of a memory that does not exist is not found (or left out)."""
+    check_ids(org_id=org_id, user_id=user_id)
+    check_memory_id("memory_id", memory_id)
+
+
 def _requested_keys(batch: Any) -> list[list[MemoryKey]]:
     """Validate ``fetch_user_memories_resolved_batch``'s argument into id triples."""
     if not isinstance(batch, (list, tuple)):
@@ -123,7 +131,7 @@ def _requested_keys(batch: Any) -> list[list[MemoryKey]]:
             if not isinstance(entry, Mapping):
                 raise ValueError("each memory must be given as a dict of its ids.")
             org_id, user_id, memory_id = (entry.get(name) for name in MEMORY_ID_NAMES)
-            check_ids(org_id=org_id, user_id=user_id, memory_id=memory_id)
+            check_memory_key(org_id, user_id, memory_id)
             keys[-1].append(cast(MemoryKey, (org_id, user_id, memory_id)))
     return keys
 
@@ -159,16 +167,20 @@ class Neo4jMemory(GraphComponent):
         )
 
     def get_user_memory(self, org_id: str, user_id: str, memory_id: str) -> models.Memory:
-        """One memory, with or without message sources; ``MemoryNotFound`` when it is not there."""
-        check_ids(org_id=org_id, user_id=user_id, memory_id=memory_id)
+        """One memory, with or without message sources; ``MemoryNotFound`` when it is not there,
+        ``ValueError`` when ``memory_id`` is not a canonical UUID (:func:`check_memory_key`)."""
+        check_memory_key(org_id, user_id, memory_id)
         found = self._about_memory(queries.USER_MEMORY, org_id, user_id, memory_id)
         return found[0]
 
     def get_user_memory_history(
         self, org_id: str, user_id: str, memory_id: str
     ) -> list[models.Memory]:
-        """The memory, then each older memory it superseded (``CONTRARY_UPDATE``), newest first."""
-        check_ids(org_id=org_id, user_id=user_id, memory_id=memory_id)
+        """The memory, then each older memory it superseded (``CONTRARY_UPDATE``), newest first.
+
+        ``MemoryNotFound`` when it is not there; ``ValueError`` for a ``memory_id`` that is
+        not a canonical UUID."""
+        check_memory_key(org_id, user_id, memory_id)
         return self._about_memory(queries.MEMORY_HISTORY, org_id, user_id, memory_id)
 
     def _about_memory(
@@ -201,7 +213,8 @@ class Neo4jMemory(GraphComponent):
         Each memory is replaced by the newest memory at the end of its
         ``CONTRARY_UPDATE`` chain; two ids resolving to one memory give it once (at
         the first one's place); ids that do not exist for that org and user are
-        left out. One query for the whole batch.
+        left out, while a ``memory_id`` that is not a canonical UUID raises ``ValueError``
+        (:func:`check_memory_key`). One query for the whole batch.
         """
         requested = _requested_keys(batch_org_user_mem_ids)
         keys = list(dict.fromkeys(key for ids in requested for key in ids))
@@ -235,13 +248,14 @@ class Neo4jMemory(GraphComponent):
         return results
 
     def delete_user_memory(self, org_id: str, user_id: str, memory_id: str) -> None:
-        """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent.
+        """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent,
+        ``ValueError`` for a ``memory_id`` that is not a canonical UUID.
 
         The first statement locks the memory's interaction, the user's memory collection
         and the memory, in the order writers lock them: a save or update superseding
         the memory links to it, so it either finished first or finds the memory gone.
         """
-        check_ids(org_id=org_id, user_id=user_id, memory_id=memory_id)
+        check_memory_key(org_id, user_id, memory_id)
         key: dict[str, Any] = {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
 
         def missing() -> MemoryNotFound:
