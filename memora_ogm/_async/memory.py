@@ -3,24 +3,25 @@
 Reads run the memory queries of :mod:`memora_ogm.queries`; their placeholders are
 resolved on the server with APOC, or here with :mod:`memora_ogm.placeholders`
 when the server has no APOC (``graph.has_apoc()``; tests force the fallback with
-``graph.use_apoc = False``). Deletes are units of work on the node classes (one
-locking statement, then one that deletes and returns the memories) and take the
-memories out of the associated vector store in the same transaction.
+``graph.use_apoc = False``). Deletes are units of work on the node classes that take
+the memories out of the associated vector store in the same transaction; deleting all of
+a user's memories runs in bounded batches (:mod:`memora_ogm._async.erasure`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from memora_ogm import convert, queries
 from memora_ogm._async.component import GraphComponent
+from memora_ogm._async.erasure import FINISHED, erase, erase_in_batches, per_batch, removed_memories
 from memora_ogm._async.graph import Graph, VectorChanges
-from memora_ogm._async.nodes import InteractionCollection, Memory, MemoryCollection, User
+from memora_ogm._async.nodes import Memory, MemoryCollection, User
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.schema import models
-from memora_ogm.unit_of_work import Ref, UnitOfWork
+from memora_ogm.unit_of_work import UnitOfWork
 from memora_ogm.validation import check_ids, check_page
 
 T = TypeVar("T")
@@ -76,29 +77,6 @@ async def user_page(
         user_id=user_id,
         **params,
     )
-
-
-def delete_memories(
-    work: UnitOfWork, memories: Ref, others: Sequence[Ref] = (), days: Sequence[Ref] = ()
-) -> None:
-    """Declare the deletion of ``memories`` (returned as ``memories``, for the vector store)
-    and ``others``, then of the days nothing uses any more.
-
-    ``days`` are further Date nodes that may lose their last link; the memories' own
-    days are found here.
-    """
-    memories = work.as_list(memories)
-    work.output("memories", memories)
-    obtained_on = work.reachable(memories, Memory.date_obtained)
-    for ref in (memories, *others):
-        work.delete(ref)
-    for ref in (obtained_on, *days):
-        work.delete_unlinked(ref)
-
-
-def removed_memories(row: Mapping[str, Any]) -> list[models.Memory]:
-    """The memories a delete statement returned, as the vector store keeps them."""
-    return [convert.memory_for_vector(memory) for memory in row["memories"]]
 
 
 def _requested_keys(batch: Any) -> list[list[MemoryKey]]:
@@ -245,7 +223,7 @@ class Neo4jMemory(GraphComponent):
         for ref in (lock.reachable(memory, Memory.interaction_source), collection, memory):
             lock.lock(ref)
         work = UnitOfWork()
-        delete_memories(work, work.match(Memory, missing, **key))
+        erase(work, work.match(Memory, missing, **key))
 
         async def delete(changes: VectorChanges) -> None:
             await self.graph.run(lock)
@@ -255,34 +233,25 @@ class Neo4jMemory(GraphComponent):
         self.logger.info("deleted memory %s", memory_id)
 
     async def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
-        """Delete every memory of the user from the graph and the vector store.
+        """Delete every memory of the user from the graph and the vector store, in bounded
+        batches (see :mod:`memora_ogm._async.erasure`).
 
-        Interactions and messages stay; a Date node goes when nothing links to it.
-        The first statement locks the user's interactions, then its memory collection,
-        which every write adding memories links to (in the order writers lock them).
+        Interactions and messages stay; a Date node goes when nothing links to it. Each
+        batch locks the user's memory collection first, which every write adding memories
+        links to. All or nothing holds per batch: each batch's memories leave both stores
+        in one commit, or neither; an interrupted call leaves the user with fewer memories,
+        and calling it again deletes the rest.
         """
         check_ids(org_id=org_id, user_id=user_id)
 
-        def user_and_collection(work: UnitOfWork) -> tuple[Ref, Ref]:
-            def missing() -> UserNotFound:
-                return UserNotFound(org_id, user_id)
+        def missing() -> UserNotFound:
+            return UserNotFound(org_id, user_id)
 
-            user = work.match(User, missing, org_id=org_id, user_id=user_id)
-            return user, work.match_related(user, User.has_memories, missing)
-
-        lock = UnitOfWork()
-        user, collection = user_and_collection(lock)
-        interactions = lock.match_related(user, User.interactions_in)
-        lock.lock(lock.reachable(interactions, InteractionCollection.had_interaction))
-        lock.lock(collection)
         work = UnitOfWork()
-        delete_memories(
-            work, work.reachable(user_and_collection(work)[1], MemoryCollection.includes)
-        )
+        user = work.match(User, missing, org_id=org_id, user_id=user_id)
+        collection = work.match_related(user, User.has_memories, missing, lock=True)
+        memories = work.reachable(collection, MemoryCollection.includes, limit=per_batch())
+        work.room(erase(work, memories), FINISHED)
 
-        async def delete(changes: VectorChanges) -> None:
-            await self.graph.run(lock)
-            changes.remove(removed_memories(await self.graph.run(work)))
-
-        await self.graph.write(delete)
+        await erase_in_batches(self.graph, work)
         self.logger.info("deleted all memories of user %s", user_id)

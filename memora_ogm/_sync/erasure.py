@@ -1,0 +1,103 @@
+# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
+"""Erasure of any size: bounded batches, each one unit of work in its own transaction.
+
+A user, an organisation or a single interaction can hold more than the server's
+transaction memory can delete at once, so each erasure runs batch after batch until
+a batch finds room to spare. A batch takes at most ``BATCH_SIZE`` memories and messages
+(and a quarter as many interactions or users), always in this order: memories, then
+the last messages of each chain (highest positions first), then the interactions left
+with neither, then the days nothing links to any more; the hubs (collections, users,
+the organisation) go last, once emptied, so no batch detaches a node of high degree.
+
+After any batch the graph is one a read accepts: chains are shortened from their
+tail, as an update shortens them, memories lose only their message sources, and the
+node a read starts from (the interaction, the user, the organisation) goes in the
+batch that deletes the last thing under it. An interrupted erasure therefore leaves
+the caller's node in place, and calling it again finishes the work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from memora_ogm import convert
+from memora_ogm._sync.graph import Graph, VectorChanges
+from memora_ogm._sync.nodes import Interaction, Memory, MessageBlock
+from memora_ogm.schema import models
+from memora_ogm.unit_of_work import Ref, UnitOfWork
+
+#: Memories, messages, days and agents deleted per batch, at most.
+BATCH_SIZE = 2_000
+
+#: The name of the flag a batch returns when it took everything that was left.
+FINISHED = "finished"
+
+
+def per_batch(share: int = 1) -> int:
+    """How many nodes of a kind a batch takes: ``BATCH_SIZE``, or a ``share`` of it for
+    interactions and users (each brings more nodes along)."""
+    return max(1, BATCH_SIZE // share)
+
+
+def removed_memories(row: Mapping[str, Any]) -> list[models.Memory]:
+    """The memories a delete statement returned, as the vector store keeps them."""
+    return [convert.memory_for_vector(memory) for memory in row["memories"]]
+
+
+def erase(
+    work: UnitOfWork, memories: Ref, interactions: Ref | None = None, days: Sequence[Ref] = ()
+) -> list[tuple[Ref, int]]:
+    """Declare the deletion of ``memories`` (returned as ``memories``, for the vector store),
+    of the last messages of ``interactions``' chains (a batch at most, highest positions
+    first, so each chain keeps a prefix), of those interactions left with no message and no
+    memory, then of the days nothing links to any more.
+
+    ``days`` are further Date nodes that may lose their last link. Returns the bounded
+    groups, with their limits, for :meth:`UnitOfWork.room`.
+    """
+    memories = work.as_list(memories)
+    work.output("memories", memories)
+    days = [*days, work.reachable(memories, Memory.date_obtained)]
+    work.delete(memories)
+    groups = [(memories, per_batch())]
+    if interactions is not None:
+        days.append(work.reachable(interactions, Interaction.has_occurrence_on))
+        messages = work.reachable(
+            interactions,
+            Interaction.first_message,
+            MessageBlock.is_next,
+            order_by="msg_position",
+            descending=True,
+            limit=per_batch(),
+        )
+        work.delete(messages)
+        work.delete_emptied(interactions, [Interaction.first_message, Interaction.memories])
+        groups.append((messages, per_batch()))
+    for ref in days:
+        work.delete_unlinked(ref)
+    return groups
+
+
+def erase_in_batches(
+    graph: Graph,
+    batch: UnitOfWork,
+    last: Callable[[VectorChanges], None] | None = None,
+) -> None:
+    """Run ``batch`` (which returns ``memories`` and :data:`FINISHED`) until it finishes.
+
+    Each batch is a write of its own, retried on its own: its graph deletes and the
+    removal of its memories from the vector store commit together or not at all. ``last``
+    records the vector changes of the final batch (a purge of the user or organisation).
+    """
+
+    def step(changes: VectorChanges) -> bool:
+        row = graph.run(batch)
+        changes.remove(removed_memories(row))
+        finished = bool(row[FINISHED])
+        if finished and last is not None:
+            last(changes)
+        return finished
+
+    while not graph.write(step):
+        pass
