@@ -26,17 +26,18 @@ from memora_ogm._async.nodes import Interaction, Memory, MessageBlock
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 
-#: Memories, messages, days and agents deleted per batch, at most.
+#: Memories, messages and agents a batch deletes at most, unless the interface says
+#: otherwise (``erase_batch_size``).
 BATCH_SIZE = 2_000
 
 #: The name of the flag a batch returns when it took everything that was left.
 FINISHED = "finished"
 
 
-def per_batch(share: int = 1) -> int:
-    """How many nodes of a kind a batch takes: ``BATCH_SIZE``, or a ``share`` of it for
-    interactions and users (each brings more nodes along)."""
-    return max(1, BATCH_SIZE // share)
+def per_batch(size: int, share: int = 1) -> int:
+    """How many nodes of a kind a batch of ``size`` takes: ``size`` itself, or a ``share``
+    of it for interactions and users (each brings more nodes along)."""
+    return max(1, size // share)
 
 
 def removed_memories(row: Mapping[str, Any]) -> list[models.Memory]:
@@ -45,10 +46,14 @@ def removed_memories(row: Mapping[str, Any]) -> list[models.Memory]:
 
 
 def erase(
-    work: UnitOfWork, memories: Ref, interactions: Ref | None = None, days: Sequence[Ref] = ()
+    work: UnitOfWork,
+    size: int,
+    memories: Ref,
+    interactions: Ref | None = None,
+    days: Sequence[Ref] = (),
 ) -> list[tuple[Ref, int]]:
     """Declare the deletion of ``memories`` (returned as ``memories``, for the vector store),
-    of the last messages of ``interactions``' chains (a batch at most, highest positions
+    of the last messages of ``interactions``' chains (``size`` at most, highest positions
     first, so each chain keeps a prefix), of those interactions left with no message and no
     memory, then of the days nothing links to any more.
 
@@ -59,7 +64,7 @@ def erase(
     work.output("memories", memories)
     days = [*days, work.reachable(memories, Memory.date_obtained)]
     work.delete(memories)
-    groups = [(memories, per_batch())]
+    groups = [(memories, per_batch(size))]
     if interactions is not None:
         days.append(work.reachable(interactions, Interaction.has_occurrence_on))
         messages = work.reachable(
@@ -68,11 +73,11 @@ def erase(
             MessageBlock.is_next,
             order_by="msg_position",
             descending=True,
-            limit=per_batch(),
+            limit=per_batch(size),
         )
         work.delete(messages)
         work.delete_emptied(interactions, [Interaction.first_message, Interaction.memories])
-        groups.append((messages, per_batch()))
+        groups.append((messages, per_batch(size)))
     for ref in days:
         work.delete_unlinked(ref)
     return groups

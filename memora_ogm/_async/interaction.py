@@ -513,6 +513,7 @@ class Neo4jInteraction(GraphComponent):
         memories leave both stores in one commit, or neither.
         """
         check_ids(org_id=org_id, user_id=user_id, interaction_id=interaction_id)
+        size = self.erase_batch_size
         work = UnitOfWork()
         interaction = work.match(
             Interaction,
@@ -522,8 +523,8 @@ class Neo4jInteraction(GraphComponent):
             user_id=user_id,
             interaction_id=interaction_id,
         )
-        memories = work.reachable(interaction, Interaction.memories, limit=per_batch())
-        work.room(erase(work, memories, interaction), FINISHED)
+        memories = work.reachable(interaction, Interaction.memories, limit=per_batch(size))
+        work.room(erase(work, size, memories, interaction), FINISHED)
 
         await erase_in_batches(self.graph, work)
         self.logger.info("deleted interaction %s of user %s", interaction_id, user_id)
@@ -545,16 +546,17 @@ class Neo4jInteraction(GraphComponent):
         def missing() -> UserNotFound:
             return UserNotFound(org_id, user_id)
 
+        size = self.erase_batch_size
         work = UnitOfWork()
         user = work.match(User, missing, org_id=org_id, user_id=user_id)
         collection = work.match_related(user, User.interactions_in, missing, lock=True)
         interactions = work.reachable(
-            collection, InteractionCollection.had_interaction, limit=per_batch(4)
+            collection, InteractionCollection.had_interaction, limit=per_batch(size, 4)
         )
         work.lock(interactions)
-        memories = work.reachable(interactions, Interaction.memories, limit=per_batch())
-        groups = erase(work, memories, interactions)
-        work.room([*groups, (interactions, per_batch(4))], FINISHED)
+        memories = work.reachable(interactions, Interaction.memories, limit=per_batch(size))
+        groups = erase(work, size, memories, interactions)
+        work.room([*groups, (interactions, per_batch(size, 4))], FINISHED)
 
         await erase_in_batches(self.graph, work)
         self.logger.info("deleted all interactions of user %s", user_id)

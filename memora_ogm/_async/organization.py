@@ -18,7 +18,7 @@ def match_org(work: UnitOfWork, org_id: str, lock: bool = False) -> Ref:
     return work.match(Org, lambda: OrganizationNotFound(org_id), lock=lock, org_id=org_id)
 
 
-def _delete_batch(org_id: str) -> UnitOfWork:
+def _delete_batch(org_id: str, size: int) -> UnitOfWork:
     """One batch of an organisation's erasure (see :mod:`memora_ogm._async.erasure`).
 
     It locks the organisation (as ``create_user`` and ``create_agent`` do), then the
@@ -31,21 +31,23 @@ def _delete_batch(org_id: str) -> UnitOfWork:
     """
     work = UnitOfWork()
     org = match_org(work, org_id, lock=True)
-    users = work.reachable(org, Org.users, limit=per_batch(4))
+    users = work.reachable(org, Org.users, limit=per_batch(size, 4))
     collections = [work.reachable(users, rel) for rel in (User.interactions_in, User.has_memories)]
     for ref in collections:
         work.lock(ref)
     interactions = work.reachable(
-        collections[0], InteractionCollection.had_interaction, limit=per_batch(4)
+        collections[0], InteractionCollection.had_interaction, limit=per_batch(size, 4)
     )
     work.lock(interactions)
-    memories = work.reachable(collections[1], MemoryCollection.includes, limit=per_batch())
-    groups = erase(work, memories, interactions)
-    emptied = work.room([*groups, (interactions, per_batch(4))], "emptied")
-    agents = work.reachable(org, Org.has_agent, limit=per_batch())
+    memories = work.reachable(collections[1], MemoryCollection.includes, limit=per_batch(size))
+    groups = erase(work, size, memories, interactions)
+    emptied = work.room([*groups, (interactions, per_batch(size, 4))], "emptied")
+    agents = work.reachable(org, Org.has_agent, limit=per_batch(size))
     for ref in (*collections, users, agents):
         work.delete(ref, when=emptied)
-    finished = work.room([(users, per_batch(4)), (agents, per_batch())], FINISHED, emptied)
+    finished = work.room(
+        [(users, per_batch(size, 4)), (agents, per_batch(size))], FINISHED, emptied
+    )
     work.delete(org, when=finished)
     return work
 
@@ -97,6 +99,8 @@ class Neo4jOrganization(GraphComponent):
         """
         check_ids(TypeError, org_id=org_id)
         await erase_in_batches(
-            self.graph, _delete_batch(org_id), lambda changes: changes.purge_organization(org_id)
+            self.graph,
+            _delete_batch(org_id, self.erase_batch_size),
+            lambda changes: changes.purge_organization(org_id),
         )
         self.logger.info("deleted organization %s", org_id)

@@ -61,6 +61,9 @@ CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
 #: one could lock it (raised where it waited for that lock): the work starts again and
 #: sees the node gone.
 ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
+#: The transaction outgrew the server's transaction memory: a transient error by its
+#: code, but the same work would not fit the next time either, so it is never retried.
+OUT_OF_TRANSACTION_MEMORY = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
 
 
 class VectorChanges:
@@ -148,6 +151,8 @@ def nothing(row: dict[str, Any]) -> None:
 
 
 def _is_retryable(error: BaseException) -> bool:
+    if isinstance(error, TransientError) and error.code == OUT_OF_TRANSACTION_MEMORY:
+        return False
     if isinstance(
         error, (TransientError, ServiceUnavailable, SessionExpired, UniqueProperty, NodeVanished)
     ):

@@ -223,8 +223,9 @@ class Neo4jMemory(GraphComponent):
         collection = lock.match_related(user, User.has_memories)
         for ref in (lock.reachable(memory, Memory.interaction_source), collection, memory):
             lock.lock(ref)
+        size = self.erase_batch_size
         work = UnitOfWork()
-        erase(work, work.match(Memory, missing, **key))
+        erase(work, size, work.match(Memory, missing, **key))
 
         def delete(changes: VectorChanges) -> None:
             self.graph.run(lock)
@@ -248,11 +249,12 @@ class Neo4jMemory(GraphComponent):
         def missing() -> UserNotFound:
             return UserNotFound(org_id, user_id)
 
+        size = self.erase_batch_size
         work = UnitOfWork()
         user = work.match(User, missing, org_id=org_id, user_id=user_id)
         collection = work.match_related(user, User.has_memories, missing, lock=True)
-        memories = work.reachable(collection, MemoryCollection.includes, limit=per_batch())
-        work.room(erase(work, memories), FINISHED)
+        memories = work.reachable(collection, MemoryCollection.includes, limit=per_batch(size))
+        work.room(erase(work, size, memories), FINISHED)
 
         erase_in_batches(self.graph, work)
         self.logger.info("deleted all memories of user %s", user_id)

@@ -81,6 +81,7 @@ class Neo4jUser(GraphComponent):
         purges what the vector store still holds for the user.
         """
         check_ids(org_id=org_id, user_id=user_id)
+        size = self.erase_batch_size
         work = UnitOfWork()
         user = match_user(work, org_id, user_id)
         collections = [
@@ -89,12 +90,12 @@ class Neo4jUser(GraphComponent):
         for ref in (user, *collections):
             work.lock(ref)
         interactions = work.reachable(
-            collections[0], InteractionCollection.had_interaction, limit=per_batch(4)
+            collections[0], InteractionCollection.had_interaction, limit=per_batch(size, 4)
         )
         work.lock(interactions)
-        memories = work.reachable(collections[1], MemoryCollection.includes, limit=per_batch())
-        groups = erase(work, memories, interactions)
-        finished = work.room([*groups, (interactions, per_batch(4))], FINISHED)
+        memories = work.reachable(collections[1], MemoryCollection.includes, limit=per_batch(size))
+        groups = erase(work, size, memories, interactions)
+        finished = work.room([*groups, (interactions, per_batch(size, 4))], FINISHED)
         for ref in (user, *collections):
             work.delete(ref, when=finished)
 
