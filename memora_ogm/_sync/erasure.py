@@ -2,12 +2,13 @@
 """Erasure of any size: bounded batches, each one unit of work in its own transaction.
 
 A user, an organisation or a single interaction can hold more than the server's
-transaction memory can delete at once, so each erasure runs batch after batch until
-a batch finds room to spare. A batch takes at most ``BATCH_SIZE`` memories and messages
-(and a quarter as many interactions or users), always in this order: memories, then
-the last messages of each chain (highest positions first), then the interactions left
-with neither, then the days nothing links to any more; the hubs (collections, users,
-the organisation) go last, once emptied, so no batch detaches a node of high degree.
+transaction memory can delete at once, so each erasure runs batch after batch until a
+batch finds room to spare. A batch takes at most ``erase_batch_size`` memories and
+messages (``BATCH_SIZE`` unless the interface says otherwise; a quarter as many
+interactions or users), always in this order: memories, then the last messages of each
+chain (highest positions first), then the interactions left with neither, then the days
+nothing links to any more; the hubs (collections, users, the organisation) go last, once
+emptied, so no batch detaches a node of high degree.
 
 After any batch the graph is one a read accepts: chains are shortened from their
 tail, as an update shortens them, memories lose only their message sources, and the
@@ -18,7 +19,7 @@ the caller's node in place, and calling it again finishes the work.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from memora_ogm import convert
@@ -41,9 +42,10 @@ def per_batch(size: int, share: int = 1) -> int:
     return max(1, size // share)
 
 
-def removed_memories(row: Mapping[str, Any]) -> list[models.Memory]:
-    """The memories a delete statement returned, as the vector store keeps them."""
-    return [convert.memory_for_vector(memory) for memory in row["memories"]]
+def removed_memories(row: Mapping[str, Any]) -> Iterator[models.Memory]:
+    """The memories a delete statement returned, as the vector store keeps them (built
+    only when a vector store records them)."""
+    return (convert.memory_for_vector(memory) for memory in row["memories"])
 
 
 def erase(
