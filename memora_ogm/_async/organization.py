@@ -40,9 +40,9 @@ def _delete_batch(org_id: str, size: int) -> UnitOfWork:
     )
     work.lock(interactions)
     memories = work.reachable(collections[1], MemoryCollection.includes, limit=per_batch(size))
+    agents = work.reachable(org, Org.has_agent, limit=per_batch(size))
     groups = erase(work, size, memories, interactions)
     emptied = work.room([*groups, (interactions, per_batch(size, 4))], "emptied")
-    agents = work.reachable(org, Org.has_agent, limit=per_batch(size))
     for ref in (*collections, users, agents):
         work.delete(ref, when=emptied)
     finished = work.room(

@@ -64,10 +64,9 @@ def erase(
     groups, with their limits, for :meth:`UnitOfWork.room`.
     """
     memories = work.as_list(memories)
-    work.output("memories", memories)
     days = [*days, work.reachable(memories, Memory.date_obtained)]
-    work.delete(memories)
     groups = [(memories, per_batch(size))]
+    messages = None
     if interactions is not None:
         days.append(work.reachable(interactions, Interaction.has_occurrence_on))
         messages = work.reachable(
@@ -78,9 +77,14 @@ def erase(
             descending=True,
             limit=per_batch(size),
         )
+        groups.append((messages, per_batch(size)))
+    # Projected after every subquery: a subquery's rows each carry the variables bound
+    # before it, and the server counts a batch of memory maps once per row.
+    work.output("memories", memories)
+    work.delete(memories)
+    if interactions is not None and messages is not None:
         work.delete(messages)
         work.delete_emptied(interactions, [Interaction.first_message, Interaction.memories])
-        groups.append((messages, per_batch(size)))
     for ref in days:
         work.delete_unlinked(ref)
     return groups
