@@ -147,10 +147,8 @@ def _expected(before: Counter[tuple[str, str, str]], name: str, world: World) ->
     keeps = ERASURES[name][1]
     expected = Counter({key: n for key, n in before.items() if keeps(key, world)})
     if name == "delete_user_interaction_and_its_memories":
-        ann = (world.org, world.ann)
-        expected[("Interaction", *ann)] -= 1
-        expected[("MessageBlock", *ann)] -= 30
-        expected[("Memory", *ann)] -= 10
+        for label, erased in (("Interaction", 1), ("MessageBlock", 30), ("Memory", 10)):
+            expected[(label, world.org, world.ann)] -= erased
     return +expected
 
 
