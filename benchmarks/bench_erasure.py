@@ -112,13 +112,14 @@ SCOPES = {
     "user": "MATCH (u:User {org_id: $org, user_id: $user})",
     "org": "MATCH (:Org {org_id: $org})<-[:BELONGS_TO]-(u:User)",
 }
-#: The baseline: the chains, then the collections' members, then whatever else carries the
-#: tenant's ids, each in transactions of 10,000 rows.
+#: The baseline: the chains (an interaction's whole chain in one transaction, a thousand
+#: interactions per transaction), then the collections' members, then whatever else
+#: carries the tenant's ids, in transactions of 10,000 rows.
 BASELINE = (
-    "{scope}-[:INTERACTIONS_IN]->(:InteractionCollection)-[:HAD_INTERACTION]->(:Interaction)"
-    "-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(m:MessageBlock) "
-    "WITH collect(m) AS nodes UNWIND nodes AS n "
-    "CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 10000 ROWS",
+    "{scope}-[:INTERACTIONS_IN]->(:InteractionCollection)-[:HAD_INTERACTION]->(i:Interaction) "
+    "WITH collect(i) AS interactions UNWIND interactions AS i "
+    "CALL (i) {{ MATCH (i)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(m:MessageBlock) "
+    "WITH DISTINCT m DETACH DELETE m }} IN TRANSACTIONS OF 1000 ROWS",
     "{scope}-[:INTERACTIONS_IN|HAS_MEMORIES]->()-[:HAD_INTERACTION|INCLUDES]->(m) "
     "WITH collect(m) AS nodes UNWIND nodes AS n "
     "CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 10000 ROWS",
@@ -170,7 +171,7 @@ def build(driver: Driver, org: str, shape: Shape) -> tuple[int, list[str]]:
                 memories=shape.memories,
             )
     if shape.long_messages:
-        user, first_chunk = users[0], 20_000
+        user, first_chunk = users[0], min(20_000, shape.long_messages)
         driver.execute_query(
             INTERACTIONS,
             org=org,
