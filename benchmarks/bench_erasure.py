@@ -8,8 +8,11 @@ the transaction memory is the server's default, 70% of it). Each tenant is built
 bare-driver ``UNWIND`` statements shaped as the facade writes (collections, days,
 interactions with message chains and memories, the memories' sources and days); the
 user also has one interaction of 100,000 messages. Each tenant is built twice: one copy
-is erased by the facade (``delete_user``, ``delete_organization``), the other by the
-baseline, ``CALL { ... } IN TRANSACTIONS`` deletes of the same nodes. It prints nodes/s
+is erased by the facade (``delete_user``, ``delete_organization``); the other, alone in
+the database, by the bare-driver floor, ``memora_ogm.testing.clear_database`` (all
+relationships, then all nodes, 10,000 per statement, no traversal at all). Bare
+``CALL { ... } IN TRANSACTIONS`` deletes of the tenant's nodes found by traversal ran out
+of the default transaction memory already at a tenth of the user. It prints nodes/s
 for both, the client's peak RSS, and the server heap (the peak of samples taken while
 each erasure runs). No vector store is attached: the graph's side is what is measured.
 """
@@ -29,6 +32,8 @@ from neo4j import Driver, GraphDatabase
 
 from memora_ogm import Neo4jGraphInterface
 from memora_ogm.server import LocalNeo4jServer
+from memora_ogm.server.connection import DEFAULT_DATABASE as DATABASE
+from memora_ogm.testing import clear_database
 
 # Test data only: bare statements are the quickest way to make a million nodes of the
 # Memora shape. Caller values travel as parameters.
@@ -107,25 +112,6 @@ CALL (chain) {
 }
 RETURN elementId(chain[-1]) AS tail
 """
-#: The users whose nodes an erasure takes: one user, or every user of the organisation.
-SCOPES = {
-    "user": "MATCH (u:User {org_id: $org, user_id: $user})",
-    "org": "MATCH (:Org {org_id: $org})<-[:BELONGS_TO]-(u:User)",
-}
-#: The baseline: the chains (an interaction's whole chain in one transaction, a thousand
-#: interactions per transaction), then the collections' members, then whatever else
-#: carries the tenant's ids, in transactions of 10,000 rows.
-BASELINE = (
-    "{scope}-[:INTERACTIONS_IN]->(:InteractionCollection)-[:HAD_INTERACTION]->(i:Interaction) "
-    "WITH collect(i) AS interactions UNWIND interactions AS i "
-    "CALL (i) {{ MATCH (i)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(m:MessageBlock) "
-    "WITH DISTINCT m DETACH DELETE m }} IN TRANSACTIONS OF 1000 ROWS",
-    "{scope}-[:INTERACTIONS_IN|HAS_MEMORIES]->()-[:HAD_INTERACTION|INCLUDES]->(m) "
-    "WITH collect(m) AS nodes UNWIND nodes AS n "
-    "CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 10000 ROWS",
-    "MATCH (n) WHERE n.org_id = $org AND ($user IS NULL OR n.user_id = $user) "
-    "CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 10000 ROWS",
-)
 HEAP = (
     "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes "
     "RETURN attributes.HeapMemoryUsage.value.properties AS heap"
@@ -272,17 +258,12 @@ async def compare(
     if (left := count(driver, facade_org) - kept) != 0:
         raise SystemExit(f"the facade left {left} nodes of the {kind}")
 
-    bare_nodes, users = build(driver, bare_org, shape)
-    bare_nodes -= kept
-    user = users[0] if kind == "user" else None
-
-    def baseline() -> None:
-        for statement in BASELINE:
-            with driver.session() as session:
-                session.run(statement.format(scope=SCOPES[kind]), org=bare_org, user=user).consume()
-
-    bare, _ = await timed(driver, "baseline", bare_nodes, baseline)
-    if (left := count(driver, bare_org) - kept) != 0:
+    # The baseline's tenant is alone in the database: the floor deletes everything.
+    bare_nodes, _ = build(driver, bare_org, shape)
+    bare, _ = await timed(
+        driver, "baseline", bare_nodes, lambda: clear_database(driver, DATABASE, 10_000)
+    )
+    if (left := count(driver, bare_org)) != 0:
         raise SystemExit(f"the baseline left {left} nodes of the {kind}")
     print(f"  facade / baseline: {facade / bare:.2f}x the baseline's nodes/s")
     for org in (facade_org, bare_org):
