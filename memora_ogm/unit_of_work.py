@@ -403,13 +403,22 @@ class UnitOfWork:
         order = (
             f" ORDER BY node.{_name(order_by)}{' DESC' if descending else ''}" if order_by else ""
         )
-        top = "" if limit is None else f" LIMIT {self._param(limit)}"
-        return self._bind(
-            cls,
-            f"COLLECT {{ UNWIND {start.items} AS start MATCH (start){hops}(node:{_label(cls)}) "
-            f"WHERE size(keys(node)) > 0 RETURN DISTINCT node{order}{top} }}",
-            True,
+        match = f"MATCH (start){hops}(node:{_label(cls)}) WHERE size(keys(node)) > 0"
+        if limit is None:
+            return self._bind(
+                cls,
+                f"COLLECT {{ UNWIND {start.items} AS start {match} RETURN DISTINCT node{order} }}",
+                True,
+            )
+        # A subquery of its own that keeps only ``start``: the server counts what each row
+        # carries, and a long chain's rows carrying the statement's lists outgrew its memory.
+        var = self._var()
+        self._body.append(
+            f"WITH * CALL ({_vars(start)}) {{ UNWIND {start.items} AS start WITH start {match} "
+            f"WITH DISTINCT node{order} LIMIT {self._param(limit)} "
+            f"RETURN collect(node) AS {var} }}"
         )
+        return Ref(var, cls, True)
 
     def as_list(self, ref: Ref) -> Ref:
         """The node(s) as a list."""
