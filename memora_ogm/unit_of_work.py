@@ -377,13 +377,22 @@ class UnitOfWork:
         return self._bind(cls, f"COLLECT {{ {match} RETURN node{top} }}", True)
 
     def reachable(
-        self, start: Ref, rel: Any, then_repeat: Any | None = None, order_by: str | None = None
+        self,
+        start: Ref,
+        rel: Any,
+        then_repeat: Any | None = None,
+        order_by: str | None = None,
+        *,
+        descending: bool = False,
+        limit: int | None = None,
     ) -> Ref:
         """The nodes one hop along ``rel`` from ``start``'s node(s), then ``then_repeat`` 0+ times.
 
         ``reachable(interaction, Interaction.first_message, MessageBlock.is_next,
         "msg_position")`` is an interaction's chain in order. Nodes a concurrent delete
-        left without properties are skipped.
+        left without properties are skipped. With ``limit``, at most that many: the
+        first ones in order, or (unordered) the first found, so a hub such as a
+        collection is only expanded as far as a batch needs.
         """
         cls = target_class(then_repeat if then_repeat is not None else rel)
         hops = arrow(rel) + (
@@ -391,13 +400,25 @@ class UnitOfWork:
             if then_repeat is not None
             else ""
         )
-        order = f" ORDER BY node.{_name(order_by)}" if order_by else ""
-        return self._bind(
-            cls,
-            f"COLLECT {{ UNWIND {start.items} AS start MATCH (start){hops}(node:{_label(cls)}) "
-            f"WHERE size(keys(node)) > 0 RETURN DISTINCT node{order} }}",
-            True,
+        order = (
+            f" ORDER BY node.{_name(order_by)}{' DESC' if descending else ''}" if order_by else ""
         )
+        match = f"MATCH (start){hops}(node:{_label(cls)}) WHERE size(keys(node)) > 0"
+        if limit is None:
+            return self._bind(
+                cls,
+                f"COLLECT {{ UNWIND {start.items} AS start {match} RETURN DISTINCT node{order} }}",
+                True,
+            )
+        # A subquery of its own that keeps only ``start``: the server counts what each row
+        # carries, and a long chain's rows carrying the statement's lists outgrew its memory.
+        var = self._var()
+        self._body.append(
+            f"WITH * CALL ({_vars(start)}) {{ UNWIND {start.items} AS start WITH start {match} "
+            f"WITH DISTINCT node{order} LIMIT {self._param(limit)} "
+            f"RETURN collect(node) AS {var} }}"
+        )
+        return Ref(var, cls, True)
 
     def as_list(self, ref: Ref) -> Ref:
         """The node(s) as a list."""
@@ -509,24 +530,33 @@ class UnitOfWork:
             f"{verb} (a){arrow(rel)}(b) }}"
         )
 
-    def delete(self, ref: Ref) -> None:
-        """Detach and delete the node(s)."""
+    def delete(self, ref: Ref, when: str | None = None) -> None:
+        """Detach and delete the node(s); only if the condition ``when`` (a :meth:`room`)
+        holds, when given."""
         self._writes = True
-        self._body.append(f"FOREACH (node IN {ref.items} | DETACH DELETE node)")
+        nodes = ref.items if when is None else f"CASE WHEN {when} THEN {ref.items} ELSE [] END"
+        self._body.append(f"FOREACH (node IN {nodes} | DETACH DELETE node)")
 
-    def delete_when_room(self, ref: Ref, groups: Sequence[tuple[Ref, int]], name: str) -> None:
-        """Detach and delete the node(s) when each of ``groups`` holds fewer nodes than
-        its limit (the last batch of a bounded deletion); return whether as ``name``."""
-        self._writes = True
-        room = " AND ".join(
-            f"size({group.items}) < {self._param(limit)}" for group, limit in groups
-        )
+    def room(self, groups: Sequence[tuple[Ref, int]], name: str, given: str | None = None) -> str:
+        """Whether each of ``groups`` holds fewer nodes than its limit (and ``given`` holds):
+        a bounded batch took all that was left. Returned as ``name``; the condition for
+        :meth:`delete`'s ``when``."""
+        room = [f"size({group.items}) < {self._param(limit)}" for group, limit in groups]
         name = _name(name)
-        self._body.append(f"WITH *, ({room}) AS {name}")
         self._body.append(
-            f"FOREACH (node IN CASE WHEN {name} THEN {ref.items} ELSE [] END | DETACH DELETE node)"
+            f"WITH *, ({' AND '.join([*([given] if given else []), *room])}) AS {name}"
         )
         self._outputs.append(name)
+        return name
+
+    def delete_emptied(self, ref: Ref, rels: Sequence[Any]) -> None:
+        """Detach and delete those of the node(s) that have no relationship along any of
+        ``rels`` any more (an interaction whose messages and memories are gone)."""
+        self._writes = True
+        left = " OR ".join(f"EXISTS {{ (n){arrow(rel)}() }}" for rel in rels)
+        self._body.append(
+            f"FOREACH (node IN [n IN {ref.items} WHERE NOT ({left})] | DETACH DELETE node)"
+        )
 
     def delete_unlinked(self, ref: Ref) -> None:
         """Delete those of the node(s) that no relationship touches any more."""

@@ -1,8 +1,9 @@
 """Statements per call: every public method costs a fixed number of round trips (issue 11).
 
 A save is one statement, an update one (it compares the stored chain with the new
-messages on the server), a delete at most two (a locking statement, then the one that
-deletes), a read one, not-found included; none of these depends on how many messages
+messages on the server), a delete of one memory two (a locking statement, then the one
+that deletes), any other delete one per batch (one for anything smaller than a batch), a
+read one, not-found included; none of these depends on how many messages
 or memories a call carries. ``Graph.statements`` counts every statement the facade
 runs (``Graph.query`` for the calls of one statement, run as auto-commit
 transactions, and ``Graph.cypher`` inside explicit ones).
@@ -134,7 +135,9 @@ async def test_an_update_is_one_statement_whatever_its_size(
     )
 
 
-async def test_every_delete_is_at_most_two_statements(memora: Any, world: World) -> None:
+async def test_every_delete_smaller_than_a_batch_is_at_most_two_statements(
+    memora: Any, world: World
+) -> None:
     org, user = world.org_id, world.user_id
     for _ in range(3):
         await save(memora, world, big_conversation(20))
@@ -147,12 +150,12 @@ async def test_every_delete_is_at_most_two_statements(memora: Any, world: World)
             lambda: memora.delete_user_interaction_and_its_memories(
                 org, user, interactions[0].interaction_id
             ),
-            2,
+            1,
         ),
-        (lambda: memora.delete_all_user_memories(org, user), 2),
-        (lambda: memora.delete_all_user_interactions_and_their_memories(org, user), 2),
+        (lambda: memora.delete_all_user_memories(org, user), 1),
+        (lambda: memora.delete_all_user_interactions_and_their_memories(org, user), 1),
         (lambda: memora.delete_agent(org, world.agent_id), 1),
-        (lambda: memora.delete_user(org, user), 2),
+        (lambda: memora.delete_user(org, user), 1),
         (lambda: memora.delete_user(org, user), 1),  # gone: not found
         (lambda: memora.delete_organization(org), 1),
         (lambda: memora.delete_organization(org), 1),
@@ -162,10 +165,12 @@ async def test_every_delete_is_at_most_two_statements(memora: Any, world: World)
     ]
 
 
-async def test_a_full_user_goes_in_two_statements(memora: Any, world: World) -> None:
+async def test_a_full_user_smaller_than_a_batch_goes_in_one_statement(
+    memora: Any, world: World
+) -> None:
     for n in range(5):
         await save(memora, world, big_conversation(30, when=DAY.replace(day=n + 1)))
-    assert await statements(memora, lambda: memora.delete_user(world.org_id, world.user_id)) == 2
+    assert await statements(memora, lambda: memora.delete_user(world.org_id, world.user_id)) == 1
     with pytest.raises(UserNotFound):
         await memora.get_user(world.org_id, world.user_id)
 
@@ -262,7 +267,7 @@ async def test_a_call_of_one_statement_begins_no_transaction(
     await memora.delete_user_interaction_and_its_memories(
         world.org_id, world.user_id, interaction_id
     )
-    assert transactions == [neo4j.WRITE_ACCESS]  # a delete: a locking statement, then the delete
+    assert transactions == [neo4j.WRITE_ACCESS]  # a delete: a batch per transaction
 
 
 async def test_a_write_with_a_vector_store_is_one_transaction(

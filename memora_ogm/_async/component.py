@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from memora_ogm._async.base import BaseGraphDB
+from memora_ogm._async.erasure import BATCH_SIZE
 from memora_ogm._async.graph import Graph
 from memora_ogm._async.nodes import Org, User
 from memora_ogm._async.ogm import lock_nodes
@@ -17,6 +18,9 @@ class GraphComponent(BaseGraphDB):
 
     graph: Graph
     logger: logging.Logger
+    #: Memories and messages one batch of an erasure deletes at most (see
+    #: :mod:`memora_ogm._async.erasure`): within the server's transaction memory.
+    erase_batch_size: int = BATCH_SIZE
 
 
 async def get_org(org_id: str) -> Org:

@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.graph import Landed, VectorChanges, nothing
-from memora_ogm._async.memory import gone, removed_memories
-from memora_ogm._async.nodes import (
-    Agent,
-    Date,
-    Interaction,
-    InteractionCollection,
-    Memory,
-    MemoryCollection,
-    MessageBlock,
-    Org,
-    User,
-)
+from memora_ogm._async.erasure import FINISHED, erase, erase_in_batches, per_batch
+from memora_ogm._async.graph import Landed, nothing
+from memora_ogm._async.nodes import InteractionCollection, MemoryCollection, Org, User
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
-
-#: Nodes of each class deleted per transaction when an organisation is deleted.
-DELETE_BATCH_SIZE = 2_000
-#: Interactions per transaction: each goes with its whole message chain.
-INTERACTION_BATCH_SIZE = DELETE_BATCH_SIZE // 50
 
 
 def match_org(work: UnitOfWork, org_id: str, lock: bool = False) -> Ref:
@@ -35,38 +18,37 @@ def match_org(work: UnitOfWork, org_id: str, lock: bool = False) -> Ref:
     return work.match(Org, lambda: OrganizationNotFound(org_id), lock=lock, org_id=org_id)
 
 
-def _delete_batch(org_id: str) -> UnitOfWork:
-    """One transaction of an organisation's deletion, one statement.
+def _delete_batch(org_id: str, size: int) -> UnitOfWork:
+    """One batch of an organisation's erasure (see :mod:`memora_ogm._async.erasure`).
 
     It locks the organisation (as ``create_user`` and ``create_agent`` do), then the
-    users' collections, which every save and update links to, and the interactions,
-    which every update locks: writes under way finish first and the reads that follow
-    see what they wrote; later ones find their nodes gone. Then it deletes up to a batch
-    of each class of node under the organisation, and the organisation itself once
-    every class had room to spare (nothing is left under it).
+    collections of a batch of its users, which every save and update links to, and the
+    interactions it takes, which every update locks: writes under way finish first and
+    what the batch reads includes them; later ones find their nodes gone. It erases the
+    memories and interactions in those collections; once it took all of them, it deletes
+    the users with their collections and a batch of agents, and the organisation itself
+    once no user or agent is left.
     """
     work = UnitOfWork()
     org = match_org(work, org_id, lock=True)
-    groups: list[tuple[Ref, int]] = []
-    for cls in (InteractionCollection, MemoryCollection):
-        collections = work.nodes(cls, limit=DELETE_BATCH_SIZE, org_id=org_id)
-        work.lock(collections)
-        groups.append((collections, DELETE_BATCH_SIZE))
-    interactions = work.nodes(Interaction, limit=INTERACTION_BATCH_SIZE, org_id=org_id)
+    users = work.reachable(org, Org.users, limit=per_batch(size, 4))
+    collections = [work.reachable(users, rel) for rel in (User.interactions_in, User.has_memories)]
+    for ref in collections:
+        work.lock(ref)
+    interactions = work.reachable(
+        collections[0], InteractionCollection.had_interaction, limit=per_batch(size, 4)
+    )
     work.lock(interactions)
-    groups.append((interactions, INTERACTION_BATCH_SIZE))
-    memories = work.nodes(Memory, limit=DELETE_BATCH_SIZE, org_id=org_id)
-    groups.append((memories, DELETE_BATCH_SIZE))
-    groups += [
-        (work.nodes(cls, limit=DELETE_BATCH_SIZE, org_id=org_id), DELETE_BATCH_SIZE)
-        for cls in (User, Date, Agent)
-    ]
-    messages = work.reachable(interactions, Interaction.first_message, MessageBlock.is_next)
-    work.output("memories", memories)
-    for group, _ in groups:
-        work.delete(group)
-    work.delete(messages)
-    work.delete_when_room(org, groups, "org_deleted")
+    memories = work.reachable(collections[1], MemoryCollection.includes, limit=per_batch(size))
+    agents = work.reachable(org, Org.has_agent, limit=per_batch(size))
+    groups = erase(work, size, memories, interactions)
+    emptied = work.room([*groups, (interactions, per_batch(size, 4))], "emptied")
+    for ref in (*collections, users, agents):
+        work.delete(ref, when=emptied)
+    finished = work.room(
+        [(users, per_batch(size, 4)), (agents, per_batch(size))], FINISHED, emptied
+    )
+    work.delete(org, when=finished)
     return work
 
 
@@ -107,30 +89,20 @@ class Neo4jOrganization(GraphComponent):
         return await self.graph.write_unit(work, lambda row: convert.organization(row["org"]))
 
     async def delete_organization(self, org_id: str) -> None:
-        """Delete the organisation and everything under it, a batch per transaction.
+        """Delete the organisation and everything under it, in bounded batches.
 
-        Each batch is one statement (:func:`_delete_batch`); an organisation smaller
-        than a batch goes in one. Memories leave the vector store with the batch that
-        deletes them, so the two stores agree after every commit. A deletion that
-        stopped half-way can simply be called again, and nothing created meanwhile is
-        left behind.
+        An organisation smaller than a batch goes in one statement. All or nothing holds
+        per batch: each batch's graph deletes and the removal of its memories from the
+        vector store commit together, or neither does; the last one also purges what the
+        vector store still holds for the organisation. A deletion that stopped half-way
+        leaves the organisation in place with less under it, readable as ever, and
+        calling it again finishes it; nothing created meanwhile is left behind.
         """
         check_ids(TypeError, org_id=org_id)
-        work = _delete_batch(org_id)
-
-        async def batch(changes: VectorChanges) -> dict[str, Any]:
-            row = await self.graph.run(work)
-            changes.remove(removed_memories(row))
-            if row["org_deleted"]:
-                changes.purge_organization(org_id)
-            return row
-
-        def landed(row: dict[str, Any]) -> Landed | None:
-            """The last batch deleted the organisation; any other, its memories."""
-            if row["org_deleted"]:
-                return Landed(Org, {"org_id": org_id}, present=False)
-            return gone(row["memories"])
-
-        while not (await self.graph.write(batch, landed))["org_deleted"]:
-            pass
+        await erase_in_batches(
+            self.graph,
+            _delete_batch(org_id, self.erase_batch_size),
+            lambda changes: changes.purge_organization(org_id),
+            top=Landed(Org, {"org_id": org_id}, present=False),
+        )
         self.logger.info("deleted organization %s", org_id)

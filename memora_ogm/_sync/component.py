@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 
 from memora_ogm._sync.base import BaseGraphDB
+from memora_ogm._sync.erasure import BATCH_SIZE
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.nodes import Org, User
 from memora_ogm._sync.ogm import lock_nodes
@@ -18,6 +19,9 @@ class GraphComponent(BaseGraphDB):
 
     graph: Graph
     logger: logging.Logger
+    #: Memories and messages one batch of an erasure deletes at most (see
+    #: :mod:`memora_ogm._async.erasure`): within the server's transaction memory.
+    erase_batch_size: int = BATCH_SIZE
 
 
 def get_org(org_id: str) -> Org:

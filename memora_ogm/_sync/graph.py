@@ -76,6 +76,9 @@ ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
 MERGED_LABELS = ("Date",)
 #: The driver's errors for a connection lost (or never made) under a statement.
 CONNECTION_LOST = (ServiceUnavailable, SessionExpired)
+#: The transaction outgrew the server's transaction memory: a transient error by its
+#: code, but the same work would not fit the next time either, so it is never retried.
+OUT_OF_TRANSACTION_MEMORY = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
 
 
 class VectorChanges:
@@ -191,6 +194,8 @@ def _is_retryable(error: BaseException) -> bool:
     A lost connection is, for work that did not commit: an unanswered commit reaches
     here only once resolved (:meth:`Graph.write`, :meth:`Graph.query`).
     """
+    if isinstance(error, TransientError) and error.code == OUT_OF_TRANSACTION_MEMORY:
+        return False
     if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, NodeVanished)):
         return True
     if isinstance(error, NodeClassNotDefined) and not error.db_node_rel_class.labels:

@@ -4,9 +4,9 @@
 An interaction's messages form a chain ``(Interaction)-[:FIRST_MESSAGE]->(m0)
 -[:IS_NEXT]->(m1)...`` with positions 0..n-1. Each write is a unit of work
 (:mod:`memora_ogm.unit_of_work`) declared on the node classes: a save is one
-statement, an update one locking read of the chain it keeps and one write, a
-delete one locking statement and one write, whatever the number of messages or
-memories. Every input is validated before anything is written.
+statement and an update one, whatever the number of messages or memories; a
+delete runs in bounded batches of one statement each (:mod:`memora_ogm._async.erasure`).
+Every input is validated before anything is written.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from typing import Any, TypeVar
 
 from memora_ogm import convert, queries
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import Landed, VectorChanges, nothing
-from memora_ogm._sync.memory import (
+from memora_ogm._sync.erasure import (
+    FINISHED,
     MEMORY_ID_NAMES,
-    delete_memories,
-    gone,
-    removed_memories,
-    resolving_read,
-    user_page,
+    erase,
+    erase_in_batches,
+    per_batch,
 )
+from memora_ogm._sync.graph import Landed, VectorChanges, nothing
+from memora_ogm._sync.memory import resolving_read, user_page
 from memora_ogm._sync.nodes import (
     Agent,
     Date,
@@ -336,17 +336,6 @@ def _chain(work: UnitOfWork, interactions: Ref) -> Ref:
     )
 
 
-def _delete_interactions(work: UnitOfWork, interactions: Ref) -> None:
-    """Declare the deletion of interactions with their messages and memories (returned as
-    ``memories``), then of the days left unused."""
-    delete_memories(
-        work,
-        work.reachable(interactions, Interaction.memories),
-        others=[_chain(work, interactions), interactions],
-        days=[work.reachable(interactions, Interaction.has_occurrence_on)],
-    )
-
-
 class Neo4jInteraction(GraphComponent):
     def save_interaction_with_memories(
         self,
@@ -535,62 +524,59 @@ class Neo4jInteraction(GraphComponent):
     def delete_user_interaction_and_its_memories(
         self, org_id: str, user_id: str, interaction_id: str
     ) -> None:
-        """Delete the interaction with its messages and memories (in both stores).
+        """Delete the interaction with its messages and memories (in both stores), in
+        bounded batches however long it is (see :mod:`memora_ogm._async.erasure`).
 
-        A Date node goes once nothing links to it. The first statement locks the
-        interaction (as an update does), the second deletes.
+        A Date node goes once nothing links to it. Each batch locks the interaction first
+        (as an update does). The interaction goes in the batch that deletes the last of
+        its messages and memories: until then it is there, its chain a prefix of what it
+        was, and calling again finishes. All or nothing holds per batch: each batch's
+        memories leave both stores in one commit, or neither.
         """
         check_ids(org_id=org_id, user_id=user_id, interaction_id=interaction_id)
-        key: dict[str, Any] = {
-            "org_id": org_id,
-            "user_id": user_id,
-            "interaction_id": interaction_id,
-        }
-
-        def missing() -> InteractionNotFound:
-            return InteractionNotFound(org_id, user_id, interaction_id)
-
-        lock = UnitOfWork()
-        lock.match(Interaction, missing, lock=True, **key)
+        size = self.erase_batch_size
         work = UnitOfWork()
-        _delete_interactions(work, work.match(Interaction, missing, **key))
+        interaction = work.match(
+            Interaction,
+            lambda: InteractionNotFound(org_id, user_id, interaction_id),
+            lock=True,
+            org_id=org_id,
+            user_id=user_id,
+            interaction_id=interaction_id,
+        )
+        memories = work.reachable(interaction, Interaction.memories, limit=per_batch(size))
+        work.room(erase(work, size, memories, interaction), FINISHED)
 
-        def delete(changes: VectorChanges) -> None:
-            self.graph.run(lock)
-            changes.remove(removed_memories(self.graph.run(work)))
-
-        self.graph.write(delete, Landed(Interaction, key, present=False))
+        key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
+        erase_in_batches(self.graph, work, top=Landed(Interaction, key, present=False))
         self.logger.info("deleted interaction %s of user %s", interaction_id, user_id)
 
     def delete_all_user_interactions_and_their_memories(self, org_id: str, user_id: str) -> None:
-        """Delete every interaction of the user with its messages and memories (in both stores).
+        """Delete every interaction of the user with its messages and memories (in both
+        stores), in bounded batches (see :mod:`memora_ogm._async.erasure`).
 
-        The first statement locks the interactions (so no update adds messages) and
-        then the user's interaction collection (so no save adds an interaction meanwhile).
+        Each batch locks the user's interaction collection (so no save adds an interaction
+        meanwhile), then the interactions it takes (so no update adds messages). All or
+        nothing holds per batch: each batch's memories leave both stores in one commit,
+        or neither; an interrupted call leaves the user with fewer interactions (the ones
+        it was working on possibly shortened from their tail), and calling again finishes.
         """
         check_ids(org_id=org_id, user_id=user_id)
 
-        def interactions_of(work: UnitOfWork) -> tuple[Ref, Ref]:
-            user = work.match(
-                User, lambda: UserNotFound(org_id, user_id), org_id=org_id, user_id=user_id
-            )
-            collection = work.match_related(
-                user, User.interactions_in, lambda: UserNotFound(org_id, user_id)
-            )
-            return collection, work.reachable(collection, InteractionCollection.had_interaction)
+        def missing() -> UserNotFound:
+            return UserNotFound(org_id, user_id)
 
-        lock = UnitOfWork()
-        collection, interactions = interactions_of(lock)
-        lock.lock(interactions)
-        lock.lock(collection)
+        size = self.erase_batch_size
         work = UnitOfWork()
-        _delete_interactions(work, interactions_of(work)[1])
+        user = work.match(User, missing, org_id=org_id, user_id=user_id)
+        collection = work.match_related(user, User.interactions_in, missing, lock=True)
+        interactions = work.reachable(
+            collection, InteractionCollection.had_interaction, limit=per_batch(size, 4)
+        )
+        work.lock(interactions)
+        memories = work.reachable(interactions, Interaction.memories, limit=per_batch(size))
+        groups = erase(work, size, memories, interactions)
+        work.room([*groups, (interactions, per_batch(size, 4))], FINISHED)
 
-        def delete(changes: VectorChanges) -> list[dict[str, Any]]:
-            self.graph.run(lock)
-            row = self.graph.run(work)
-            changes.remove(removed_memories(row))
-            return list(row["memories"])
-
-        self.graph.write(delete, gone)
+        erase_in_batches(self.graph, work)
         self.logger.info("deleted all interactions of user %s", user_id)

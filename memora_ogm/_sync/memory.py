@@ -4,32 +4,38 @@
 Reads run the memory queries of :mod:`memora_ogm.queries`; their placeholders are
 resolved on the server with APOC, or here with :mod:`memora_ogm.placeholders`
 when the server has no APOC (``graph.has_apoc()``; tests force the fallback with
-``graph.use_apoc = False``). Deletes are units of work on the node classes (one
-locking statement, then one that deletes and returns the memories) and take the
-memories out of the associated vector store in the same transaction.
+``graph.use_apoc = False``). Deletes are units of work on the node classes that take
+the memories out of the associated vector store in the same transaction; deleting all of
+a user's memories runs in bounded batches (:mod:`memora_ogm._async.erasure`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from memora_ogm import convert, queries
 from memora_ogm._sync.component import GraphComponent
+from memora_ogm._sync.erasure import (
+    FINISHED,
+    MEMORY_ID_NAMES,
+    erase,
+    erase_in_batches,
+    per_batch,
+    removed_memories,
+)
 from memora_ogm._sync.graph import Graph, Landed, VectorChanges
-from memora_ogm._sync.nodes import InteractionCollection, Memory, MemoryCollection, User
+from memora_ogm._sync.nodes import Memory, MemoryCollection, User
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.schema import models
-from memora_ogm.unit_of_work import Ref, UnitOfWork
+from memora_ogm.unit_of_work import UnitOfWork
 from memora_ogm.validation import check_ids, check_memory_id, check_page
 
 T = TypeVar("T")
 
 MemoryKey = tuple[str, str, str]
 """``(org_id, user_id, memory_id)``: a memory's identity across tenants."""
-
-MEMORY_ID_NAMES = ("org_id", "user_id", "memory_id")
 
 
 def resolving_read(
@@ -77,37 +83,6 @@ def user_page(
         user_id=user_id,
         **params,
     )
-
-
-def delete_memories(
-    work: UnitOfWork, memories: Ref, others: Sequence[Ref] = (), days: Sequence[Ref] = ()
-) -> None:
-    """Declare the deletion of ``memories`` (returned as ``memories``, for the vector store)
-    and ``others``, then of the days nothing uses any more.
-
-    ``days`` are further Date nodes that may lose their last link; the memories' own
-    days are found here.
-    """
-    memories = work.as_list(memories)
-    work.output("memories", memories)
-    obtained_on = work.reachable(memories, Memory.date_obtained)
-    for ref in (memories, *others):
-        work.delete(ref)
-    for ref in (obtained_on, *days):
-        work.delete_unlinked(ref)
-
-
-def gone(memories: Sequence[Mapping[str, Any]]) -> Landed | None:
-    """What shows that a delete of ``memories`` (as its statement returned them) took
-    effect: the first of them is gone. None when it deleted none: it may run again."""
-    if not memories:
-        return None
-    return Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}, present=False)
-
-
-def removed_memories(row: Mapping[str, Any]) -> list[models.Memory]:
-    """The memories a delete statement returned, as the vector store keeps them."""
-    return [convert.memory_for_vector(memory) for memory in row["memories"]]
 
 
 def check_memory_key(org_id: Any, user_id: Any, memory_id: Any) -> None:
@@ -267,8 +242,9 @@ class Neo4jMemory(GraphComponent):
         collection = lock.match_related(user, User.has_memories)
         for ref in (lock.reachable(memory, Memory.interaction_source), collection, memory):
             lock.lock(ref)
+        size = self.erase_batch_size
         work = UnitOfWork()
-        delete_memories(work, work.match(Memory, missing, **key))
+        erase(work, size, work.match(Memory, missing, **key))
 
         def delete(changes: VectorChanges) -> None:
             self.graph.run(lock)
@@ -278,36 +254,26 @@ class Neo4jMemory(GraphComponent):
         self.logger.info("deleted memory %s", memory_id)
 
     def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
-        """Delete every memory of the user from the graph and the vector store.
+        """Delete every memory of the user from the graph and the vector store, in bounded
+        batches (see :mod:`memora_ogm._async.erasure`).
 
-        Interactions and messages stay; a Date node goes when nothing links to it.
-        The first statement locks the user's interactions, then its memory collection,
-        which every write adding memories links to (in the order writers lock them).
+        Interactions and messages stay; a Date node goes when nothing links to it. Each
+        batch locks the user's memory collection first, which every write adding memories
+        links to. All or nothing holds per batch: each batch's memories leave both stores
+        in one commit, or neither; an interrupted call leaves the user with fewer memories,
+        and calling it again deletes the rest.
         """
         check_ids(org_id=org_id, user_id=user_id)
 
-        def user_and_collection(work: UnitOfWork) -> tuple[Ref, Ref]:
-            def missing() -> UserNotFound:
-                return UserNotFound(org_id, user_id)
+        def missing() -> UserNotFound:
+            return UserNotFound(org_id, user_id)
 
-            user = work.match(User, missing, org_id=org_id, user_id=user_id)
-            return user, work.match_related(user, User.has_memories, missing)
-
-        lock = UnitOfWork()
-        user, collection = user_and_collection(lock)
-        interactions = lock.match_related(user, User.interactions_in)
-        lock.lock(lock.reachable(interactions, InteractionCollection.had_interaction))
-        lock.lock(collection)
+        size = self.erase_batch_size
         work = UnitOfWork()
-        delete_memories(
-            work, work.reachable(user_and_collection(work)[1], MemoryCollection.includes)
-        )
+        user = work.match(User, missing, org_id=org_id, user_id=user_id)
+        collection = work.match_related(user, User.has_memories, missing, lock=True)
+        memories = work.reachable(collection, MemoryCollection.includes, limit=per_batch(size))
+        work.room(erase(work, size, memories), FINISHED)
 
-        def delete(changes: VectorChanges) -> list[dict[str, Any]]:
-            self.graph.run(lock)
-            row = self.graph.run(work)
-            changes.remove(removed_memories(row))
-            return list(row["memories"])
-
-        self.graph.write(delete, gone)
+        erase_in_batches(self.graph, work)
         self.logger.info("deleted all memories of user %s", user_id)

@@ -3,22 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import Landed, VectorChanges, nothing
-from memora_ogm._sync.memory import removed_memories
-from memora_ogm._sync.nodes import (
-    Date,
-    Interaction,
-    InteractionCollection,
-    Memory,
-    MemoryCollection,
-    MessageBlock,
-    Org,
-    User,
-)
+from memora_ogm._sync.erasure import FINISHED, erase, erase_in_batches, per_batch
+from memora_ogm._sync.graph import Landed, nothing
+from memora_ogm._sync.nodes import InteractionCollection, MemoryCollection, Org, User
 from memora_ogm._sync.organization import match_org
 from memora_ogm.errors import UserNotFound
 from memora_ogm.schema import models
@@ -76,43 +65,44 @@ class Neo4jUser(GraphComponent):
         return self.graph.write_unit(work, lambda row: convert.user(row["user"]))
 
     def delete_user(self, org_id: str, user_id: str) -> None:
-        """Delete the user with its collections, interactions, messages, memories and dates.
+        """Delete the user with its collections, interactions, messages, memories and dates,
+        in bounded batches (see :mod:`memora_ogm._async.erasure`).
 
-        User-specific agents stay with the organisation; the user's memories leave
-        the vector store in the same unit of work. The first statement locks the user's
-        interactions, the user and its collections, which every write of the user locks
-        or links to: writes under way finish before the second statement reads what to
-        delete, and later ones find no user.
+        User-specific agents stay with the organisation. Each batch locks the user and its
+        collections first, which every write of the user links to: writes under way finish
+        before it reads what to delete, and later ones find no user once it is gone. The
+        user goes in the last batch, with its collections and the last of its nodes, so
+        while anything of it is left the user is there: an interrupted call leaves a user
+        with fewer interactions and memories, and calling it again finishes (once the user
+        is gone, nothing of it is left and a further call raises ``UserNotFound``).
+
+        All or nothing holds per batch: each batch's graph deletes and the removal of its
+        memories from the vector store commit together, or neither does; the last one also
+        purges what the vector store still holds for the user.
         """
         check_ids(org_id=org_id, user_id=user_id)
-        lock = UnitOfWork()
-        user = match_user(lock, org_id, user_id)
-        collections = [
-            lock.match_related(user, rel) for rel in (User.interactions_in, User.has_memories)
-        ]
-        # In the order every writer locks: interactions, then the user and its collections.
-        lock.lock(lock.nodes(Interaction, org_id=org_id, user_id=user_id))
-        for ref in (user, *collections):
-            lock.lock(ref)
-
+        size = self.erase_batch_size
         work = UnitOfWork()
-        owned: dict[str, Any] = {"org_id": org_id, "user_id": user_id}
         user = match_user(work, org_id, user_id)
-        interactions = work.nodes(Interaction, **owned)
-        memories = work.nodes(Memory, **owned)
-        work.output("memories", memories)
-        for ref in (
-            memories,
-            user,
-            interactions,
-            work.reachable(interactions, Interaction.first_message, MessageBlock.is_next),
-            *(work.nodes(cls, **owned) for cls in (InteractionCollection, MemoryCollection, Date)),
-        ):
-            work.delete(ref)
+        collections = [
+            work.match_related(user, rel) for rel in (User.interactions_in, User.has_memories)
+        ]
+        for ref in (user, *collections):
+            work.lock(ref)
+        interactions = work.reachable(
+            collections[0], InteractionCollection.had_interaction, limit=per_batch(size, 4)
+        )
+        work.lock(interactions)
+        memories = work.reachable(collections[1], MemoryCollection.includes, limit=per_batch(size))
+        groups = erase(work, size, memories, interactions)
+        finished = work.room([*groups, (interactions, per_batch(size, 4))], FINISHED)
+        for ref in (user, *collections):
+            work.delete(ref, when=finished)
 
-        def delete(changes: VectorChanges) -> None:
-            self.graph.run(lock)
-            changes.remove(removed_memories(self.graph.run(work)))
-            changes.purge_user(org_id, user_id)
-
-        self.graph.write(delete, Landed(User, owned, present=False))
+        erase_in_batches(
+            self.graph,
+            work,
+            lambda changes: changes.purge_user(org_id, user_id),
+            top=Landed(User, {"org_id": org_id, "user_id": user_id}, present=False),
+        )
+        self.logger.info("deleted user %s", user_id)

@@ -1,0 +1,129 @@
+"""Erasure of any size: bounded batches, each one unit of work in its own transaction.
+
+A user, an organisation or a single interaction can hold more than the server's
+transaction memory can delete at once, so each erasure runs batch after batch until a
+batch finds room to spare. A batch takes at most ``erase_batch_size`` memories and
+messages (``BATCH_SIZE`` unless the interface says otherwise; a quarter as many
+interactions or users), always in this order: memories, then the last messages of each
+chain (highest positions first), then the interactions left with neither, then the days
+nothing links to any more; the hubs (collections, users, the organisation) go last, once
+emptied, so no batch detaches a node of high degree.
+
+After any batch the graph is one a read accepts: chains are shortened from their
+tail, as an update shortens them, memories lose only their message sources, and the
+node a read starts from (the interaction, the user, the organisation) goes in the
+batch that deletes the last thing under it. An interrupted erasure therefore leaves
+the caller's node in place, and calling it again finishes the work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from memora_ogm import convert
+from memora_ogm._async.graph import Graph, Landed, VectorChanges
+from memora_ogm._async.nodes import Interaction, Memory, MessageBlock
+from memora_ogm.schema import models
+from memora_ogm.unit_of_work import Ref, UnitOfWork
+
+#: Memories, messages and agents a batch deletes at most, unless the interface says
+#: otherwise (``erase_batch_size``).
+BATCH_SIZE = 2_000
+
+#: The name of the flag a batch returns when it took everything that was left.
+FINISHED = "finished"
+#: The key of a memory, as statements return it.
+MEMORY_ID_NAMES = ("org_id", "user_id", "memory_id")
+
+
+def per_batch(size: int, share: int = 1) -> int:
+    """How many nodes of a kind a batch of ``size`` takes: ``size`` itself, or a ``share``
+    of it for interactions and users (each brings more nodes along)."""
+    return max(1, size // share)
+
+
+def removed_memories(row: Mapping[str, Any]) -> Iterator[models.Memory]:
+    """The memories a delete statement returned, as the vector store keeps them (built
+    only when a vector store records them)."""
+    return (convert.memory_for_vector(memory) for memory in row["memories"])
+
+
+def gone(memories: Sequence[Mapping[str, Any]]) -> Landed | None:
+    """What shows that a delete of ``memories`` (as its statement returned them) took
+    effect: the first of them is gone. None when it deleted none: it may run again."""
+    if not memories:
+        return None
+    return Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}, present=False)
+
+
+def erase(
+    work: UnitOfWork,
+    size: int,
+    memories: Ref,
+    interactions: Ref | None = None,
+    days: Sequence[Ref] = (),
+) -> list[tuple[Ref, int]]:
+    """Declare the deletion of ``memories`` (returned as ``memories``, for the vector store),
+    of the last messages of ``interactions``' chains (``size`` at most, highest positions
+    first, so each chain keeps a prefix), of those interactions left with no message and no
+    memory, then of the days nothing links to any more.
+
+    ``days`` are further Date nodes that may lose their last link. Returns the bounded
+    groups, with their limits, for :meth:`UnitOfWork.room`.
+    """
+    memories = work.as_list(memories)
+    days = [*days, work.reachable(memories, Memory.date_obtained)]
+    groups = [(memories, per_batch(size))]
+    messages = None
+    if interactions is not None:
+        days.append(work.reachable(interactions, Interaction.has_occurrence_on))
+        messages = work.reachable(
+            interactions,
+            Interaction.first_message,
+            MessageBlock.is_next,
+            order_by="msg_position",
+            descending=True,
+            limit=per_batch(size),
+        )
+        groups.append((messages, per_batch(size)))
+    # Projected after every subquery: a subquery's rows each carry the variables bound
+    # before it, and the server counts a batch of memory maps once per row.
+    work.output("memories", memories)
+    work.delete(memories)
+    if interactions is not None and messages is not None:
+        work.delete(messages)
+        work.delete_emptied(interactions, [Interaction.first_message, Interaction.memories])
+    for ref in days:
+        work.delete_unlinked(ref)
+    return groups
+
+
+async def erase_in_batches(
+    graph: Graph,
+    batch: UnitOfWork,
+    last: Callable[[VectorChanges], None] | None = None,
+    top: Landed | None = None,
+) -> None:
+    """Run ``batch`` (which returns ``memories`` and :data:`FINISHED`) until it finishes.
+
+    Each batch is a write of its own, retried on its own: its graph deletes and the
+    removal of its memories from the vector store commit together or not at all. ``last``
+    records the vector changes of the final batch (a purge of the user or organisation).
+    A batch whose commit went unanswered is resolved by what shows it landed: the final
+    batch's ``top`` (the node it deletes last) is gone, or a batch's first memory is; a
+    batch that deleted neither may simply run again.
+    """
+
+    async def step(changes: VectorChanges) -> dict[str, Any]:
+        row = await graph.run(batch)
+        changes.remove(removed_memories(row))
+        if row[FINISHED] and last is not None:
+            last(changes)
+        return row
+
+    def landed(row: dict[str, Any]) -> Landed | None:
+        return top if row[FINISHED] and top is not None else gone(row["memories"])
+
+    while not (await graph.write(step, landed))[FINISHED]:
+        pass
