@@ -37,7 +37,6 @@ MemoryKey = tuple[str, str, str]
 """``(org_id, user_id, memory_id)``: a memory's identity across tenants."""
 
 
-
 async def resolving_read(
     graph: Graph,
     query: str,
