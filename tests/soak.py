@@ -45,6 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from interaction_helpers import NO_MEMORY  # noqa: E402
 from invariants import all_violations  # noqa: E402
 from neo4j import GraphDatabase  # noqa: E402
 
@@ -77,8 +78,9 @@ class Population:
     )
     memories: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
 
-    def pick(self, items: list[str]) -> str:
-        return self.rng.choice(items) if items else "gone"
+    def pick(self, items: list[str], missing: str = "gone") -> str:
+        """One of ``items``, or an id nothing has (``missing``) when there is none."""
+        return self.rng.choice(items) if items else missing
 
     def org(self) -> str:
         return self.pick(self.orgs)
@@ -94,7 +96,7 @@ class Population:
         return self.pick(self.interactions[owner])
 
     def memory(self, owner: tuple[str, str]) -> str:
-        return self.pick(self.memories[owner])
+        return self.pick(self.memories[owner], NO_MEMORY)  # memory ids are canonical UUIDs
 
     def forget(self, items: list[str], item: str) -> None:
         if item in items:
