@@ -123,3 +123,24 @@ async def test_a_key_that_exists_is_a_conflict_at_once(graph: Any) -> None:
         if name != "neomodel":  # neomodel's statements do not go through Graph.cypher
             assert graph.statements - before == 1, name
     assert await _org_names(graph, org["org_id"]) == ["Acme"]
+
+
+async def test_a_node_deleted_while_something_links_to_it_runs_again(graph: Any) -> None:
+    """The server reports a node deleted while a concurrent transaction linked to it ("still
+    has relationships") with the code of a key violation; it is a race to run again, not
+    a conflict (the soak met it: an erasure batch deleting an emptied interaction as an
+    update linked a new memory to it)."""
+    work = UnitOfWork()
+    _, org = work.create(Org, org_name="Acme")
+    await graph.write_unit(work, nothing)
+    linked = {"org_id": org["org_id"]}
+    await graph.query(
+        "MATCH (o:Org {org_id: $org_id}) CREATE (o)<-[:BELONGS_TO]-(:Probe)", linked, list, True
+    )
+    graph.max_attempts, graph.base_backoff = 3, 0.001
+    before = graph.statements
+    with pytest.raises(RetriesExhausted, match="still has relationships"):
+        await graph.query("MATCH (o:Org {org_id: $org_id}) DELETE o", linked, list, write=True)
+    assert graph.statements - before == 3
+    await graph.query("MATCH (p:Probe) DETACH DELETE p", {}, list, write=True)
+    assert await _org_names(graph, org["org_id"]) == ["Acme"]

@@ -179,12 +179,18 @@ class Landed:
     present: bool = True
 
 
+#: Words of the server's message for a unique key that exists already (the same code
+#: also reports a node deleted while a concurrent transaction linked to it).
+KEY_EXISTS = "already exists with"
+
+
 def _violated_key(error: BaseException) -> str | None:
     """The server's message of a unique constraint violation, else None."""
     if isinstance(error, UniqueProperty):
         return str(error.message)
     if isinstance(error, ClientError) and error.code == CONSTRAINT_FAILED:
-        return str(error.message)
+        message = str(error.message)
+        return message if KEY_EXISTS in message else None
     return None
 
 
@@ -203,7 +209,9 @@ def _is_retryable(error: BaseException) -> bool:
     violated = _violated_key(error)
     if violated is not None:
         return any(f"label `{label}`" in violated for label in MERGED_LABELS)
-    return isinstance(error, ClientError) and error.code == ENTITY_NOT_FOUND
+    # A node deleted while a concurrent transaction linked to it ("still has
+    # relationships"), or deleted while this one waited for its lock: run it again.
+    return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
 
 
 @ensure_connection
