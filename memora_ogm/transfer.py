@@ -26,7 +26,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -120,27 +120,15 @@ def dump_datetime(value: datetime) -> str:
     return value.isoformat()
 
 
-#: The widest UTC offset Neo4j stores.
-MAX_OFFSET = timedelta(hours=18)
-
-
 def parse_datetime(value: str) -> datetime:
     """The inverse of :func:`dump_datetime`: an offset is required, and the value must be
-    one the graph stores and gives back (whole-minute offset within ±18:00, years 1 to
-    9999 in UTC as well as in its own offset), so that validation refuses it, not the
-    write of a later batch."""
+    one the graph stores and gives back (:func:`~memora_ogm.properties.storable`: an
+    offset of whole seconds within 18 hours, years 1 to 9999 in UTC as well as in its own
+    offset), so that validation refuses it, not the write of a later batch."""
     parsed = datetime.fromisoformat(value)
-    offset = parsed.utcoffset()
-    if offset is None:
+    if parsed.utcoffset() is None:
         raise ValueError("it has no UTC offset")
-    if offset % timedelta(minutes=1):
-        raise ValueError("its UTC offset is not a whole number of minutes")
-    if abs(offset) > MAX_OFFSET:
-        raise ValueError("its UTC offset is beyond ±18:00")
-    try:
-        parsed.astimezone(timezone.utc)
-    except OverflowError:
-        raise ValueError("in UTC it falls outside years 1 to 9999") from None
+    storable(parsed)
     return parsed
 
 

@@ -271,14 +271,17 @@ BAD_INPUTS: dict[str, tuple[Callable[[Records], tuple[Records, int]], str]] = {
     "position a bool": (_set("memory", source_positions=[True]), "must be an integer"),
     "timestamp a number": (_set("user", created_at=1714600000), "ISO 8601 datetime string"),
     "naive timestamp": (_set("memory", obtained_at="2024-05-01T10:00:00"), "no UTC offset"),
-    "offset with seconds": (
-        _set("interaction", created_at="2024-05-01T10:00:00+01:00:30"),
-        "not a whole number of minutes",
+    "offset with a fraction of a second": (
+        _set("interaction", created_at="2024-05-01T10:00:00+01:00:30.500000"),
+        "not a whole number of seconds",
     ),
-    "offset beyond 18 hours": (_set("user", created_at="2024-05-01T10:00:00+19:00"), "±18:00"),
+    "offset beyond 18 hours": (
+        _set("user", created_at="2024-05-01T10:00:00+19:00"),
+        "beyond Neo4j's 18 hours",
+    ),
     "before year 1 in UTC": (
         _set("memory", obtained_at="0001-01-01T00:30:00+01:00"),
-        "outside years 1 to 9999",
+        "outside years 1-9999",
     ),
     "date a datetime": (_set("memory", date_obtained="2024-05-01T10:00:00+00:00"), "YYYY-MM-DD"),
     "messages not a list": (_set("interaction", messages="hi"), "list of messages"),
