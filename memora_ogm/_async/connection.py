@@ -81,11 +81,11 @@ class Link:
         (it holds no connection between statements).
         """
         kept = self.idle.get((database, write))
-        while kept:
+        if kept:
             try:
                 return kept.pop()
             except IndexError:  # another thread took the last one
-                break
+                pass
         return self.driver.session(
             database=database,
             default_access_mode=WRITE_ACCESS if write else READ_ACCESS,

@@ -20,6 +20,7 @@ from qdrant_client import AsyncQdrantClient, QdrantClient, models
 from qdrant_client.local.async_qdrant_local import AsyncQdrantLocal
 from qdrant_client.local.qdrant_local import QdrantLocal
 
+from memora_ogm import fork
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db.scope import MemorySearchScope
 
@@ -292,12 +293,24 @@ LocalEngine = QdrantLocal | AsyncQdrantLocal
 #: One lock per embedded engine, whichever stores and threads share it (a folder can be
 #: opened by one client per process, and two stores may be given the same client).
 _ENGINE_LOCKS: weakref.WeakKeyDictionary[LocalEngine, threading.Lock] = weakref.WeakKeyDictionary()
-#: Every client in use, so that a forked child can detach the engines it inherited.
-_CLIENTS: weakref.WeakSet[ProcessClient[Any]] = weakref.WeakSet()
-_registry = threading.Lock()
-#: The parent's clients as a child inherited them: kept, never closed nor collected here,
-#: since their connections and folder lock are the parent's.
-_inherited: list[object] = []
+
+
+class _Clients:
+    """Every client in use, so that a forked child can detach the engines it inherited
+    (:mod:`memora_ogm.fork` calls :meth:`forget_inherited` in each child)."""
+
+    def __init__(self) -> None:
+        self.all: weakref.WeakSet[ProcessClient[Any]] = weakref.WeakSet()
+        self.lock = threading.Lock()
+
+    def forget_inherited(self) -> None:
+        self.lock = threading.Lock()  # a parent thread may have held it at the fork
+        for client in list(self.all):
+            client._detach_inherited()
+
+
+_clients = _Clients()
+fork.register(_clients)
 
 
 def _local_engine(client: QdrantClient | AsyncQdrantClient) -> LocalEngine | None:
@@ -324,15 +337,15 @@ class ProcessClient(Generic[ClientT]):
         engine = _local_engine(client)
         self.embedded = engine is not None
         self.lock: threading.Lock | None = None
-        with _registry:
+        with _clients.lock:
             if engine is not None:
                 self.lock = _ENGINE_LOCKS.setdefault(engine, threading.Lock())
-            _CLIENTS.add(self)
+            _clients.all.add(self)
 
     def get(self) -> ClientT:
         """The client of this process."""
         if self._pid != os.getpid():
-            with _registry:
+            with _clients.lock:
                 if self._pid != os.getpid():
                     self._reopen()
         return self._client
@@ -345,7 +358,7 @@ class ProcessClient(Generic[ClientT]):
                 "after the fork (a folder in one process at a time), or use a Qdrant server "
                 "(url=) shared by all of them."
             )
-        _inherited.append(self._client)
+        fork.keep(self._client)
         self._client = type(self._client)(**self._client.init_options)
         self._pid = os.getpid()
 
@@ -360,15 +373,4 @@ class ProcessClient(Generic[ClientT]):
             # The engine's close() unlocks this file, whose lock the child shares with the
             # parent (flock locks belong to the open file, which a fork does not copy).
             engine._flock_file = None
-            _inherited.append(self._client)
-
-
-def _after_fork_in_child() -> None:
-    global _registry
-    # Another thread of the parent may have held it at the fork: it would stay locked.
-    _registry = threading.Lock()
-    for client in list(_CLIENTS):
-        client._detach_inherited()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
+            fork.keep(self._client)
