@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -327,6 +328,8 @@ class Graph:
     max_attempts = 8
     #: First backoff in seconds; doubled each attempt, with full jitter.
     base_backoff = 0.02
+    #: Seconds to keep asking whether an unanswered commit landed while the server is away.
+    outcome_timeout = 120.0
 
     def __init__(
         self,
@@ -467,20 +470,29 @@ class Graph:
 
         On a write session: in a cluster the leader answers, which has the commit if it
         happened (a follower may not have it yet, and its bookmark was in the lost
-        answer). ``OutcomeUnknown`` when the server cannot be asked.
+        answer). A server that went down with the commit is asked again until it is back,
+        for up to :attr:`outcome_timeout` seconds: giving up sooner would undo the vector
+        changes of a write that may have landed. ``OutcomeUnknown`` after that.
         """
         if landed is None:
             return False
         probe = UnitOfWork()
         probe.output("node", probe.match(landed.cls, **landed.keys))
         query, params = probe.compile()
-        try:
-            found = self.query(query, params, lambda rows: rows[0]["node"] is not None, write=True)
-        except (RetriesExhausted, *CONNECTION_LOST) as error:
-            raise OutcomeUnknown(
-                "the connection was lost as a write committed, and the server could not be "
-                f"asked whether it took effect: {error}"
-            ) from error
+        deadline = time.monotonic() + self.outcome_timeout
+        while True:
+            try:
+                found = self.query(
+                    query, params, lambda rows: rows[0]["node"] is not None, write=True
+                )
+                break
+            except (RetriesExhausted, *CONNECTION_LOST) as error:
+                if time.monotonic() >= deadline:
+                    raise OutcomeUnknown(
+                        "the connection was lost as a write committed, and the server could "
+                        f"not be asked whether it took effect: {error}"
+                    ) from error
+                sleep(0.5)
         logger.info("a commit went unanswered; it %s", "landed" if found else "did not land")
         return found == landed.present
 
