@@ -37,6 +37,7 @@ REPLACEMENTS = {
     "AsyncSession": "Session",
     "AsyncTransaction": "Transaction",
     "AsyncBookmarkManager": "BookmarkManager",
+    "AsyncConnectionManager": "ConnectionManager",
     "AsyncNeo4jDriver": "Neo4jDriver",
     "AsyncGraphDatabase": "GraphDatabase",
     "AsyncNodeSet": "NodeSet",

@@ -9,18 +9,23 @@ loop (a :class:`Link`), opened lazily on first use there:
 - an async interface used from ``asyncio.run(...)`` per call, or from two loops in two
   threads at once, gets a driver per loop, closed when that loop shuts down its async
   generators (``asyncio.run`` does) or by :meth:`Connection.close`.
+
+neomodel's own driver slot is the application's: no interface ever writes it, and the
+application's ``close_connection()`` closes only its own driver. Inside a unit of work
+neomodel sees that unit's driver, in that context only (:class:`UnitDriverView`).
 """
 
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from neo4j import READ_ACCESS, WRITE_ACCESS, AsyncDriver, AsyncSession
 from neo4j.api import AsyncBookmarkManager
 from neomodel import adb
+from neomodel.async_.connection import AsyncConnectionManager
 
 from memora_ogm import fork
 from memora_ogm._async.compat import (
@@ -31,26 +36,47 @@ from memora_ogm._async.compat import (
     watch_loop,
 )
 
-#: Drivers of explicit interfaces lent to neomodel (see :meth:`Connection.link`).
-_LENT_DRIVERS: weakref.WeakSet[AsyncDriver] = weakref.WeakSet()
+#: The driver of the unit of work bound to neomodel in this context (see
+#: :func:`~memora_ogm._async.graph.bind_neomodel`); ``None`` outside one.
+unit_driver: ContextVar[AsyncDriver | None] = ContextVar("memora_ogm_unit_driver", default=None)
 
 
-def lent(driver: AsyncDriver | None) -> bool:
-    """Whether neomodel's ``driver`` is one an explicit interface lent it."""
-    return driver is not None and driver in _LENT_DRIVERS
+class UnitDriverView(AsyncConnectionManager):
+    """neomodel's connection manager, which sees a unit of work's driver inside that unit.
 
-
-def _lend(driver: AsyncDriver) -> None:
-    """Give neomodel a driver to check for when it has none of its own (or only a stale
-    one of ours, from before a fork or of another event loop).
-
-    neomodel checks that it has a driver before running any query, even on a transaction
-    :func:`~memora_ogm._async.graph.bind_neomodel` bound; the application's own driver is
-    never replaced, and a lent one is never handed to a ``from_neomodel()`` interface.
+    neomodel checks that it has a driver (``ensure_connection``) before every query, even
+    one it runs on the transaction :func:`~memora_ogm._async.graph.bind_neomodel` bound;
+    without one it would connect the application's settings, or fail. Its driver slot is
+    process-wide and belongs to the application, so an interface never writes it: inside
+    a bound unit of work neomodel reads the unit's driver instead, and everywhere else it
+    reads and writes its own slot exactly as before.
     """
-    if adb.driver is None or (lent(adb.driver) and adb.driver is not driver):
-        _LENT_DRIVERS.add(driver)
-        adb.driver = driver
+
+    @property
+    def driver(self) -> AsyncDriver | None:
+        bound = unit_driver.get()
+        if bound is not None:
+            return bound
+        own: AsyncDriver | None = self.__dict__.get("driver")
+        return own
+
+    @driver.setter
+    def driver(self, driver: AsyncDriver | None) -> None:
+        self.__dict__["driver"] = driver
+
+
+def view_unit_drivers() -> None:
+    """Give neomodel's one connection manager (``adb``'s) the :class:`UnitDriverView`.
+
+    The one change memora-ogm makes to neomodel's connection, done once, on import:
+    the instance keeps its state and neomodel's own behaviour, only its class changes.
+    """
+    manager = adb._connection
+    if type(manager) is AsyncConnectionManager:
+        manager.__class__ = UnitDriverView
+
+
+view_unit_drivers()
 
 
 class Link:
@@ -155,7 +181,6 @@ class Connection:
                     link = Link(self._open(), owned=True)
                     self._links[key] = link
             link.watcher = await watch_loop(link.loop_shuts_down)
-        _lend(link.driver)
         return link
 
     async def _borrow(self, key: tuple[int, Any], link: Link | None) -> Link:

@@ -10,18 +10,23 @@ loop (a :class:`Link`), opened lazily on first use there:
 - an async interface used from ``asyncio.run(...)`` per call, or from two loops in two
   threads at once, gets a driver per loop, closed when that loop shuts down its async
   generators (``asyncio.run`` does) or by :meth:`Connection.close`.
+
+neomodel's own driver slot is the application's: no interface ever writes it, and the
+application's ``close_connection()`` closes only its own driver. Inside a unit of work
+neomodel sees that unit's driver, in that context only (:class:`UnitDriverView`).
 """
 
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from neo4j import READ_ACCESS, WRITE_ACCESS, Driver, Session
 from neo4j.api import BookmarkManager
 from neomodel import db
+from neomodel.sync_.connection import ConnectionManager
 
 from memora_ogm import fork
 from memora_ogm._sync.compat import (
@@ -32,26 +37,47 @@ from memora_ogm._sync.compat import (
     watch_loop,
 )
 
-#: Drivers of explicit interfaces lent to neomodel (see :meth:`Connection.link`).
-_LENT_DRIVERS: weakref.WeakSet[Driver] = weakref.WeakSet()
+#: The driver of the unit of work bound to neomodel in this context (see
+#: :func:`~memora_ogm._async.graph.bind_neomodel`); ``None`` outside one.
+unit_driver: ContextVar[Driver | None] = ContextVar("memora_ogm_unit_driver", default=None)
 
 
-def lent(driver: Driver | None) -> bool:
-    """Whether neomodel's ``driver`` is one an explicit interface lent it."""
-    return driver is not None and driver in _LENT_DRIVERS
+class UnitDriverView(ConnectionManager):
+    """neomodel's connection manager, which sees a unit of work's driver inside that unit.
 
-
-def _lend(driver: Driver) -> None:
-    """Give neomodel a driver to check for when it has none of its own (or only a stale
-    one of ours, from before a fork or of another event loop).
-
-    neomodel checks that it has a driver before running any query, even on a transaction
-    :func:`~memora_ogm._async.graph.bind_neomodel` bound; the application's own driver is
-    never replaced, and a lent one is never handed to a ``from_neomodel()`` interface.
+    neomodel checks that it has a driver (``ensure_connection``) before every query, even
+    one it runs on the transaction :func:`~memora_ogm._async.graph.bind_neomodel` bound;
+    without one it would connect the application's settings, or fail. Its driver slot is
+    process-wide and belongs to the application, so an interface never writes it: inside
+    a bound unit of work neomodel reads the unit's driver instead, and everywhere else it
+    reads and writes its own slot exactly as before.
     """
-    if db.driver is None or (lent(db.driver) and db.driver is not driver):
-        _LENT_DRIVERS.add(driver)
-        db.driver = driver
+
+    @property
+    def driver(self) -> Driver | None:
+        bound = unit_driver.get()
+        if bound is not None:
+            return bound
+        own: Driver | None = self.__dict__.get("driver")
+        return own
+
+    @driver.setter
+    def driver(self, driver: Driver | None) -> None:
+        self.__dict__["driver"] = driver
+
+
+def view_unit_drivers() -> None:
+    """Give neomodel's one connection manager (``adb``'s) the :class:`UnitDriverView`.
+
+    The one change memora-ogm makes to neomodel's connection, done once, on import:
+    the instance keeps its state and neomodel's own behaviour, only its class changes.
+    """
+    manager = db._connection
+    if type(manager) is ConnectionManager:
+        manager.__class__ = UnitDriverView
+
+
+view_unit_drivers()
 
 
 class Link:
@@ -156,7 +182,6 @@ class Connection:
                     link = Link(self._open(), owned=True)
                     self._links[key] = link
             link.watcher = watch_loop(link.loop_shuts_down)
-        _lend(link.driver)
         return link
 
     def _borrow(self, key: tuple[int, Any], link: Link | None) -> Link:

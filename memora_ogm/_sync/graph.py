@@ -51,12 +51,11 @@ from neo4j.exceptions import (
     TransientError,
 )
 from neomodel import db
-from neomodel.config import get_config
 from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 from neomodel.sync_.connection import ensure_connection
 
 from memora_ogm._sync.compat import sleep
-from memora_ogm._sync.connection import Connection, lent
+from memora_ogm._sync.connection import Connection, unit_driver
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.errors import ConflictError, NodeVanished, OutcomeUnknown, RetriesExhausted
 from memora_ogm.queries import APOC_AVAILABLE, EDITION
@@ -224,28 +223,8 @@ def _configured_driver(database: Any) -> Driver:
 
 
 def _neomodel_driver() -> Driver:
-    """The driver of the connection the application gave neomodel, for ``from_neomodel()``.
-
-    A driver an explicit interface lent neomodel is not the application's: when
-    neomodel holds one, its configuration (``config.DATABASE_URL`` or
-    ``config.DRIVER``) is connected instead, and without one this fails the way
-    neomodel fails, rather than running on another interface's server.
-    """
-    if lent(db.driver):
-        with db._connection_lock:
-            if lent(db.driver):
-                config = get_config()
-                configured: Any = config.driver
-                if config.database_url:
-                    db.set_connection(url=config.database_url)
-                elif configured:
-                    db.set_connection(driver=configured)
-                else:
-                    raise ValueError(
-                        "from_neomodel(): neomodel has no connection of its own. Set "
-                        "neomodel.config.DATABASE_URL (or NEOMODEL_DATABASE_URL), provide "
-                        "neomodel.config.DRIVER, or call adb.set_connection(...) first."
-                    )
+    """The driver of the connection the application gave neomodel, for ``from_neomodel()``:
+    built from neomodel's configuration on first use, or neomodel's error without one."""
     driver: Driver = _configured_driver(db)
     return driver
 
@@ -274,26 +253,31 @@ def bind_neomodel(
     session, transaction and database name in context variables (one per asyncio
     task or thread) and runs every query on the active transaction when there is
     one; binding them here makes each unit of work use its interface's own driver and
-    database, whatever other interfaces do concurrently. Reads open read sessions, so
-    a routing (``neo4j://``) driver sends them to a reader; ``bookmarks`` makes that
-    reader wait until it has the writes the bookmark manager has seen committed. The
-    caller commits; a transaction left open is rolled back.
+    database, whatever other interfaces do concurrently. neomodel sees ``driver`` as its
+    driver for the unit's duration, in this context only (``UnitDriverView`` in
+    :mod:`memora_ogm._async.connection`): its process-wide driver stays the
+    application's. Reads open read sessions, so a routing (``neo4j://``) driver sends
+    them to a reader; ``bookmarks`` makes that reader wait until it has the writes the
+    bookmark manager has seen committed. The caller commits; a transaction left open is
+    rolled back.
     """
     session = driver.session(
         database=database,
         default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
         bookmark_manager=bookmarks,
     )
-    saved = (db._session, db._active_transaction, db._database_name)
+    saved = (db._session, db._active_transaction, db._database_name, unit_driver.get())
     try:
         with pipelined_begin(session):
             transaction = session.begin_transaction()
         db._session, db._active_transaction = session, transaction
         db._database_name = database
+        unit_driver.set(driver)
         try:
             yield transaction
         finally:
-            db._session, db._active_transaction, db._database_name = saved
+            db._session, db._active_transaction, db._database_name, bound = saved
+            unit_driver.set(bound)
             if not transaction.closed():
                 transaction.rollback()
     finally:
@@ -372,15 +356,12 @@ class Graph:
         return (self.connection.link()).driver
 
     def connect(self) -> None:
-        """Check that the server answers (and that neomodel has a driver to check)."""
+        """Check that the server answers."""
         (self.driver()).verify_connectivity()
 
     def close(self) -> None:
         """Close this graph's drivers and kept sessions (a borrowed driver stays open)."""
-        links = self.connection.links()
         self.connection.close()
-        if any(link.owned and db.driver is link.driver for link in links):
-            db.driver = None  # lent, now closed: the next graph lends its own
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[None]:
