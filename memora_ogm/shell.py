@@ -191,11 +191,26 @@ def _run(source: str, filename: str, ns: dict[str, Any]) -> int:
     return 0
 
 
+def connect_neomodel(conn: Neo4jConnection) -> None:
+    """Connect neomodel's ``db`` (the node classes, ``db.cypher_query``) to the server, as
+    an application does: an interface never lends neomodel its own driver."""
+    from neo4j import GraphDatabase
+    from neomodel import db, get_config
+
+    get_config().database_name = conn.database
+    db.set_connection(
+        driver=GraphDatabase.driver(conn.uri, auth=conn.auth, notifications_min_severity="OFF")
+    )
+
+
 def run_shell(args: argparse.Namespace, conn: Neo4jConnection, started: bool) -> int:
+    from neomodel import db
+
     from memora_ogm.sync import Neo4jGraphInterface
 
     vectors, vector_text = _vectors(args)
     memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
+    connect_neomodel(conn)
     try:
         memora.setup()
         ns = namespace(memora, vectors)
@@ -214,6 +229,7 @@ def run_shell(args: argparse.Namespace, conn: Neo4jConnection, started: bool) ->
         return 0
     finally:
         memora.close()
+        db.close_connection()
         if vectors is not None:
             vectors.close()
 
