@@ -262,11 +262,11 @@ async def test_from_neomodel_and_explicit_interfaces_of_both_twins_at_once(
 
 
 @pytest.mark.usefixtures("servers")
-async def test_from_neomodel_never_runs_on_a_driver_an_explicit_interface_lent_neomodel(
+async def test_from_neomodel_never_runs_on_an_explicit_interfaces_driver(
     servers: Servers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """neomodel configured only by its settings (as django_neomodel leaves it), pointing at B;
-    an explicit interface on A runs first (and lends neomodel its driver)."""
+    an explicit interface on A runs first (and leaves neomodel's connection alone)."""
     await adb.close_connection()
     from neomodel import get_config
 
