@@ -173,7 +173,8 @@ class QdrantDB(BaseVectorDB):
 
     @property
     def async_client(self) -> AsyncQdrantClient:
-        """The Qdrant client of this process (and, with ``url=``, of this event loop)."""
+        """The Qdrant client of this process and, with ``url=``, of the running event loop
+        (opened on first use there, so read it on that loop)."""
         if self._server_clients is not None:
             return self._server_clients.here()
         return self._process_client.get()
