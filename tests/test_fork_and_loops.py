@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -26,12 +27,14 @@ from typing import Any, TypeVar
 import neo4j
 import pytest
 from neo4j import Driver
+from qdrant_standin import StandIn, qdrant_standin
 from test_connections import interface
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.qdrant import DEFAULT_COLLECTION_NAME
 
 T = TypeVar("T")
 TESTS = Path(__file__).resolve().parent
@@ -96,9 +99,19 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def preforked_flask(neo4j_connection: Neo4jConnection, clean_neo4j: Driver) -> Iterator[str]:
-    """The Flask example under ``gunicorn --preload -w 4``: the app, its interface and
-    its ``setup()`` run in the master, whose connections every worker inherits."""
+def qdrant_server() -> Iterator[tuple[str, StandIn]]:
+    """A Qdrant server the workers share: its URL, and what it holds."""
+    with qdrant_standin() as running:
+        yield running
+
+
+@pytest.fixture
+def preforked_flask(
+    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, qdrant_server: tuple[str, StandIn]
+) -> Iterator[str]:
+    """The Flask example under ``gunicorn --preload -w 4`` with a Qdrant server, as its
+    docstring says to run it: the app, its interface and its ``setup()`` run in the
+    master, whose connections every worker inherits."""
     port = _free_port()
     server = subprocess.Popen(
         [
@@ -114,7 +127,7 @@ def preforked_flask(neo4j_connection: Neo4jConnection, clean_neo4j: Driver) -> I
             str(TESTS),
             "examples.flask_app:create_app()",
         ],
-        env=_environment(neo4j_connection),
+        env={**_environment(neo4j_connection), "QDRANT_URL": qdrant_server[0]},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -168,6 +181,77 @@ def test_a_prefork_web_server_serves_every_tenant_its_own_user(
         if answer != tenants[number % len(tenants)]
     ]
     assert wrong == []
+
+
+def test_prefork_workers_save_memories_and_every_tenant_finds_only_its_own(
+    preforked_flask: str,
+    qdrant_server: tuple[str, StandIn],
+    neo4j_connection: Neo4jConnection,
+    clean_neo4j: Driver,
+) -> None:
+    """16 client threads save 60 interactions with a memory each for six tenants through
+    the four preforked workers, then search each memory back 5 times (300 searches):
+    every save lands in both stores, and every search answers with the requested
+    tenant's memories only, the one searched for first, whichever worker saved it."""
+    conn = neo4j_connection
+    with sync.Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database) as memora:
+        tenants = []
+        for number in range(6):
+            org = memora.create_organization(f"Tenant {number}")
+            user = memora.create_user(org.org_id, f"User of tenant {number}")
+            agent = memora.create_agent(org.org_id, f"Bot of tenant {number}")
+            tenants.append((org.org_id, user.user_id, agent.agent_id))
+
+    def fact(number: int) -> str:
+        return f"tenant {number % 6} fact {number // 6 % 10}"
+
+    def save(number: int) -> int:
+        org_id, user_id, agent_id = tenants[number % 6]
+        body = {
+            "agent_id": agent_id,
+            "interaction": [{"role": "user", "content": f"remember: {fact(number)}"}],
+            "memories": [{"memory": fact(number), "source_msg_block_pos": [0]}],
+        }
+        saving = urllib.request.Request(
+            f"{preforked_flask}/orgs/{org_id}/users/{user_id}/interactions",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(saving, timeout=60) as reply:
+            status: int = reply.status
+            return status
+
+    def search(number: int) -> list[tuple[str, str, str]]:
+        org_id, user_id, _ = tenants[number % 6]
+        query = urllib.parse.urlencode({"q": fact(number)})
+        address = f"{preforked_flask}/orgs/{org_id}/users/{user_id}/memories/search?{query}"
+        with urllib.request.urlopen(address, timeout=60) as reply:
+            found = json.load(reply)
+        return [(memory["org_id"], memory["user_id"], memory["memory"]) for memory in found]
+
+    with ThreadPoolExecutor(16) as clients:
+        assert list(clients.map(save, range(60))) == [201] * 60
+        answers = list(clients.map(search, range(300)))
+    wrong = [
+        (number, answer)
+        for number, answer in enumerate(answers)
+        if not answer
+        or answer[0][2] != fact(number)
+        or {(org_id, user_id) for org_id, user_id, _ in answer} != {tenants[number % 6][:2]}
+    ]
+    assert wrong == []
+    held = {
+        point_id: (payload["org_id"], payload["user_id"], payload["memory"])
+        for point_id, payload in qdrant_server[1].points(DEFAULT_COLLECTION_NAME).items()
+    }
+    records = clean_neo4j.execute_query(
+        "MATCH (m:Memory) RETURN m.memory_id AS id, m.org_id AS org, m.user_id AS user, "
+        "m.memory AS memory"
+    ).records
+    assert held == {
+        record["id"]: (record["org"], record["user"], record["memory"]) for record in records
+    }
+    assert sorted(memory for _, _, memory in held.values()) == sorted(map(fact, range(60)))
 
 
 def _in_thread(work: Callable[[], T]) -> T:

@@ -7,6 +7,11 @@ interactions with memories at once, on the sync twin (threads) and on the async 
 (tasks on one or two event loops); then the graph and the store must hold the same
 memories with the right payloads, and the folder must read back whole.
 
+A store on a Qdrant server (``url=``) serves any event loop (issue 20, item 3, for the
+vector side): ``asyncio.run`` per call, two loops in two threads at once, ``close()`` from
+a third loop; each loop's connections are closed with it. The server is
+:mod:`qdrant_standin` (Qdrant's REST API over qdrant-client's local engine).
+
 After ``os.fork()`` a child never uses the parent's connections to a Qdrant server (it
 opens its own) and refuses an embedded store it inherited, without touching the parent's
 folder or its lock.
@@ -15,15 +20,14 @@ folder or its lock.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,7 @@ from interaction_helpers import LATER, World, chat, conversation, make_world, me
 from interaction_helpers import update as update_interaction
 from neo4j import Driver
 from qdrant_client import AsyncQdrantClient, QdrantClient, models
+from qdrant_standin import StandIn, qdrant_standin
 from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
@@ -40,7 +45,7 @@ from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.base import MemorySearchScope
-from memora_ogm.vector_db.qdrant import QdrantDB
+from memora_ogm.vector_db.qdrant import DEFAULT_COLLECTION_NAME, QdrantDB
 
 WORKERS = 8
 ROUNDS = 2
@@ -311,6 +316,142 @@ async def test_a_task_cancelled_while_waiting_for_the_engine_leaves_it_free() ->
     lock.release()
 
 
+# Event loops ------------------------------------------------------------------------------
+
+
+def held(standin: StandIn) -> dict[str, str]:
+    """The points the server holds: memory id to text."""
+    points = standin.points(DEFAULT_COLLECTION_NAME)
+    return {point_id: payload["memory"] for point_id, payload in points.items()}
+
+
+def in_graph(driver: Driver) -> dict[str, str]:
+    return {memory_id: entry["memory"] for memory_id, entry in graph_memories(driver).items()}
+
+
+def open_connections(standin: StandIn, expected: int) -> set[int]:
+    """The client ports of the server's open connections, once ``expected`` many remain
+    (a client closing its socket reaches the server a moment later); else as they are."""
+    deadline = time.monotonic() + 10
+    while len(standin.open_connections) != expected and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return set(standin.open_connections)
+
+
+async def save_and_find(
+    memora: Neo4jGraphInterface, store: QdrantDB, world: World, text: str
+) -> str:
+    """Save an interaction with the memory ``text``; what a search for it finds first."""
+    data = conversation(chat(f"about {text}", "noted"), memories=[(text, [0])])
+    await save(memora, world, data)
+    [(best, _), *_] = await store.search_memory(
+        text, MemorySearchScope.USER, world.org_id, world.user_id
+    )
+    return best.memory
+
+
+async def test_a_server_store_serves_asyncio_run_per_call(
+    neo4j_connection: Neo4jConnection, neo4j_driver: Driver, server: tuple[str, StandIn]
+) -> None:
+    """Every ``asyncio.run`` is a new loop: saves, searches and deletes through the
+    interface each get a server client of their loop, closed when that loop shuts down."""
+    clear_database(neo4j_driver, neo4j_connection.database)
+    conn = neo4j_connection
+    url, standin = server
+    store = QdrantDB(url=url)
+    memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, store)
+
+    def calls() -> list[str]:
+        asyncio.run(memora.setup())
+        world = asyncio.run(make_world(memora))
+        interactions, found = [], []
+        for turn in range(4):
+            data = conversation(
+                chat(f"turn {turn}", "noted"),
+                memories=[(f"Ann fact {turn}", [0]), (f"Ann habit {turn}", [])],
+            )
+            interactions.append(asyncio.run(save(memora, world, data)))
+            [(best, _), *_] = asyncio.run(
+                store.search_memory(
+                    f"Ann fact {turn}", MemorySearchScope.USER, world.org_id, world.user_id
+                )
+            )
+            found.append(best.memory)
+            assert open_connections(standin, 0) == set(), "closed with its loop"
+        ids = asyncio.run(memory_ids(memora, world, interactions[0]))
+        asyncio.run(memora.delete_user_memory(world.org_id, world.user_id, ids["Ann habit 0"]))
+        asyncio.run(
+            memora.delete_user_interaction_and_its_memories(
+                world.org_id, world.user_id, interactions[1]
+            )
+        )
+        asyncio.run(store.close())
+        asyncio.run(memora.close())
+        return found
+
+    assert await asyncio.to_thread(calls) == [f"Ann fact {turn}" for turn in range(4)]
+    assert open_connections(standin, 0) == set()
+    kept = {"Ann fact 0", "Ann fact 2", "Ann habit 2", "Ann fact 3", "Ann habit 3"}
+    assert set(held(standin).values()) == kept
+    assert held(standin) == in_graph(neo4j_driver)
+
+
+async def test_a_server_store_serves_two_loops_at_once_and_closes_from_a_third(
+    neo4j_connection: Neo4jConnection, neo4j_driver: Driver, server: tuple[str, StandIn]
+) -> None:
+    """Two threads, each with its own loop, save and search through one interface and
+    store at the same time; then ``close()`` from a third loop closes the connection of
+    the loop still running, there, and that loop's next call opens a new one."""
+    clear_database(neo4j_driver, neo4j_connection.database)
+    conn = neo4j_connection
+    url, standin = server
+    store = QdrantDB(url=url)
+    memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, store)
+
+    async def prepare() -> list[World]:
+        await memora.setup()
+        org_id = (await memora.create_organization("Acme")).org_id
+        return [await make_world(memora, name, "Bot", org_id) for name in ("Bea", "Cy")]
+
+    worlds = await asyncio.to_thread(asyncio.run, prepare())
+    start = threading.Barrier(2)
+    answered, stop = threading.Event(), threading.Event()
+
+    async def session(world: World, label: str, linger: bool) -> list[str]:
+        start.wait(timeout=60)
+        found = [await save_and_find(memora, store, world, f"{label} fact {n}") for n in range(6)]
+        if linger:
+            answered.set()
+            while not stop.is_set():
+                await asyncio.sleep(0.05)  # keeps this loop, and its client, alive
+            found.append(await save_and_find(memora, store, world, f"{label} fact after close"))
+        return found
+
+    def close_from_a_third_loop() -> None:
+        asyncio.run(store.close())
+
+    with ThreadPoolExecutor(2) as threads:
+        lingering = threads.submit(asyncio.run, session(worlds[0], "Bea", linger=True))
+        done = threads.submit(asyncio.run, session(worlds[1], "Cy", linger=False))
+        try:
+            assert done.result(timeout=120) == [f"Cy fact {n}" for n in range(6)]
+            assert answered.wait(timeout=120)
+            [still_open] = open_connections(standin, 1)
+            assert still_open in standin.ports("POST", "/points/query/batch")
+            await asyncio.to_thread(close_from_a_third_loop)
+            assert open_connections(standin, 0) == set(), "closed on its own, running loop"
+        finally:
+            stop.set()  # never leave the lingering loop running
+        assert lingering.result(timeout=120) == [
+            *(f"Bea fact {n}" for n in range(6)),
+            "Bea fact after close",
+        ]
+    await asyncio.to_thread(asyncio.run, memora.close())
+    assert open_connections(standin, 0) == set()
+    assert len(held(standin)) == 13
+    assert held(standin) == in_graph(neo4j_driver)
+
+
 # Fork ------------------------------------------------------------------------------------
 
 
@@ -334,55 +475,18 @@ def in_child(work: Callable[[], object]) -> str:
     return outcome
 
 
-class QdrantEndpoint(BaseHTTPRequestHandler):
-    """The two answers of a Qdrant server a point delete needs, noting each request's connection.
-
-    There is no Qdrant server here; what the test checks is which TCP connection (the
-    client's port) carries each process's requests, which any HTTP endpoint shows.
-    """
-
-    protocol_version = "HTTP/1.1"
-    deletes: list[int]
-
-    def _answer(self, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:  # the client's version check
-        self._answer({"title": "qdrant - vector search engine", "version": "1.20.0"})
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.deletes.append(self.client_address[1])
-        self._answer({"result": {"operation_id": 1, "status": "completed"}, "status": "ok"})
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
-def endpoint() -> Iterator[tuple[str, list[int]]]:
-    """A local HTTP endpoint speaking Qdrant's point delete: its URL, and each delete's port."""
-    deletes: list[int] = []
-    handler = type("Endpoint", (QdrantEndpoint,), {"deletes": deletes})
-    # Not 127.0.0.1: qdrant-client keeps no connections alive to "localhost" or 127.0.0.1.
-    server = ThreadingHTTPServer(("127.0.0.2", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.2:{server.server_address[1]}", deletes
-    server.shutdown()
-    server.server_close()
+def server() -> Iterator[tuple[str, StandIn]]:
+    """A Qdrant server: its URL, and what it holds and saw."""
+    with qdrant_standin() as running:
+        yield running
 
 
 @pytest.mark.parametrize("twin", ["async", "sync"])
 async def test_a_forked_child_opens_its_own_server_connection(
-    twin: str, endpoint: tuple[str, list[int]]
+    twin: str, server: tuple[str, StandIn]
 ) -> None:
-    url, deletes = endpoint
+    url, standin = server
     memory_id = str(uuid.uuid4())
     opened: Any = QdrantDB(url=url) if twin == "async" else sync.QdrantDB(url=url)
     store: Any = opened if twin == "async" else dressed(opened)
@@ -392,6 +496,7 @@ async def test_a_forked_child_opens_its_own_server_connection(
         return asyncio.run(deleted) if twin == "async" else deleted
 
     try:
+        await store.setup()
         await store.delete_memory(memory_id)
         # Forked from a thread with no running loop, as a prefork server's master is.
         assert await asyncio.to_thread(in_child, child_work) == "ok None"
@@ -399,7 +504,7 @@ async def test_a_forked_child_opens_its_own_server_connection(
     finally:
         await store.close()
 
-    parent, child, parent_again = deletes
+    parent, child, parent_again = standin.ports("POST", "/points/delete")
     assert child != parent, "the child sent its request over the parent's pooled connection"
     assert parent_again == parent, "the parent lost its connection"
 

@@ -4,6 +4,7 @@ import asyncio
 import threading
 from asyncio import sleep
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
+from contextlib import suppress
 from typing import Any
 
 from memora_ogm import fork
@@ -19,6 +20,7 @@ __all__ = [
     "forget_driver",
     "sleep",
     "watch_loop",
+    "watch_running_loop",
 ]
 
 #: In a forked child, an async driver of the parent is only kept referenced: closing or
@@ -51,8 +53,18 @@ async def watch_loop(close: Callable[[], Awaitable[None]]) -> object:
     driver opened on a loop is closed on it. The loop holds its generators weakly: keep
     what this returns for as long as the driver is open.
     """
+    return watch_running_loop(close)
+
+
+def watch_running_loop(close: Callable[[], Awaitable[None]]) -> object:
+    """:func:`watch_loop` from plain code running on the loop (a property opening a client).
+
+    The loop adopts the watcher on its first step; that step runs it to its ``yield``,
+    which no ``await`` precedes, so it completes here without awaiting.
+    """
     watcher = _until_shutdown(close)
-    await watcher.__anext__()
+    with suppress(StopIteration):  # how a step that reached a ``yield`` ends
+        watcher.__anext__().send(None)
     return watcher
 
 

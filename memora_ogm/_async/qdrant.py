@@ -9,24 +9,38 @@ I/O is in :mod:`memora_ogm.vector_db.qdrant_common`, shared with the sync twin.
 
 The store is safe to share between threads, tasks and event loops: calls on an embedded
 engine (which is not thread-safe) take turns, each holding the engine for the whole of
-one method, undo included; a Qdrant server is called concurrently. After ``os.fork()``
-a child opens its own server client on first use and never touches the parent's; an
-embedded store refuses to work in a child (see ``InheritedEmbeddedStoreError``).
+one method, undo included; a Qdrant server is called concurrently. A store opened with
+``url=`` holds one server client per process and event loop (an async client's
+connections belong to the loop that opened them), opened on first use there and closed
+when that loop shuts down its async generators (``asyncio.run`` does) or by ``close()``.
+After ``os.fork()`` a child opens its own server client on first use and never touches
+the parent's; an embedded store refuses to work in a child (see
+``InheritedEmbeddedStoreError``).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from qdrant_client import AsyncQdrantClient, models
 from typing_extensions import override
 
-from memora_ogm._async.compat import EmbeddingFunction, acquire, default_embedding
+from memora_ogm import fork
+from memora_ogm._async.compat import (
+    EmbeddingFunction,
+    acquire,
+    close_on,
+    close_watcher,
+    current_loop,
+    default_embedding,
+    watch_running_loop,
+)
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db import qdrant_common as common
@@ -34,6 +48,72 @@ from memora_ogm.vector_db.embedding import DEFAULT_DIMENSION
 from memora_ogm.vector_db.scope import MemorySearchScope
 
 logger = logging.getLogger("memora_ogm.vector_db.qdrant")
+
+
+class _LoopClient:
+    """A server client of one process and event loop, and what closes it with its loop."""
+
+    def __init__(self, client: AsyncQdrantClient) -> None:
+        self.client = client
+        self.watcher = watch_running_loop(self.loop_shuts_down)
+        self.closed = False
+
+    async def loop_shuts_down(self) -> None:
+        """What the loop's watcher runs: :meth:`close`, minus the watcher, which runs it."""
+        self.watcher = None
+        await self.close()
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            await close_watcher(watcher)
+        await self.client.close()
+
+
+class _ServerClients:
+    """The clients of a store opened with ``url=``, one per process and event loop."""
+
+    def __init__(self, open_client: Callable[[], AsyncQdrantClient]) -> None:
+        self._open = open_client
+        self._clients: dict[tuple[int, Any], _LoopClient] = {}
+        self._lock = threading.Lock()
+        fork.register(self)
+
+    def here(self) -> AsyncQdrantClient:
+        """The client of this process and event loop, opened on first use."""
+        key = (fork.generation(), current_loop())
+        held = self._clients.get(key)
+        if held is None or held.closed:
+            with self._lock:
+                held = self._clients.get(key)
+                if held is None or held.closed:
+                    self._forget_closed_loops()
+                    held = _LoopClient(self._open())
+                    self._clients[key] = held
+        return held.client
+
+    def _forget_closed_loops(self) -> None:
+        """Drop the clients of loops that closed without shutting down their async
+        generators: they cannot be awaited any more (the garbage collector closes their
+        sockets)."""
+        for key in [key for key in self._clients if key[1] is not None and key[1].is_closed()]:
+            del self._clients[key]
+
+    def forget_inherited(self) -> None:
+        """In a forked child: forget the parent's clients, without closing any."""
+        self._lock = threading.Lock()
+        inherited, self._clients = self._clients, {}
+        fork.keep(inherited)
+
+    async def close(self) -> None:
+        """Close this process's clients: on this loop here, on a running loop there."""
+        held, self._clients = self._clients, {}
+        for (generation, loop), client in held.items():
+            if generation == fork.generation():
+                await close_on(loop, client.close)
 
 
 class QdrantDB(BaseVectorDB):
@@ -49,6 +129,12 @@ class QdrantDB(BaseVectorDB):
     Search: at most ``search_limit`` results per query; results scoring at or below
     ``score_threshold`` (cosine similarity) are dropped, so by default a memory sharing
     nothing with the query is not returned. ``None`` keeps every result.
+
+    A client passed in is used as given, on whichever event loop calls the store: a
+    server client's connections belong to the loop that first used them, so use such a
+    store from one event loop (or pass ``url=``, which opens a client per loop). A
+    forked child replaces it with a client of the same options, and ``close()`` closes
+    it. An embedded engine, given or opened here, serves every loop of its process.
     """
 
     def __init__(
@@ -77,24 +163,32 @@ class QdrantDB(BaseVectorDB):
         if async_client is not None and not isinstance(async_client, AsyncQdrantClient):
             raise ValueError("The client must be a qdrant_client." + AsyncQdrantClient.__name__)
         # Last, once the arguments are known good: opening a folder locks it.
-        self.async_client = async_client or self._open(url, api_key, location, path)
+        self._server_clients: _ServerClients | None = None
+        if url is None:
+            self.async_client = async_client or self._open(location, path)
+        else:
+            self._server_clients = self._serve(url, api_key)
         if enable_logging:
             logging.basicConfig(level=logging.INFO)
 
     @property
     def async_client(self) -> AsyncQdrantClient:
-        """The Qdrant client of this process (a forked child gets its own)."""
+        """The Qdrant client of this process and, with ``url=``, of the running event loop
+        (opened on first use there, so read it on that loop)."""
+        if self._server_clients is not None:
+            return self._server_clients.here()
         return self._process_client.get()
 
     @async_client.setter
     def async_client(self, client: AsyncQdrantClient) -> None:
+        self._server_clients = None
         self._process_client = common.ProcessClient(client)
 
     @asynccontextmanager
     async def _engine(self) -> AsyncIterator[AsyncQdrantClient]:
         """The client, held alone while in use when it is an embedded engine."""
         client = self.async_client
-        lock = self._process_client.lock
+        lock = None if self._server_clients is not None else self._process_client.lock
         if lock is None:
             yield client
             return
@@ -105,17 +199,19 @@ class QdrantDB(BaseVectorDB):
             lock.release()
 
     @staticmethod
-    def _open(
-        url: str | None,
-        api_key: str | None,
-        location: str | None,
-        path: str | os.PathLike[str] | None,
-    ) -> AsyncQdrantClient:
-        if url is not None:
-            return AsyncQdrantClient(url=url, api_key=api_key)
+    def _open(location: str | None, path: str | os.PathLike[str] | None) -> AsyncQdrantClient:
         if path is not None:
             return AsyncQdrantClient(path=os.fspath(path))
         return AsyncQdrantClient(location=location or ":memory:")
+
+    @staticmethod
+    def _serve(url: str, api_key: str | None) -> _ServerClients:
+        # Built here only to check the options and, once per store, the server's version;
+        # it opens no connection of its own.
+        AsyncQdrantClient(url=url, api_key=api_key)
+        return _ServerClients(
+            lambda: AsyncQdrantClient(url=url, api_key=api_key, check_compatibility=False)
+        )
 
     async def _embed(self, texts: list[str]) -> list[list[float]]:
         output = await self.embedding_function(texts)
@@ -125,9 +221,15 @@ class QdrantDB(BaseVectorDB):
     async def close(self) -> None:
         """Close the Qdrant client (also one passed in, as Memora does).
 
-        In a forked child it closes only a client the child opened itself, never the
-        parent's (nor the parent's embedded engine and its folder lock).
+        With ``url=``, the clients of every event loop of this process: on this loop
+        here, on a loop running in another thread there. The store stays usable: the next
+        call opens a client again. In a forked child it closes only a client the child
+        opened itself, never the parent's (nor the parent's embedded engine and its
+        folder lock).
         """
+        if self._server_clients is not None:
+            await self._server_clients.close()
+            return
         if self._process_client.closable() is None:
             return
         async with self._engine() as client:

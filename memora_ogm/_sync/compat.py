@@ -19,6 +19,7 @@ __all__ = [
     "forget_driver",
     "sleep",
     "watch_loop",
+    "watch_running_loop",
 ]
 
 #: In a forked child, a sync driver of the parent drops its connections without a byte
@@ -38,6 +39,11 @@ def current_loop() -> object:
 
 def watch_loop(close: Callable[[], None]) -> object:
     """No event loop to close with: the driver is closed by ``close()``."""
+    return None
+
+
+def watch_running_loop(close: Callable[[], None]) -> object:
+    """No event loop to close with: the client is closed by ``close()``."""
     return None
 
 

@@ -327,8 +327,10 @@ class ProcessClient(Generic[ClientT]):
     call on one engine; it is ``None`` for a server, which needs none.
 
     After ``os.fork()`` the child never touches the parent's client: :meth:`get` opens a
-    new client with the same options for a server (the parent's pooled connections stay
-    the parent's), and refuses an embedded engine with :class:`InheritedEmbeddedStoreError`.
+    new client with the same options for a server client passed in (the parent's pooled
+    connections stay the parent's), and refuses an embedded engine with
+    :class:`InheritedEmbeddedStoreError`. (A store opened with ``url=`` keeps its server
+    clients per process and event loop instead, in ``QdrantDB`` itself.)
     """
 
     def __init__(self, client: ClientT) -> None:

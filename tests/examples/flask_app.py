@@ -1,9 +1,21 @@
 """A Flask API over memora-ogm's synchronous interface.
 
     flask --app "examples.flask_app:create_app()" run   # with NEO4J_URI & co. in the environment
+    gunicorn --preload -w 4 "examples.flask_app:create_app()"   # with QDRANT_URL too
 
 Flask views are synchronous, so the app uses ``memora_ogm.sync``; the interface is
 built once per application (it holds the Neo4j driver) and shared by all requests.
+
+The vector store: with ``QDRANT_URL`` set, a Qdrant server, which is what several
+worker processes need (gunicorn, uWSGI, with or without ``--preload``). Every worker must
+find the memories every other worker saved, and only a server they share holds them all;
+each worker opens its own connections to it, also when the app was built in the master
+before the fork. Without ``QDRANT_URL`` the store is embedded (``QDRANT_LOCATION``, in
+memory by default): for one process, such as ``flask run`` or the tests. An embedded store
+lives inside its process, so several workers would each hold a private part of the
+memories, and searches would answer depending on which worker took the request; built
+before a fork, it refuses the workers' writes (``InheritedEmbeddedStoreError``) rather
+than let that happen.
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ from pydantic import BaseModel
 from memora_ogm.errors import NotFoundError
 from memora_ogm.schema.storage import MemoriesAndInteraction
 from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
+from memora_ogm.vector_db.base import MemorySearchScope
 
 api = Blueprint("memora", __name__)
 #: Items per page unless the query string says ``limit``.
@@ -31,6 +44,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         NEO4J_USERNAME=os.environ.get("NEO4J_USERNAME", "neo4j"),
         NEO4J_PASSWORD=os.environ.get("NEO4J_PASSWORD", ""),
         NEO4J_DATABASE=os.environ.get("NEO4J_DATABASE", "neo4j"),
+        QDRANT_URL=os.environ.get("QDRANT_URL"),
+        QDRANT_API_KEY=os.environ.get("QDRANT_API_KEY"),
         QDRANT_LOCATION=":memory:",
     )
     app.config.update(config or {})
@@ -39,12 +54,19 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         app.config["NEO4J_USERNAME"],
         app.config["NEO4J_PASSWORD"],
         app.config["NEO4J_DATABASE"],
-        associated_vector_db=QdrantDB(location=app.config["QDRANT_LOCATION"]),
+        associated_vector_db=vector_store(app.config),
     )
     memora.setup()  # idempotent: constraints and the vector collection
     app.extensions["memora"] = memora
     app.register_blueprint(api)
     return app
+
+
+def vector_store(config: Mapping[str, Any]) -> QdrantDB:
+    """A Qdrant server when ``QDRANT_URL`` is set (several processes), else embedded."""
+    if config["QDRANT_URL"]:
+        return QdrantDB(url=config["QDRANT_URL"], api_key=config["QDRANT_API_KEY"])
+    return QdrantDB(location=config["QDRANT_LOCATION"])
 
 
 def memora() -> Neo4jGraphInterface:
@@ -131,3 +153,12 @@ def list_memories(org_id: str, user_id: str) -> Response:
     agent_id = request.args.get("agent_id")
     memories = memora().get_all_user_memories(org_id, user_id, agent_id, skip=skip, limit=limit)
     return jsonify([as_json(memory) for memory in memories])
+
+
+@api.get("/orgs/<org_id>/users/<user_id>/memories/search")
+def search_memories(org_id: str, user_id: str) -> Response:
+    """The user's memories closest to ``q``, best first, each with its score."""
+    store = memora().get_associated_vector_db()
+    assert store is not None  # create_app always attaches one
+    found = store.search_memory(request.args["q"], MemorySearchScope.USER, org_id, user_id)
+    return jsonify([{**as_json(memory), "score": score} for memory, score in found])
