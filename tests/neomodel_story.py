@@ -114,6 +114,12 @@ def relationship_attributes() -> list[tuple[str, str]]:
     ]
 
 
+def model_name(relation_type: str) -> str:
+    """The relationship model of a type is named after it: ``HAS_OCCURRENCE_ON`` is
+    ``HasOccurrenceOn``."""
+    return "".join(word.capitalize() for word in relation_type.split("_"))
+
+
 def declared_relationships() -> set[tuple[str, str, str]]:
     """``(start label, type, end label)`` of every relationship the classes declare, each
     read in the graph's own direction (an incoming attribute names it from its end)."""

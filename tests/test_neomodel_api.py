@@ -19,7 +19,7 @@ from neo4j import Driver
 from neomodel import Q, adb, db, get_config
 from neomodel.exceptions import AttemptedCardinalityViolation, UniqueProperty
 from neomodel.util import RelationshipDirection
-from neomodel_story import Story, done, relationship_attributes, write_story
+from neomodel_story import Story, done, model_name, relationship_attributes, write_story
 
 from memora_ogm import nodes
 from memora_ogm._async.interface import Neo4jGraphInterface
@@ -88,11 +88,6 @@ def test_every_relationship_type_has_its_model_in_both_twins() -> None:
         assert nodes.ASYNC_NODE_CLASSES[NODE_NAMES.index(name)] is getattr(nodes, "Async" + name)
 
 
-def _model_name(relation_type: str) -> str:
-    """``HAS_OCCURRENCE_ON`` -> ``HasOccurrenceOn``."""
-    return "".join(word.capitalize() for word in relation_type.split("_"))
-
-
 @pytest.mark.parametrize(("class_name", "attribute"), relationship_attributes())
 async def test_traverse_and_relationship_along_every_relationship_attribute(
     written: Written, twin: Twin, driver: Driver, class_name: str, attribute: str
@@ -101,7 +96,7 @@ async def test_traverse_and_relationship_along_every_relationship_attribute(
     definition = getattr(cls, attribute).definition
     getattr(cls, attribute).lookup_node_class()
     target = twin.cls(definition["node_class"].__name__)
-    model = twin.cls(_model_name(definition["relation_type"]))
+    model = twin.cls(model_name(definition["relation_type"]))
     hop = (
         "-[r:{}]->" if definition["direction"] == RelationshipDirection.OUTGOING else "<-[r:{}]-"
     ).format(definition["relation_type"])
