@@ -96,7 +96,6 @@ async def test_traverse_and_relationship_along_every_relationship_attribute(
     definition = getattr(cls, attribute).definition
     getattr(cls, attribute).lookup_node_class()
     target = twin.cls(definition["node_class"].__name__)
-    model = twin.cls(model_name(definition["relation_type"]))
     hop = (
         "-[r:{}]->" if definition["direction"] == RelationshipDirection.OUTGOING else "<-[r:{}]-"
     ).format(definition["relation_type"])
@@ -111,6 +110,7 @@ async def test_traverse_and_relationship_along_every_relationship_attribute(
     assert expected, "the story holds this relationship"
 
     found = await done(cls.nodes.traverse(attribute).all())
+    model = twin.cls(model_name(definition["relation_type"]))
     assert {(a.element_id, r.element_id, b.element_id) for a, b, r in found} == expected
     assert all(
         isinstance(a, cls) and isinstance(b, target) and isinstance(r, model) for a, b, r in found

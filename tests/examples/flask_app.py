@@ -4,6 +4,9 @@
 
 Flask views are synchronous, so the app uses ``memora_ogm.sync``; the interface is
 built once per application (it holds the Neo4j driver) and shared by all requests.
+Next to it, views may read the graph through the node classes (``memora_ogm.nodes``)
+on the application's own neomodel connection, configured as django_neomodel does it:
+``NEOMODEL_NEO4J_BOLT_URL`` becomes neomodel's ``database_url``.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from neomodel import get_config
 from pydantic import BaseModel
 
-from memora_ogm.errors import NotFoundError
+from memora_ogm.errors import NotFoundError, UserNotFound
+from memora_ogm.nodes import Date, User
 from memora_ogm.schema.storage import MemoriesAndInteraction
 from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 
@@ -31,9 +36,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         NEO4J_USERNAME=os.environ.get("NEO4J_USERNAME", "neo4j"),
         NEO4J_PASSWORD=os.environ.get("NEO4J_PASSWORD", ""),
         NEO4J_DATABASE=os.environ.get("NEO4J_DATABASE", "neo4j"),
+        NEOMODEL_NEO4J_BOLT_URL=os.environ.get(
+            "NEOMODEL_NEO4J_BOLT_URL", "bolt://neo4j:password@localhost:7687"
+        ),
         QDRANT_LOCATION=":memory:",
     )
     app.config.update(config or {})
+    get_config().database_url = app.config["NEOMODEL_NEO4J_BOLT_URL"]
     memora = Neo4jGraphInterface(
         app.config["NEO4J_URI"],
         app.config["NEO4J_USERNAME"],
@@ -131,3 +140,18 @@ def list_memories(org_id: str, user_id: str) -> Response:
     agent_id = request.args.get("agent_id")
     memories = memora().get_all_user_memories(org_id, user_id, agent_id, skip=skip, limit=limit)
     return jsonify([as_json(memory) for memory in memories])
+
+
+@api.get("/orgs/<org_id>/users/<user_id>/timeline")
+def timeline(org_id: str, user_id: str) -> Response:
+    """The days the user talked on, newest first, each with its interactions: read through
+    the node classes, ``Date`` traversed along ``interactions`` (``HAS_OCCURRENCE_ON``)."""
+    if User.nodes.get_or_none(org_id=org_id, user_id=user_id) is None:
+        raise UserNotFound(org_id, user_id)
+    days = Date.nodes.filter(org_id=org_id, user_id=user_id).order_by("-date")
+    interactions: dict[str, list[str]] = {}
+    for day, interaction, _ in days.traverse("interactions").all():
+        interactions.setdefault(day.date.isoformat(), []).append(interaction.interaction_id)
+    return jsonify(
+        [{"date": day, "interactions": sorted(ids)} for day, ids in interactions.items()]
+    )
