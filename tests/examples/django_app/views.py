@@ -125,7 +125,8 @@ def timeline(request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
         raise UserNotFound(org_id, user_id)
     days = Date.nodes.filter(org_id=org_id, user_id=user_id).order_by("-date")
     interactions: dict[str, list[str]] = {}
-    for day, interaction, _ in days.traverse("interactions").all():
+    # neomodel annotates each path as a tuple of strings; it takes a "rel__rel" string.
+    for day, interaction, _ in days.traverse("interactions").all():  # type: ignore[arg-type]
         interactions.setdefault(day.date.isoformat(), []).append(interaction.interaction_id)
     found = [{"date": day, "interactions": sorted(ids)} for day, ids in interactions.items()]
     return JsonResponse(found, safe=False)
