@@ -8,7 +8,6 @@ relationship attributes declare.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -44,7 +43,7 @@ async def memora_database(
 
 def _inspect(url: str) -> tuple[set[str], set[tuple[str, str, str]]]:
     """The labels and ``(start label, type, end label)`` triples the inspector prints."""
-    printed = subprocess.run(
+    inspected = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -57,13 +56,13 @@ def _inspect(url: str) -> tuple[set[str], set[tuple[str, str, str]]]:
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": os.getcwd()},
-        check=True,
-    ).stdout
+        check=False,
+    )
+    assert inspected.returncode == 0, inspected.stderr
     labels: set[str] = set()
     relationships: set[tuple[str, str, str]] = set()
     label = ""
-    for line in printed.splitlines():
+    for line in inspected.stdout.splitlines():
         if match := CLASS_LINE.match(line):
             label = match[1]
             labels.add(label)

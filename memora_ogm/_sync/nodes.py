@@ -15,19 +15,22 @@ relationships carry no properties, so that neomodel's ``traverse``,
 
 Each attribute states the cardinality every Memora database holds on its side, and
 only that: a ``One`` makes neomodel raise on reading a node that lacks the
-relationship. What Memora writes in one statement and only deletes together is
-``One`` (a user's organisation and collections, an agent's organisation, an
-interaction's collection, a memory's collection and interaction). Where Memora's own
-data differs from the schema it is relaxed: a memory saved by Memora 0.3.0 after the
-v0.3.x migration has no day (SPEC 10.1), so ``date_obtained`` is ``ZeroOrOne``; a
-user-specific agent outlives its user in Memora (``delete_user`` leaves it), so
-``Agent.user`` is ``ZeroOrOne``; an interaction imported with no ``dates`` has no
-day, so ``has_occurrence_on`` is ``ZeroOrMore``; a memory can be superseded twice
-(SPEC 10.18) and an import may let one memory supersede two, so ``CONTRARY_UPDATE``
-is ``ZeroOrMore`` both ways. A chain has no forks (SPEC 3): at most one first
-message, one next and one previous message. neomodel checks these on model-level
-writes (``connect()`` through the classes, one read before the write); the facade's
-compiled statements never go through them, their shape already keeps them.
+relationship. What Memora writes in one statement and only deletes together is ``One``
+(a user's organisation and collections, an agent's organisation, an interaction's
+collection, a memory's collection and interaction). Where Memora's own data differs
+from the schema it is relaxed: a memory saved by Memora 0.3.0 after the v0.3.x
+migration has no day (SPEC 10.1), so ``date_obtained`` is ``ZeroOrOne``; an
+organisation's agent has no user and a user's own agent outlives its user in Memora
+(``delete_user`` leaves it), so ``Agent.user`` is ``ZeroOrOne``; an interaction
+imported with no ``dates`` has no day, so ``has_occurrence_on`` is ``ZeroOrMore``; a
+memory can be superseded twice (SPEC 10.18) and an import may let one memory supersede
+two, so ``CONTRARY_UPDATE`` is ``ZeroOrMore`` both ways. A chain has no forks (SPEC
+3): at most one first message, one next and one previous message (only Memora's racing
+updates, SPEC 10.12, could fork one, and reading the fork then raises neomodel's
+``CardinalityViolation``).
+neomodel checks these on model-level writes (``connect()`` through the classes, one
+read before the write); the facade's compiled statements never go through them, their
+shape already keeps them.
 """
 
 from __future__ import annotations
