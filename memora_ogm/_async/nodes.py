@@ -27,6 +27,7 @@ two, so ``CONTRARY_UPDATE`` is ``ZeroOrMore`` both ways. A chain has no forks (S
 3): at most one first message, one next and one previous message (only Memora's racing
 updates, SPEC 10.12, could fork one, and reading the fork then raises neomodel's
 ``CardinalityViolation``).
+
 neomodel checks these on model-level writes (``connect()`` through the classes, one
 read before the write); the facade's compiled statements never go through them, their
 shape already keeps them.
