@@ -16,12 +16,22 @@ from typing import Any
 import pytest
 from interaction_helpers import DAY, LATER, chat, conversation, make_world, rows, save
 from neo4j import Driver
-from neomodel import Q, adb, db, get_config
+from neomodel import (
+    AsyncStructuredNode,
+    AsyncStructuredRel,
+    Q,
+    StructuredNode,
+    StructuredRel,
+    adb,
+    db,
+    get_config,
+)
 from neomodel.exceptions import AttemptedCardinalityViolation, UniqueProperty
 from neomodel.util import RelationshipDirection
 from neomodel_story import Story, done, model_name, relationship_attributes, write_story
 
 from memora_ogm import nodes
+from memora_ogm._async import nodes as private_async_nodes
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
@@ -78,14 +88,19 @@ async def written(
     await memora.close()
 
 
-def test_every_relationship_type_has_its_model_in_both_twins() -> None:
+def test_both_twins_are_public_from_one_module() -> None:
     assert len(relationship_attributes()) == 28
-    for sync_model, async_model in zip(nodes.REL_CLASSES, nodes.ASYNC_REL_CLASSES, strict=True):
-        assert getattr(nodes, sync_model.__name__) is sync_model
-        assert getattr(nodes, "Async" + async_model.__name__) is async_model
-    for name in NODE_NAMES:
-        assert nodes.NODE_CLASSES[NODE_NAMES.index(name)] is getattr(nodes, name)
-        assert nodes.ASYNC_NODE_CLASSES[NODE_NAMES.index(name)] is getattr(nodes, "Async" + name)
+    assert len(nodes.REL_CLASSES) == 13
+    pairs = [
+        *zip(nodes.NODE_CLASSES, nodes.ASYNC_NODE_CLASSES, strict=True),
+        *zip(nodes.REL_CLASSES, nodes.ASYNC_REL_CLASSES, strict=True),
+    ]
+    for sync_class, async_class in pairs:
+        assert getattr(nodes, sync_class.__name__) is sync_class
+        assert getattr(nodes, "Async" + async_class.__name__) is async_class
+        assert getattr(private_async_nodes, async_class.__name__) is async_class
+        assert issubclass(sync_class, (StructuredNode, StructuredRel))
+        assert issubclass(async_class, (AsyncStructuredNode, AsyncStructuredRel))
 
 
 @pytest.mark.parametrize(("class_name", "attribute"), relationship_attributes())
