@@ -45,6 +45,11 @@ REPLACEMENTS = {
     "AsyncRelationshipTo": "RelationshipTo",
     "AsyncSchemaManager": "SchemaManager",
     "AsyncStructuredNode": "StructuredNode",
+    "AsyncStructuredRel": "StructuredRel",
+    "AsyncOne": "One",
+    "AsyncZeroOrOne": "ZeroOrOne",
+    "AsyncOneOrMore": "OneOrMore",
+    "AsyncZeroOrMore": "ZeroOrMore",
     "AsyncQdrantClient": "QdrantClient",
     "async_client": "client",
 }

@@ -1,7 +1,8 @@
 """The Flask and Django example apps, each driven by its framework's test client, on Neo4j.
 
 One scenario (create a user, post conversations, list memories, page through
-interactions, delete) runs against both apps through a two-line adapter per framework.
+interactions, delete) runs against both apps through a two-line adapter per framework;
+another reads a user's timeline, a view each app builds on the node classes.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def flask_app(conn: Neo4jConnection) -> Iterator[App]:
             "NEO4J_USERNAME": conn.username,
             "NEO4J_PASSWORD": conn.password,
             "NEO4J_DATABASE": conn.database,
+            "NEOMODEL_NEO4J_BOLT_URL": conn.neomodel_url,
         }
     )
     client = app.test_client()
@@ -163,3 +165,30 @@ def test_errors_are_http_statuses(app: App) -> None:
     status, error = app.call("GET", f"/orgs/{org['org_id']}/users/nobody/memories", None)
     assert status == 404 and "nobody" in error["error"]
     assert app.call("POST", "/orgs/nowhere/users", {"user_name": "Bob"})[0] == 404
+
+
+def test_timeline_read_through_the_node_classes(app: App) -> None:
+    _, org = app.call("POST", "/orgs", {"org_name": "Acme"})
+    orgs = f"/orgs/{org['org_id']}"
+    _, agent = app.call("POST", f"{orgs}/agents", {"agent_label": "Helper"})
+    _, user = app.call("POST", f"{orgs}/users", {"user_name": "Ann"})
+    users = f"{orgs}/users/{user['user_id']}"
+    ids = []
+    for day, said, fact in [(1, "I run", "runs"), (1, "I swim", "swims"), (3, "I ski", "skis")]:
+        body = conversation(agent["agent_id"], day, said, fact)
+        ids.append(app.call("POST", f"{users}/interactions", body)[1]["interaction_id"])
+
+    status, timeline = app.call("GET", f"{users}/timeline", None)
+    assert status == 200
+    assert timeline == [
+        {"date": "2024-05-03", "interactions": [ids[2]]},
+        {"date": "2024-05-01", "interactions": sorted(ids[:2])},
+    ]
+    # The facade, next to the node classes, sees the same days.
+    found = app.memora.get_all_user_interactions(org["org_id"], user["user_id"])
+    days = {i.interaction_id: i.created_at.date().isoformat() for i in found}
+    assert {day["date"] for day in timeline} == set(days.values())
+    assert all(days[i] == day["date"] for day in timeline for i in day["interactions"])
+
+    status, error = app.call("GET", f"{orgs}/users/nobody/timeline", None)
+    assert status == 404 and "nobody" in error["error"]

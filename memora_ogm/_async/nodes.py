@@ -7,7 +7,30 @@ uniqueness guarantee per key (see ``memora_ogm._async.schema``).
 
 Relationship attributes are named after the graph: ``user.interactions_in``
 follows ``INTERACTIONS_IN``, ``memory.contrary_update`` follows
-``CONTRARY_UPDATE`` to the newer memory, and so on.
+``CONTRARY_UPDATE`` to the newer memory, and so on. Each relationship type has its
+relationship model (``BELONGS_TO`` is :class:`BelongsTo`, ...), empty because Memora's
+relationships carry no properties, so that neomodel's ``traverse``,
+``relationship()`` and ``resolve_objects`` work on every one of them.
+
+Each attribute states the cardinality every Memora database holds on its side, and
+only that: a ``One`` makes neomodel raise on reading a node that lacks the
+relationship. What Memora writes in one statement and only deletes together is ``One``
+(a user's organisation and collections, an agent's organisation, an interaction's
+collection, a memory's collection and interaction). Where Memora's own data differs
+from the schema it is relaxed: a memory saved by Memora 0.3.0 after the v0.3.x
+migration has no day (SPEC 10.1), so ``date_obtained`` is ``ZeroOrOne``; an
+organisation's agent has no user and a user's own agent outlives its user in Memora
+(``delete_user`` leaves it), so ``Agent.user`` is ``ZeroOrOne``; an interaction
+imported with no ``dates`` has no day, so ``has_occurrence_on`` is ``ZeroOrMore``; a
+memory can be superseded twice (SPEC 10.18) and an import may let one memory supersede
+two, so ``CONTRARY_UPDATE`` is ``ZeroOrMore`` both ways. A chain has no forks (SPEC
+3): at most one first message, one next and one previous message (only Memora's racing
+updates, SPEC 10.12, could fork one, and reading the fork then raises neomodel's
+``CardinalityViolation``).
+
+neomodel checks these on model-level writes (``connect()`` through the classes, one
+read before the write); the facade's compiled statements never go through them, their
+shape already keeps them.
 """
 
 from __future__ import annotations
@@ -17,9 +40,13 @@ from typing import Any, ClassVar
 
 import shortuuid
 from neomodel import (
+    AsyncOne,
     AsyncRelationshipFrom,
     AsyncRelationshipTo,
     AsyncStructuredNode,
+    AsyncStructuredRel,
+    AsyncZeroOrMore,
+    AsyncZeroOrOne,
     IntegerProperty,
     StringProperty,
 )
@@ -46,6 +73,59 @@ class MemoraNode(AsyncStructuredNode):
         printer.text(node_line(self))
 
 
+class BelongsTo(AsyncStructuredRel):
+    """``(User)-[:BELONGS_TO]->(Org)``: membership."""
+
+
+class HasAgent(AsyncStructuredRel):
+    """``(Org)-[:HAS_AGENT]->(Agent)``, and ``(User)-[:HAS_AGENT]->(Agent)`` for an
+    agent of one user."""
+
+
+class InteractionsIn(AsyncStructuredRel):
+    """``(User)-[:INTERACTIONS_IN]->(InteractionCollection)``."""
+
+
+class HadInteraction(AsyncStructuredRel):
+    """``(InteractionCollection)-[:HAD_INTERACTION]->(Interaction)``."""
+
+
+class HasMemories(AsyncStructuredRel):
+    """``(User)-[:HAS_MEMORIES]->(MemoryCollection)``."""
+
+
+class Includes(AsyncStructuredRel):
+    """``(MemoryCollection)-[:INCLUDES]->(Memory)``."""
+
+
+class FirstMessage(AsyncStructuredRel):
+    """``(Interaction)-[:FIRST_MESSAGE]->(MessageBlock)``: the message at position 0."""
+
+
+class IsNext(AsyncStructuredRel):
+    """``(MessageBlock)-[:IS_NEXT]->(MessageBlock)``: the message one position later."""
+
+
+class HasOccurrenceOn(AsyncStructuredRel):
+    """``(Interaction)-[:HAS_OCCURRENCE_ON]->(Date)``: a day it was saved or updated on."""
+
+
+class InteractionSource(AsyncStructuredRel):
+    """``(Memory)-[:INTERACTION_SOURCE]->(Interaction)``: where the memory came from."""
+
+
+class MessageSource(AsyncStructuredRel):
+    """``(Memory)-[:MESSAGE_SOURCE]->(MessageBlock)``: a message that triggered it."""
+
+
+class DateObtained(AsyncStructuredRel):
+    """``(Memory)-[:DATE_OBTAINED]->(Date)``: the day it was obtained."""
+
+
+class ContraryUpdate(AsyncStructuredRel):
+    """``(old:Memory)-[:CONTRARY_UPDATE]->(new:Memory)``: ``new`` supersedes ``old``."""
+
+
 class Org(MemoraNode):
     __node_key__ = ("unique_org_id", ("org_id",))
 
@@ -53,8 +133,12 @@ class Org(MemoraNode):
     org_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    users = AsyncRelationshipFrom("User", "BELONGS_TO")
-    has_agent = AsyncRelationshipTo("Agent", "HAS_AGENT")
+    users = AsyncRelationshipFrom(
+        "User", "BELONGS_TO", cardinality=AsyncZeroOrMore, model=BelongsTo
+    )
+    has_agent = AsyncRelationshipTo(
+        "Agent", "HAS_AGENT", cardinality=AsyncZeroOrMore, model=HasAgent
+    )
 
 
 class User(MemoraNode):
@@ -65,10 +149,16 @@ class User(MemoraNode):
     user_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    belongs_to = AsyncRelationshipTo(Org, "BELONGS_TO")
-    has_agent = AsyncRelationshipTo("Agent", "HAS_AGENT")
-    interactions_in = AsyncRelationshipTo("InteractionCollection", "INTERACTIONS_IN")
-    has_memories = AsyncRelationshipTo("MemoryCollection", "HAS_MEMORIES")
+    belongs_to = AsyncRelationshipTo(Org, "BELONGS_TO", cardinality=AsyncOne, model=BelongsTo)
+    has_agent = AsyncRelationshipTo(
+        "Agent", "HAS_AGENT", cardinality=AsyncZeroOrMore, model=HasAgent
+    )
+    interactions_in = AsyncRelationshipTo(
+        "InteractionCollection", "INTERACTIONS_IN", cardinality=AsyncOne, model=InteractionsIn
+    )
+    has_memories = AsyncRelationshipTo(
+        "MemoryCollection", "HAS_MEMORIES", cardinality=AsyncOne, model=HasMemories
+    )
 
 
 class Agent(MemoraNode):
@@ -81,24 +171,30 @@ class Agent(MemoraNode):
     #: Set only for agents created for one user.
     user_id = StringProperty()
 
-    org = AsyncRelationshipFrom(Org, "HAS_AGENT")
-    user = AsyncRelationshipFrom(User, "HAS_AGENT")
+    org = AsyncRelationshipFrom(Org, "HAS_AGENT", cardinality=AsyncOne, model=HasAgent)
+    user = AsyncRelationshipFrom(User, "HAS_AGENT", cardinality=AsyncZeroOrOne, model=HasAgent)
 
 
 class InteractionCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = AsyncRelationshipFrom(User, "INTERACTIONS_IN")
-    had_interaction = AsyncRelationshipTo("Interaction", "HAD_INTERACTION")
+    user = AsyncRelationshipFrom(
+        User, "INTERACTIONS_IN", cardinality=AsyncOne, model=InteractionsIn
+    )
+    had_interaction = AsyncRelationshipTo(
+        "Interaction", "HAD_INTERACTION", cardinality=AsyncZeroOrMore, model=HadInteraction
+    )
 
 
 class MemoryCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = AsyncRelationshipFrom(User, "HAS_MEMORIES")
-    includes = AsyncRelationshipTo("Memory", "INCLUDES")
+    user = AsyncRelationshipFrom(User, "HAS_MEMORIES", cardinality=AsyncOne, model=HasMemories)
+    includes = AsyncRelationshipTo(
+        "Memory", "INCLUDES", cardinality=AsyncZeroOrMore, model=Includes
+    )
 
 
 class Date(MemoraNode):
@@ -110,8 +206,12 @@ class Date(MemoraNode):
     user_id = StringProperty(required=True)
     date = NativeDateProperty(required=True)
 
-    interactions = AsyncRelationshipFrom("Interaction", "HAS_OCCURRENCE_ON")
-    memories = AsyncRelationshipFrom("Memory", "DATE_OBTAINED")
+    interactions = AsyncRelationshipFrom(
+        "Interaction", "HAS_OCCURRENCE_ON", cardinality=AsyncZeroOrMore, model=HasOccurrenceOn
+    )
+    memories = AsyncRelationshipFrom(
+        "Memory", "DATE_OBTAINED", cardinality=AsyncZeroOrMore, model=DateObtained
+    )
 
 
 class Interaction(MemoraNode):
@@ -124,10 +224,18 @@ class Interaction(MemoraNode):
     created_at = ZonedDateTimeProperty(default_now=True)
     updated_at = ZonedDateTimeProperty(default_now=True)
 
-    collection = AsyncRelationshipFrom(InteractionCollection, "HAD_INTERACTION")
-    first_message = AsyncRelationshipTo("MessageBlock", "FIRST_MESSAGE")
-    has_occurrence_on = AsyncRelationshipTo(Date, "HAS_OCCURRENCE_ON")
-    memories = AsyncRelationshipFrom("Memory", "INTERACTION_SOURCE")
+    collection = AsyncRelationshipFrom(
+        InteractionCollection, "HAD_INTERACTION", cardinality=AsyncOne, model=HadInteraction
+    )
+    first_message = AsyncRelationshipTo(
+        "MessageBlock", "FIRST_MESSAGE", cardinality=AsyncZeroOrOne, model=FirstMessage
+    )
+    has_occurrence_on = AsyncRelationshipTo(
+        Date, "HAS_OCCURRENCE_ON", cardinality=AsyncZeroOrMore, model=HasOccurrenceOn
+    )
+    memories = AsyncRelationshipFrom(
+        "Memory", "INTERACTION_SOURCE", cardinality=AsyncZeroOrMore, model=InteractionSource
+    )
 
 
 class MessageBlock(MemoraNode):
@@ -137,10 +245,18 @@ class MessageBlock(MemoraNode):
     role = StringProperty(required=True)
     content = StringProperty(required=True)
 
-    is_next = AsyncRelationshipTo("MessageBlock", "IS_NEXT")
-    previous = AsyncRelationshipFrom("MessageBlock", "IS_NEXT")
-    interaction = AsyncRelationshipFrom(Interaction, "FIRST_MESSAGE")
-    memories = AsyncRelationshipFrom("Memory", "MESSAGE_SOURCE")
+    is_next = AsyncRelationshipTo(
+        "MessageBlock", "IS_NEXT", cardinality=AsyncZeroOrOne, model=IsNext
+    )
+    previous = AsyncRelationshipFrom(
+        "MessageBlock", "IS_NEXT", cardinality=AsyncZeroOrOne, model=IsNext
+    )
+    interaction = AsyncRelationshipFrom(
+        Interaction, "FIRST_MESSAGE", cardinality=AsyncZeroOrOne, model=FirstMessage
+    )
+    memories = AsyncRelationshipFrom(
+        "Memory", "MESSAGE_SOURCE", cardinality=AsyncZeroOrMore, model=MessageSource
+    )
 
 
 class Memory(MemoraNode):
@@ -156,14 +272,26 @@ class Memory(MemoraNode):
     memory = StringProperty(required=True)
     obtained_at = ZonedDateTimeProperty(default_now=True)
 
-    collection = AsyncRelationshipFrom(MemoryCollection, "INCLUDES")
-    interaction_source = AsyncRelationshipTo(Interaction, "INTERACTION_SOURCE")
-    message_source = AsyncRelationshipTo(MessageBlock, "MESSAGE_SOURCE")
-    date_obtained = AsyncRelationshipTo(Date, "DATE_OBTAINED")
+    collection = AsyncRelationshipFrom(
+        MemoryCollection, "INCLUDES", cardinality=AsyncOne, model=Includes
+    )
+    interaction_source = AsyncRelationshipTo(
+        Interaction, "INTERACTION_SOURCE", cardinality=AsyncOne, model=InteractionSource
+    )
+    message_source = AsyncRelationshipTo(
+        MessageBlock, "MESSAGE_SOURCE", cardinality=AsyncZeroOrMore, model=MessageSource
+    )
+    date_obtained = AsyncRelationshipTo(
+        Date, "DATE_OBTAINED", cardinality=AsyncZeroOrOne, model=DateObtained
+    )
     #: The newer memory that contradicts and supersedes this one.
-    contrary_update = AsyncRelationshipTo("Memory", "CONTRARY_UPDATE")
+    contrary_update = AsyncRelationshipTo(
+        "Memory", "CONTRARY_UPDATE", cardinality=AsyncZeroOrMore, model=ContraryUpdate
+    )
     #: The older memories this one superseded.
-    contradicts = AsyncRelationshipFrom("Memory", "CONTRARY_UPDATE")
+    contradicts = AsyncRelationshipFrom(
+        "Memory", "CONTRARY_UPDATE", cardinality=AsyncZeroOrMore, model=ContraryUpdate
+    )
 
 
 NODE_CLASSES: tuple[type[MemoraNode], ...] = (
@@ -177,3 +305,21 @@ NODE_CLASSES: tuple[type[MemoraNode], ...] = (
     MessageBlock,
     Memory,
 )
+
+
+REL_CLASSES: tuple[type[AsyncStructuredRel], ...] = (
+    BelongsTo,
+    HasAgent,
+    InteractionsIn,
+    HadInteraction,
+    HasMemories,
+    Includes,
+    FirstMessage,
+    IsNext,
+    HasOccurrenceOn,
+    InteractionSource,
+    MessageSource,
+    DateObtained,
+    ContraryUpdate,
+)
+"""One relationship model per relationship type of the Memora graph."""

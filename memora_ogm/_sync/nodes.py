@@ -8,7 +8,30 @@ uniqueness guarantee per key (see ``memora_ogm._async.schema``).
 
 Relationship attributes are named after the graph: ``user.interactions_in``
 follows ``INTERACTIONS_IN``, ``memory.contrary_update`` follows
-``CONTRARY_UPDATE`` to the newer memory, and so on.
+``CONTRARY_UPDATE`` to the newer memory, and so on. Each relationship type has its
+relationship model (``BELONGS_TO`` is :class:`BelongsTo`, ...), empty because Memora's
+relationships carry no properties, so that neomodel's ``traverse``,
+``relationship()`` and ``resolve_objects`` work on every one of them.
+
+Each attribute states the cardinality every Memora database holds on its side, and
+only that: a ``One`` makes neomodel raise on reading a node that lacks the
+relationship. What Memora writes in one statement and only deletes together is ``One``
+(a user's organisation and collections, an agent's organisation, an interaction's
+collection, a memory's collection and interaction). Where Memora's own data differs
+from the schema it is relaxed: a memory saved by Memora 0.3.0 after the v0.3.x
+migration has no day (SPEC 10.1), so ``date_obtained`` is ``ZeroOrOne``; an
+organisation's agent has no user and a user's own agent outlives its user in Memora
+(``delete_user`` leaves it), so ``Agent.user`` is ``ZeroOrOne``; an interaction
+imported with no ``dates`` has no day, so ``has_occurrence_on`` is ``ZeroOrMore``; a
+memory can be superseded twice (SPEC 10.18) and an import may let one memory supersede
+two, so ``CONTRARY_UPDATE`` is ``ZeroOrMore`` both ways. A chain has no forks (SPEC
+3): at most one first message, one next and one previous message (only Memora's racing
+updates, SPEC 10.12, could fork one, and reading the fork then raises neomodel's
+``CardinalityViolation``).
+
+neomodel checks these on model-level writes (``connect()`` through the classes, one
+read before the write); the facade's compiled statements never go through them, their
+shape already keeps them.
 """
 
 from __future__ import annotations
@@ -19,10 +42,14 @@ from typing import Any, ClassVar
 import shortuuid
 from neomodel import (
     IntegerProperty,
+    One,
     RelationshipFrom,
     RelationshipTo,
     StringProperty,
     StructuredNode,
+    StructuredRel,
+    ZeroOrMore,
+    ZeroOrOne,
 )
 
 from memora_ogm.properties import NativeDateProperty, ZonedDateTimeProperty
@@ -47,6 +74,59 @@ class MemoraNode(StructuredNode):
         printer.text(node_line(self))
 
 
+class BelongsTo(StructuredRel):
+    """``(User)-[:BELONGS_TO]->(Org)``: membership."""
+
+
+class HasAgent(StructuredRel):
+    """``(Org)-[:HAS_AGENT]->(Agent)``, and ``(User)-[:HAS_AGENT]->(Agent)`` for an
+    agent of one user."""
+
+
+class InteractionsIn(StructuredRel):
+    """``(User)-[:INTERACTIONS_IN]->(InteractionCollection)``."""
+
+
+class HadInteraction(StructuredRel):
+    """``(InteractionCollection)-[:HAD_INTERACTION]->(Interaction)``."""
+
+
+class HasMemories(StructuredRel):
+    """``(User)-[:HAS_MEMORIES]->(MemoryCollection)``."""
+
+
+class Includes(StructuredRel):
+    """``(MemoryCollection)-[:INCLUDES]->(Memory)``."""
+
+
+class FirstMessage(StructuredRel):
+    """``(Interaction)-[:FIRST_MESSAGE]->(MessageBlock)``: the message at position 0."""
+
+
+class IsNext(StructuredRel):
+    """``(MessageBlock)-[:IS_NEXT]->(MessageBlock)``: the message one position later."""
+
+
+class HasOccurrenceOn(StructuredRel):
+    """``(Interaction)-[:HAS_OCCURRENCE_ON]->(Date)``: a day it was saved or updated on."""
+
+
+class InteractionSource(StructuredRel):
+    """``(Memory)-[:INTERACTION_SOURCE]->(Interaction)``: where the memory came from."""
+
+
+class MessageSource(StructuredRel):
+    """``(Memory)-[:MESSAGE_SOURCE]->(MessageBlock)``: a message that triggered it."""
+
+
+class DateObtained(StructuredRel):
+    """``(Memory)-[:DATE_OBTAINED]->(Date)``: the day it was obtained."""
+
+
+class ContraryUpdate(StructuredRel):
+    """``(old:Memory)-[:CONTRARY_UPDATE]->(new:Memory)``: ``new`` supersedes ``old``."""
+
+
 class Org(MemoraNode):
     __node_key__ = ("unique_org_id", ("org_id",))
 
@@ -54,8 +134,8 @@ class Org(MemoraNode):
     org_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    users = RelationshipFrom("User", "BELONGS_TO")
-    has_agent = RelationshipTo("Agent", "HAS_AGENT")
+    users = RelationshipFrom("User", "BELONGS_TO", cardinality=ZeroOrMore, model=BelongsTo)
+    has_agent = RelationshipTo("Agent", "HAS_AGENT", cardinality=ZeroOrMore, model=HasAgent)
 
 
 class User(MemoraNode):
@@ -66,10 +146,14 @@ class User(MemoraNode):
     user_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    belongs_to = RelationshipTo(Org, "BELONGS_TO")
-    has_agent = RelationshipTo("Agent", "HAS_AGENT")
-    interactions_in = RelationshipTo("InteractionCollection", "INTERACTIONS_IN")
-    has_memories = RelationshipTo("MemoryCollection", "HAS_MEMORIES")
+    belongs_to = RelationshipTo(Org, "BELONGS_TO", cardinality=One, model=BelongsTo)
+    has_agent = RelationshipTo("Agent", "HAS_AGENT", cardinality=ZeroOrMore, model=HasAgent)
+    interactions_in = RelationshipTo(
+        "InteractionCollection", "INTERACTIONS_IN", cardinality=One, model=InteractionsIn
+    )
+    has_memories = RelationshipTo(
+        "MemoryCollection", "HAS_MEMORIES", cardinality=One, model=HasMemories
+    )
 
 
 class Agent(MemoraNode):
@@ -82,24 +166,26 @@ class Agent(MemoraNode):
     #: Set only for agents created for one user.
     user_id = StringProperty()
 
-    org = RelationshipFrom(Org, "HAS_AGENT")
-    user = RelationshipFrom(User, "HAS_AGENT")
+    org = RelationshipFrom(Org, "HAS_AGENT", cardinality=One, model=HasAgent)
+    user = RelationshipFrom(User, "HAS_AGENT", cardinality=ZeroOrOne, model=HasAgent)
 
 
 class InteractionCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = RelationshipFrom(User, "INTERACTIONS_IN")
-    had_interaction = RelationshipTo("Interaction", "HAD_INTERACTION")
+    user = RelationshipFrom(User, "INTERACTIONS_IN", cardinality=One, model=InteractionsIn)
+    had_interaction = RelationshipTo(
+        "Interaction", "HAD_INTERACTION", cardinality=ZeroOrMore, model=HadInteraction
+    )
 
 
 class MemoryCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = RelationshipFrom(User, "HAS_MEMORIES")
-    includes = RelationshipTo("Memory", "INCLUDES")
+    user = RelationshipFrom(User, "HAS_MEMORIES", cardinality=One, model=HasMemories)
+    includes = RelationshipTo("Memory", "INCLUDES", cardinality=ZeroOrMore, model=Includes)
 
 
 class Date(MemoraNode):
@@ -111,8 +197,12 @@ class Date(MemoraNode):
     user_id = StringProperty(required=True)
     date = NativeDateProperty(required=True)
 
-    interactions = RelationshipFrom("Interaction", "HAS_OCCURRENCE_ON")
-    memories = RelationshipFrom("Memory", "DATE_OBTAINED")
+    interactions = RelationshipFrom(
+        "Interaction", "HAS_OCCURRENCE_ON", cardinality=ZeroOrMore, model=HasOccurrenceOn
+    )
+    memories = RelationshipFrom(
+        "Memory", "DATE_OBTAINED", cardinality=ZeroOrMore, model=DateObtained
+    )
 
 
 class Interaction(MemoraNode):
@@ -125,10 +215,18 @@ class Interaction(MemoraNode):
     created_at = ZonedDateTimeProperty(default_now=True)
     updated_at = ZonedDateTimeProperty(default_now=True)
 
-    collection = RelationshipFrom(InteractionCollection, "HAD_INTERACTION")
-    first_message = RelationshipTo("MessageBlock", "FIRST_MESSAGE")
-    has_occurrence_on = RelationshipTo(Date, "HAS_OCCURRENCE_ON")
-    memories = RelationshipFrom("Memory", "INTERACTION_SOURCE")
+    collection = RelationshipFrom(
+        InteractionCollection, "HAD_INTERACTION", cardinality=One, model=HadInteraction
+    )
+    first_message = RelationshipTo(
+        "MessageBlock", "FIRST_MESSAGE", cardinality=ZeroOrOne, model=FirstMessage
+    )
+    has_occurrence_on = RelationshipTo(
+        Date, "HAS_OCCURRENCE_ON", cardinality=ZeroOrMore, model=HasOccurrenceOn
+    )
+    memories = RelationshipFrom(
+        "Memory", "INTERACTION_SOURCE", cardinality=ZeroOrMore, model=InteractionSource
+    )
 
 
 class MessageBlock(MemoraNode):
@@ -138,10 +236,14 @@ class MessageBlock(MemoraNode):
     role = StringProperty(required=True)
     content = StringProperty(required=True)
 
-    is_next = RelationshipTo("MessageBlock", "IS_NEXT")
-    previous = RelationshipFrom("MessageBlock", "IS_NEXT")
-    interaction = RelationshipFrom(Interaction, "FIRST_MESSAGE")
-    memories = RelationshipFrom("Memory", "MESSAGE_SOURCE")
+    is_next = RelationshipTo("MessageBlock", "IS_NEXT", cardinality=ZeroOrOne, model=IsNext)
+    previous = RelationshipFrom("MessageBlock", "IS_NEXT", cardinality=ZeroOrOne, model=IsNext)
+    interaction = RelationshipFrom(
+        Interaction, "FIRST_MESSAGE", cardinality=ZeroOrOne, model=FirstMessage
+    )
+    memories = RelationshipFrom(
+        "Memory", "MESSAGE_SOURCE", cardinality=ZeroOrMore, model=MessageSource
+    )
 
 
 class Memory(MemoraNode):
@@ -157,14 +259,22 @@ class Memory(MemoraNode):
     memory = StringProperty(required=True)
     obtained_at = ZonedDateTimeProperty(default_now=True)
 
-    collection = RelationshipFrom(MemoryCollection, "INCLUDES")
-    interaction_source = RelationshipTo(Interaction, "INTERACTION_SOURCE")
-    message_source = RelationshipTo(MessageBlock, "MESSAGE_SOURCE")
-    date_obtained = RelationshipTo(Date, "DATE_OBTAINED")
+    collection = RelationshipFrom(MemoryCollection, "INCLUDES", cardinality=One, model=Includes)
+    interaction_source = RelationshipTo(
+        Interaction, "INTERACTION_SOURCE", cardinality=One, model=InteractionSource
+    )
+    message_source = RelationshipTo(
+        MessageBlock, "MESSAGE_SOURCE", cardinality=ZeroOrMore, model=MessageSource
+    )
+    date_obtained = RelationshipTo(Date, "DATE_OBTAINED", cardinality=ZeroOrOne, model=DateObtained)
     #: The newer memory that contradicts and supersedes this one.
-    contrary_update = RelationshipTo("Memory", "CONTRARY_UPDATE")
+    contrary_update = RelationshipTo(
+        "Memory", "CONTRARY_UPDATE", cardinality=ZeroOrMore, model=ContraryUpdate
+    )
     #: The older memories this one superseded.
-    contradicts = RelationshipFrom("Memory", "CONTRARY_UPDATE")
+    contradicts = RelationshipFrom(
+        "Memory", "CONTRARY_UPDATE", cardinality=ZeroOrMore, model=ContraryUpdate
+    )
 
 
 NODE_CLASSES: tuple[type[MemoraNode], ...] = (
@@ -178,3 +288,21 @@ NODE_CLASSES: tuple[type[MemoraNode], ...] = (
     MessageBlock,
     Memory,
 )
+
+
+REL_CLASSES: tuple[type[StructuredRel], ...] = (
+    BelongsTo,
+    HasAgent,
+    InteractionsIn,
+    HadInteraction,
+    HasMemories,
+    Includes,
+    FirstMessage,
+    IsNext,
+    HasOccurrenceOn,
+    InteractionSource,
+    MessageSource,
+    DateObtained,
+    ContraryUpdate,
+)
+"""One relationship model per relationship type of the Memora graph."""

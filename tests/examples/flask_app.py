@@ -16,6 +16,10 @@ lives inside its process, so several workers would each hold a private part of t
 memories, and searches would answer depending on which worker took the request; built
 before a fork, it refuses the workers' writes (``InheritedEmbeddedStoreError``) rather
 than let that happen.
+
+Next to it, views may read the graph through the node classes (``memora_ogm.nodes``)
+on the application's own neomodel connection, configured as django_neomodel does it:
+``NEOMODEL_NEO4J_BOLT_URL`` becomes neomodel's ``database_url``.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from neomodel import get_config
 from pydantic import BaseModel
 
-from memora_ogm.errors import NotFoundError
+from memora_ogm.errors import NotFoundError, UserNotFound
+from memora_ogm.nodes import Date, User
 from memora_ogm.schema.storage import MemoriesAndInteraction
 from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 from memora_ogm.vector_db.base import MemorySearchScope
@@ -46,9 +52,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         NEO4J_DATABASE=os.environ.get("NEO4J_DATABASE", "neo4j"),
         QDRANT_URL=os.environ.get("QDRANT_URL"),
         QDRANT_API_KEY=os.environ.get("QDRANT_API_KEY"),
+        NEOMODEL_NEO4J_BOLT_URL=os.environ.get(
+            "NEOMODEL_NEO4J_BOLT_URL", "bolt://neo4j:password@localhost:7687"
+        ),
         QDRANT_LOCATION=":memory:",
     )
     app.config.update(config or {})
+    get_config().database_url = app.config["NEOMODEL_NEO4J_BOLT_URL"]
     memora = Neo4jGraphInterface(
         app.config["NEO4J_URI"],
         app.config["NEO4J_USERNAME"],
@@ -162,3 +172,19 @@ def search_memories(org_id: str, user_id: str) -> Response:
     assert store is not None  # create_app always attaches one
     found = store.search_memory(request.args["q"], MemorySearchScope.USER, org_id, user_id)
     return jsonify([{**as_json(memory), "score": score} for memory, score in found])
+
+
+@api.get("/orgs/<org_id>/users/<user_id>/timeline")
+def timeline(org_id: str, user_id: str) -> Response:
+    """The days the user talked on, newest first, each with its interactions: read through
+    the node classes, ``Date`` traversed along ``interactions`` (``HAS_OCCURRENCE_ON``)."""
+    if User.nodes.get_or_none(org_id=org_id, user_id=user_id) is None:
+        raise UserNotFound(org_id, user_id)
+    days = Date.nodes.filter(org_id=org_id, user_id=user_id).order_by("-date")
+    interactions: dict[str, list[str]] = {}
+    # neomodel annotates each path as a tuple of strings; it takes a "rel__rel" string.
+    for day, interaction, _ in days.traverse("interactions").all():  # type: ignore[arg-type]
+        interactions.setdefault(day.date.isoformat(), []).append(interaction.interaction_id)
+    return jsonify(
+        [{"date": day, "interactions": sorted(ids)} for day, ids in interactions.items()]
+    )

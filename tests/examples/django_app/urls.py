@@ -12,4 +12,5 @@ urlpatterns = [
     path(f"{USER}/interactions", views.interactions),
     path(f"{USER}/interactions/<str:interaction_id>", views.interaction),
     path(f"{USER}/memories", views.memories),
+    path(f"{USER}/timeline", views.timeline),
 ]

@@ -11,7 +11,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonR
 from pydantic import BaseModel
 
 from examples.django_app.apps import memora
-from memora_ogm.errors import NotFoundError
+from memora_ogm.errors import NotFoundError, UserNotFound
+from memora_ogm.nodes import Date, User
 from memora_ogm.schema.storage import MemoriesAndInteraction
 
 View = Callable[..., HttpResponse]
@@ -114,3 +115,18 @@ def memories(request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
     agent_id = request.GET.get("agent_id")
     found = memora().get_all_user_memories(org_id, user_id, agent_id, skip=skip, limit=limit)
     return JsonResponse([as_json(memory) for memory in found], safe=False)
+
+
+@api("GET")
+def timeline(request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
+    """The days the user talked on, newest first, each with its interactions: read through
+    the node classes on neomodel's connection, ``Date`` traversed along ``interactions``."""
+    if User.nodes.get_or_none(org_id=org_id, user_id=user_id) is None:
+        raise UserNotFound(org_id, user_id)
+    days = Date.nodes.filter(org_id=org_id, user_id=user_id).order_by("-date")
+    interactions: dict[str, list[str]] = {}
+    # neomodel annotates each path as a tuple of strings; it takes a "rel__rel" string.
+    for day, interaction, _ in days.traverse("interactions").all():  # type: ignore[arg-type]
+        interactions.setdefault(day.date.isoformat(), []).append(interaction.interaction_id)
+    found = [{"date": day, "interactions": sorted(ids)} for day, ids in interactions.items()]
+    return JsonResponse(found, safe=False)
