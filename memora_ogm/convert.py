@@ -23,8 +23,7 @@ M = TypeVar("M", bound=BaseModel)
 
 def _read(node: type, model: type[M], row: Mapping[str, Any], **given: Any) -> M:
     """``row`` read through ``node``'s properties into ``model``, with ``given``."""
-    read = projection(node)
-    return read.model(model, read.values(row), **given)
+    return projection(node).model(model, row, **given)
 
 
 def organization(row: Mapping[str, Any], node: type) -> models.Organization:
@@ -59,10 +58,8 @@ def resolved_memory(
     if resolve_here and row["memory"] is not None:
         text = resolve_placeholders(row["memory"], row["user_name"], row["agent_label"])
         row = {**row, "memory": text}
-    read = projection(memory)
-    values = read.values(row)
     sources = [message_block(source, message) for source in row["message_sources"]]
-    return read.model(models.Memory, values, message_sources=sources)
+    return _read(memory, models.Memory, row, message_sources=sources)
 
 
 def interaction(

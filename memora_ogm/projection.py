@@ -50,6 +50,14 @@ def stored_as_is(prop: Property[Any]) -> type | None:
     return None
 
 
+def _inflater(prop: Property[Any]) -> Callable[[Any], Any]:
+    """``prop.inflate``, or for the package's DATETIME property (exactly it: a subclass
+    may inflate otherwise) its read form, which decodes the compact projection directly."""
+    if type(prop) is ZonedDateTimeProperty:
+        return prop.inflate_read
+    return prop.inflate
+
+
 @dataclass(frozen=True, slots=True)
 class Field:
     """One property of a class as its reads see it."""
@@ -78,6 +86,10 @@ def _schema_class(cls: type) -> type:
     return cls
 
 
+_Step = tuple[str, str, type | None, Callable[[Any], Any], bool]
+"""A field as a read's loop takes it: db name, name, as-is type, inflate, always."""
+
+
 class NodeProjection:
     """The reads of one node class: its map projection and the inflation of its rows."""
 
@@ -93,13 +105,13 @@ class NodeProjection:
                 name=name,
                 db_name=prop.get_db_property_name(name),
                 as_is=stored_as_is(prop),
-                inflate=prop.inflate,
+                inflate=_inflater(prop),
                 always=name in schema_names and (prop.required or prop.has_default),
                 zoned=isinstance(prop, ZonedDateTimeProperty),
             )
             for name, prop in properties.items()
         )
-        self._models: dict[type[BaseModel], tuple[str, ...]] = {}
+        self._plans: dict[type[BaseModel] | None, tuple[_Step, ...]] = {}
 
     def map(self, variable: str, **expressions: str) -> str:
         """Cypher projecting the node ``variable`` as a map of its properties, each
@@ -119,31 +131,43 @@ class NodeProjection:
 
     def values(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """The properties of a projected row (or of any map of a node's stored properties),
-        inflated, by attribute name. A node deleted while it was read comes back with
-        properties missing (an empty map when it was gone first): :class:`NodeVanished`."""
-        values: dict[str, Any] = {}
-        for field in self.fields:
-            value = row.get(field.db_name)
-            if value is None:
-                if field.always:
-                    raise NodeVanished(
-                        f"a {self.cls.__name__} was deleted while it was read (no {field.db_name})"
-                    )
-            elif type(value) is not field.as_is:
-                value = field.inflate(value)
-            values[field.name] = value
-        return values
+        inflated, by attribute name."""
+        return self._inflated(row, self._steps(None))
 
-    def model(self, model: type[M], values: Mapping[str, Any], **given: Any) -> M:
-        """The return model ``model`` of a row's inflated ``values`` (its fields that are
-        properties of the class) and ``given`` (what the read adds to the node's own
-        properties, such as a memory's message sources)."""
-        names = self._models.get(model)
-        if names is None:
-            names = self._models[model] = tuple(
-                field.name for field in self.fields if field.name in model.model_fields
+    def model(self, model: type[M], row: Mapping[str, Any], **given: Any) -> M:
+        """The return model ``model`` of a row: the properties it has a field for, inflated
+        in one pass (the others are only checked for presence when every node has them),
+        and ``given`` (what the read adds to the node's own properties, such as a
+        memory's message sources). pydantic ignores what the model has no field for."""
+        return model(**self._inflated(row, self._steps(model)), **given)
+
+    def _steps(self, model: type[BaseModel] | None) -> tuple[_Step, ...]:
+        """What reading a row into ``model`` (every field when None) takes, made once."""
+        steps = self._plans.get(model)
+        if steps is None:
+            steps = self._plans[model] = tuple(
+                (field.db_name, field.name, field.as_is, field.inflate, field.always)
+                for field in self.fields
+                if model is None or field.always or field.name in model.model_fields
             )
-        return model(**{name: values[name] for name in names}, **given)
+        return steps
+
+    def _inflated(self, row: Mapping[str, Any], steps: tuple[_Step, ...]) -> dict[str, Any]:
+        """``steps`` of ``row`` inflated, by attribute name. A node deleted while it was
+        read comes back with properties missing (an empty map when it was gone first): one
+        that every node has is missing, :class:`NodeVanished`."""
+        values: dict[str, Any] = {}
+        for db_name, name, as_is, inflate, always in steps:
+            value = row.get(db_name)
+            if value is None:
+                if always:
+                    raise NodeVanished(
+                        f"a {self.cls.__name__} was deleted while it was read (no {db_name})"
+                    )
+            elif type(value) is not as_is:
+                value = inflate(value)
+            values[name] = value
+        return values
 
 
 @functools.cache

@@ -38,7 +38,10 @@ def test_a_memory_half_read_before_a_delete_says_so() -> None:
     row = {"memory": "likes tea", "org_id": None, "user_id": None, "agent_id": None}
     with pytest.raises(NodeVanished):
         resolved_memory(
-            {**row, "interaction_id": None, "memory_id": None}, False, Memory, MessageBlock
+            {**row, "interaction_id": None, "memory_id": None, "message_sources": []},
+            False,
+            Memory,
+            MessageBlock,
         )
 
 
