@@ -29,8 +29,10 @@ from memora_ogm.errors import NodeVanished
 from memora_ogm.properties import ZonedDateTimeProperty
 
 N = TypeVar("N", bound=type)
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 M = TypeVar("M", bound=BaseModel)
+
+#: A name Cypher reads without backticks.
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _identifier(name: str) -> str:
