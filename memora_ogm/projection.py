@@ -185,9 +185,11 @@ def reading(cls: N) -> N:
     Two unrelated subclasses claiming the label are the clash neomodel reports too
     (``TypeError`` here). Walks ``cls``'s subclasses, which a package class has none of
     unless the application declares one, once per call (not per row)."""
+    pending: list[type] = cls.__subclasses__()
+    if not pending:
+        return cls
     labels = frozenset(cls.inherited_labels())  # type: ignore[attr-defined]
     chosen: type = cls
-    pending: list[type] = list(cls.__subclasses__())
     while pending:
         sub = pending.pop()
         pending.extend(sub.__subclasses__())

@@ -133,7 +133,8 @@ def test_a_row_inflates_through_each_property() -> None:
 @pytest.mark.parametrize("cls", list(GOLDEN), ids=lambda cls: cls.__name__)
 def test_a_node_deleted_while_read_is_said_so(cls: type) -> None:
     """A node deleted while a read walked past it comes back as an empty map, or with
-    some properties already gone: a property every node has is missing."""
+    some properties already gone: a property every node has is missing. Only an
+    organisation-wide agent's ``user_id`` may be missing (it reads as None)."""
     with pytest.raises(NodeVanished):
         projection(cls).values({})
     fields = projection(cls).fields
@@ -151,15 +152,6 @@ def test_a_node_deleted_while_read_is_said_so(cls: type) -> None:
     assert [field.db_name for field in fields if not field.always] == (
         ["user_id"] if cls is Agent else []
     )
-
-
-def test_an_optional_property_missing_is_none() -> None:
-    """An organisation-wide agent has no ``user_id``: that is not a vanished node."""
-    created = [0, 0, "Z"]
-    values = projection(Agent).values(
-        {"org_id": "o", "agent_id": "a", "agent_label": "Bot", "created_at": created}
-    )
-    assert values["user_id"] is None
 
 
 class ShoutedText(StringProperty):
