@@ -24,6 +24,7 @@ from bench_api import StatementCounter, Twin, settle
 from bench_single_reads import main, replayed, shuffled, statement_of, tenant
 
 from memora_ogm import queries
+from memora_ogm._async.nodes import Interaction, Memory, MessageBlock
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.properties import ZonedDateTimeProperty
 
@@ -60,7 +61,9 @@ def steps(name: str, facade: str) -> dict[str, str]:
             f"{MEMORY_KEY} {OWNER_AND_AGENT} RETURN {MEMORY_PROPERTIES}, {OBTAINED_AT}, "
             "user_name: owner.user_name, agent_label: agent.agent_label} AS memory"
         ),
-        "+ sources (no resolution)": queries.with_resolution(queries.USER_MEMORY, False),
+        "+ sources (no resolution)": queries.statement(
+            queries.USER_MEMORY, False, Interaction, Memory, MessageBlock
+        ),
         "the facade's statement": facade,
     }
 

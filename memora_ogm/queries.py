@@ -7,6 +7,12 @@ resolved, and two questions to the server (its edition, whether it has APOC) and
 counting reads of ``memora-ogm inspect``. All caller values travel as parameters
 (``$name``).
 
+The node maps these reads return are not written here: each text has slots where
+:func:`statement` inserts the projections :mod:`memora_ogm.projection` generates from
+the node classes' property tables (for the classes a call reads through), once per
+text, server kind and classes. What stays by hand is the walk: the paging along the
+``Date`` index, the chains, the contrary-update resolution and the placeholders.
+
 Memory reads come in two variants built from the same text: with APOC the
 placeholders are resolved on the server (``RESOLVE_WITH_APOC``); without it the
 query returns the raw text with the user's name and agent's label, and
@@ -25,7 +31,7 @@ import functools
 
 from typing_extensions import LiteralString
 
-from memora_ogm.properties import ZonedDateTimeProperty
+from memora_ogm.projection import projection
 
 #: The server's edition (``community`` or ``enterprise``).
 EDITION = """
@@ -61,67 +67,77 @@ RESOLVE_IN_PYTHON = """
 WITH *, mem.memory AS resolved
 """
 
-#: Placeholder for the slot above inside the query texts below.
+#: Placeholders inside the query texts below: the resolution slot above, and where the
+#: generated projections of a memory (binds ``memory``) and of an interaction (binds
+#: ``details``) go.
 RESOLVE_SLOT = "//RESOLVE//"
+MEMORY_SLOT = "//MEMORY//"
+INTERACTION_SLOT = "//INTERACTION//"
 
 
-@functools.cache
-def with_resolution(query: str, apoc: bool) -> str:
-    """The variant of ``query`` (which contains ``RESOLVE_SLOT`` once) for this server
-    (made once: a memory read's text would otherwise be rebuilt on every call)."""
-    return query.replace(RESOLVE_SLOT, RESOLVE_WITH_APOC if apoc else RESOLVE_IN_PYTHON)
-
-
-#: One memory ``mem`` as the reads return it: placeholders resolved (the slot
-#: above), the owner's name and agent's label for the Python fallback, and its
-#: message sources in position order. Binds ``memory``.
-MEMORY_PROJECTION = f"""
+def memory_projection(memory: type, message: type) -> str:
+    """One memory ``mem`` as the reads return it, as ``memory``: its properties as the
+    class ``memory`` projects them (:mod:`memora_ogm.projection`) with the text resolved
+    (the slot above), the owner's name and agent's label for the Python fallback, and its
+    message sources (of the class ``message``) in position order."""
+    sources = (
+        "COLLECT { MATCH (mem)-[:MESSAGE_SOURCE]->(source:MessageBlock) "
+        "WHERE source.msg_position IS NOT NULL "
+        f"RETURN {projection(message).map('source')} ORDER BY source.msg_position }}"
+    )
+    fields = projection(memory).map(
+        "mem",
+        memory="resolved",
+        user_name="owner.user_name",
+        agent_label="agent.agent_label",
+        message_sources=sources,
+    )
+    return f"""
 OPTIONAL MATCH (owner:User {{org_id: mem.org_id, user_id: mem.user_id}})
 OPTIONAL MATCH (agent:Agent {{org_id: mem.org_id, agent_id: mem.agent_id}})
 {RESOLVE_SLOT}
-WITH *, mem {{
-    .org_id, .agent_id, .user_id, .interaction_id, .memory_id,
-    obtained_at: {ZonedDateTimeProperty.compact("mem.obtained_at")},
-    memory: resolved,
-    user_name: owner.user_name,
-    agent_label: agent.agent_label,
-    message_sources: COLLECT {{
-        MATCH (mem)-[:MESSAGE_SOURCE]->(source:MessageBlock)
-        WHERE source.msg_position IS NOT NULL
-        RETURN source {{.msg_position, .role, .content}} ORDER BY source.msg_position
-    }}
-}} AS memory
+WITH *, {fields} AS memory
 """
 
-#: One interaction ``interaction`` as the reads return it, with its messages in
-#: position order when ``$with_messages`` and its memories in ``obtained_at`` then
-#: ``memory_id`` order when ``$with_memories`` (each list empty otherwise).
-#: Binds ``details``.
-INTERACTION_PROJECTION = f"""
-WITH *, interaction {{
-    .org_id, .user_id, .agent_id, .interaction_id,
-    created_at: {ZonedDateTimeProperty.compact("interaction.created_at")},
-    updated_at: {ZonedDateTimeProperty.compact("interaction.updated_at")},
-    messages: CASE WHEN $with_messages THEN COLLECT {{
-        MATCH (interaction)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(message:MessageBlock)
-        WHERE message.msg_position IS NOT NULL
-        RETURN message {{.msg_position, .role, .content}} ORDER BY message.msg_position
-    }} ELSE [] END,
-    memories: CASE WHEN $with_memories THEN COLLECT {{
-        MATCH (interaction)<-[:INTERACTION_SOURCE]-(mem:Memory)
-        WHERE mem.memory IS NOT NULL
-        {MEMORY_PROJECTION}
-        RETURN memory ORDER BY mem.obtained_at, mem.memory_id
-    }} ELSE [] END
-}} AS details
-"""
+
+def interaction_projection(interaction: type, memory: type, message: type) -> str:
+    """One interaction ``interaction`` as the reads return it, as ``details``: its
+    properties as the class ``interaction`` projects them, with its messages in position
+    order when ``$with_messages`` and its memories in ``obtained_at`` then ``memory_id``
+    order when ``$with_memories`` (each list empty otherwise)."""
+    messages = (
+        "CASE WHEN $with_messages THEN COLLECT { "
+        "MATCH (interaction)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->"
+        "(message:MessageBlock) WHERE message.msg_position IS NOT NULL "
+        f"RETURN {projection(message).map('message')} ORDER BY message.msg_position "
+        "} ELSE [] END"
+    )
+    memories = f"""CASE WHEN $with_memories THEN COLLECT {{
+    MATCH (interaction)<-[:INTERACTION_SOURCE]-(mem:Memory)
+    WHERE mem.memory IS NOT NULL
+    {memory_projection(memory, message)}
+    RETURN memory ORDER BY mem.obtained_at, mem.memory_id
+}} ELSE [] END"""
+    fields = projection(interaction).map("interaction", messages=messages, memories=memories)
+    return f"\nWITH *, {fields} AS details\n"
+
+
+@functools.cache
+def statement(query: str, apoc: bool, interaction: type, memory: type, message: type) -> str:
+    """The statement of ``query`` (a text below, with its slots) for this server and these
+    read classes (:func:`memora_ogm.projection.reading`), made once: a memory read's text
+    would otherwise be rebuilt on every call."""
+    query = query.replace(INTERACTION_SLOT, interaction_projection(interaction, memory, message))
+    query = query.replace(MEMORY_SLOT, memory_projection(memory, message))
+    return query.replace(RESOLVE_SLOT, RESOLVE_WITH_APOC if apoc else RESOLVE_IN_PYTHON)
+
 
 #: One interaction of a user.
 USER_INTERACTION = f"""
 MATCH (interaction:Interaction {{
     org_id: $org_id, user_id: $user_id, interaction_id: $interaction_id
 }})
-{INTERACTION_PROJECTION}
+{INTERACTION_SLOT}
 RETURN details
 """
 
@@ -140,7 +156,7 @@ WITH day, interaction
 ORDER BY day.org_id DESC, day.user_id DESC, day.date DESC,
          interaction.updated_at DESC, interaction.interaction_id DESC
 SKIP $skip LIMIT $limit
-{INTERACTION_PROJECTION}
+{INTERACTION_SLOT}
 RETURN details
 ORDER BY day.date DESC, interaction.updated_at DESC, interaction.interaction_id DESC
 """
@@ -154,7 +170,7 @@ WHERE day.date IS NOT NULL AND mem.memory IS NOT NULL
 WITH day, mem
 ORDER BY day.org_id DESC, day.user_id DESC, day.date DESC, mem.obtained_at DESC, mem.memory_id DESC
 SKIP $skip LIMIT $limit
-{MEMORY_PROJECTION}
+{MEMORY_SLOT}
 RETURN memory
 ORDER BY day.date DESC, mem.obtained_at DESC, mem.memory_id DESC
 """
@@ -162,7 +178,7 @@ ORDER BY day.date DESC, mem.obtained_at DESC, mem.memory_id DESC
 #: One memory of a user.
 USER_MEMORY = f"""
 MATCH (mem:Memory {{org_id: $org_id, user_id: $user_id, memory_id: $memory_id}})
-{MEMORY_PROJECTION}
+{MEMORY_SLOT}
 RETURN memory
 """
 
@@ -172,7 +188,7 @@ MATCH (latest:Memory {{org_id: $org_id, user_id: $user_id, memory_id: $memory_id
 MATCH path = (latest)<-[:CONTRARY_UPDATE*0..]-(mem:Memory)
 WHERE mem.org_id = $org_id AND mem.user_id = $user_id
 WITH mem, length(path) AS age
-{MEMORY_PROJECTION}
+{MEMORY_SLOT}
 RETURN memory ORDER BY age
 """
 
@@ -189,7 +205,7 @@ CALL (start) {{
       AND NOT EXISTS {{ (mem)-[:CONTRARY_UPDATE]->(:Memory) }}
     RETURN mem ORDER BY mem.obtained_at DESC, mem.memory_id DESC LIMIT 1
 }}
-{MEMORY_PROJECTION}
+{MEMORY_SLOT}
 RETURN requested, memory
 """
 

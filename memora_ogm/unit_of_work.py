@@ -31,9 +31,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from neomodel.properties import IntegerProperty, Property, StringProperty
+from neomodel.properties import Property
 from neomodel.util import RelationshipDirection, escape_identifier
 
+from memora_ogm.projection import projection, reading, stored_as_is
 from memora_ogm.properties import ZonedDateTimeProperty, sent_form
 
 #: Set and removed again to take a node's write lock without changing it.
@@ -61,15 +62,6 @@ class ClassTable:
     times: tuple[str, ...]
 
 
-def _stored_as_is(prop: Property[Any]) -> type | None:
-    """The type whose values ``prop.deflate`` returns unchanged, if any."""
-    if type(prop) is StringProperty and prop.choices is None and prop.max_length is None:
-        return str
-    if type(prop) is IntegerProperty:
-        return int
-    return None
-
-
 @functools.cache
 def table(cls: type) -> ClassTable:
     """The :class:`ClassTable` of ``cls``, built on first use."""
@@ -82,7 +74,7 @@ def table(cls: type) -> ClassTable:
     return ClassTable(
         label=cls.__label__,  # type: ignore[attr-defined]
         deflate={
-            name: (prop.get_db_property_name(name), _stored_as_is(prop), prop.deflate)
+            name: (prop.get_db_property_name(name), stored_as_is(prop), prop.deflate)
             for name, prop in properties.items()
         },
         defaults=tuple(
@@ -566,20 +558,13 @@ class UnitOfWork:
         )
 
     def output(self, name: str, ref: Ref) -> None:
-        """Return the properties of the node(s) as ``name`` (read where this is called)."""
-        names = [_name(prop) for prop in table(ref.cls).times]
-
-        def projection(node: str) -> str:
-            """Every property; the datetimes compact, read back by the property's inflate."""
-            times = "".join(
-                f", {prop}: {ZonedDateTimeProperty.compact(f'{node}.{prop}')}" for prop in names
-            )
-            return f"{node} {{.*{times}}}"
-
+        """Return the properties of the node(s) as ``name`` (read where this is called), as
+        the class the reads go through projects them (:mod:`memora_ogm.projection`)."""
+        fields = projection(reading(ref.cls))
         value = (
-            f"[node IN {ref.expression} | {projection('node')}]"
+            f"[node IN {ref.expression} | {fields.map('node')}]"
             if ref.many
-            else projection(ref.expression)
+            else fields.map(ref.expression)
         )
         self._body.append(Output(value, _name(name)))
         self._outputs.append(_name(name))

@@ -11,9 +11,10 @@ from neo4j.exceptions import TransientError
 from memora_ogm import ConflictError, RetriesExhausted
 from memora_ogm._async.graph import VectorChanges, nothing
 from memora_ogm._async.interface import Neo4jGraphInterface
-from memora_ogm._async.nodes import Org
-from memora_ogm.convert import native_datetime, resolved_memory
+from memora_ogm._async.nodes import Memory, MessageBlock, Org
+from memora_ogm.convert import resolved_memory
 from memora_ogm.errors import NodeVanished
+from memora_ogm.projection import projection
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.unit_of_work import UnitOfWork
 
@@ -29,14 +30,19 @@ async def graph(neo4j_connection: Neo4jConnection) -> AsyncIterator[Any]:
 
 def test_a_timestamp_read_from_a_vanished_node_says_so() -> None:
     with pytest.raises(NodeVanished):
-        native_datetime(None)
+        projection(Org).values({"org_id": "o", "org_name": "Acme", "created_at": None})
 
 
 def test_a_memory_half_read_before_a_delete_says_so() -> None:
     """A projection reads properties one by one: a delete between them leaves text but no ids."""
     row = {"memory": "likes tea", "org_id": None, "user_id": None, "agent_id": None}
     with pytest.raises(NodeVanished):
-        resolved_memory({**row, "interaction_id": None, "memory_id": None}, False)
+        resolved_memory(
+            {**row, "interaction_id": None, "memory_id": None, "message_sources": []},
+            False,
+            Memory,
+            MessageBlock,
+        )
 
 
 @pytest.mark.parametrize("error", [NodeVanished("gone"), TransientError("deadlock")])

@@ -11,6 +11,7 @@ from memora_ogm._async.nodes import Agent, Org, User
 from memora_ogm._async.organization import match_org
 from memora_ogm._async.user import match_user
 from memora_ogm.errors import AgentNotFound
+from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Bound, Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
@@ -57,12 +58,14 @@ class Neo4jAgent(GraphComponent):
         key = {"org_id": org_id, "agent_id": props["agent_id"]}
         await self.graph.write_unit(work, nothing, landed=Landed(Agent, key))
         self.logger.info("created agent %s", props["agent_id"])
-        return convert.agent(props)
+        return convert.agent(props, Agent)
 
     async def get_agent(self, org_id: str, agent_id: str) -> models.Agent:
         check_ids(org_id=org_id, agent_id=agent_id)
         work = AGENT.bind(org_id=org_id, agent_id=agent_id)
-        return await self.graph.read_unit(work, lambda row: convert.agent(row["agent"]))
+        return await self.graph.read_unit(
+            work, lambda row: convert.agent(row["agent"], reading(Agent))
+        )
 
     async def get_all_org_agents(self, org_id: str) -> list[models.Agent]:
         check_ids(org_id=org_id)
@@ -73,8 +76,9 @@ class Neo4jAgent(GraphComponent):
         return await self._agents(USER_AGENTS.bind(org_id=org_id, user_id=user_id))
 
     async def _agents(self, work: Bound) -> list[models.Agent]:
+        node = reading(Agent)
         return await self.graph.read_unit(
-            work, lambda row: [convert.agent(agent) for agent in row["agents"]]
+            work, lambda row: [convert.agent(agent, node) for agent in row["agents"]]
         )
 
     async def update_agent(self, org_id: str, agent_id: str, new_agent_label: str) -> models.Agent:
@@ -85,7 +89,9 @@ class Neo4jAgent(GraphComponent):
         work.set(agent, agent_label=new_agent_label)
         work.output("agent", agent)
 
-        return await self.graph.write_unit(work, lambda row: convert.agent(row["agent"]))
+        return await self.graph.write_unit(
+            work, lambda row: convert.agent(row["agent"], reading(Agent))
+        )
 
     async def delete_agent(self, org_id: str, agent_id: str) -> None:
         """Delete the agent; its interactions and memories stay (they keep ``agent_id``)."""

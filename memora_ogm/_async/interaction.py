@@ -26,7 +26,7 @@ from memora_ogm._async.erasure import (
     per_batch,
 )
 from memora_ogm._async.graph import Landed, VectorChanges, nothing
-from memora_ogm._async.memory import resolving_read, user_page
+from memora_ogm._async.memory import Reads, resolving_read, user_page
 from memora_ogm._async.nodes import (
     Agent,
     Date,
@@ -38,6 +38,7 @@ from memora_ogm._async.nodes import (
     User,
 )
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
+from memora_ogm.projection import reading
 from memora_ogm.properties import day_of, storable
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import (
@@ -319,15 +320,6 @@ def _adding(
     return record
 
 
-def _interaction(details: dict[str, Any], apoc: bool) -> models.Interaction:
-    """An interaction map of :mod:`memora_ogm.queries` as the return model."""
-    return convert.interaction(
-        details,
-        [convert.message_block(message) for message in details["messages"]],
-        [convert.resolved_memory(memory, not apoc) for memory in details["memories"]],
-    )
-
-
 def _chain(work: UnitOfWork, interactions: Ref) -> Ref:
     """The messages of the interaction(s), in position order."""
     return work.reachable(
@@ -462,24 +454,29 @@ class Neo4jInteraction(GraphComponent):
             if with_messages:
                 work.output("messages", _chain(work, interaction))
 
+            node, message = reading(Interaction), reading(MessageBlock)
+
             def bare(row: dict[str, Any]) -> models.Interaction:
                 messages = row.get("messages") or []
                 return convert.interaction(
-                    row["interaction"], [convert.message_block(m) for m in messages], []
+                    row["interaction"],
+                    [convert.message_block(m, message) for m in messages],
+                    [],
+                    node,
                 )
 
             return await self.graph.read_unit(work, bare)
-        apoc = await self.graph.has_apoc()
+        reads = await Reads.of(self.graph)
 
         def found(rows: list[dict[str, Any]]) -> models.Interaction:
             if not rows:
                 raise InteractionNotFound(org_id, user_id, interaction_id)
-            return _interaction(rows[0]["details"], apoc)
+            return reads.interaction_of(rows[0]["details"])
 
         return await resolving_read(
             self.graph,
             queries.USER_INTERACTION,
-            apoc,
+            reads,
             found,
             org_id=org_id,
             user_id=user_id,
@@ -511,7 +508,7 @@ class Neo4jInteraction(GraphComponent):
             self.graph,
             queries.INTERACTIONS_PAGE,
             "details",
-            _interaction,
+            Reads.interaction_of,
             org_id,
             user_id,
             with_messages=with_their_messages,

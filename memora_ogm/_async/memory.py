@@ -11,6 +11,7 @@ a user's memories runs in bounded batches (:mod:`memora_ogm._async.erasure`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from memora_ogm import convert, queries
@@ -24,9 +25,10 @@ from memora_ogm._async.erasure import (
     removed_memories,
 )
 from memora_ogm._async.graph import Graph, Landed, VectorChanges
-from memora_ogm._async.nodes import Memory, MemoryCollection, User
+from memora_ogm._async.nodes import Interaction, Memory, MemoryCollection, MessageBlock, User
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
+from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import UnitOfWork
 from memora_ogm.validation import check_ids, check_memory_id, check_page
@@ -37,20 +39,52 @@ MemoryKey = tuple[str, str, str]
 """``(org_id, user_id, memory_id)``: a memory's identity across tenants."""
 
 
+@dataclass(frozen=True)
+class Reads:
+    """What one call's memory and interaction reads go through: the node classes
+    (:func:`~memora_ogm.projection.reading`, looked up once per call) and whether the
+    server resolves the placeholders (APOC)."""
+
+    apoc: bool
+    interaction: type
+    memory: type
+    message: type
+
+    @classmethod
+    async def of(cls, graph: Graph) -> Reads:
+        return cls(
+            await graph.has_apoc(), reading(Interaction), reading(Memory), reading(MessageBlock)
+        )
+
+    def statement(self, query: str) -> str:
+        """The statement of a query of :mod:`memora_ogm.queries` for these reads."""
+        return queries.statement(query, self.apoc, self.interaction, self.memory, self.message)
+
+    def memory_of(self, row: Mapping[str, Any]) -> models.Memory:
+        """A memory map of :mod:`memora_ogm.queries` as the return model."""
+        return convert.resolved_memory(row, not self.apoc, self.memory, self.message)
+
+    def interaction_of(self, details: Mapping[str, Any]) -> models.Interaction:
+        """An interaction map of :mod:`memora_ogm.queries` as the return model."""
+        return convert.interaction(
+            details,
+            [convert.message_block(message, self.message) for message in details["messages"]],
+            [self.memory_of(memory) for memory in details["memories"]],
+            self.interaction,
+        )
+
+
 async def resolving_read(
     graph: Graph,
     query: str,
-    apoc: bool,
+    reads: Reads,
     result: Callable[[list[dict[str, Any]]], T],
     **params: Any,
 ) -> T:
     """Run a read of :mod:`memora_ogm.queries` that resolves placeholders (one statement,
-    :meth:`Graph.query`) and build ``result`` of its rows: resolved on the server when
-    ``apoc``, else its memories need ``convert.resolved_memory(..., resolve_here=True)``."""
+    :meth:`Graph.query`) and build ``result`` of its rows (through ``reads``)."""
     return await graph.query(
-        queries.with_resolution(query, apoc),
-        {"placeholder_pattern": PLACEHOLDER_PATTERN, **params},
-        result,
+        reads.statement(query), {"placeholder_pattern": PLACEHOLDER_PATTERN, **params}, result
     )
 
 
@@ -58,25 +92,25 @@ async def user_page(
     graph: Graph,
     query: str,
     column: str,
-    item: Callable[[dict[str, Any], bool], T],
+    item: Callable[[Reads, dict[str, Any]], T],
     org_id: str,
     user_id: str,
     **params: Any,
 ) -> list[T]:
     """One page of ``query``'s ``column`` (see ``queries.of_existing_user``), each entry
-    as ``item(entry, apoc)``; ``UserNotFound`` when the user is missing, in the same
+    as ``item(reads, entry)``; ``UserNotFound`` when the user is missing, in the same
     statement."""
-    apoc = await graph.has_apoc()
+    reads = await Reads.of(graph)
 
     def page(rows: list[dict[str, Any]]) -> list[T]:
         if not rows[0]["found"]:
             raise UserNotFound(org_id, user_id)
-        return [item(entry, apoc) for entry in rows[0]["page"]]
+        return [item(reads, entry) for entry in rows[0]["page"]]
 
     return await resolving_read(
         graph,
         queries.of_existing_user(query, column),
-        apoc,
+        reads,
         page,
         org_id=org_id,
         user_id=user_id,
@@ -132,7 +166,7 @@ class Neo4jMemory(GraphComponent):
             self.graph,
             queries.MEMORIES_PAGE,
             "memory",
-            lambda memory, apoc: convert.resolved_memory(memory, not apoc),
+            Reads.memory_of,
             org_id,
             user_id,
             agent_id=agent_id,
@@ -161,15 +195,15 @@ class Neo4jMemory(GraphComponent):
         self, query: str, org_id: str, user_id: str, memory_id: str
     ) -> list[models.Memory]:
         """Run a query about one memory; no row at all means the memory does not exist."""
-        apoc = await self.graph.has_apoc()
+        reads = await Reads.of(self.graph)
 
         def found(rows: list[dict[str, Any]]) -> list[models.Memory]:
             if not rows:
                 raise MemoryNotFound(org_id, user_id, memory_id)
-            return [convert.resolved_memory(row["memory"], not apoc) for row in rows]
+            return [reads.memory_of(row["memory"]) for row in rows]
 
         return await resolving_read(
-            self.graph, query, apoc, found, org_id=org_id, user_id=user_id, memory_id=memory_id
+            self.graph, query, reads, found, org_id=org_id, user_id=user_id, memory_id=memory_id
         )
 
     async def fetch_user_memories_resolved(
@@ -194,12 +228,12 @@ class Neo4jMemory(GraphComponent):
         keys = list(dict.fromkeys(key for ids in requested for key in ids))
         if not keys:
             return [[] for _ in requested]
-        apoc = await self.graph.has_apoc()
+        reads = await Reads.of(self.graph)
 
         def by_key(rows: list[dict[str, Any]]) -> dict[MemoryKey, models.Memory]:
             return {
                 cast(MemoryKey, tuple(row["requested"][name] for name in MEMORY_ID_NAMES)): (
-                    convert.resolved_memory(row["memory"], not apoc)
+                    reads.memory_of(row["memory"])
                 )
                 for row in rows
             }
@@ -207,7 +241,7 @@ class Neo4jMemory(GraphComponent):
         resolved = await resolving_read(
             self.graph,
             queries.RESOLVED_MEMORIES,
-            apoc,
+            reads,
             by_key,
             requested=[dict(zip(MEMORY_ID_NAMES, key, strict=True)) for key in keys],
         )

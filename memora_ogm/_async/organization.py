@@ -8,6 +8,7 @@ from memora_ogm._async.erasure import FINISHED, erase, erase_in_batches, per_bat
 from memora_ogm._async.graph import Landed, nothing
 from memora_ogm._async.nodes import InteractionCollection, MemoryCollection, Org, User
 from memora_ogm.errors import OrganizationNotFound
+from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
@@ -66,16 +67,20 @@ class Neo4jOrganization(GraphComponent):
         landed = Landed(Org, {"org_id": props["org_id"]})
         await self.graph.write_unit(work, nothing, landed=landed)
         self.logger.info("created organization %s", props["org_id"])
-        return convert.organization(props)
+        return convert.organization(props, Org)
 
     async def get_organization(self, org_id: str) -> models.Organization:
         check_ids(TypeError, org_id=org_id)
         work = ORGANIZATION.bind(org_id=org_id)
-        return await self.graph.read_unit(work, lambda row: convert.organization(row["org"]))
+        return await self.graph.read_unit(
+            work, lambda row: convert.organization(row["org"], reading(Org))
+        )
 
     async def get_all_organizations(self) -> list[models.Organization]:
+        node = reading(Org)
         return await self.graph.read_unit(
-            ORGANIZATIONS.bind(), lambda row: [convert.organization(org) for org in row["orgs"]]
+            ORGANIZATIONS.bind(),
+            lambda row: [convert.organization(org, node) for org in row["orgs"]],
         )
 
     async def update_organization(self, org_id: str, new_org_name: str) -> models.Organization:
@@ -86,7 +91,9 @@ class Neo4jOrganization(GraphComponent):
         work.set(org, org_name=new_org_name)
         work.output("org", org)
 
-        return await self.graph.write_unit(work, lambda row: convert.organization(row["org"]))
+        return await self.graph.write_unit(
+            work, lambda row: convert.organization(row["org"], reading(Org))
+        )
 
     async def delete_organization(self, org_id: str) -> None:
         """Delete the organisation and everything under it, in bounded batches.

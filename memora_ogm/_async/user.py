@@ -9,6 +9,7 @@ from memora_ogm._async.graph import Landed, nothing
 from memora_ogm._async.nodes import InteractionCollection, MemoryCollection, Org, User
 from memora_ogm._async.organization import match_org
 from memora_ogm.errors import UserNotFound
+from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
@@ -41,18 +42,21 @@ class Neo4jUser(GraphComponent):
 
         await self.graph.write_unit(work, nothing, landed=Landed(User, owned))
         self.logger.info("created user %s", props["user_id"])
-        return convert.user(props)
+        return convert.user(props, User)
 
     async def get_user(self, org_id: str, user_id: str) -> models.User:
         check_ids(org_id=org_id, user_id=user_id)
         work = USER.bind(org_id=org_id, user_id=user_id)
-        return await self.graph.read_unit(work, lambda row: convert.user(row["user"]))
+        return await self.graph.read_unit(
+            work, lambda row: convert.user(row["user"], reading(User))
+        )
 
     async def get_all_org_users(self, org_id: str) -> list[models.User]:
         check_ids(org_id=org_id)
         work = ORG_USERS.bind(org_id=org_id)
+        node = reading(User)
         return await self.graph.read_unit(
-            work, lambda row: [convert.user(user) for user in row["users"]]
+            work, lambda row: [convert.user(user, node) for user in row["users"]]
         )
 
     async def update_user(self, org_id: str, user_id: str, new_user_name: str) -> models.User:
@@ -63,7 +67,9 @@ class Neo4jUser(GraphComponent):
         work.set(user, user_name=new_user_name)
         work.output("user", user)
 
-        return await self.graph.write_unit(work, lambda row: convert.user(row["user"]))
+        return await self.graph.write_unit(
+            work, lambda row: convert.user(row["user"], reading(User))
+        )
 
     async def delete_user(self, org_id: str, user_id: str) -> None:
         """Delete the user with its collections, interactions, messages, memories and dates,

@@ -12,6 +12,7 @@ a user's memories runs in bounded batches (:mod:`memora_ogm._async.erasure`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from memora_ogm import convert, queries
@@ -25,9 +26,10 @@ from memora_ogm._sync.erasure import (
     removed_memories,
 )
 from memora_ogm._sync.graph import Graph, Landed, VectorChanges
-from memora_ogm._sync.nodes import Memory, MemoryCollection, User
+from memora_ogm._sync.nodes import Interaction, Memory, MemoryCollection, MessageBlock, User
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
+from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import UnitOfWork
 from memora_ogm.validation import check_ids, check_memory_id, check_page
@@ -38,20 +40,50 @@ MemoryKey = tuple[str, str, str]
 """``(org_id, user_id, memory_id)``: a memory's identity across tenants."""
 
 
+@dataclass(frozen=True)
+class Reads:
+    """What one call's memory and interaction reads go through: the node classes
+    (:func:`~memora_ogm.projection.reading`, looked up once per call) and whether the
+    server resolves the placeholders (APOC)."""
+
+    apoc: bool
+    interaction: type
+    memory: type
+    message: type
+
+    @classmethod
+    def of(cls, graph: Graph) -> Reads:
+        return cls(graph.has_apoc(), reading(Interaction), reading(Memory), reading(MessageBlock))
+
+    def statement(self, query: str) -> str:
+        """The statement of a query of :mod:`memora_ogm.queries` for these reads."""
+        return queries.statement(query, self.apoc, self.interaction, self.memory, self.message)
+
+    def memory_of(self, row: Mapping[str, Any]) -> models.Memory:
+        """A memory map of :mod:`memora_ogm.queries` as the return model."""
+        return convert.resolved_memory(row, not self.apoc, self.memory, self.message)
+
+    def interaction_of(self, details: Mapping[str, Any]) -> models.Interaction:
+        """An interaction map of :mod:`memora_ogm.queries` as the return model."""
+        return convert.interaction(
+            details,
+            [convert.message_block(message, self.message) for message in details["messages"]],
+            [self.memory_of(memory) for memory in details["memories"]],
+            self.interaction,
+        )
+
+
 def resolving_read(
     graph: Graph,
     query: str,
-    apoc: bool,
+    reads: Reads,
     result: Callable[[list[dict[str, Any]]], T],
     **params: Any,
 ) -> T:
     """Run a read of :mod:`memora_ogm.queries` that resolves placeholders (one statement,
-    :meth:`Graph.query`) and build ``result`` of its rows: resolved on the server when
-    ``apoc``, else its memories need ``convert.resolved_memory(..., resolve_here=True)``."""
+    :meth:`Graph.query`) and build ``result`` of its rows (through ``reads``)."""
     return graph.query(
-        queries.with_resolution(query, apoc),
-        {"placeholder_pattern": PLACEHOLDER_PATTERN, **params},
-        result,
+        reads.statement(query), {"placeholder_pattern": PLACEHOLDER_PATTERN, **params}, result
     )
 
 
@@ -59,25 +91,25 @@ def user_page(
     graph: Graph,
     query: str,
     column: str,
-    item: Callable[[dict[str, Any], bool], T],
+    item: Callable[[Reads, dict[str, Any]], T],
     org_id: str,
     user_id: str,
     **params: Any,
 ) -> list[T]:
     """One page of ``query``'s ``column`` (see ``queries.of_existing_user``), each entry
-    as ``item(entry, apoc)``; ``UserNotFound`` when the user is missing, in the same
+    as ``item(reads, entry)``; ``UserNotFound`` when the user is missing, in the same
     statement."""
-    apoc = graph.has_apoc()
+    reads = Reads.of(graph)
 
     def page(rows: list[dict[str, Any]]) -> list[T]:
         if not rows[0]["found"]:
             raise UserNotFound(org_id, user_id)
-        return [item(entry, apoc) for entry in rows[0]["page"]]
+        return [item(reads, entry) for entry in rows[0]["page"]]
 
     return resolving_read(
         graph,
         queries.of_existing_user(query, column),
-        apoc,
+        reads,
         page,
         org_id=org_id,
         user_id=user_id,
@@ -133,7 +165,7 @@ class Neo4jMemory(GraphComponent):
             self.graph,
             queries.MEMORIES_PAGE,
             "memory",
-            lambda memory, apoc: convert.resolved_memory(memory, not apoc),
+            Reads.memory_of,
             org_id,
             user_id,
             agent_id=agent_id,
@@ -162,15 +194,15 @@ class Neo4jMemory(GraphComponent):
         self, query: str, org_id: str, user_id: str, memory_id: str
     ) -> list[models.Memory]:
         """Run a query about one memory; no row at all means the memory does not exist."""
-        apoc = self.graph.has_apoc()
+        reads = Reads.of(self.graph)
 
         def found(rows: list[dict[str, Any]]) -> list[models.Memory]:
             if not rows:
                 raise MemoryNotFound(org_id, user_id, memory_id)
-            return [convert.resolved_memory(row["memory"], not apoc) for row in rows]
+            return [reads.memory_of(row["memory"]) for row in rows]
 
         return resolving_read(
-            self.graph, query, apoc, found, org_id=org_id, user_id=user_id, memory_id=memory_id
+            self.graph, query, reads, found, org_id=org_id, user_id=user_id, memory_id=memory_id
         )
 
     def fetch_user_memories_resolved(
@@ -195,12 +227,12 @@ class Neo4jMemory(GraphComponent):
         keys = list(dict.fromkeys(key for ids in requested for key in ids))
         if not keys:
             return [[] for _ in requested]
-        apoc = self.graph.has_apoc()
+        reads = Reads.of(self.graph)
 
         def by_key(rows: list[dict[str, Any]]) -> dict[MemoryKey, models.Memory]:
             return {
                 cast(MemoryKey, tuple(row["requested"][name] for name in MEMORY_ID_NAMES)): (
-                    convert.resolved_memory(row["memory"], not apoc)
+                    reads.memory_of(row["memory"])
                 )
                 for row in rows
             }
@@ -208,7 +240,7 @@ class Neo4jMemory(GraphComponent):
         resolved = resolving_read(
             self.graph,
             queries.RESOLVED_MEMORIES,
-            apoc,
+            reads,
             by_key,
             requested=[dict(zip(MEMORY_ID_NAMES, key, strict=True)) for key in keys],
         )

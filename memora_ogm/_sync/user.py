@@ -10,6 +10,7 @@ from memora_ogm._sync.graph import Landed, nothing
 from memora_ogm._sync.nodes import InteractionCollection, MemoryCollection, Org, User
 from memora_ogm._sync.organization import match_org
 from memora_ogm.errors import UserNotFound
+from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
@@ -42,17 +43,20 @@ class Neo4jUser(GraphComponent):
 
         self.graph.write_unit(work, nothing, landed=Landed(User, owned))
         self.logger.info("created user %s", props["user_id"])
-        return convert.user(props)
+        return convert.user(props, User)
 
     def get_user(self, org_id: str, user_id: str) -> models.User:
         check_ids(org_id=org_id, user_id=user_id)
         work = USER.bind(org_id=org_id, user_id=user_id)
-        return self.graph.read_unit(work, lambda row: convert.user(row["user"]))
+        return self.graph.read_unit(work, lambda row: convert.user(row["user"], reading(User)))
 
     def get_all_org_users(self, org_id: str) -> list[models.User]:
         check_ids(org_id=org_id)
         work = ORG_USERS.bind(org_id=org_id)
-        return self.graph.read_unit(work, lambda row: [convert.user(user) for user in row["users"]])
+        node = reading(User)
+        return self.graph.read_unit(
+            work, lambda row: [convert.user(user, node) for user in row["users"]]
+        )
 
     def update_user(self, org_id: str, user_id: str, new_user_name: str) -> models.User:
         check_ids(org_id=org_id, user_id=user_id)
@@ -62,7 +66,7 @@ class Neo4jUser(GraphComponent):
         work.set(user, user_name=new_user_name)
         work.output("user", user)
 
-        return self.graph.write_unit(work, lambda row: convert.user(row["user"]))
+        return self.graph.write_unit(work, lambda row: convert.user(row["user"], reading(User)))
 
     def delete_user(self, org_id: str, user_id: str) -> None:
         """Delete the user with its collections, interactions, messages, memories and dates,

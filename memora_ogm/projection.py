@@ -1,0 +1,205 @@
+"""The facade's reads, generated from the node classes' property tables.
+
+Writes deflate each value through its property (:mod:`memora_ogm.unit_of_work`);
+reads come back the same way: a :class:`NodeProjection`, built once per class from
+``defined_properties``, writes the Cypher map projection of a node
+(``mem {.org_id, ..., obtained_at: <compact>}``) and inflates a row of it through each
+property. Add a property to a node class and the reads project and inflate it, with no
+edit in :mod:`memora_ogm.queries` or :mod:`memora_ogm.convert`.
+
+A read goes through the class neomodel inflates the label with (:func:`reading`): the
+package's class, or the most derived subclass that declares the same ``__label__``
+(neomodel's own rule for such a subclass). Its extra properties are projected and
+inflated; the return models keep Memora's fields only.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from neomodel.properties import IntegerProperty, Property, StringProperty
+from neomodel.util import escape_identifier
+from pydantic import BaseModel
+
+from memora_ogm.errors import NodeVanished
+from memora_ogm.properties import ZonedDateTimeProperty
+
+N = TypeVar("N", bound=type)
+M = TypeVar("M", bound=BaseModel)
+
+#: A name Cypher reads without backticks.
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _identifier(name: str) -> str:
+    """A property or variable name as Cypher reads it: bare when it can be, else escaped."""
+    return name if _PLAIN.fullmatch(name) else escape_identifier(name)
+
+
+def stored_as_is(prop: Property[Any]) -> type | None:
+    """The type whose values ``prop.inflate`` and ``prop.deflate`` return unchanged, if any:
+    a plain string property (no choices, no maximum length) keeps a ``str``, an integer
+    property an ``int``. neomodel wraps each call in an error handler, so reads and
+    writes skip it for such values (any other value still goes through it)."""
+    if type(prop) is StringProperty and prop.choices is None and prop.max_length is None:
+        return str
+    if type(prop) is IntegerProperty:
+        return int
+    return None
+
+
+def _inflater(prop: Property[Any]) -> Callable[[Any], Any]:
+    """``prop.inflate``, or for the package's DATETIME property (exactly it: a subclass
+    may inflate otherwise) its read form, which decodes the compact projection directly."""
+    if type(prop) is ZonedDateTimeProperty:
+        return prop.inflate_read
+    return prop.inflate
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One property of a class as its reads see it."""
+
+    #: The attribute name (the key of the inflated values and of the return models).
+    name: str
+    #: The property's name in the graph (and in the projected map).
+    db_name: str
+    #: Values of this type are kept as they are; others go through ``inflate``.
+    as_is: type | None
+    inflate: Callable[[Any], Any]
+    #: Every node of the schema has it (required, or given a default when created), so
+    #: a row without it is a node deleted while it was read.
+    always: bool
+    #: A DATETIME, projected in ``ZonedDateTimeProperty.compact`` form.
+    zoned: bool
+
+
+def _schema_class(cls: type) -> type:
+    """The package's class of ``cls``'s label: the least derived class of its MRO that
+    declares the same label set (a subclass for the same label adds properties to it)."""
+    labels = frozenset(cls.inherited_labels())  # type: ignore[attr-defined]
+    for base in reversed(cls.__mro__):
+        if "__label__" in vars(base) and frozenset(base.inherited_labels()) == labels:  # type: ignore[attr-defined]
+            return base
+    return cls
+
+
+_Step = tuple[str, str, type | None, Callable[[Any], Any], bool]
+"""A field as a read's loop takes it: db name, name, as-is type, inflate, always."""
+
+
+class NodeProjection:
+    """The reads of one node class: its map projection and the inflation of its rows."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        schema = _schema_class(cls)
+        schema_names = set(schema.defined_properties(aliases=False, rels=False))  # type: ignore[attr-defined]
+        properties: dict[str, Property[Any]] = cls.defined_properties(  # type: ignore[attr-defined]
+            aliases=False, rels=False
+        )
+        self.fields = tuple(
+            Field(
+                name=name,
+                db_name=prop.get_db_property_name(name),
+                as_is=stored_as_is(prop),
+                inflate=_inflater(prop),
+                always=name in schema_names and (prop.required or prop.has_default),
+                zoned=isinstance(prop, ZonedDateTimeProperty),
+            )
+            for name, prop in properties.items()
+        )
+        self._plans: dict[type[BaseModel] | None, tuple[_Step, ...]] = {}
+
+    def map(self, variable: str, **expressions: str) -> str:
+        """Cypher projecting the node ``variable`` as a map of its properties, each
+        DATETIME in compact form; ``expressions`` replace a property's value (the
+        resolved text of a memory) or add entries (its message sources)."""
+        entries = []
+        for field in self.fields:
+            key = _identifier(field.db_name)
+            if field.db_name in expressions:
+                entries.append(f"{key}: {expressions.pop(field.db_name)}")
+            elif field.zoned:
+                entries.append(f"{key}: {ZonedDateTimeProperty.compact(f'{variable}.{key}')}")
+            else:
+                entries.append(f".{key}")
+        entries.extend(f"{_identifier(key)}: {value}" for key, value in expressions.items())
+        return f"{variable} {{{', '.join(entries)}}}"
+
+    def values(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The properties of a projected row (or of any map of a node's stored properties),
+        inflated, by attribute name."""
+        return self._inflated(row, self._steps(None))
+
+    def model(self, model: type[M], row: Mapping[str, Any], **given: Any) -> M:
+        """The return model ``model`` of a row: the properties it has a field for, inflated
+        in one pass (the others are only checked for presence when every node has them),
+        and ``given`` (what the read adds to the node's own properties, such as a
+        memory's message sources). pydantic ignores what the model has no field for."""
+        return model(**self._inflated(row, self._steps(model)), **given)
+
+    def _steps(self, model: type[BaseModel] | None) -> tuple[_Step, ...]:
+        """What reading a row into ``model`` (every field when None) takes, made once."""
+        steps = self._plans.get(model)
+        if steps is None:
+            steps = self._plans[model] = tuple(
+                (field.db_name, field.name, field.as_is, field.inflate, field.always)
+                for field in self.fields
+                if model is None or field.always or field.name in model.model_fields
+            )
+        return steps
+
+    def _inflated(self, row: Mapping[str, Any], steps: tuple[_Step, ...]) -> dict[str, Any]:
+        """``steps`` of ``row`` inflated, by attribute name. A node deleted while it was
+        read comes back with properties missing (an empty map when it was gone first): one
+        that every node has is missing, :class:`NodeVanished`."""
+        values: dict[str, Any] = {}
+        for db_name, name, as_is, inflate, always in steps:
+            value = row.get(db_name)
+            if value is None:
+                if always:
+                    raise NodeVanished(
+                        f"a {self.cls.__name__} was deleted while it was read (no {db_name})"
+                    )
+            elif type(value) is not as_is:
+                value = inflate(value)
+            values[name] = value
+        return values
+
+
+@functools.cache
+def projection(cls: type) -> NodeProjection:
+    """The :class:`NodeProjection` of ``cls``, built on first use."""
+    return NodeProjection(cls)
+
+
+def reading(cls: N) -> N:
+    """The class the facade reads ``cls``'s nodes through: the most derived subclass
+    declaring the same label set, as neomodel inflates them (``cls`` when there is none).
+
+    Two unrelated subclasses claiming the label are the clash neomodel reports too
+    (``TypeError`` here). Walks ``cls``'s subclasses, which a package class has none of
+    unless the application declares one, once per call (not per row)."""
+    pending: list[type] = cls.__subclasses__()
+    if not pending:
+        return cls
+    labels = frozenset(cls.inherited_labels())  # type: ignore[attr-defined]
+    chosen: type = cls
+    while pending:
+        sub = pending.pop()
+        pending.extend(sub.__subclasses__())
+        if "__label__" not in vars(sub) or frozenset(sub.inherited_labels()) != labels:  # type: ignore[attr-defined]
+            continue
+        if issubclass(sub, chosen):
+            chosen = sub
+        elif not issubclass(chosen, sub):
+            raise TypeError(
+                f"{chosen.__qualname__} and {sub.__qualname__} both declare the labels "
+                f"{sorted(labels)}: the reads cannot tell which one to inflate them with"
+            )
+    return cast(N, chosen)
