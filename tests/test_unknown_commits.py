@@ -328,3 +328,34 @@ async def test_an_import_whose_batch_commit_went_unanswered_ends_as_a_clean_one(
     assert again.graph == clean.graph
     assert again.vectors == clean.vectors == graph_memories(neo4j_driver)
     assert await all_violations(neo4j_driver) == []
+
+
+# --------------------------------------------------------------------------- erasure
+
+ERASURES = [
+    "delete_user_interaction_and_its_memories",
+    "delete_all_user_memories",
+    "delete_all_user_interactions_and_their_memories",
+    "delete_user",
+    "delete_organization",
+]
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("write", ERASURES)
+async def test_an_erasure_whose_batch_commit_went_unanswered_goes_on_to_the_end(
+    setting: Setting, proxy: ReplyLosingProxy, neo4j_driver: Driver, write: str, batch: int
+) -> None:
+    """A batch of one node of each kind: the erasure takes several, and the answer of one
+    of them is lost after it committed; it goes on from there and finishes."""
+    getattr(setting.memora, "_twin", setting.memora).erase_batch_size = 1
+    call, check = WRITES[write]
+    proxy.lost.clear()
+    commits = iter(range(1_000))
+    proxy.lose = lambda statements: next(commits) == batch - 1
+    returned = await call(setting)
+
+    assert len(proxy.lost) == 1, "no batch's answer was lost"
+    check(setting, neo4j_driver, returned)
+    assert await vector_memories(setting.vectors) == graph_memories(neo4j_driver)
+    assert await all_violations(neo4j_driver, setting.vectors) == []
