@@ -24,10 +24,10 @@ def _delete_batch(org_id: str, size: int) -> UnitOfWork:
     It locks the organisation (as ``create_user`` and ``create_agent`` do), then the
     collections of a batch of its users, which every save and update links to, and the
     interactions it takes, which every update locks: writes under way finish first and
-    what the batch reads includes them; later ones find their nodes gone. It erases the
-    memories and interactions in those collections; once it took all of them, it deletes
-    the users with their collections and a batch of agents, and the organisation itself
-    once no user or agent is left.
+    what the batch reads includes them; later ones find their nodes gone. It erases a
+    batch of the organisation's memories and interactions (found by their keys); once it
+    took all of them, it deletes the users with their collections, a batch of agents and
+    of days, and the organisation itself once no user, agent or day is left.
     """
     work = UnitOfWork()
     org = match_org(work, org_id, lock=True)
