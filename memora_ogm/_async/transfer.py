@@ -699,7 +699,13 @@ async def import_records(
     rekey: bool = False,
 ) -> ImportSummary:
     """Validate ``records`` whole, check them against the graph, then write them a batch
-    per transaction."""
+    per transaction.
+
+    A batch whose commit goes unanswered is not simply run again (its records would then
+    exist: a conflict in ``"fail"`` mode, and in ``"skip"`` mode its vectors undone and
+    not written again): the server is asked whether the batch's first created node
+    exists, and the import goes on as if the answer had come, or runs the batch again.
+    """
     if on_conflict not in ("fail", "skip"):
         raise ValueError("`on_conflict` must be 'fail' or 'skip'.")
     if check_flag("rekey", rekey) and on_conflict != "fail":
