@@ -15,6 +15,11 @@ relationships, then all nodes, 10,000 per statement, no traversal at all). Bare
 of the default transaction memory already at a tenth of the user. It prints nodes/s
 for both, the client's peak RSS, and the server heap (the peak of samples taken while
 each erasure runs). No vector store is attached: the graph's side is what is measured.
+
+Then (``chain``) single interactions of 20,000 and 100,000 messages are erased with
+``delete_user_interaction_and_its_memories``, timing each batch: after the first, which
+finds the chain's end from its start, a batch walks back from where the one before
+stopped, so the batches of the last quarter cost what those of the first do.
 """
 
 from __future__ import annotations
@@ -131,6 +136,8 @@ class Shape:
     long_messages: int = 0
 
 
+#: Messages of the single interactions erased batch by batch (``chain``).
+CHAINS = (20_000, 100_000)
 USER = Shape(users=1, interactions=50_000, messages=4, memories=4, days=30, long_messages=100_000)
 ORGANISATION = Shape(users=100, interactions=1_250, messages=4, memories=4, days=30)
 
@@ -274,6 +281,44 @@ async def compare(
     return facade, bare
 
 
+async def chain(driver: Driver, graph: Neo4jGraphInterface, messages: int) -> list[float]:
+    """Erase one interaction of ``messages`` messages (and 1,000 memories) with
+    ``delete_user_interaction_and_its_memories``; print and return each batch's seconds.
+
+    A batch walks back from where the one before stopped, so the batches after the first
+    (which finds the chain's end from its start) should cost the same however long the
+    chain: compared here between the first and the last quarter of the batches.
+    """
+    org = "chain"
+    _, users = build(driver, org, Shape(1, 0, 0, 0, 1, long_messages=messages))
+    seconds: list[float] = []
+    run = graph.graph.cypher
+
+    async def timed_statement(query: str, **params: Any) -> list[dict[str, Any]]:
+        started = time.perf_counter()
+        try:
+            return await run(query, **params)
+        finally:
+            seconds.append(time.perf_counter() - started)
+
+    graph.graph.cypher = timed_statement  # type: ignore[method-assign]
+    try:
+        started = time.perf_counter()
+        await graph.delete_user_interaction_and_its_memories(org, users[0], f"{users[0]}-0")
+        elapsed = time.perf_counter() - started
+    finally:
+        del graph.graph.cypher
+    quarter = max(1, (len(seconds) - 1) // 4)
+    first, last = seconds[1 : 1 + quarter], seconds[-quarter:]
+    print(
+        f"chain: {messages:,} messages in {len(seconds)} batches, {elapsed:.1f} s; first batch "
+        f"{seconds[0] * 1000:,.0f} ms, then {sum(first) / len(first) * 1000:,.0f} ms a batch "
+        f"in the first quarter and {sum(last) / len(last) * 1000:,.0f} ms in the last"
+    )
+    clear_database(driver, DATABASE)  # the chain's tenant is alone in the database
+    return seconds
+
+
 def scaled(shape: Shape, scale: float) -> Shape:
     """``shape`` with its users, interactions and long chain times ``scale`` (a quick run)."""
     return replace(
@@ -297,12 +342,15 @@ async def run(only: str | None, scale: float) -> None:
             for kind, shape in (("user", USER), ("org", ORGANISATION)):
                 if only in (None, kind):
                     await compare(driver, graph, kind, scaled(shape, scale))
+            if only in (None, "chain"):
+                for messages in CHAINS:
+                    await chain(driver, graph, round(messages * scale))
         await graph.close()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["user", "org"], help="erase only this tenant")
+    parser.add_argument("--only", choices=["user", "org", "chain"], help="erase only this tenant")
     parser.add_argument("--scale", type=float, default=1.0, help="shrink the tenants (quick run)")
     args = parser.parse_args()
     asyncio.run(run(args.only, args.scale))

@@ -363,8 +363,18 @@ class UnitOfWork:
 
     def nodes(self, cls: type, limit: int | None = None, **keys: Any) -> Ref:
         """Every node of ``cls`` with the property values ``keys`` (e.g. all of one user),
-        or at most ``limit`` of them."""
+        or at most ``limit`` of them.
+
+        When ``keys`` are a part of the class's key, the rest of the key must exist too
+        (as it does for every keyed node): the planner then seeks the key's index by its
+        prefix instead of scanning the label.
+        """
         match = f"MATCH (node:{_label(cls)} {{{self._keys(cls, keys)}}})"
+        node_key = getattr(cls, "__node_key__", None)
+        key: tuple[str, ...] = node_key[1] if node_key else ()
+        if keys and set(keys) < set(key):
+            rest = [f"node.{_name(name)} IS NOT NULL" for name in key if name not in keys]
+            match += f" WHERE {' AND '.join(rest)}"
         top = "" if limit is None else f" LIMIT {self._param(limit)}"
         return self._bind(cls, f"COLLECT {{ {match} RETURN node{top} }}", True)
 
@@ -411,6 +421,71 @@ class UnitOfWork:
             f"RETURN collect(node) AS {var} }}"
         )
         return Ref(var, cls, True)
+
+    def chain_tails(
+        self,
+        starts: Ref,
+        first: Any,
+        then: Any,
+        order_by: str,
+        stamp: str,
+        limit: int,
+        known: str,
+    ) -> tuple[Ref, str]:
+        """The last nodes of the chains of ``starts`` (``first``, then ``then`` repeated),
+        ``limit`` at most, highest ``order_by`` first: a whole chain's tail before the next
+        chain's, so each chain keeps a prefix. Returns them, and the name of the output
+        listing, per chain that keeps nodes, ``[start, new last node, its order_by,
+        start's stamp]`` (element ids, the stamp as a string).
+
+        The parameter ``known`` maps a start's element id to that list as a statement
+        before returned it: its chain is then walked back from that node, which costs what
+        is taken rather than the chain's length, if it is still its chain's last node with
+        that ``order_by`` and the start's ``stamp`` (a property every other change of the
+        chain sets) is unchanged; otherwise the chain is walked from its start. (Element
+        ids are reused once their node is deleted: what this cannot see is a concurrent
+        erasure of the same chain deleting that node between the two statements and a new
+        last node of another chain, at the same ``order_by``, taking its id.)
+        """
+        cls = target_class(then)
+        label, step, position = _label(cls), arrow(then), _name(order_by)
+        taken, ends, split = self._var(), _name(f"{known}_ends"), self._var()
+        self.params.setdefault(known, {})
+        count = self._param(limit)
+        stamped = f"toString(start.{_name(stamp)})"
+        self._body.append(
+            f"WITH * CALL ({_vars(starts)}) {{ UNWIND {starts.items} AS start "
+            f"WITH start, ${known}[elementId(start)] AS known "
+            f"OPTIONAL MATCH (kept:{label}) WHERE elementId(kept) = known[1] "
+            f"AND kept.{position} = known[2] AND {stamped} = known[3] "
+            f"AND NOT EXISTS {{ (kept){step}() }} "
+            "OPTIONAL CALL (start, kept) { WITH start WHERE kept IS NULL "
+            f"MATCH (start){arrow(first)}(:{_label(target_class(first))}){arrow(then, '*0..')}"
+            f"(found:{label}) WHERE size(keys(found)) > 0 AND NOT EXISTS {{ (found){step}() }} "
+            "RETURN found LIMIT 1 } "
+            "WITH start, coalesce(kept, found) AS last WHERE last IS NOT NULL "
+            # Walked back from the last node: nearest first (a chain has one path), one
+            # more than a batch takes, so the new last node is among them.
+            f"WITH start, COLLECT {{ MATCH (node:{label}){arrow(then, '*0..')}(last) "
+            f"WHERE size(keys(node)) > 0 RETURN node LIMIT {count} + 1 }} AS nearest "
+            f"RETURN collect([start, nearest]) AS {split} }}"
+        )
+        # Each chain in turn takes what the batch has room left for: [taken lists, taken].
+        quota = (
+            f"reduce(acc = [[], 0], chain IN {split} | [acc[0] + [chain[1][..{count} - acc[1]]], "
+            f"acc[1] + size(chain[1][..{count} - acc[1]])])[0]"
+        )
+        self._body.append(f"WITH *, {quota} AS {taken}_split")
+        self._body.append(
+            f"WITH *, COLLECT {{ UNWIND {taken}_split AS t UNWIND t AS node RETURN node }} "
+            f"AS {taken}, [k IN range(0, size({split}) - 1) "
+            f"WHERE size({taken}_split[k]) < size({split}[k][1]) | "
+            f"[elementId({split}[k][0]), elementId({split}[k][1][size({taken}_split[k])]), "
+            f"{split}[k][1][size({taken}_split[k])].{position}, "
+            f"toString({split}[k][0].{_name(stamp)})]] AS {ends}"
+        )
+        self._outputs.append(ends)
+        return Ref(taken, cls, True), ends
 
     def as_list(self, ref: Ref) -> Ref:
         """The node(s) as a list."""

@@ -16,8 +16,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from neo4j import Driver
+from neo4j import AsyncTransaction, Driver
 from neo4j.exceptions import TransientError
+from neomodel import adb
 from test_vector_consistency import (
     FlakyVectorDB,
     InjectedFault,
@@ -284,3 +285,135 @@ async def test_running_out_of_transaction_memory_is_not_retried(graph: Any) -> N
         await graph.read(work)
     assert raised.value.code == OUT_OF_MEMORY
     assert len(attempts) == 1
+
+
+#: Per erasure: statements that leave Ann's (or Acme's) nodes unlinked from the hubs an
+#: erasure could walk from (collections, users, days, the organisation) but not deleted,
+#: as an erasure that detaches before it deletes, a crash of such one, or another writer
+#: of the same graph could leave them. A rerun must find them by their keys.
+UNLINKED = {
+    "delete_user": [
+        "MATCH (:InteractionCollection {user_id: $ann})-[r:HAD_INTERACTION]->() DELETE r",
+        "MATCH (:MemoryCollection {user_id: $ann})-[r:INCLUDES]->() DELETE r",
+        "MATCH (:Interaction {user_id: $ann})-[r:HAS_OCCURRENCE_ON]->() DELETE r",
+        "MATCH (:Memory {user_id: $ann})-[r:DATE_OBTAINED]->() DELETE r",
+    ],
+    "delete_all_user_interactions_and_their_memories": [
+        "MATCH (:InteractionCollection {user_id: $ann})-[r:HAD_INTERACTION]->() DELETE r",
+    ],
+    "delete_all_user_memories": [
+        "MATCH (:MemoryCollection {user_id: $ann})-[r:INCLUDES]->() DELETE r",
+    ],
+    "delete_organization": [
+        "MATCH (:Org {org_id: $org})<-[r:BELONGS_TO]-(:User {user_id: $bob}) DELETE r",
+        "MATCH (:Org {org_id: $org})-[r:HAS_AGENT]->() DELETE r",
+        "MATCH (:InteractionCollection {user_id: $ann})-[r:HAD_INTERACTION]->() DELETE r",
+        "MATCH (:MemoryCollection {user_id: $ann})-[r:INCLUDES]->() DELETE r",
+        "MATCH (:Interaction {user_id: $bob})-[r:HAS_OCCURRENCE_ON]->() DELETE r",
+        "MATCH (:Memory {user_id: $bob})-[r:DATE_OBTAINED]->() DELETE r",
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNLINKED))
+async def test_a_rerun_erases_what_an_interrupted_erasure_left_unlinked_from_its_hubs(
+    stores: Stores, neo4j_driver: Driver, name: str
+) -> None:
+    world = await _world(stores.graph)
+    before = _census(neo4j_driver)
+    _facade(stores).erase_batch_size = BATCH
+    for statement in UNLINKED[name]:
+        neo4j_driver.execute_query(statement, org=world.org, ann=world.ann, bob=world.bob)
+    messages = _messages(neo4j_driver)
+    assert _census(neo4j_driver) == before  # unlinked, not deleted: still there to find
+
+    await ERASURES[name][0](stores.graph, world)
+
+    after = _census(neo4j_driver)
+    assert after == _expected(before, name, world)
+    # Every message of an erased interaction went with it (none left out of a chain).
+    erased = sum(n for key, n in before.items() if key[0] == "MessageBlock") - sum(
+        n for key, n in after.items() if key[0] == "MessageBlock"
+    )
+    assert _messages(neo4j_driver) == messages - erased
+    assert await _vector_ids(stores.vectors) == _graph_ids(neo4j_driver)
+
+
+def _db_hits(plan: dict[str, Any]) -> int:
+    return int(plan.get("dbHits", 0)) + sum(_db_hits(child) for child in plan.get("children", []))
+
+
+async def _chain_erasure_hits(
+    interface: Neo4jGraphInterface, monkeypatch: pytest.MonkeyPatch, messages: int
+) -> list[int]:
+    """The server's db hits of each batch deleting one interaction of ``messages`` messages
+    (each batch's statement run with PROFILE)."""
+    org = await interface.create_organization("Acme")
+    user = await interface.create_user(org.org_id, "Ann")
+    agent = await interface.create_agent(org.org_id, "Bot")
+    interaction_id, _ = await interface.save_interaction_with_memories(
+        org.org_id, agent.agent_id, user.user_id, _conversation(messages, 3, 0)
+    )
+    hits: list[int] = []
+
+    async def profiled(query: str, **params: Any) -> list[dict[str, Any]]:
+        transaction: AsyncTransaction | None = adb._active_transaction
+        assert transaction is not None
+        result = await transaction.run("PROFILE " + query, params)
+        rows = [record.data() async for record in result]
+        hits.append(_db_hits((await result.consume()).profile or {}))
+        return rows
+
+    with monkeypatch.context() as patch:
+        patch.setattr(interface.graph, "cypher", profiled)
+        await interface.delete_user_interaction_and_its_memories(
+            org.org_id, user.user_id, interaction_id
+        )
+    await interface.delete_organization(org.org_id)
+    return hits
+
+
+async def test_a_long_chain_is_erased_in_batches_whose_cost_does_not_grow_with_its_length(
+    neo4j_connection: Neo4jConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each batch after the first walks back from where the one before stopped, instead of
+    walking the chain from its start again (quadratic in its length): the batches of a
+    chain of 6,250 messages cost what those of one of 1,250 do."""
+    conn = neo4j_connection
+    interface = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
+    interface.erase_batch_size = 500
+    try:
+        short = await _chain_erasure_hits(interface, monkeypatch, 1_250)
+        long = await _chain_erasure_hits(interface, monkeypatch, 6_250)
+    finally:
+        await interface.close()
+
+    # 500 messages a batch; the last one also takes the interaction.
+    assert (len(short), len(long)) == (3, 13)
+    # The first batch finds the chain's end from its start.
+    middle = [sum(batches[1:]) / len(batches[1:]) for batches in (short, long)]
+    assert middle[1] < 1.5 * middle[0], (short, long)
+
+
+async def test_an_interaction_of_exactly_whole_batches_is_erased(
+    stores: Stores, neo4j_driver: Driver
+) -> None:
+    """The batch that takes the last messages (a full batch) also takes the interaction:
+    the erasure ends there, instead of looking for the interaction once more."""
+    world = await _world(stores.graph)
+    _facade(stores).erase_batch_size = BATCH
+    whole = _conversation(2 * BATCH, 0, 0)
+    interaction_id, _ = await stores.graph.save_interaction_with_memories(
+        world.org, (await stores.graph.get_all_org_agents(world.org))[0].agent_id, world.ann, whole
+    )
+    before = _census(neo4j_driver)
+
+    await stores.graph.delete_user_interaction_and_its_memories(
+        world.org, world.ann, interaction_id
+    )
+
+    expected = before.copy()
+    expected[("Interaction", world.org, world.ann)] -= 1
+    expected[("MessageBlock", world.org, world.ann)] -= 2 * BATCH
+    assert _census(neo4j_driver) == +expected
+    assert await _vector_ids(stores.vectors) == _graph_ids(neo4j_driver)

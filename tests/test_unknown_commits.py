@@ -17,11 +17,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from interaction_helpers import LATER, World, chat, conversation, make_world, save, update
+from interaction_helpers import (
+    LATER,
+    World,
+    chat,
+    conversation,
+    make_world,
+    save,
+    snapshot,
+    update,
+)
 from invariants import all_violations, graph_memories, vector_memories
 from lost_replies import ReplyLosingProxy
 from neo4j import Driver
 from sync_adapter import AwaitableTwin
+from transfer_helpers import build_organisation, records_of
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
@@ -217,6 +227,135 @@ async def test_a_write_whose_commit_went_unanswered_returns_as_if_answered(
     returned = await call(setting)
 
     assert len(proxy.lost) == 1, "the commit's answer was never lost"
+    check(setting, neo4j_driver, returned)
+    assert await vector_memories(setting.vectors) == graph_memories(neo4j_driver)
+    assert await all_violations(neo4j_driver, setting.vectors) == []
+
+
+# --------------------------------------------------------------------------- import
+
+
+async def _facade(kind: str, uri: str, conn: Neo4jConnection) -> tuple[Any, Any]:
+    """A facade of ``kind`` ("async" or "sync") on ``uri`` with a fresh in-memory Qdrant."""
+    args = (uri, conn.username, conn.password, conn.database)
+    if kind == "async":
+        vectors: Any = QdrantDB(location=":memory:")
+        return Neo4jGraphInterface(*args, vectors), vectors
+    vectors = sync.QdrantDB(location=":memory:")
+    return AwaitableTwin(sync.Neo4jGraphInterface(*args, vectors), Neo4jGraphInterface), vectors
+
+
+@dataclass
+class Imported:
+    """What an import returned, and both stores after it."""
+
+    summary: Any
+    graph: tuple[list[str], list[str]]
+    vectors: list[Any]
+
+
+async def _import(
+    kind: str,
+    proxy: ReplyLosingProxy,
+    conn: Neo4jConnection,
+    driver: Driver,
+    records: list[Any],
+    mode: str,
+    arm: Callable[[], None] = lambda: None,
+) -> Imported:
+    """Import ``records`` into an empty graph through ``proxy``, armed by ``arm`` once the
+    schema is set up."""
+    clear_database(driver, conn.database)
+    proxy.lose_next(0)
+    memora, vectors = await _facade(kind, proxy.uri, conn)
+    try:
+        await memora.setup()
+        arm()
+        summary = await memora.import_records(records, on_conflict=mode)
+        return Imported(summary, snapshot(driver), await vector_memories(vectors))
+    finally:
+        await memora.close()
+
+
+@pytest.fixture(scope="module")
+async def export(neo4j_connection: Neo4jConnection, neo4j_driver: Driver) -> list[Any]:
+    """An organisation's export (one batch of each record type), and the graph left empty."""
+    clear_database(neo4j_driver, neo4j_connection.database)
+    conn = neo4j_connection
+    memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
+    try:
+        await memora.setup()
+        org = await build_organisation(memora)
+        records = await records_of(memora.export_organization(org.org_id))
+    finally:
+        await memora.close()
+    assert {r["type"] for r in records} >= {"organization", "user", "agent", "memory"}
+    return records
+
+
+#: Write transactions of an import of ``export``: a batch per record type.
+IMPORT_BATCHES = ["organization", "user", "agent", "interaction", "memory", "contrary_update"]
+
+
+@pytest.mark.parametrize("lost", ["answer", "commit"])
+@pytest.mark.parametrize("mode", ["fail", "skip"])
+@pytest.mark.parametrize("batch", IMPORT_BATCHES)
+@pytest.mark.parametrize("kind", ["async", "sync"])
+async def test_an_import_whose_batch_commit_went_unanswered_ends_as_a_clean_one(
+    neo4j_connection: Neo4jConnection,
+    neo4j_driver: Driver,
+    proxy: ReplyLosingProxy,
+    export: list[Any],
+    kind: str,
+    batch: str,
+    mode: str,
+    lost: str,
+) -> None:
+    """The batch's write landed (or, losing the commit, did not): the import goes on and
+    ends with what an import that heard every answer makes, in both stores."""
+    clean = await _import(kind, proxy, neo4j_connection, neo4j_driver, export, mode)
+    proxy.lost.clear()
+
+    def arm() -> None:
+        proxy.lose_next(0, before=lost == "commit")
+        commits = iter(range(len(IMPORT_BATCHES)))
+        proxy.lose = lambda statements: next(commits, None) == IMPORT_BATCHES.index(batch)
+
+    again = await _import(kind, proxy, neo4j_connection, neo4j_driver, export, mode, arm)
+
+    assert len(proxy.lost) == 1, "the batch's commit answer was never lost"
+    assert again.summary == clean.summary
+    assert again.graph == clean.graph
+    assert again.vectors == clean.vectors == graph_memories(neo4j_driver)
+    assert await all_violations(neo4j_driver) == []
+
+
+# --------------------------------------------------------------------------- erasure
+
+ERASURES = [
+    "delete_user_interaction_and_its_memories",
+    "delete_all_user_memories",
+    "delete_all_user_interactions_and_their_memories",
+    "delete_user",
+    "delete_organization",
+]
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("write", ERASURES)
+async def test_an_erasure_whose_batch_commit_went_unanswered_goes_on_to_the_end(
+    setting: Setting, proxy: ReplyLosingProxy, neo4j_driver: Driver, write: str, batch: int
+) -> None:
+    """A batch of one node of each kind: the erasure takes several, and the answer of one
+    of them is lost after it committed; it goes on from there and finishes."""
+    getattr(setting.memora, "_twin", setting.memora).erase_batch_size = 1
+    call, check = WRITES[write]
+    proxy.lost.clear()
+    commits = iter(range(1_000))
+    proxy.lose = lambda statements: next(commits) == batch - 1
+    returned = await call(setting)
+
+    assert len(proxy.lost) == 1, "no batch's answer was lost"
     check(setting, neo4j_driver, returned)
     assert await vector_memories(setting.vectors) == graph_memories(neo4j_driver)
     assert await all_violations(neo4j_driver, setting.vectors) == []

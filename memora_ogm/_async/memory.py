@@ -25,7 +25,7 @@ from memora_ogm._async.erasure import (
     removed_memories,
 )
 from memora_ogm._async.graph import Graph, Landed, VectorChanges
-from memora_ogm._async.nodes import Interaction, Memory, MemoryCollection, MessageBlock, User
+from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.projection import reading
@@ -304,8 +304,8 @@ class Neo4jMemory(GraphComponent):
         size = self.erase_batch_size
         work = UnitOfWork()
         user = work.match(User, missing, org_id=org_id, user_id=user_id)
-        collection = work.match_related(user, User.has_memories, missing, lock=True)
-        memories = work.reachable(collection, MemoryCollection.includes, limit=per_batch(size))
+        work.match_related(user, User.has_memories, missing, lock=True)
+        memories = work.nodes(Memory, per_batch(size), org_id=org_id, user_id=user_id)
         work.room(erase(work, size, memories), FINISHED)
 
         await erase_in_batches(self.graph, work)

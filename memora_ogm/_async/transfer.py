@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar
 
 from memora_ogm import convert, transfer
 from memora_ogm._async.component import GraphComponent, get_org, get_user, locked_org
-from memora_ogm._async.graph import Graph, VectorChanges
+from memora_ogm._async.graph import Graph, Landed, VectorChanges
 from memora_ogm._async.nodes import (
     Agent,
     Date,
@@ -412,13 +412,14 @@ def _properties(record: Record, *names: str) -> dict[str, Any]:
     return sendable_by_driver({name: record[name] for name in names})
 
 
-async def _write_organizations(records: list[Record], _: VectorChanges) -> None:
+async def _write_organizations(records: list[Record], _: VectorChanges) -> list[Record]:
     for record in records:
         org = await Org(**_properties(record, "org_id", "org_name", "created_at")).save()
         await store_exact_times([org], [record])
+    return records
 
 
-async def _write_users(records: list[Record], _: VectorChanges) -> None:
+async def _write_users(records: list[Record], _: VectorChanges) -> list[Record]:
     org_id = records[0]["org_id"]
     org = await locked_org(org_id)
     users = await User.nodes.bulk_create(
@@ -433,9 +434,10 @@ async def _write_users(records: list[Record], _: VectorChanges) -> None:
         (User.interactions_in, list(zip(users, interactions, strict=True))),
         (User.has_memories, list(zip(users, memories, strict=True))),
     )
+    return records
 
 
-async def _write_agents(records: list[Record], _: VectorChanges) -> None:
+async def _write_agents(records: list[Record], _: VectorChanges) -> list[Record]:
     agents = await Agent.nodes.bulk_create(
         *(
             _properties(record, "org_id", "agent_id", "agent_label", "user_id", "created_at")
@@ -443,6 +445,7 @@ async def _write_agents(records: list[Record], _: VectorChanges) -> None:
         )
     )
     await store_exact_times(agents, records)
+    return records
 
 
 async def _link_agents(records: list[Record]) -> None:
@@ -459,7 +462,7 @@ async def _link_agents(records: list[Record]) -> None:
     )
 
 
-async def _write_interactions(records: list[Record], _: VectorChanges) -> None:
+async def _write_interactions(records: list[Record], _: VectorChanges) -> list[Record]:
     org_id = records[0]["org_id"]
     users = await _locked_users(org_id, (record["user_id"] for record in records))
     collections = await _collections(users, User.interactions_in)
@@ -519,9 +522,10 @@ async def _write_interactions(records: list[Record], _: VectorChanges) -> None:
             ],
         ),
     )
+    return records
 
 
-async def _write_memories(records: list[Record], changes: VectorChanges) -> None:
+async def _write_memories(records: list[Record], changes: VectorChanges) -> list[Record]:
     org_id = records[0]["org_id"]
     users = await _locked_users(org_id, (record["user_id"] for record in records))
     collections = await _collections(users, User.has_memories)
@@ -598,9 +602,12 @@ async def _write_memories(records: list[Record], changes: VectorChanges) -> None
         ),
     ]
     await connect_many(*links)
+    return records
 
 
-async def _write_contrary_updates(records: list[Record], _: VectorChanges) -> None:
+async def _write_contrary_updates(records: list[Record], _: VectorChanges) -> list[Record]:
+    """Link the pairs (``MERGE``): it creates no node of its own, so a batch whose commit
+    went unanswered runs again, and finds what landed linked already."""
     org_id = records[0]["org_id"]
     users = await _locked_users(org_id, (record["user_id"] for record in records))
     wanted = sorted({r[name] for r in records for name in ("memory_id", "updated_by")})
@@ -615,9 +622,12 @@ async def _write_contrary_updates(records: list[Record], _: VectorChanges) -> No
         and (r["user_id"], r["updated_by"]) in memories
     ]
     await connect_many((Memory.contrary_update, pairs))
+    return []
 
 
-WRITERS: dict[str, Callable[[list[Record], VectorChanges], Awaitable[None]]] = {
+#: Per record type: what writes a batch of new records; it returns the records whose nodes
+#: it created (those of users and interactions that exist), for :func:`_created_first`.
+WRITERS: dict[str, Callable[[list[Record], VectorChanges], Awaitable[list[Record]]]] = {
     transfer.ORGANIZATION: _write_organizations,
     transfer.USER: _write_users,
     transfer.AGENT: _write_agents,
@@ -625,6 +635,16 @@ WRITERS: dict[str, Callable[[list[Record], VectorChanges], Awaitable[None]]] = {
     transfer.MEMORY: _write_memories,
     transfer.CONTRARY_UPDATE: _write_contrary_updates,
 }
+
+
+def _created_first(kind: str, created: list[Record]) -> Landed | None:
+    """What shows that an import batch took effect when its commit goes unanswered: the
+    node of the first record it created exists. None when it created no node (links
+    only, merged): it may simply run again."""
+    if not created:
+        return None
+    cls, key = KEYS[kind]
+    return Landed(cls, {name: created[0][name] for name in key})
 
 
 async def _taken_memory_ids(owners: dict[str, tuple[int, str, str]]) -> dict[str, Any]:
@@ -679,7 +699,13 @@ async def import_records(
     rekey: bool = False,
 ) -> ImportSummary:
     """Validate ``records`` whole, check them against the graph, then write them a batch
-    per transaction."""
+    per transaction.
+
+    A batch whose commit goes unanswered is not simply run again (its records would then
+    exist: a conflict in ``"fail"`` mode, and in ``"skip"`` mode its vectors undone and
+    not written again): the server is asked whether the batch's first created node
+    exists, and the import goes on as if the answer had come, or runs the batch again.
+    """
     if on_conflict not in ("fail", "skip"):
         raise ValueError("`on_conflict` must be 'fail' or 'skip'.")
     if check_flag("rekey", rekey) and on_conflict != "fail":
@@ -693,16 +719,25 @@ async def import_records(
         await _check_input(graph, replay, on_conflict, rekeying)
         done = 0
         for kind, batch in _batches(replay, rekeying):
+            planned: list[int] = []  # how many records the batch's first attempt found new
 
-            async def work(changes: VectorChanges, kind: str = kind, batch: Any = batch) -> int:
+            async def work(
+                changes: VectorChanges,
+                kind: str = kind,
+                batch: Any = batch,
+                planned: list[int] = planned,
+            ) -> Landed | None:
                 new = await _new_records(kind, batch, on_conflict)
-                if new:
-                    await WRITERS[kind](new, changes)
+                planned.append(len(new))
+                made = await WRITERS[kind](new, changes) if new else []
                 if kind == transfer.AGENT:
                     await _link_agents([record for _, record in batch])
-                return len(new)
+                return _created_first(kind, made)
 
-            created = await graph.write(work)
+            await graph.write(work, lambda landed: landed)
+            # The first attempt's count: a later one, after an unanswered commit of links
+            # that landed (they show no node of their own), finds them there already.
+            created = planned[0]
             for counter, count in (
                 (summary.created, created),
                 (summary.skipped, len(batch) - created),

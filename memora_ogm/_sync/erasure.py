@@ -5,10 +5,19 @@ A user, an organisation or a single interaction can hold more than the server's
 transaction memory can delete at once, so each erasure runs batch after batch until a
 batch finds room to spare. A batch takes at most ``erase_batch_size`` memories and
 messages (``BATCH_SIZE`` unless the interface says otherwise; a quarter as many
-interactions or users), always in this order: memories, then the last messages of each
-chain (highest positions first), then the interactions left with neither, then the days
-nothing links to any more; the hubs (collections, users, the organisation) go last, once
-emptied, so no batch detaches a node of high degree.
+interactions or users), always in this order: memories, then the last messages of the
+chains (a chain's tail whole before the next chain's), then the interactions left with
+neither, then the days nothing links to any more; the hubs (collections, users, the
+organisation) go last, once emptied, so no batch detaches a node of high degree.
+
+The keyed nodes of a user or an organisation (interactions, memories, users, agents,
+days) are found by their key properties, through the index of their key, not by walking
+from the hubs: whatever is the tenant's is found, also when something (an erasure of
+Memora's, a writer of the graph's own) left it unlinked from its collection, user or day.
+Messages carry no key: they are found along their interaction's chain, which a batch only
+ever shortens from its tail. A chain is walked from its start once; later batches walk
+back from where the batch before stopped (:data:`TAILS`), so a long chain costs work in
+proportion to its length, not to its length times its batches.
 
 After any batch the graph is one a read accepts: chains are shortened from their
 tail, as an update shortens them, memories lose only their message sources, and the
@@ -25,6 +34,7 @@ from typing import Any
 from memora_ogm import convert
 from memora_ogm._sync.graph import Graph, Landed, VectorChanges
 from memora_ogm._sync.nodes import Interaction, Memory, MessageBlock
+from memora_ogm.errors import NotFoundError
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 
@@ -34,6 +44,10 @@ BATCH_SIZE = 2_000
 
 #: The name of the flag a batch returns when it took everything that was left.
 FINISHED = "finished"
+#: The parameter of a batch naming the chains' last nodes the batch before left, so that a
+#: long chain is walked back from there instead of from its start each batch (linear work
+#: in its length); :func:`erase_in_batches` passes on what each batch returns.
+TAILS = "tails"
 #: The key of a memory, as statements return it.
 MEMORY_ID_NAMES = ("org_id", "user_id", "memory_id")
 
@@ -79,13 +93,14 @@ def erase(
     messages = None
     if interactions is not None:
         days.append(work.reachable(interactions, Interaction.has_occurrence_on))
-        messages = work.reachable(
-            interactions,
+        messages, _ = work.chain_tails(
+            work.as_list(interactions),
             Interaction.first_message,
             MessageBlock.is_next,
-            order_by="msg_position",
-            descending=True,
-            limit=per_batch(size),
+            "msg_position",
+            "updated_at",
+            per_batch(size),
+            TAILS,
         )
         groups.append((messages, per_batch(size)))
     # Projected after every subquery: a subquery's rows each carry the variables bound
@@ -126,5 +141,18 @@ def erase_in_batches(
     def landed(row: dict[str, Any]) -> Landed | None:
         return top if row[FINISHED] and top is not None else gone(row["memories"])
 
-    while not (graph.write(step, landed))[FINISHED]:
-        pass
+    first = True
+    while True:
+        try:
+            row = graph.write(step, landed)
+        except NotFoundError:
+            if first:
+                raise
+            # What the erasure starts from went with the batch before: it took exactly
+            # what was left, so it could not tell that nothing was (or another erased it).
+            return
+        if row[FINISHED]:
+            return
+        first = False
+        if TAILS in batch.params:
+            batch.params[TAILS] = {tail[0]: tail for tail in row[f"{TAILS}_ends"]}

@@ -566,10 +566,8 @@ class Neo4jInteraction(GraphComponent):
         size = self.erase_batch_size
         work = UnitOfWork()
         user = work.match(User, missing, org_id=org_id, user_id=user_id)
-        collection = work.match_related(user, User.interactions_in, missing, lock=True)
-        interactions = work.reachable(
-            collection, InteractionCollection.had_interaction, limit=per_batch(size, 4)
-        )
+        work.match_related(user, User.interactions_in, missing, lock=True)
+        interactions = work.nodes(Interaction, per_batch(size, 4), org_id=org_id, user_id=user_id)
         work.lock(interactions)
         memories = work.reachable(interactions, Interaction.memories, limit=per_batch(size))
         groups = erase(work, size, memories, interactions)

@@ -7,7 +7,7 @@ from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.erasure import FINISHED, erase, erase_in_batches, per_batch
 from memora_ogm._sync.graph import Landed, nothing
-from memora_ogm._sync.nodes import InteractionCollection, MemoryCollection, Org, User
+from memora_ogm._sync.nodes import Agent, Date, Interaction, Memory, Org, User
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.projection import reading
 from memora_ogm.schema import models
@@ -26,29 +26,30 @@ def _delete_batch(org_id: str, size: int) -> UnitOfWork:
     It locks the organisation (as ``create_user`` and ``create_agent`` do), then the
     collections of a batch of its users, which every save and update links to, and the
     interactions it takes, which every update locks: writes under way finish first and
-    what the batch reads includes them; later ones find their nodes gone. It erases the
-    memories and interactions in those collections; once it took all of them, it deletes
-    the users with their collections and a batch of agents, and the organisation itself
-    once no user or agent is left.
+    what the batch reads includes them; later ones find their nodes gone. It erases a
+    batch of the organisation's memories and interactions (found by their keys); once it
+    took all of them, it deletes the users with their collections, a batch of agents and
+    of days, and the organisation itself once no user, agent or day is left.
     """
     work = UnitOfWork()
     org = match_org(work, org_id, lock=True)
-    users = work.reachable(org, Org.users, limit=per_batch(size, 4))
+    users = work.nodes(User, per_batch(size, 4), org_id=org_id)
     collections = [work.reachable(users, rel) for rel in (User.interactions_in, User.has_memories)]
     for ref in collections:
         work.lock(ref)
-    interactions = work.reachable(
-        collections[0], InteractionCollection.had_interaction, limit=per_batch(size, 4)
-    )
+    interactions = work.nodes(Interaction, per_batch(size, 4), org_id=org_id)
     work.lock(interactions)
-    memories = work.reachable(collections[1], MemoryCollection.includes, limit=per_batch(size))
-    agents = work.reachable(org, Org.has_agent, limit=per_batch(size))
+    memories = work.nodes(Memory, per_batch(size), org_id=org_id)
+    agents = work.nodes(Agent, per_batch(size), org_id=org_id)
     groups = erase(work, size, memories, interactions)
     emptied = work.room([*groups, (interactions, per_batch(size, 4))], "emptied")
-    for ref in (*collections, users, agents):
+    days = work.nodes(Date, per_batch(size), org_id=org_id)
+    for ref in (*collections, users, agents, days):
         work.delete(ref, when=emptied)
     finished = work.room(
-        [(users, per_batch(size, 4)), (agents, per_batch(size))], FINISHED, emptied
+        [(users, per_batch(size, 4)), (agents, per_batch(size)), (days, per_batch(size))],
+        FINISHED,
+        emptied,
     )
     work.delete(org, when=finished)
     return work

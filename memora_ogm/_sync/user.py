@@ -7,7 +7,15 @@ from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.erasure import FINISHED, erase, erase_in_batches, per_batch
 from memora_ogm._sync.graph import Landed, nothing
-from memora_ogm._sync.nodes import InteractionCollection, MemoryCollection, Org, User
+from memora_ogm._sync.nodes import (
+    Date,
+    Interaction,
+    InteractionCollection,
+    Memory,
+    MemoryCollection,
+    Org,
+    User,
+)
 from memora_ogm._sync.organization import match_org
 from memora_ogm.errors import UserNotFound
 from memora_ogm.projection import reading
@@ -93,13 +101,15 @@ class Neo4jUser(GraphComponent):
         ]
         for ref in (user, *collections):
             work.lock(ref)
-        interactions = work.reachable(
-            collections[0], InteractionCollection.had_interaction, limit=per_batch(size, 4)
-        )
+        owned = {"org_id": org_id, "user_id": user_id}
+        interactions = work.nodes(Interaction, per_batch(size, 4), **owned)
         work.lock(interactions)
-        memories = work.reachable(collections[1], MemoryCollection.includes, limit=per_batch(size))
+        memories = work.nodes(Memory, per_batch(size), **owned)
         groups = erase(work, size, memories, interactions)
-        finished = work.room([*groups, (interactions, per_batch(size, 4))], FINISHED)
+        emptied = work.room([*groups, (interactions, per_batch(size, 4))], "emptied")
+        days = work.nodes(Date, per_batch(size), **owned)
+        work.delete(days, when=emptied)
+        finished = work.room([(days, per_batch(size))], FINISHED, emptied)
         for ref in (user, *collections):
             work.delete(ref, when=finished)
 
