@@ -36,11 +36,11 @@ from memora_ogm._async.compat import (
     EmbeddingFunction,
     acquire,
     close_on,
-    close_watcher,
     current_loop,
     default_embedding,
     watch_running_loop,
 )
+from memora_ogm._async.loop_bound import LoopBound
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db import qdrant_common as common
@@ -50,26 +50,15 @@ from memora_ogm.vector_db.scope import MemorySearchScope
 logger = logging.getLogger("memora_ogm.vector_db.qdrant")
 
 
-class _LoopClient:
-    """A server client of one process and event loop, and what closes it with its loop."""
+class _LoopClient(LoopBound):
+    """A server client of one process and event loop, closed with its loop."""
 
     def __init__(self, client: AsyncQdrantClient) -> None:
+        super().__init__()
         self.client = client
         self.watcher = watch_running_loop(self.loop_shuts_down)
-        self.closed = False
 
-    async def loop_shuts_down(self) -> None:
-        """What the loop's watcher runs: :meth:`close`, minus the watcher, which runs it."""
-        self.watcher = None
-        await self.close()
-
-    async def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        watcher, self.watcher = self.watcher, None
-        if watcher is not None:
-            await close_watcher(watcher)
+    async def release(self) -> None:
         await self.client.close()
 
 

@@ -31,11 +31,11 @@ from neomodel.sync_.connection import ConnectionManager
 from memora_ogm import fork
 from memora_ogm._sync.compat import (
     close_on,
-    close_watcher,
     current_loop,
     forget_driver,
     watch_loop,
 )
+from memora_ogm._sync.loop_bound import LoopBound
 
 #: The driver of the unit of work bound to neomodel in this context (see
 #: :func:`~memora_ogm._async.graph.bind_neomodel`); ``None`` outside one.
@@ -80,7 +80,7 @@ def view_unit_drivers() -> None:
 view_unit_drivers()
 
 
-class Link:
+class Link(LoopBound):
     """One driver this process and event loop may use, with its kept auto-commit sessions.
 
     Sessions are kept by database and access mode: assigning the graph's ``database``
@@ -88,14 +88,12 @@ class Link:
     """
 
     def __init__(self, driver: Driver, owned: bool) -> None:
+        super().__init__()
         self.driver = driver
         #: Whether the link opened the driver (and so closes it); ``from_neomodel()``
         #: graphs borrow neomodel's.
         self.owned = owned
         self.idle: dict[tuple[str | None, bool], list[Session]] = {}
-        #: What closes the link with its event loop (async twin only).
-        self.watcher: object = None
-        self.closed = False
 
     def session(
         self, database: str | None, write: bool, bookmarks: BookmarkManager | None
@@ -123,24 +121,12 @@ class Link:
         """Keep a session whose statement ran through for the next call."""
         self.idle.setdefault((database, write), []).append(session)
 
-    def loop_shuts_down(self) -> None:
-        """What the watcher of the link's event loop runs: :meth:`close`, minus the
-        watcher, which is running it."""
-        self.watcher = None
-        self.close()
-
     def kept(self) -> list[Session]:
         """Every session kept right now."""
         return [session for sessions in self.idle.values() for session in sessions]
 
-    def close(self) -> None:
-        """Close the kept sessions, and the driver if the link opened it (idempotent)."""
-        if self.closed:
-            return
-        self.closed = True
-        watcher, self.watcher = self.watcher, None
-        if watcher is not None:
-            close_watcher(watcher)
+    def release(self) -> None:
+        """Close the kept sessions, and the driver if the link opened it."""
         idle, self.idle = self.idle, {}
         for sessions in idle.values():
             for session in sessions:

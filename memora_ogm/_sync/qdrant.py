@@ -37,11 +37,11 @@ from memora_ogm._sync.compat import (
     EmbeddingFunction,
     acquire,
     close_on,
-    close_watcher,
     current_loop,
     default_embedding,
     watch_running_loop,
 )
+from memora_ogm._sync.loop_bound import LoopBound
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db import qdrant_common as common
@@ -51,26 +51,15 @@ from memora_ogm.vector_db.scope import MemorySearchScope
 logger = logging.getLogger("memora_ogm.vector_db.qdrant")
 
 
-class _LoopClient:
-    """A server client of one process and event loop, and what closes it with its loop."""
+class _LoopClient(LoopBound):
+    """A server client of one process and event loop, closed with its loop."""
 
     def __init__(self, client: QdrantClient) -> None:
+        super().__init__()
         self.client = client
         self.watcher = watch_running_loop(self.loop_shuts_down)
-        self.closed = False
 
-    def loop_shuts_down(self) -> None:
-        """What the loop's watcher runs: :meth:`close`, minus the watcher, which runs it."""
-        self.watcher = None
-        self.close()
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        watcher, self.watcher = self.watcher, None
-        if watcher is not None:
-            close_watcher(watcher)
+    def release(self) -> None:
         self.client.close()
 
 
