@@ -362,6 +362,8 @@ class Baseline:
 
     def __init__(self, driver: Driver) -> None:
         self.driver = driver
+        #: Seconds of the last import's writes, per record type (where its time goes).
+        self.write_seconds: dict[str, float] = {}
 
     # -- import
 
@@ -371,6 +373,7 @@ class Baseline:
         kind: str | None = None
         rows: list[dict[str, Any]] = []
         size = 0
+        self.write_seconds.clear()
         with path.open("rb") as lines:
             for line in lines:
                 record = json.loads(line)
@@ -388,7 +391,9 @@ class Baseline:
 
     def _write(self, kind: str | None, rows: list[dict[str, Any]]) -> None:
         assert kind is not None
+        started = time.perf_counter()
         self.driver.execute_query(self.WRITES[kind], rows=rows)
+        self.write_seconds[kind] = self.write_seconds.get(kind, 0.0) + time.perf_counter() - started
 
     # -- export
 
@@ -639,6 +644,8 @@ async def run(users: int, interactions: int, heap_mb: int, pagecache_mb: int) ->
                 print("copy 1: baseline import, checked by its export; memora-ogm delete")
                 with Timed("bare", "import") as bare_import:
                     baseline.import_file(source)
+                spent = ", ".join(f"{k} {s:.1f} s" for k, s in baseline.write_seconds.items())
+                print(f"  bare import's writes: {spent}", flush=True)
                 copy1 = signature(driver)
                 nodes = node_count(copy1)
                 print(f"  graph: {nodes:,} nodes", flush=True)
