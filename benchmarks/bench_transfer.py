@@ -18,16 +18,18 @@ does first: it is the server's speed for the same graph.
 
 Both sides first run every statement once on a small organisation, untimed (a cold
 server plans and compiles). Then they work on identical copies, one copy at a time,
-and take turns to go first:
+and take turns to go first; "first" is the baseline, or memora-ogm with
+``--library-first`` (a fresh store and one that held a copy before may differ, so run
+both orders):
 
-1. baseline import (copy 1); the baseline's export of copy 1 must give the file's digest;
-2. memora-ogm ``delete_organization`` of copy 1;
-3. memora-ogm ``import_records`` (copy 2); its graph must equal copy 1's (counts of nodes
-   by label, of properties by label and key, of relationships by type);
-4. memora-ogm export, then baseline export of copy 2: both must give the file's digest;
-5. baseline delete of user 0, then memora-ogm ``delete_user`` of user 1: both must
-   remove the same counts of nodes, properties and relationships;
-6. baseline delete of copy 2 (the organisation less those two users).
+1. the first side imports copy 1; the baseline's export of it must give the file's digest;
+2. the second side deletes copy 1 (``delete_organization``);
+3. the second side imports copy 2; its graph must equal copy 1's (counts of nodes by
+   labels, of properties by labels and key, of relationships by type);
+4. the second side, then the first, export copy 2: both must give the file's digest;
+5. the first side deletes user 0, then the second user 1: both must remove the same
+   counts of nodes, properties and relationships;
+6. the first side deletes copy 2 (the organisation less those two users).
 
 The peak RSS of a phase is sampled from ``/proc/self/statm`` every 10 ms (where there
 is one); ``ru_maxrss`` covers the process's life and is printed at the end. The
@@ -48,7 +50,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import TracebackType
@@ -583,38 +585,76 @@ def check(ok: bool, what: str, failures: list[str]) -> None:
         failures.append(what)
 
 
-async def library_digest(graph: Neo4jGraphInterface, org_id: str) -> transfer.Digest:
-    digest = transfer.Digest()
-    async for record in graph.export_organization(org_id):
-        digest.add(record)
-    return digest
+class LibrarySide:
+    """memora-ogm's four works, as the benchmark times them."""
+
+    name = "memora-ogm"
+
+    def __init__(self, graph: Neo4jGraphInterface) -> None:
+        self.graph = graph
+
+    async def import_file(self, path: Path) -> None:
+        await self.graph.import_records(transfer.JsonLinesFile(path))
+
+    async def digest(self, org_id: str) -> transfer.Digest:
+        digest = transfer.Digest()
+        async for record in self.graph.export_organization(org_id):
+            digest.add(record)
+        return digest
+
+    async def delete_user(self, org_id: str, user_id: str) -> None:
+        await self.graph.delete_user(org_id, user_id)
+
+    async def delete_organization(self, org_id: str) -> None:
+        await self.graph.delete_organization(org_id)
 
 
-def bare_digest(baseline: Baseline, org_id: str) -> transfer.Digest:
-    digest = transfer.Digest()
-    for record in baseline.export(org_id):
-        digest.add(record)
-    return digest
+class BareSide:
+    """The baseline's four works (synchronous driver calls, awaited for symmetry)."""
+
+    name = "bare"
+
+    def __init__(self, baseline: Baseline) -> None:
+        self.baseline = baseline
+
+    async def import_file(self, path: Path) -> None:
+        self.baseline.import_file(path)
+        spent = ", ".join(f"{k} {s:.1f} s" for k, s in self.baseline.write_seconds.items())
+        print(f"  bare import's writes: {spent}", flush=True)
+
+    async def digest(self, org_id: str) -> transfer.Digest:
+        digest = transfer.Digest()
+        for record in self.baseline.export(org_id):
+            digest.add(record)
+        return digest
+
+    async def delete_user(self, org_id: str, user_id: str) -> None:
+        self.baseline.delete_user(org_id, user_id)
+
+    async def delete_organization(self, org_id: str) -> None:
+        self.baseline.delete_organization(org_id)
 
 
-async def warm_up(graph: Neo4jGraphInterface, baseline: Baseline, path: Path) -> None:
+Side = LibrarySide | BareSide
+
+
+async def warm_up(sides: tuple[Side, Side], path: Path) -> None:
     """Every statement of both sides once on a small organisation, untimed, so that
     neither side pays for the cold server's planning and JIT in its figures."""
     org_id = "warm-up"
     with path.open("w", encoding="utf-8") as out:
         transfer.write_records(synthetic(org_id, 2, 5), out)
-    baseline.import_file(path)
-    bare_digest(baseline, org_id)
-    baseline.delete_user(org_id, "u00000")
-    baseline.delete_organization(org_id)
-    await graph.import_records(transfer.JsonLinesFile(path))
-    await library_digest(graph, org_id)
-    await graph.delete_user(org_id, "u00000")
-    await graph.delete_organization(org_id)
+    for side in sides:
+        await side.import_file(path)
+        await side.digest(org_id)
+        await side.delete_user(org_id, "u00000")
+        await side.delete_organization(org_id)
     path.unlink()
 
 
-async def run(users: int, interactions: int, heap_mb: int, pagecache_mb: int) -> None:
+async def run(
+    users: int, interactions: int, heap_mb: int, pagecache_mb: int, library_first: bool
+) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench-transfer-"))
     source = workdir / "source.jsonl"
     org_id = "bench-org"
@@ -631,7 +671,6 @@ async def run(users: int, interactions: int, heap_mb: int, pagecache_mb: int) ->
     )
     failures: list[str] = []
     results = Results()
-    doomed = ("u00000", "u00001")  # deleted by the baseline, by memora-ogm
     try:
         with LocalNeo4jServer(heap_mb=heap_mb, pagecache_mb=pagecache_mb) as conn:
             graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database)
@@ -639,74 +678,91 @@ async def run(users: int, interactions: int, heap_mb: int, pagecache_mb: int) ->
             with GraphDatabase.driver(conn.uri, auth=conn.auth) as driver:
                 baseline = Baseline(driver)
                 heap = driver.execute_query(HEAP).records[0]["max"] / 2**20
-                await warm_up(graph, baseline, workdir / "warm-up.jsonl")
+                library, bare = LibrarySide(graph), BareSide(baseline)
+                first, second = (library, bare) if library_first else (bare, library)
+                await warm_up((first, second), workdir / "warm-up.jsonl")
+                timed: dict[tuple[str, str], Timed] = {}
 
-                print("copy 1: baseline import, checked by its export; memora-ogm delete")
-                with Timed("bare", "import") as bare_import:
-                    baseline.import_file(source)
-                spent = ", ".join(f"{k} {s:.1f} s" for k, s in baseline.write_seconds.items())
-                print(f"  bare import's writes: {spent}", flush=True)
+                async def timing(side: Side, work: str, call: Awaitable[Any]) -> Any:
+                    with Timed(side.name, work) as timer:
+                        result = await call
+                    timed[(work, side.name)] = timer
+                    return result
+
+                print(
+                    f"copy 1: {first.name} import, checked by the bare export; {second.name} delete"
+                )
+                await timing(first, "import", first.import_file(source))
                 copy1 = signature(driver)
                 nodes = node_count(copy1)
                 print(f"  graph: {nodes:,} nodes", flush=True)
                 check(
-                    bare_digest(baseline, org_id).hexdigest() == expected.hexdigest(),
-                    "the baseline's import exports (baseline export) as the file",
+                    (await bare.digest(org_id)).hexdigest() == expected.hexdigest(),
+                    "copy 1 exports (bare export) as the file",
                     failures,
                 )
-                with Timed("memora-ogm", "delete_organization") as lib_delete_org:
-                    await graph.delete_organization(org_id)
-                check(node_count(signature(driver)) == 0, "memora-ogm deleted it all", failures)
+                await timing(second, "delete_organization", second.delete_organization(org_id))
+                check(node_count(signature(driver)) == 0, "copy 1 deleted whole", failures)
 
-                print("copy 2: memora-ogm import; exports; user deletes; baseline delete")
-                with Timed("memora-ogm", "import") as lib_import:
-                    await graph.import_records(transfer.JsonLinesFile(source))
+                print(f"copy 2: {second.name} import; exports; user deletes; {first.name} delete")
+                await timing(second, "import", second.import_file(source))
                 copy2 = signature(driver)
-                check(copy2 == copy1, "memora-ogm's import made the baseline's graph", failures)
+                check(copy2 == copy1, "both imports made the same graph", failures)
                 if copy2 != copy1:
-                    print(f"    baseline - memora-ogm: {dict(difference(copy1, copy2))}")
-                    print(f"    memora-ogm - baseline: {dict(difference(copy2, copy1))}")
-                results.add("import", nodes, lib_import, bare_import)
-
-                with Timed("memora-ogm", "export") as lib_export:
-                    exported = await library_digest(graph, org_id)
-                with Timed("bare", "export") as bare_export:
-                    bare_exported = bare_digest(baseline, org_id)
-                check(exported.hexdigest() == expected.hexdigest(), "memora-ogm export", failures)
-                check(bare_exported.hexdigest() == expected.hexdigest(), "bare export", failures)
-                results.add("export", nodes, lib_export, bare_export)
-
-                with Timed("bare", "delete_user") as bare_delete_user:
-                    baseline.delete_user(org_id, doomed[0])
-                after_bare = signature(driver)
-                with Timed("memora-ogm", "delete_user") as lib_delete_user:
-                    await graph.delete_user(org_id, doomed[1])
-                after_lib = signature(driver)
-                by_bare, by_lib = difference(copy2, after_bare), difference(after_bare, after_lib)
-                check(by_bare == by_lib, "both user deletes removed the same", failures)
-                if by_bare != by_lib:
-                    print(f"    baseline removed {dict(by_bare)}")
-                    print(f"    memora-ogm removed {dict(by_lib)}")
-                results.add("delete_user", node_count(by_lib), lib_delete_user, bare_delete_user)
-
-                remaining = node_count(after_lib)
-                with Timed("bare", "delete_organization") as bare_delete_org:
-                    baseline.delete_organization(org_id)
-                check(node_count(signature(driver)) == 0, "the baseline deleted it all", failures)
-                # Each side's rate on its own copy (copy 2 lacks the two deleted users).
+                    print(f"    copy 1 - copy 2: {dict(difference(copy1, copy2))}")
+                    print(f"    copy 2 - copy 1: {dict(difference(copy2, copy1))}")
                 results.add(
-                    "delete_organization", nodes, lib_delete_org, bare_delete_org, remaining
+                    "import", nodes, timed[("import", library.name)], timed[("import", bare.name)]
+                )
+
+                for side in (second, first):
+                    digest = await timing(side, "export", side.digest(org_id))
+                    check(
+                        digest.hexdigest() == expected.hexdigest(), f"{side.name} export", failures
+                    )
+                results.add(
+                    "export", nodes, timed[("export", library.name)], timed[("export", bare.name)]
+                )
+
+                after: list[Counter[str]] = [copy2]
+                for side, user_id in ((first, "u00000"), (second, "u00001")):
+                    await timing(side, "delete_user", side.delete_user(org_id, user_id))
+                    after.append(signature(driver))
+                removed = [difference(after[0], after[1]), difference(after[1], after[2])]
+                check(removed[0] == removed[1], "both user deletes removed the same", failures)
+                if removed[0] != removed[1]:
+                    print(f"    {first.name} removed {dict(removed[0])}")
+                    print(f"    {second.name} removed {dict(removed[1])}")
+                results.add(
+                    "delete_user",
+                    node_count(removed[1]),
+                    timed[("delete_user", library.name)],
+                    timed[("delete_user", bare.name)],
+                )
+
+                remaining = node_count(after[2])
+                await timing(first, "delete_organization", first.delete_organization(org_id))
+                check(node_count(signature(driver)) == 0, "copy 2 deleted whole", failures)
+                # Each side's rate on its own copy (copy 2 lacks the two deleted users).
+                sizes = {second.name: nodes, first.name: remaining}
+                results.add(
+                    "delete_organization",
+                    sizes[library.name],
+                    timed[("delete_organization", library.name)],
+                    timed[("delete_organization", bare.name)],
+                    sizes[bare.name],
                 )
             await graph.close()
     finally:
         source.unlink()
         workdir.rmdir()
+    print(f"\norder: {first.name} imported copy 1, {second.name} copy 2")
     results.print(heap, pagecache_mb)
     over = [
-        f"{work} ({timed.side})"
-        for work, _, library, _, bare in results.rows
-        for timed in (library, bare)
-        if timed.rss.mb >= LIMIT_MB
+        f"{work} ({timer.side})"
+        for work, _, library_timer, _, bare_timer in results.rows
+        for timer in (library_timer, bare_timer)
+        if timer.rss.mb >= LIMIT_MB
     ]
     if over:
         print(f"peak RSS at or over {LIMIT_MB} MB in: {', '.join(over)}")
@@ -724,6 +780,11 @@ def main() -> None:
         "--interactions", type=int, help="per user (instead of deriving it from --nodes)"
     )
     parser.add_argument(
+        "--library-first",
+        action="store_true",
+        help="memora-ogm imports copy 1 (and exports second, deletes a user first, deletes copy 2)",
+    )
+    parser.add_argument(
         "--heap-mb", type=int, default=int(os.environ.get("MEMORA_OGM_NEO4J_HEAP_MB") or 1024)
     )
     parser.add_argument(
@@ -735,7 +796,7 @@ def main() -> None:
     if args.users < 2:
         parser.error("--users must be at least 2 (two users are deleted)")
     interactions = args.interactions or interactions_for(args.nodes, args.users)
-    asyncio.run(run(args.users, interactions, args.heap_mb, args.pagecache_mb))
+    asyncio.run(run(args.users, interactions, args.heap_mb, args.pagecache_mb, args.library_first))
 
 
 if __name__ == "__main__":
