@@ -1,6 +1,7 @@
 """Export, import and delete an organisation beside a bare-driver baseline doing the same work.
 
     python benchmarks/bench_transfer.py [--nodes 1000000] [--users 100] [--interactions N]
+                                        [--library-first] [--heap-mb 1024] [--pagecache-mb 512]
 
 Times ``import_records``, ``export_organization``, ``delete_user`` and
 ``delete_organization`` of memora-ogm against a baseline that uses the neo4j driver
