@@ -199,7 +199,7 @@ class PeakRss:
     sampled = os.path.exists("/proc/self/statm")
 
     def __enter__(self) -> PeakRss:
-        self.peak = _rss_now() if self.sampled else 0
+        self.start = self.peak = _rss_now() if self.sampled else 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         if self.sampled:
@@ -219,6 +219,12 @@ class PeakRss:
     @property
     def mb(self) -> float:
         return self.peak / 2**20 if self.sampled else lifetime_max_rss_mb()
+
+    def shown(self) -> str:
+        """The peak and what the phase added to the RSS it began with (freed memory stays
+        with the process, so a later phase's peak includes an earlier one's)."""
+        grown = f" (+{(self.peak - self.start) / 2**20:.0f})" if self.sampled else ""
+        return f"{self.mb:.0f}{grown} MB"
 
 
 class Timed:
@@ -568,14 +574,14 @@ class Results:
         print(f"server heap max {heap_mb:.0f} MiB, page cache {pagecache_mb} MiB")
         print(
             f"{'work':<20} {'nodes':>9} {'memora-ogm':>11} {'bare':>11} {'ratio':>6} "
-            f"{'ogm s':>7} {'bare s':>7} {'ogm RSS':>8} {'bare RSS':>8}"
+            f"{'ogm s':>7} {'bare s':>7} {'ogm RSS':>13} {'bare RSS':>13}"
         )
         for work, nodes, library, bare_nodes, bare in self.rows:
             ours, theirs = nodes / library.seconds, bare_nodes / bare.seconds
             print(
                 f"{work:<20} {nodes:>9,} {ours:>9,.0f}/s {theirs:>9,.0f}/s {ours / theirs:>6.2f} "
                 f"{library.seconds:>7.1f} {bare.seconds:>7.1f} "
-                f"{library.rss.mb:>5.0f} MB {bare.rss.mb:>5.0f} MB"
+                f"{library.rss.shown():>13} {bare.rss.shown():>13}"
             )
         print(f"lifetime max RSS of the Python process: {lifetime_max_rss_mb():.0f} MB")
 
