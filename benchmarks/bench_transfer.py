@@ -18,10 +18,11 @@ TRANSACTIONS``. It does not validate or check conflicts, which the library's imp
 does first: it is the server's speed for the same graph.
 
 Both sides first run every statement once on a small organisation, untimed (a cold
-server plans and compiles). Then they work on identical copies, one copy at a time,
-and take turns to go first; "first" is the baseline, or memora-ogm with
-``--library-first`` (a fresh store and one that held a copy before may differ, so run
-both orders):
+server plans and compiles), and the baseline imports and deletes one copy, untimed: an
+import into a fresh store was measured 20 to 30 s slower at 100k nodes than into one
+that held a copy, whichever side ran it (``--no-prefill`` skips it). Then they work on
+identical copies, one copy at a time, and take turns to go first; "first" is the
+baseline, or memora-ogm with ``--library-first``:
 
 1. the first side imports copy 1; the baseline's export of it must give the file's digest;
 2. the second side deletes copy 1 (``delete_organization``);
@@ -660,7 +661,12 @@ async def warm_up(sides: tuple[Side, Side], path: Path) -> None:
 
 
 async def run(
-    users: int, interactions: int, heap_mb: int, pagecache_mb: int, library_first: bool
+    users: int,
+    interactions: int,
+    heap_mb: int,
+    pagecache_mb: int,
+    library_first: bool,
+    prefill: bool,
 ) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench-transfer-"))
     source = workdir / "source.jsonl"
@@ -696,6 +702,10 @@ async def run(
                     timed[(work, side.name)] = timer
                     return result
 
+                if prefill:
+                    print("copy 0: bare import and delete, untimed (the store grows once)")
+                    await bare.import_file(source)
+                    await bare.delete_organization(org_id)
                 print(
                     f"copy 1: {first.name} import, checked by the bare export; {second.name} delete"
                 )
@@ -792,6 +802,12 @@ def main() -> None:
         help="memora-ogm imports copy 1 (and exports second, deletes a user first, deletes copy 2)",
     )
     parser.add_argument(
+        "--no-prefill",
+        dest="prefill",
+        action="store_false",
+        help="skip the untimed copy 0 (then the side importing first writes a fresh store)",
+    )
+    parser.add_argument(
         "--heap-mb", type=int, default=int(os.environ.get("MEMORA_OGM_NEO4J_HEAP_MB") or 1024)
     )
     parser.add_argument(
@@ -803,7 +819,16 @@ def main() -> None:
     if args.users < 2:
         parser.error("--users must be at least 2 (two users are deleted)")
     interactions = args.interactions or interactions_for(args.nodes, args.users)
-    asyncio.run(run(args.users, interactions, args.heap_mb, args.pagecache_mb, args.library_first))
+    asyncio.run(
+        run(
+            args.users,
+            interactions,
+            args.heap_mb,
+            args.pagecache_mb,
+            args.library_first,
+            args.prefill,
+        )
+    )
 
 
 if __name__ == "__main__":
