@@ -32,7 +32,7 @@ class Neo4jGraphInterface(
 
     The constructor is Memora's, with the driver settings an operator expects on
     top. Each interface runs every unit of work on its own driver and ``database``
-    (bound to neomodel per transaction, see :func:`~memora_ogm._async.graph.bind_neomodel`),
+    (bound to neomodel per transaction, see :func:`~memora_ogm._async.connection.bind_neomodel`),
     so interfaces on several servers or databases can share one process. neomodel's own
     connection stays the application's: an interface never puts its driver there.
     """
