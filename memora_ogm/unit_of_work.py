@@ -682,6 +682,30 @@ class UnitOfWork:
             number, entry = missing[0]
             raise self._checks[number][1](entry)
 
+    def delete_everything(self, limit: int) -> None:
+        """Delete one batch of the whole graph, whatever its labels (the test helpers'
+        clean; the schema stays): up to ``limit`` relationships, then, when that took the
+        last of them, up to ``limit`` nodes. Outputs ``deleted`` (the nodes deleted) and
+        ``emptied`` (whether the graph is empty now).
+
+        Relationships go first so that no batch grows with a node's degree: a day or a
+        collection of a long run links hundreds of thousands of nodes.
+        """
+        self._writes = True
+        rels, nodes, batch = self._var(), self._var(), self._param(limit)
+        self._body.append(
+            f"WITH *, COLLECT {{ MATCH ()-[r]->() RETURN r LIMIT {batch} }} AS {rels}"
+        )
+        self._body.append(f"FOREACH (r IN {rels} | DELETE r)")
+        self._body.append(
+            f"WITH *, CASE WHEN size({rels}) < {batch} "
+            f"THEN COLLECT {{ MATCH (n) RETURN n LIMIT {batch} }} ELSE [] END AS {nodes}"
+        )
+        self._body.append(f"FOREACH (node IN {nodes} | DELETE node)")
+        self._body.append(f"WITH *, size({nodes}) AS deleted")
+        self._body.append(f"WITH *, size({rels}) < {batch} AND size({nodes}) < {batch} AS emptied")
+        self._outputs.extend(["deleted", "emptied"])
+
 
 class Prepared:
     """A read whose statement depends on which values it is given, never on the values:

@@ -138,7 +138,7 @@ class Neo4jGraphInterface(
         """Install the schema's uniqueness guarantees (and the vector store's collection)."""
         await self.graph.connect()
         enterprise = await self.graph.is_enterprise()
-        await self.graph.write(lambda _: install_node_keys(enterprise))
+        await self.graph.write(lambda _: install_node_keys(enterprise, self.graph.cypher))
         if self.associated_vector_db is not None:
             await self.associated_vector_db.setup()
 

@@ -139,7 +139,7 @@ class Neo4jGraphInterface(
         """Install the schema's uniqueness guarantees (and the vector store's collection)."""
         self.graph.connect()
         enterprise = self.graph.is_enterprise()
-        self.graph.write(lambda _: install_node_keys(enterprise))
+        self.graph.write(lambda _: install_node_keys(enterprise, self.graph.cypher))
         if self.associated_vector_db is not None:
             self.associated_vector_db.setup()
 
