@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.erasure import FINISHED, erase, erase_in_batches, per_batch
+from memora_ogm._async.erasure import (
+    FINISHED,
+    INTERACTIONS,
+    erase,
+    erase_in_batches,
+    per_batch,
+)
 from memora_ogm._async.graph import Landed, nothing
 from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, Org, User
 from memora_ogm.errors import OrganizationNotFound
@@ -36,12 +42,12 @@ def _delete_batch(org_id: str, size: int) -> UnitOfWork:
     collections = [work.reachable(users, rel) for rel in (User.interactions_in, User.has_memories)]
     for ref in collections:
         work.lock(ref)
-    interactions = work.nodes(Interaction, per_batch(size, 4), org_id=org_id)
+    interactions = work.nodes(Interaction, per_batch(size, INTERACTIONS), org_id=org_id)
     work.lock(interactions)
     memories = work.nodes(Memory, per_batch(size), org_id=org_id)
     agents = work.nodes(Agent, per_batch(size), org_id=org_id)
     groups = erase(work, size, memories, interactions)
-    emptied = work.room([*groups, (interactions, per_batch(size, 4))], "emptied")
+    emptied = work.room([*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
     days = work.nodes(Date, per_batch(size), org_id=org_id)
     for ref in (*collections, users, agents, days):
         work.delete(ref, when=emptied)

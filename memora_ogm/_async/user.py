@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.erasure import FINISHED, erase, erase_in_batches, per_batch
+from memora_ogm._async.erasure import (
+    FINISHED,
+    INTERACTIONS,
+    erase,
+    erase_in_batches,
+    per_batch,
+)
 from memora_ogm._async.graph import Landed, nothing
 from memora_ogm._async.nodes import (
     Date,
@@ -105,11 +111,11 @@ class Neo4jUser(GraphComponent):
         for ref in (user, *collections):
             work.lock(ref)
         owned = {"org_id": org_id, "user_id": user_id}
-        interactions = work.nodes(Interaction, per_batch(size, 4), **owned)
+        interactions = work.nodes(Interaction, per_batch(size, INTERACTIONS), **owned)
         work.lock(interactions)
         memories = work.nodes(Memory, per_batch(size), **owned)
         groups = erase(work, size, memories, interactions)
-        emptied = work.room([*groups, (interactions, per_batch(size, 4))], "emptied")
+        emptied = work.room([*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
         days = work.nodes(Date, per_batch(size), **owned)
         work.delete(days, when=emptied)
         finished = work.room([(days, per_batch(size))], FINISHED, emptied)
