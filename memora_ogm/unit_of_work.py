@@ -682,6 +682,37 @@ class UnitOfWork:
             number, entry = missing[0]
             raise self._checks[number][1](entry)
 
+    # -- migrations ------------------------------------------------------------------------
+
+    def lacking(self, cls: type, rel: Any, limit: int) -> Ref:
+        """At most ``limit`` nodes of ``cls`` with no relationship along ``rel`` (what a
+        migration's batch still has to link)."""
+        match = f"MATCH (node:{_label(cls)}) WHERE NOT EXISTS {{ (node){arrow(rel)}() }}"
+        return self._bind(
+            cls, f"COLLECT {{ {match} RETURN node LIMIT {self._param(limit)} }}", True
+        )
+
+    def merge_linked(
+        self, nodes: Ref, rel: Any, copied: Sequence[str], days: Mapping[str, str]
+    ) -> None:
+        """Link each of ``nodes`` along ``rel`` to the node of its target class keyed by
+        the node's own ``copied`` properties and, for each ``days`` entry (target property
+        -> the node's datetime property), that datetime's calendar day as the server has
+        it (in its stored offset or zone), made if missing."""
+        source, target = table(nodes.cls), table(target_class(rel))
+        keys = [
+            f"{_name(target.deflate[name][0])}: node.{_name(source.deflate[name][0])}"
+            for name in copied
+        ] + [
+            f"{_name(target.deflate[day][0])}: date(node.{_name(source.deflate[stamp][0])})"
+            for day, stamp in days.items()
+        ]
+        self._writes = True
+        self._body.append(
+            f"FOREACH (node IN {nodes.items} | MERGE (linked:{_label(target_class(rel))} "
+            f"{{{', '.join(keys)}}}) MERGE (node){arrow(rel)}(linked))"
+        )
+
 
 class Prepared:
     """A read whose statement depends on which values it is given, never on the values:

@@ -40,6 +40,11 @@ async def install_node_key(cls: type[MemoraNode], enterprise: bool) -> None:
         await adb.cypher_query(statement)
 
 
+async def drop_index(name: str) -> None:
+    """Drop the index ``name`` if there is one (a migration's schema change)."""
+    await adb.cypher_query(f"DROP INDEX {escape_identifier(name)} IF EXISTS")
+
+
 async def install_node_keys(enterprise: bool) -> None:
     """Install every node key of the Memora schema (idempotent)."""
     for cls in NODE_CLASSES:

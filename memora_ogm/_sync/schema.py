@@ -41,6 +41,11 @@ def install_node_key(cls: type[MemoraNode], enterprise: bool) -> None:
         db.cypher_query(statement)
 
 
+def drop_index(name: str) -> None:
+    """Drop the index ``name`` if there is one (a migration's schema change)."""
+    db.cypher_query(f"DROP INDEX {escape_identifier(name)} IF EXISTS")
+
+
 def install_node_keys(enterprise: bool) -> None:
     """Install every node key of the Memora schema (idempotent)."""
     for cls in NODE_CLASSES:
