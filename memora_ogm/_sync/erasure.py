@@ -34,6 +34,7 @@ from typing import Any
 from memora_ogm import convert
 from memora_ogm._sync.graph import Graph, Landed, VectorChanges
 from memora_ogm._sync.nodes import Interaction, Memory, MessageBlock
+from memora_ogm.erasure_plans import chain_tails
 from memora_ogm.errors import NotFoundError
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Ref, UnitOfWork
@@ -93,7 +94,7 @@ def erase(
     memory, then of the days nothing links to any more.
 
     ``days`` are further Date nodes that may lose their last link. Returns the bounded
-    groups, with their limits, for :meth:`UnitOfWork.room`.
+    groups, with their limits, for :func:`memora_ogm.erasure_plans.room`.
     """
     memories = work.as_list(memories)
     days = [*days, work.reachable(memories, Memory.date_obtained)]
@@ -101,7 +102,8 @@ def erase(
     messages = None
     if interactions is not None:
         days.append(work.reachable(interactions, Interaction.has_occurrence_on))
-        messages, _ = work.chain_tails(
+        messages, _ = chain_tails(
+            work,
             work.as_list(interactions),
             Interaction.first_message,
             MessageBlock.is_next,

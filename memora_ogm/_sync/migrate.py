@@ -13,6 +13,7 @@ from neomodel import StringProperty
 from memora_ogm._sync.graph import Graph, Landed, nothing
 from memora_ogm._sync.nodes import MemoraNode, Memory
 from memora_ogm._sync.schema import drop_index, install_node_key
+from memora_ogm.erasure_plans import room
 from memora_ogm.migration import LinkMemoriesToDates, Migration, Operation
 from memora_ogm.properties import ZonedDateTimeProperty
 from memora_ogm.unit_of_work import Prepared, UnitOfWork
@@ -41,7 +42,7 @@ def _link_batch(operation: LinkMemoriesToDates) -> UnitOfWork:
     work.merge_linked(
         memories, Memory.date_obtained, ("org_id", "user_id"), {"date": "obtained_at"}
     )
-    work.room([(memories, operation.batch_size)], FINISHED)
+    room(work, [(memories, operation.batch_size)], FINISHED)
     return work
 
 

@@ -14,6 +14,7 @@ from memora_ogm._sync.erasure import (
 )
 from memora_ogm._sync.graph import Landed, nothing
 from memora_ogm._sync.nodes import Agent, Date, Interaction, Memory, Org, User
+from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.projection import reading
 from memora_ogm.schema import models
@@ -48,16 +49,17 @@ def _delete_batch(org_id: str, size: int) -> UnitOfWork:
     memories = work.nodes(Memory, per_batch(size), org_id=org_id)
     agents = work.nodes(Agent, per_batch(size), org_id=org_id)
     groups = erase(work, size, memories, interactions)
-    emptied = work.room([*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
+    emptied = room(work, [*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
     days = work.nodes(Date, per_batch(size), org_id=org_id)
     for ref in (*collections, users, agents, days):
-        work.delete(ref, when=emptied)
-    finished = work.room(
+        delete_when(work, ref, emptied)
+    finished = room(
+        work,
         [(users, per_batch(size, 4)), (agents, per_batch(size)), (days, per_batch(size))],
         FINISHED,
         emptied,
     )
-    work.delete(org, when=finished)
+    delete_when(work, org, finished)
     return work
 
 
