@@ -422,71 +422,6 @@ class UnitOfWork:
         )
         return Ref(var, cls, True)
 
-    def chain_tails(
-        self,
-        starts: Ref,
-        first: Any,
-        then: Any,
-        order_by: str,
-        stamp: str,
-        limit: int,
-        known: str,
-    ) -> tuple[Ref, str]:
-        """The last nodes of the chains of ``starts`` (``first``, then ``then`` repeated),
-        ``limit`` at most, highest ``order_by`` first: a whole chain's tail before the next
-        chain's, so each chain keeps a prefix. Returns them, and the name of the output
-        listing, per chain that keeps nodes, ``[start, new last node, its order_by,
-        start's stamp]`` (element ids, the stamp as a string).
-
-        The parameter ``known`` maps a start's element id to that list as a statement
-        before returned it: its chain is then walked back from that node, which costs what
-        is taken rather than the chain's length, if it is still its chain's last node with
-        that ``order_by`` and the start's ``stamp`` (a property every other change of the
-        chain sets) is unchanged; otherwise the chain is walked from its start. (Element
-        ids are reused once their node is deleted: what this cannot see is a concurrent
-        erasure of the same chain deleting that node between the two statements and a new
-        last node of another chain, at the same ``order_by``, taking its id.)
-        """
-        cls = target_class(then)
-        label, step, position = _label(cls), arrow(then), _name(order_by)
-        taken, ends, split = self._var(), _name(f"{known}_ends"), self._var()
-        self.params.setdefault(known, {})
-        count = self._param(limit)
-        stamped = f"toString(start.{_name(stamp)})"
-        self._body.append(
-            f"WITH * CALL ({_vars(starts)}) {{ UNWIND {starts.items} AS start "
-            f"WITH start, ${known}[elementId(start)] AS known "
-            f"OPTIONAL MATCH (kept:{label}) WHERE elementId(kept) = known[1] "
-            f"AND kept.{position} = known[2] AND {stamped} = known[3] "
-            f"AND NOT EXISTS {{ (kept){step}() }} "
-            "OPTIONAL CALL (start, kept) { WITH start WHERE kept IS NULL "
-            f"MATCH (start){arrow(first)}(:{_label(target_class(first))}){arrow(then, '*0..')}"
-            f"(found:{label}) WHERE size(keys(found)) > 0 AND NOT EXISTS {{ (found){step}() }} "
-            "RETURN found LIMIT 1 } "
-            "WITH start, coalesce(kept, found) AS last WHERE last IS NOT NULL "
-            # Walked back from the last node: nearest first (a chain has one path), one
-            # more than a batch takes, so the new last node is among them.
-            f"WITH start, COLLECT {{ MATCH (node:{label}){arrow(then, '*0..')}(last) "
-            f"WHERE size(keys(node)) > 0 RETURN node LIMIT {count} + 1 }} AS nearest "
-            f"RETURN collect([start, nearest]) AS {split} }}"
-        )
-        # Each chain in turn takes what the batch has room left for: [taken lists, taken].
-        quota = (
-            f"reduce(acc = [[], 0], chain IN {split} | [acc[0] + [chain[1][..{count} - acc[1]]], "
-            f"acc[1] + size(chain[1][..{count} - acc[1]])])[0]"
-        )
-        self._body.append(f"WITH *, {quota} AS {taken}_split")
-        self._body.append(
-            f"WITH *, COLLECT {{ UNWIND {taken}_split AS t UNWIND t AS node RETURN node }} "
-            f"AS {taken}, [k IN range(0, size({split}) - 1) "
-            f"WHERE size({taken}_split[k]) < size({split}[k][1]) | "
-            f"[elementId({split}[k][0]), elementId({split}[k][1][size({taken}_split[k])]), "
-            f"{split}[k][1][size({taken}_split[k])].{position}, "
-            f"toString({split}[k][0].{_name(stamp)})]] AS {ends}"
-        )
-        self._outputs.append(ends)
-        return Ref(taken, cls, True), ends
-
     def as_list(self, ref: Ref) -> Ref:
         """The node(s) as a list."""
         return Ref(ref.items, ref.cls, True, ref.created)
@@ -597,24 +532,10 @@ class UnitOfWork:
             f"{verb} (a){arrow(rel)}(b) }}"
         )
 
-    def delete(self, ref: Ref, when: str | None = None) -> None:
-        """Detach and delete the node(s); only if the condition ``when`` (a :meth:`room`)
-        holds, when given."""
+    def delete(self, ref: Ref) -> None:
+        """Detach and delete the node(s)."""
         self._writes = True
-        nodes = ref.items if when is None else f"CASE WHEN {when} THEN {ref.items} ELSE [] END"
-        self._body.append(f"FOREACH (node IN {nodes} | DETACH DELETE node)")
-
-    def room(self, groups: Sequence[tuple[Ref, int]], name: str, given: str | None = None) -> str:
-        """Whether each of ``groups`` holds fewer nodes than its limit (and ``given`` holds):
-        a bounded batch took all that was left. Returned as ``name``; the condition for
-        :meth:`delete`'s ``when``."""
-        room = [f"size({group.items}) < {self._param(limit)}" for group, limit in groups]
-        name = _name(name)
-        self._body.append(
-            f"WITH *, ({' AND '.join([*([given] if given else []), *room])}) AS {name}"
-        )
-        self._outputs.append(name)
-        return name
+        self._body.append(f"FOREACH (node IN {ref.items} | DETACH DELETE node)")
 
     def delete_emptied(self, ref: Ref, rels: Sequence[Any]) -> None:
         """Detach and delete those of the node(s) that have no relationship along any of
@@ -705,6 +626,37 @@ class UnitOfWork:
         self._body.append(f"WITH *, size({nodes}) AS deleted")
         self._body.append(f"WITH *, size({rels}) < {batch} AND size({nodes}) < {batch} AS emptied")
         self._outputs.extend(["deleted", "emptied"])
+
+    # -- migrations ------------------------------------------------------------------------
+
+    def lacking(self, cls: type, rel: Any, limit: int) -> Ref:
+        """At most ``limit`` nodes of ``cls`` with no relationship along ``rel`` (what a
+        migration's batch still has to link)."""
+        match = f"MATCH (node:{_label(cls)}) WHERE NOT EXISTS {{ (node){arrow(rel)}() }}"
+        return self._bind(
+            cls, f"COLLECT {{ {match} RETURN node LIMIT {self._param(limit)} }}", True
+        )
+
+    def merge_linked(
+        self, nodes: Ref, rel: Any, copied: Sequence[str], days: Mapping[str, str]
+    ) -> None:
+        """Link each of ``nodes`` along ``rel`` to the node of its target class keyed by
+        the node's own ``copied`` properties and, for each ``days`` entry (target property
+        -> the node's datetime property), that datetime's calendar day as the server has
+        it (in its stored offset or zone), made if missing."""
+        source, target = table(nodes.cls), table(target_class(rel))
+        keys = [
+            f"{_name(target.deflate[name][0])}: node.{_name(source.deflate[name][0])}"
+            for name in copied
+        ] + [
+            f"{_name(target.deflate[day][0])}: date(node.{_name(source.deflate[stamp][0])})"
+            for day, stamp in days.items()
+        ]
+        self._writes = True
+        self._body.append(
+            f"FOREACH (node IN {nodes.items} | MERGE (linked:{_label(target_class(rel))} "
+            f"{{{', '.join(keys)}}}) MERGE (node){arrow(rel)}(linked))"
+        )
 
 
 class Prepared:

@@ -1,4 +1,4 @@
-"""Set-at-a-time operations on node objects, for the migrations and tenant transfers.
+"""Set-at-a-time operations on node objects, for the tenant transfers.
 
 neomodel connects one relationship per query (``node.rel.connect(other)``). These
 helpers do the same work for many nodes in one query, generated from a
@@ -10,7 +10,7 @@ domain knowledge written by hand. The facade's own calls use
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
 from neomodel import adb
@@ -53,17 +53,6 @@ async def connect_many(*links: Link) -> None:
             )
     if blocks:
         await adb.cypher_query("\n".join(blocks), params)
-
-
-async def lacking(cls: type[N], rel: Any, count: int) -> list[N]:
-    """Up to ``count`` nodes of ``cls`` that have no ``rel`` relationship at all."""
-    query = (
-        f"MATCH (n:{escape_identifier(cls.__label__)}) "
-        f"WHERE NOT EXISTS {{ (n){arrow(rel)}() }} "
-        "RETURN n LIMIT $count"
-    )
-    rows, _ = await adb.cypher_query(query, {"count": count})
-    return [cls.inflate(row[0]) for row in rows]
 
 
 def _times(cls: type[MemoraNode]) -> list[tuple[str, str]]:
@@ -142,23 +131,6 @@ async def exact_times(nodes: Sequence[MemoraNode]) -> None:
         for (name, _), value in zip(times, exact.get(node.element_id, []), strict=False):
             if value is not None:
                 setattr(node, name, from_compact(value))
-
-
-async def days_of(nodes: Sequence[N], name: str) -> dict[N, date]:
-    """The day of each node's DATETIME property ``name``, as the server has
-    it (``date()``: the calendar day in the stored offset). For a value stored with a
-    zone's name (as Memora stores a naive datetime when the server's default zone is
-    one) only the server knows that offset: Python's zone data can disagree."""
-    if not nodes:
-        return {}
-    prop = type(nodes[0]).defined_properties(aliases=False, rels=False)[name]
-    rows, _ = await adb.cypher_query(
-        "UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id "
-        f"RETURN id, date(n.{escape_identifier(prop.get_db_property_name(name))})",
-        {"ids": _ids(nodes)},
-    )
-    by_id = {node.element_id: node for node in nodes}
-    return {by_id[row[0]]: row[1].to_native() for row in rows}
 
 
 async def lock_nodes(nodes: Sequence[MemoraNode]) -> int:

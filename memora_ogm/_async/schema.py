@@ -51,6 +51,11 @@ async def install_node_key(
         await send(statement)
 
 
+async def drop_index(name: str, send: Send) -> None:
+    """Drop the index ``name`` if there is one (a migration's schema change)."""
+    await send(f"DROP INDEX {escape_identifier(name)} IF EXISTS")
+
+
 async def install_node_keys(enterprise: bool, send: Send) -> None:
     """Install every node key of the Memora schema (idempotent)."""
     for cls in NODE_CLASSES:

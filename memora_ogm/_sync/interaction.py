@@ -38,6 +38,7 @@ from memora_ogm._sync.nodes import (
     MessageBlock,
     User,
 )
+from memora_ogm.erasure_plans import room
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.projection import reading
 from memora_ogm.properties import day_of, storable
@@ -542,7 +543,7 @@ class Neo4jInteraction(GraphComponent):
             interaction_id=interaction_id,
         )
         memories = work.reachable(interaction, Interaction.memories, limit=per_batch(size))
-        work.room(erase(work, size, memories, interaction), FINISHED)
+        room(work, erase(work, size, memories, interaction), FINISHED)
 
         key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
         erase_in_batches(self.graph, work, top=Landed(Interaction, key, present=False))
@@ -571,7 +572,7 @@ class Neo4jInteraction(GraphComponent):
         work.lock(interactions)
         memories = work.reachable(interactions, Interaction.memories, limit=per_batch(size))
         groups = erase(work, size, memories, interactions)
-        work.room([*groups, (interactions, per_batch(size, 4))], FINISHED)
+        room(work, [*groups, (interactions, per_batch(size, 4))], FINISHED)
 
         erase_in_batches(self.graph, work)
         self.logger.info("deleted all interactions of user %s", user_id)

@@ -50,6 +50,11 @@ def install_node_key(cls: type[MemoraNode], enterprise: bool, send: Send = _neom
         send(statement)
 
 
+def drop_index(name: str, send: Send) -> None:
+    """Drop the index ``name`` if there is one (a migration's schema change)."""
+    send(f"DROP INDEX {escape_identifier(name)} IF EXISTS")
+
+
 def install_node_keys(enterprise: bool, send: Send) -> None:
     """Install every node key of the Memora schema (idempotent)."""
     for cls in NODE_CLASSES:
