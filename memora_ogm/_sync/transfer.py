@@ -107,7 +107,7 @@ class _Part:
     """A node class an export pages through by ``key``, with what each node's row brings
     along (``related``: name -> what it reaches)."""
 
-    cls: type[MemoraNode]
+    cls: type
     key: str
     related: tuple[tuple[str, Related], ...] = ()
 
@@ -231,9 +231,7 @@ def _memory(values: dict[str, Any], row: dict[str, Any]) -> Record:
     return transfer.memory(values, row["sources"], days[0].to_native() if days else None)
 
 
-def _user_content(
-    graph: Graph, counts: Counter[str], org_id: str, user_id: str
-) -> Iterator[Record]:
+def _user_content(graph: Graph, org_id: str, user_id: str) -> Iterator[Record]:
     """A user's interactions, memories, then contrary updates, each in key order.
 
     The contrary updates come with the memories' pages and are held back until the last
@@ -242,26 +240,22 @@ def _user_content(
     """
     owned = {"org_id": org_id, "user_id": user_id}
     for page in _pages(graph, _INTERACTIONS, **owned):
-        counts[transfer.INTERACTION] += len(page)
         for values, row in page:
             yield _interaction(values, row)
     held: list[tuple[str, str]] = []
     rest: str | None = None  # the last memory whose updates are held, once they overflow
     for page in _pages(graph, _MEMORIES, **owned):
-        counts[transfer.MEMORY] += len(page)
         for values, row in page:
             yield _memory(values, row)
             if rest is None:
                 held.extend((values["memory_id"], newer) for newer in row["newer"])
                 if len(held) > EXPORT_HELD_UPDATES:
                     rest = values["memory_id"]
-    counts[transfer.CONTRARY_UPDATE] += len(held)
     for older, newer in held:
         yield transfer.contrary_update(org_id, user_id, older, newer)
     if rest is not None:
         for page in _pages(graph, _MEMORIES, rest, **owned):
             for values, row in page:
-                counts[transfer.CONTRARY_UPDATE] += len(row["newer"])
                 for newer in row["newer"]:
                     yield transfer.contrary_update(org_id, user_id, values["memory_id"], newer)
 
@@ -291,7 +285,8 @@ def export_records(graph: Graph, org_id: str, user_id: str | None) -> Iterator[R
                 yield transfer.agent(values)
     for page in _pages(graph, _USERS, **users):
         for values, _ in page:
-            for record in _user_content(graph, counts, org_id, values["user_id"]):
+            for record in _user_content(graph, org_id, values["user_id"]):
+                counts[record["type"]] += 1
                 yield record
     yield transfer.end(counts)
 
