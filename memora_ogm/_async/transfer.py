@@ -1,7 +1,10 @@
 """Tenant export, import and move, in the format of :mod:`memora_ogm.transfer`.
 
-Exports page through the tenant by key (keyset pagination on the node keys, one read
-transaction a page), so memory stays flat whatever the tenant's size. Imports check
+Exports page through the tenant by key (keyset pagination on the node keys), each page
+one compiled read statement (:meth:`memora_ogm.unit_of_work.UnitOfWork.page`) that
+brings the nodes back as projected maps with what their records need (an interaction's
+messages and days, a memory's sources, day and newer memories), so memory stays flat
+whatever the tenant's size and no node object is built. Imports check
 the whole input first (:class:`memora_ogm.transfer.Validator`), then against the graph:
 that none of it exists yet (``on_conflict="fail"``) or that what exists holds exactly
 the record's values (``"skip"``), and that no memory id belongs to another tenant. Only
