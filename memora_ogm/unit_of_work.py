@@ -719,8 +719,9 @@ class UnitOfWork:
 class Related:
     """What :meth:`UnitOfWork.output_each` adds to each node's map: along ``rels`` from
     the node (the first hop, then the second repeated 0+ times), the values of
-    ``properties`` of each node reached (one value each, or a list when several), in
-    ``order_by`` order, of those holding the same ``same`` properties as the node."""
+    ``properties`` of each node reached (one value each, or a list when several) as they
+    are stored (no compact DATETIME form), in ``order_by`` order, of those whose ``same``
+    properties equal the node's properties of the same names."""
 
     rels: tuple[Any, ...]
     properties: tuple[str, ...]

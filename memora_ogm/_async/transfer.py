@@ -219,7 +219,6 @@ async def _pages(
             min(
                 EXPORT_PAGE_NODES * len(page) // nodes,
                 EXPORT_PAGE_CHARS * len(page) // max(chars, 1),
-                EXPORT_PAGE_NODES,
             ),
         )
 
