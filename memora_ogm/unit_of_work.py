@@ -658,6 +658,76 @@ class UnitOfWork:
             f"{{{', '.join(keys)}}}) MERGE (node){arrow(rel)}(linked))"
         )
 
+    # -- keyset pages (tenant exports) ------------------------------------------------------
+
+    def page(self, cls: type, order_by: str, after: Any, limit: Any, **keys: Any) -> Ref:
+        """A keyset page: at most ``limit`` nodes of ``cls`` with the property values
+        ``keys``, in ``order_by`` order, those after ``after`` (from the first when None).
+
+        With ``keys`` and ``order_by`` the class's whole key (a user's interactions by
+        id), the ORDER BY names the whole key, so the planner reads the key's index in
+        order from ``after`` and stops after the page, whatever the tenant's size.
+        """
+        spec = table(cls)
+        names = [spec.deflate[name][0] for name in dict.fromkeys([*keys, order_by])]
+        match = f"MATCH (node:{_label(cls)} {{{self._keys(cls, keys)}}})"
+        if after is not None:
+            match += f" WHERE node.{_name(names[-1])} > {self._param(after)}"
+        order = ", ".join(f"node.{_name(name)}" for name in names)
+        return self._bind(
+            cls,
+            f"COLLECT {{ {match} RETURN node ORDER BY {order} LIMIT {self._param(limit)} }}",
+            True,
+        )
+
+    def output_each(self, name: str, ref: Ref, **related: Related) -> None:
+        """:meth:`output` of a list, each node's map adding, per name of ``related``, the
+        list of what it reaches (a page of interactions with their messages and days)."""
+        fields = projection(reading(ref.cls))
+        reached = {key: value.collect("node") for key, value in related.items()}
+        self._body.append(
+            Output(f"[node IN {ref.items} | {fields.map('node', **reached)}]", _name(name))
+        )
+        self._outputs.append(_name(name))
+
+
+@dataclass(frozen=True)
+class Related:
+    """What :meth:`UnitOfWork.output_each` adds to each node's map: along ``rels`` from
+    the node (the first hop, then the second repeated 0+ times), the values of
+    ``properties`` of each node reached (one value each, or a list when several) as they
+    are stored (no compact DATETIME form), in ``order_by`` order, of those whose ``same``
+    properties equal the node's properties of the same names."""
+
+    rels: tuple[Any, ...]
+    properties: tuple[str, ...]
+    order_by: str | None = None
+    same: tuple[str, ...] = ()
+
+    def collect(self, start: str) -> str:
+        """Cypher of the list, for the node ``start``; nodes a concurrent delete left
+        without properties are skipped."""
+        first, *repeat = self.rels
+        cls = target_class(repeat[0] if repeat else first)
+        hops = arrow(first) + (
+            f"(:{_label(target_class(first))}){arrow(repeat[0], '*0..')}" if repeat else ""
+        )
+        spec = table(cls)
+        names = [_name(spec.deflate[name][0]) for name in self.properties]
+        values = [f"reached.{name}" for name in names]
+        value = values[0] if len(values) == 1 else f"[{', '.join(values)}]"
+        where = ["size(keys(reached)) > 0"] + [
+            f"reached.{_name(spec.deflate[name][0])} = {start}.{_name(spec.deflate[name][0])}"
+            for name in self.same
+        ]
+        order = (
+            f" ORDER BY reached.{_name(spec.deflate[self.order_by][0])}" if self.order_by else ""
+        )
+        return (
+            f"COLLECT {{ MATCH ({start}){hops}(reached:{_label(cls)}) "
+            f"WHERE {' AND '.join(where)} RETURN {value}{order} }}"
+        )
+
 
 class Prepared:
     """A read whose statement depends on which values it is given, never on the values:

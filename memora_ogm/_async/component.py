@@ -8,9 +8,9 @@ import logging
 from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.erasure import BATCH_SIZE
 from memora_ogm._async.graph import Graph
-from memora_ogm._async.nodes import Org, User
+from memora_ogm._async.nodes import Org
 from memora_ogm._async.ogm import lock_nodes
-from memora_ogm.errors import OrganizationNotFound, UserNotFound
+from memora_ogm.errors import OrganizationNotFound
 
 
 class GraphComponent(BaseGraphDB):
@@ -27,13 +27,6 @@ async def get_org(org_id: str) -> Org:
     node = await Org.nodes.get_or_none(org_id=org_id)
     if node is None:
         raise OrganizationNotFound(org_id)
-    return node
-
-
-async def get_user(org_id: str, user_id: str) -> User:
-    node = await User.nodes.get_or_none(org_id=org_id, user_id=user_id)
-    if node is None:
-        raise UserNotFound(org_id, user_id)
     return node
 
 

@@ -1,7 +1,10 @@
 """Tenant export, import and move, in the format of :mod:`memora_ogm.transfer`.
 
-Exports page through the tenant by key (keyset pagination on the node keys, one read
-transaction a page), so memory stays flat whatever the tenant's size. Imports check
+Exports page through the tenant by key (keyset pagination on the node keys), each page
+one compiled read statement (:meth:`memora_ogm.unit_of_work.UnitOfWork.page`) that
+brings the nodes back as projected maps with what their records need (an interaction's
+messages and days, a memory's sources, day and newer memories), so memory stays flat
+whatever the tenant's size and no node object is built. Imports check
 the whole input first (:class:`memora_ogm.transfer.Validator`), then against the graph:
 that none of it exists yet (``on_conflict="fail"``) or that what exists holds exactly
 the record's values (``"skip"``), and that no memory id belongs to another tenant. Only
@@ -14,6 +17,7 @@ memories added to the associated vector store with their batch, all or nothing.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import tempfile
 from collections import Counter
@@ -25,7 +29,7 @@ from functools import partial
 from typing import Any, Literal, TypeVar
 
 from memora_ogm import convert, transfer
-from memora_ogm._async.component import GraphComponent, get_org, get_user, locked_org
+from memora_ogm._async.component import GraphComponent, locked_org
 from memora_ogm._async.graph import Graph, Landed, VectorChanges
 from memora_ogm._async.nodes import (
     Agent,
@@ -42,21 +46,31 @@ from memora_ogm._async.nodes import (
 from memora_ogm._async.ogm import (
     Link,
     connect_many,
-    exact_times,
     lock_nodes,
     reachable,
     sendable_by_driver,
     store_exact_times,
-    take,
 )
+from memora_ogm._async.organization import match_org
+from memora_ogm._async.user import match_user
 from memora_ogm.errors import MemoraOGMError
+from memora_ogm.projection import projection, reading
 from memora_ogm.transfer import ImportConflict, MemoryIdsTaken, Record, Rekeying
+from memora_ogm.unit_of_work import Prepared, Related, UnitOfWork
 from memora_ogm.validation import check_flag, check_ids
 
 N = TypeVar("N", bound=MemoraNode)
 
-#: Nodes read per export transaction (an interaction brings its messages along).
-EXPORT_BATCH_SIZE = 500
+#: Nodes an export page brings back at most (an interaction's messages and days count).
+EXPORT_PAGE_NODES = 20_000
+#: Characters of text (messages, memories) an export page brings back at most.
+EXPORT_PAGE_CHARS = 8 * 1024 * 1024
+#: Nodes of a user's first page of a kind, before the size of its nodes is known.
+EXPORT_FIRST_PAGE = 500
+#: A user's contrary updates held back until the last of the user's memories is exported.
+EXPORT_HELD_UPDATES = 50_000
+#: Records a move's export reports its progress after, each time.
+MOVE_PROGRESS_RECORDS = 500
 #: Records written per import transaction.
 IMPORT_BATCH_SIZE = 500
 #: Messages written per import transaction, at most (long conversations end a batch early).
@@ -90,129 +104,191 @@ class MoveVerificationFailed(MemoraOGMError):
 # --------------------------------------------------------------------------- export
 
 
+@dataclass(frozen=True)
+class _Part:
+    """A node class an export pages through by ``key``, with what each node's row brings
+    along (``related``: name -> what it reaches)."""
+
+    cls: type
+    key: str
+    related: tuple[tuple[str, Related], ...] = ()
+
+
+_USERS = _Part(User, "user_id")
+_AGENTS = _Part(Agent, "agent_id")
+_INTERACTIONS = _Part(
+    Interaction,
+    "interaction_id",
+    (
+        (
+            "messages",
+            Related(
+                (Interaction.first_message, MessageBlock.is_next),
+                ("role", "content"),
+                order_by="msg_position",
+            ),
+        ),
+        ("dates", Related((Interaction.has_occurrence_on,), ("date",))),
+    ),
+)
+_MEMORIES = _Part(
+    Memory,
+    "memory_id",
+    (
+        ("sources", Related((Memory.message_source,), ("msg_position",))),
+        ("days", Related((Memory.date_obtained,), ("date",))),
+        # The newer memories superseding it, of the same user (as the record requires).
+        (
+            "newer",
+            Related(
+                (Memory.contrary_update,),
+                ("memory_id",),
+                order_by="memory_id",
+                same=("org_id", "user_id"),
+            ),
+        ),
+    ),
+)
+
+
+@functools.cache
+def _page_read(part: _Part, owner: tuple[str, ...], first: bool) -> Prepared:
+    """The read of one page of ``part`` for the ``owner`` property values (the first page,
+    or one after a key), declared and compiled once."""
+
+    def declare(work: UnitOfWork, limit: Any, after: Any = None, **keys: Any) -> None:
+        page = work.page(part.cls, part.key, after, limit, **keys)
+        work.output_each("page", page, **dict(part.related))
+
+    return Prepared(declare)
+
+
+Row = tuple[dict[str, Any], dict[str, Any]]
+"""A node of a page: its properties inflated by attribute name, and its row as read (with
+what it brings along)."""
+
+
+def _weight(part: _Part, page: list[Row]) -> tuple[int, int]:
+    """The nodes a page brought back and the characters of text they hold (the messages
+    and memories dominate a page's size)."""
+    nodes = chars = 0
+    for values, row in page:
+        nodes += 1
+        chars += sum(len(value) for value in values.values() if type(value) is str)
+        for name, _ in part.related:
+            reached = row[name]
+            nodes += len(reached)
+            for item in reached:
+                if type(item) is list:
+                    chars += sum(len(value) for value in item if type(value) is str)
+                elif type(item) is str:
+                    chars += len(item)
+    return nodes, chars
+
+
 async def _pages(
-    graph: Graph,
-    cls: type[N],
-    owner: dict[str, str],
-    key: str,
-    records: Callable[[list[N]], Awaitable[list[Record]]],
-) -> AsyncIterator[list[Record]]:
-    """The ``owner``'s nodes of ``cls`` in ``key`` order, a page per read transaction.
+    graph: Graph, part: _Part, after: str | None = None, **owner: str
+) -> AsyncIterator[list[Row]]:
+    """The ``owner``'s nodes of ``part`` in key order (those after ``after``), a page per
+    statement.
 
     Each page starts after the last key of the one before (the index of the node key
-    serves it, whatever the tenant's size); ``records`` turns a page into records in
-    the same transaction.
+    serves it, whatever the tenant's size), and holds as many nodes as the last page's
+    size per node lets it within :data:`EXPORT_PAGE_NODES` and :data:`EXPORT_PAGE_CHARS`.
     """
-    last: str | None = None
+    fields = projection(reading(part.cls))
+    limit = EXPORT_FIRST_PAGE
+
+    def inflated(rows: list[dict[str, Any]]) -> list[Row]:
+        return [(fields.values(row), row) for row in rows]
+
     while True:
-
-        async def work(after: str | None = last) -> tuple[list[Record], str | None]:
-            nodes = cls.nodes.filter(**owner)
-            if after is not None:
-                nodes = nodes.filter(**{f"{key}__gt": after})
-            # The whole key in ORDER BY lets the planner read the key's index in order
-            # and stop after a page (no sort of the rest).
-            page = await take(nodes.order_by(*dict.fromkeys([*owner, key])), EXPORT_BATCH_SIZE)
-            await exact_times(page)
-            next_key = getattr(page[-1], key) if len(page) == EXPORT_BATCH_SIZE else None
-            return await records(page), next_key
-
-        found, last = await graph.read(work)
-        if found:
-            yield found
-        if last is None:
+        values: dict[str, Any] = {"limit": limit, **owner}
+        if after is not None:
+            values["after"] = after
+        read = _page_read(part, tuple(owner), after is None).bind(**values)
+        page = await graph.read_unit(read, lambda row: inflated(row["page"]))
+        if page:
+            yield page
+        if len(page) < limit:
             return
-
-
-async def _user_records(users: list[User]) -> list[Record]:
-    return [transfer.user(node) for node in users]
-
-
-async def _agent_records(agents: list[Agent]) -> list[Record]:
-    return [transfer.agent(node) for node in agents]
-
-
-async def _interaction_records(interactions: list[Interaction]) -> list[Record]:
-    chains: dict[MemoraNode, list[MessageBlock]] = {node: [] for node in interactions}
-    for start, message in await reachable(
-        interactions, Interaction.first_message, MessageBlock.is_next
-    ):
-        chains[start].append(message)
-    days: dict[MemoraNode, list[date]] = {node: [] for node in interactions}
-    for start, day in await reachable(interactions, Interaction.has_occurrence_on):
-        days[start].append(day.date)
-    return [
-        transfer.interaction(
-            node, sorted(chains[node], key=lambda message: message.msg_position), days[node]
+        after = page[-1][0][part.key]
+        nodes, chars = _weight(part, page)
+        limit = max(
+            1,
+            min(
+                EXPORT_PAGE_NODES * len(page) // nodes,
+                EXPORT_PAGE_CHARS * len(page) // max(chars, 1),
+            ),
         )
-        for node in interactions
-    ]
 
 
-async def _memory_records(memories: list[Memory]) -> list[Record]:
-    positions: dict[MemoraNode, list[int]] = {node: [] for node in memories}
-    for start, message in await reachable(memories, Memory.message_source):
-        positions[start].append(message.msg_position)
-    days: dict[MemoraNode, date] = {
-        start: day.date for start, day in await reachable(memories, Memory.date_obtained)
-    }
-    return [transfer.memory(node, positions[node], days.get(node)) for node in memories]
+def _interaction(values: dict[str, Any], row: dict[str, Any]) -> Record:
+    return transfer.interaction(values, row["messages"], [day.to_native() for day in row["dates"]])
 
 
-async def _contrary_records(memories: list[Memory]) -> list[Record]:
-    links = await reachable(memories, Memory.contrary_update)
-    return [
-        transfer.contrary_update(older, newer)
-        for older, newer in sorted(links, key=lambda pair: (pair[0].memory_id, pair[1].memory_id))
-        if (newer.org_id, newer.user_id) == (older.org_id, older.user_id)
-    ]
+def _memory(values: dict[str, Any], row: dict[str, Any]) -> Record:
+    days = row["days"]
+    return transfer.memory(values, row["sources"], days[0].to_native() if days else None)
+
+
+async def _user_content(graph: Graph, org_id: str, user_id: str) -> AsyncIterator[Record]:
+    """A user's interactions, memories, then contrary updates, each in key order.
+
+    The contrary updates come with the memories' pages and are held back until the last
+    memory; past :data:`EXPORT_HELD_UPDATES` of them, the rest are read again after the
+    memories, from the last memory whose updates are held.
+    """
+    owned = {"org_id": org_id, "user_id": user_id}
+    async for page in _pages(graph, _INTERACTIONS, **owned):
+        for values, row in page:
+            yield _interaction(values, row)
+    held: list[tuple[str, str]] = []
+    rest: str | None = None  # the last memory whose updates are held, once they overflow
+    async for page in _pages(graph, _MEMORIES, **owned):
+        for values, row in page:
+            yield _memory(values, row)
+            if rest is None:
+                held.extend((values["memory_id"], newer) for newer in row["newer"])
+                if len(held) > EXPORT_HELD_UPDATES:
+                    rest = values["memory_id"]
+    for older, newer in held:
+        yield transfer.contrary_update(org_id, user_id, older, newer)
+    if rest is not None:
+        async for page in _pages(graph, _MEMORIES, rest, **owned):
+            for values, row in page:
+                for newer in row["newer"]:
+                    yield transfer.contrary_update(org_id, user_id, values["memory_id"], newer)
 
 
 async def export_records(graph: Graph, org_id: str, user_id: str | None) -> AsyncIterator[Record]:
     """The organisation (or one user of it) as records: header first, end last."""
-
-    async def organization() -> Org:
-        org = await get_org(org_id)
-        await exact_times([org])
-        return org
-
-    org = await graph.read(organization)
+    tenant = UnitOfWork()
+    found = match_org(tenant, org_id)
     if user_id is not None:
-        await graph.read(lambda: get_user(org_id, user_id))
+        match_user(tenant, org_id, user_id)
+    tenant.output("org", found)
+    org = await graph.read_unit(tenant, lambda row: projection(reading(Org)).values(row["org"]))
     counts: Counter[str] = Counter()
     scope = "organization" if user_id is None else "user"
     yield transfer.header(scope, org_id, user_id, graph.database)
     yield transfer.organization(org)
     counts[transfer.ORGANIZATION] += 1
     users = {"org_id": org_id} if user_id is None else {"org_id": org_id, "user_id": user_id}
-    async for page in _pages(graph, User, users, "user_id", _user_records):
-        for record in page:
-            counts[transfer.USER] += 1
-            yield record
-    async for page in _pages(graph, Agent, {"org_id": org_id}, "agent_id", _agent_records):
-        for record in page:
-            if user_id is None or record["user_id"] in (None, user_id):
+    async for page in _pages(graph, _USERS, **users):
+        counts[transfer.USER] += len(page)
+        for values, _ in page:
+            yield transfer.user(values)
+    async for page in _pages(graph, _AGENTS, org_id=org_id):
+        for values, _ in page:
+            if user_id is None or values["user_id"] in (None, user_id):
                 counts[transfer.AGENT] += 1
+                yield transfer.agent(values)
+    async for page in _pages(graph, _USERS, **users):
+        for values, _ in page:
+            async for record in _user_content(graph, org_id, values["user_id"]):
+                counts[record["type"]] += 1
                 yield record
-    async for user_page in _pages(graph, User, users, "user_id", _user_records):
-        for owner in user_page:
-            owned = {"org_id": org_id, "user_id": owner["user_id"]}
-            parts: tuple[tuple[str, str, Callable[[list[Memory]], Awaitable[list[Record]]]], ...]
-            parts = (
-                (transfer.MEMORY, "memory_id", _memory_records),
-                (transfer.CONTRARY_UPDATE, "memory_id", _contrary_records),
-            )
-            async for page in _pages(
-                graph, Interaction, owned, "interaction_id", _interaction_records
-            ):
-                counts[transfer.INTERACTION] += len(page)
-                for record in page:
-                    yield record
-            for kind, key, records in parts:
-                async for page in _pages(graph, Memory, owned, key, records):
-                    counts[kind] += len(page)
-                    for record in page:
-                        yield record
     yield transfer.end(counts)
 
 
@@ -850,7 +926,7 @@ async def move_organization(
                 exported.add(record)
                 spool.write(transfer.dumps(record) + "\n")
                 done += 1
-                if done % EXPORT_BATCH_SIZE == 0:
+                if done % MOVE_PROGRESS_RECORDS == 0:
                     report("export", done, None)
             report("export", done, done)
         imported = await target.import_records(

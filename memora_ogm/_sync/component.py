@@ -9,9 +9,9 @@ import logging
 from memora_ogm._sync.base import BaseGraphDB
 from memora_ogm._sync.erasure import BATCH_SIZE
 from memora_ogm._sync.graph import Graph
-from memora_ogm._sync.nodes import Org, User
+from memora_ogm._sync.nodes import Org
 from memora_ogm._sync.ogm import lock_nodes
-from memora_ogm.errors import OrganizationNotFound, UserNotFound
+from memora_ogm.errors import OrganizationNotFound
 
 
 class GraphComponent(BaseGraphDB):
@@ -28,13 +28,6 @@ def get_org(org_id: str) -> Org:
     node = Org.nodes.get_or_none(org_id=org_id)
     if node is None:
         raise OrganizationNotFound(org_id)
-    return node
-
-
-def get_user(org_id: str, user_id: str) -> User:
-    node = User.nodes.get_or_none(org_id=org_id, user_id=user_id)
-    if node is None:
-        raise UserNotFound(org_id, user_id)
     return node
 
 

@@ -18,7 +18,7 @@ from neomodel import db
 from neomodel.util import escape_identifier
 
 from memora_ogm._sync.nodes import MemoraNode
-from memora_ogm.properties import ZonedDateTimeProperty, from_compact, sent_form, storable
+from memora_ogm.properties import ZonedDateTimeProperty, sent_form, storable
 from memora_ogm.unit_of_work import arrow, target_class
 
 N = TypeVar("N", bound=MemoraNode)
@@ -115,23 +115,6 @@ def store_exact_times(nodes: Sequence[MemoraNode], properties: Sequence[Mapping[
     )
 
 
-def exact_times(nodes: Sequence[MemoraNode]) -> None:
-    """Give ``nodes`` (of one class) their DATETIMEs exactly as stored, in one query."""
-    times = _times(type(nodes[0])) if nodes else []
-    if not times:
-        return
-    read = ", ".join(ZonedDateTimeProperty.compact(f"n.{escape_identifier(db)}") for _, db in times)
-    rows, _ = db.cypher_query(
-        f"UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id RETURN id, [{read}]",
-        {"ids": _ids(nodes)},
-    )
-    exact = {row[0]: row[1] for row in rows}
-    for node in nodes:
-        for (name, _), value in zip(times, exact.get(node.element_id, []), strict=False):
-            if value is not None:
-                setattr(node, name, from_compact(value))
-
-
 def lock_nodes(nodes: Sequence[MemoraNode]) -> int:
     """Take the write lock of ``nodes`` (kept until the transaction ends); how many still exist.
 
@@ -172,9 +155,3 @@ def reachable(
     rows, _ = db.cypher_query(query, {"ids": _ids(nodes)})
     by_id = {node.element_id: node for node in nodes}
     return [(by_id[row[0]], target.inflate(row[1])) for row in rows]
-
-
-def take(nodes: Any, count: int) -> list[Any]:
-    """The first ``count`` nodes of a neomodel node set, as a list."""
-    nodes.limit = count
-    return nodes.all()  # type: ignore[no-any-return]
