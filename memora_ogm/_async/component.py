@@ -1,5 +1,5 @@
 """What every domain part of the facade shares: the connection and a logger; and the
-node look-ups of the tenant transfers, which work on node objects."""
+node look-ups of the tenant export, which works on node objects."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.erasure import BATCH_SIZE
 from memora_ogm._async.graph import Graph
 from memora_ogm._async.nodes import Org, User
-from memora_ogm._async.ogm import lock_nodes
 from memora_ogm.errors import OrganizationNotFound, UserNotFound
 
 
@@ -35,12 +34,3 @@ async def get_user(org_id: str, user_id: str) -> User:
     if node is None:
         raise UserNotFound(org_id, user_id)
     return node
-
-
-async def locked_org(org_id: str) -> Org:
-    """The organisation, write-locked until the transaction ends: an import into it takes
-    turns with its deletion."""
-    org = await get_org(org_id)
-    if not await lock_nodes([org]):
-        raise OrganizationNotFound(org_id)
-    return org

@@ -1,4 +1,4 @@
-"""Set-at-a-time operations on node objects, for the migrations and tenant transfers.
+"""Set-at-a-time operations on node objects, for the migrations and the tenant export.
 
 neomodel connects one relationship per query (``node.rel.connect(other)``). These
 helpers do the same work for many nodes in one query, generated from a
@@ -9,15 +9,15 @@ domain knowledge written by hand. The facade's own calls use
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import date, datetime, timedelta, timezone
+from collections.abc import Sequence
+from datetime import date
 from typing import Any, TypeVar
 
 from neomodel import adb
 from neomodel.util import escape_identifier
 
 from memora_ogm._async.nodes import MemoraNode
-from memora_ogm.properties import ZonedDateTimeProperty, from_compact, sent_form, storable
+from memora_ogm.properties import ZonedDateTimeProperty, from_compact
 from memora_ogm.unit_of_work import arrow, target_class
 
 N = TypeVar("N", bound=MemoraNode)
@@ -75,58 +75,6 @@ def _times(cls: type[MemoraNode]) -> list[tuple[str, str]]:
     ]
 
 
-def _driver_cannot_send(value: Any) -> bool:
-    """The driver reads and writes DATETIMEs with offsets in whole minutes only: it reads
-    an offset with seconds (a zone's local mean time, before about 1900) rounded, which
-    moves the wall-clock time and can move its day, and refuses to send one. Neo4j
-    stores them."""
-    return isinstance(value, datetime) and bool(
-        (storable(value).utcoffset() or timedelta()) % timedelta(minutes=1)
-    )
-
-
-def sendable_by_driver(properties: Mapping[str, Any]) -> dict[str, Any]:
-    """``properties`` as neomodel can write them: a datetime whose offset has seconds as
-    the same instant in UTC, which :func:`store_exact_times` then replaces."""
-    return {
-        name: value.astimezone(timezone.utc) if _driver_cannot_send(value) else value
-        for name, value in properties.items()
-    }
-
-
-async def store_exact_times(
-    nodes: Sequence[MemoraNode], properties: Sequence[Mapping[str, Any]]
-) -> None:
-    """Store the datetimes of ``properties`` (one mapping per node, of one class) that
-    :func:`sendable_by_driver` changed, exactly as given (one query, none if nothing
-    changed)."""
-    times = _times(type(nodes[0])) if nodes else []
-    rows = [
-        {
-            "id": node.element_id,
-            "times": {
-                db: sent_form(values[name])
-                for name, db in times
-                if _driver_cannot_send(values.get(name))
-            },
-        }
-        for node, values in zip(nodes, properties, strict=True)
-    ]
-    rows = [row for row in rows if row["times"]]
-    if not rows:
-        return
-    assignments = ", ".join(
-        f"n.{escape_identifier(db)} = coalesce("
-        f"{ZonedDateTimeProperty.expand(f'row.times.{escape_identifier(db)}')}, "
-        f"n.{escape_identifier(db)})"
-        for _, db in times
-    )
-    await adb.cypher_query(
-        f"UNWIND $rows AS row MATCH (n) WHERE elementId(n) = row.id SET {assignments}",
-        {"rows": rows},
-    )
-
-
 async def exact_times(nodes: Sequence[MemoraNode]) -> None:
     """Give ``nodes`` (of one class) their DATETIMEs exactly as stored, in one query."""
     times = _times(type(nodes[0])) if nodes else []
@@ -159,21 +107,6 @@ async def days_of(nodes: Sequence[N], name: str) -> dict[N, date]:
     )
     by_id = {node.element_id: node for node in nodes}
     return {by_id[row[0]]: row[1].to_native() for row in rows}
-
-
-async def lock_nodes(nodes: Sequence[MemoraNode]) -> int:
-    """Take the write lock of ``nodes`` (kept until the transaction ends); how many still exist.
-
-    Setting and removing a property locks a node without changing it.
-    """
-    if not nodes:
-        return 0
-    rows, _ = await adb.cypher_query(
-        "UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id "
-        "SET n.memora_lock = true REMOVE n.memora_lock RETURN count(n)",
-        {"ids": _ids(nodes)},
-    )
-    return int(rows[0][0])
 
 
 async def reachable(

@@ -5,10 +5,10 @@ transaction a page), so memory stays flat whatever the tenant's size. Imports ch
 the whole input first (:class:`memora_ogm.transfer.Validator`), then against the graph:
 that none of it exists yet (``on_conflict="fail"``) or that what exists holds exactly
 the record's values (``"skip"``), and that no memory id belongs to another tenant. Only
-then do they write, a batch of records per write transaction (bounded in records,
-messages and bytes), through the node classes and the batched helpers of
-:mod:`memora_ogm._async.ogm`: the same nodes and links the save path makes, and the
-memories added to the associated vector store with their batch, all or nothing.
+then do they write, a batch of records per write transaction (bounded in rows and
+bytes), each one unit of work (:mod:`memora_ogm.unit_of_work`), its interactions and
+memories declared as the save path declares its own (:func:`declare_interactions`),
+and the memories added to the associated vector store with their batch, all or nothing.
 """
 
 from __future__ import annotations
@@ -61,10 +61,9 @@ N = TypeVar("N", bound=MemoraNode)
 
 #: Nodes read per export transaction (an interaction brings its messages along).
 EXPORT_BATCH_SIZE = 500
-#: Records written per import transaction.
-IMPORT_BATCH_SIZE = 500
-#: Messages written per import transaction, at most (long conversations end a batch early).
-IMPORT_BATCH_MESSAGES = 5_000
+#: Rows written per import transaction, at most: a record counts one, and one more for
+#: each of its messages (long conversations end a batch early).
+IMPORT_BATCH_ROWS = 5_000
 #: Bytes of records (as JSON lines) written per import transaction, at most; a single
 #: record is bounded by :data:`memora_ogm.transfer.MAX_RECORD_BYTES`.
 IMPORT_BATCH_BYTES = 16 * 1024 * 1024
@@ -254,31 +253,30 @@ def _batches(
     records: Iterable[Any], rekeying: Rekeying | None = None
 ) -> Iterator[tuple[str, list[tuple[int, Record]]]]:
     """Consecutive content records of one type, parsed (and re-keyed when ``rekeying``),
-    with their line numbers; each batch within the records, messages and bytes of one
+    with their line numbers; each batch within the rows and bytes of one
     import transaction."""
     kind: str | None = None
     batch: list[tuple[int, Record]] = []
-    messages = size = 0
+    rows = size = 0
     for line, raw in enumerate(records, start=1):
         record = transfer.parse(line, raw)
         if record["type"] in (transfer.HEADER, transfer.END):
             continue
         if rekeying is not None:
             record = rekeying(record)
-        count = len(record.get("messages", ()))
+        count = 1 + len(record.get("messages", ()))
         length = transfer.record_bytes(line, raw)
         if batch and (
             record["type"] != kind
-            or len(batch) >= IMPORT_BATCH_SIZE
-            or messages + count > IMPORT_BATCH_MESSAGES
+            or rows + count > IMPORT_BATCH_ROWS
             or size + length > IMPORT_BATCH_BYTES
         ):
             assert kind is not None
             yield kind, batch
-            batch, messages, size = [], 0, 0
+            batch, rows, size = [], 0, 0
         kind = record["type"]
         batch.append((line, record))
-        messages += count
+        rows += count
         size += length
     if batch:
         assert kind is not None
@@ -621,6 +619,16 @@ async def _taken_memory_ids(
     return await graph.read_unit(work, found)
 
 
+async def _kinds_held(graph: Graph, org_id: str) -> set[str]:
+    """The record types of which the graph holds some node of ``org_id`` (a seek of each
+    key's index by its prefix): the records of any other type have nothing to clash with,
+    and their batches are not looked up one by one."""
+    work = UnitOfWork()
+    for kind, (cls, _) in KEYS.items():
+        work.output(kind, work.nodes(cls, 1, org_id=org_id))
+    return await graph.read_unit(work, lambda row: {kind for kind in KEYS if row[kind]})
+
+
 async def _check_input(
     graph: Graph, records: Iterable[Any], on_conflict: OnConflict, rekeying: Rekeying | None
 ) -> None:
@@ -636,8 +644,11 @@ async def _check_input(
             raise MemoryIdsTaken(first, taken)
         owners.clear()
 
+    held: set[str] | None = None
     for kind, batch in _batches(records, rekeying):
-        if kind in KEYS:
+        if held is None:  # the organization's record comes first
+            held = await _kinds_held(graph, batch[0][1]["org_id"])
+        if kind in held:
             existing = await graph.read_unit(*_existing(kind, batch))
             _new_of(kind, batch, existing, on_conflict)  # raises on the first clash
         if kind == transfer.MEMORY and rekeying is None:

@@ -1,6 +1,6 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
 """What every domain part of the facade shares: the connection and a logger; and the
-node look-ups of the tenant transfers, which work on node objects."""
+node look-ups of the tenant export, which works on node objects."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from memora_ogm._sync.base import BaseGraphDB
 from memora_ogm._sync.erasure import BATCH_SIZE
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.nodes import Org, User
-from memora_ogm._sync.ogm import lock_nodes
 from memora_ogm.errors import OrganizationNotFound, UserNotFound
 
 
@@ -36,12 +35,3 @@ def get_user(org_id: str, user_id: str) -> User:
     if node is None:
         raise UserNotFound(org_id, user_id)
     return node
-
-
-def locked_org(org_id: str) -> Org:
-    """The organisation, write-locked until the transaction ends: an import into it takes
-    turns with its deletion."""
-    org = get_org(org_id)
-    if not lock_nodes([org]):
-        raise OrganizationNotFound(org_id)
-    return org
