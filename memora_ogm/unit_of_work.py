@@ -199,6 +199,7 @@ class UnitOfWork:
         self._outputs: list[str] = []
         self._counter = itertools.count()
         self._times: list[datetime] = []
+        self._time_index: dict[tuple[datetime, Any], int] = {}
 
     # -- names ------------------------------------------------------------------------
 
@@ -216,11 +217,12 @@ class UnitOfWork:
         """The index of ``value`` in the statement's ``$times``, one entry per distinct
         datetime (the same instant in another zone is another datetime): a call stamps
         many nodes with one time, sent once."""
-        for index, known in enumerate(self._times):
-            if known == value and known.tzinfo == value.tzinfo:
-                return index
-        self._times.append(value)
-        return len(self._times) - 1
+        key = (value, value.tzinfo)
+        index = self._time_index.get(key)
+        if index is None:
+            index = self._time_index[key] = len(self._times)
+            self._times.append(value)
+        return index
 
     def _value(self, value: Any) -> str:
         """A parameter holding ``value`` (a datetime: its entry of ``$times``)."""
@@ -687,6 +689,107 @@ class UnitOfWork:
         reached = {key: value.collect("node") for key, value in related.items()}
         self._body.append(
             Output(f"[node IN {ref.items} | {fields.map('node', **reached)}]", _name(name))
+        )
+        self._outputs.append(_name(name))
+
+    # -- batches: operations of the tenant import (memora_ogm._async.transfer) -------------
+
+    def find_each(self, cls: type, keys: Sequence[Mapping[str, Any]]) -> Ref:
+        """Those of the nodes of ``cls`` with each of ``keys`` that exist (an index seek a
+        key), in no order, with no not-found check: what an import finds there already."""
+        rows = [node_properties(cls, key, defaults=False) for key in keys]
+        pattern = self._keys(cls, keys[0], source="key") if keys else ""
+        return self._bind(
+            cls,
+            f"COLLECT {{ UNWIND {self._param(rows)} AS key "
+            f"MATCH (node:{_label(cls)} {{{pattern}}}) RETURN node }}",
+            True,
+        )
+
+    def nodes_in(self, cls: type, name: str, values: Sequence[Any]) -> Ref:
+        """The nodes of ``cls`` whose property ``name`` is one of ``values``: one pass over
+        the label when no index starts with ``name``, so give many values at a time."""
+        db_name = table(cls).deflate[name][0]
+        return self._bind(
+            cls,
+            f"COLLECT {{ MATCH (node:{_label(cls)}) WHERE node.{_name(db_name)} "
+            f"IN {self._param(list(values))} RETURN node }}",
+            True,
+        )
+
+    def related_each(self, starts: Ref, rel: Any) -> Ref:
+        """For each node of ``starts``, in order, the node one hop along ``rel`` (null when
+        there is none): the collections of a batch's users."""
+        cls = target_class(rel)
+        return self._bind(
+            cls,
+            f"[start IN {starts.items} | head([(start){arrow(rel)}(node:{_label(cls)}) | node])]",
+            True,
+        )
+
+    def merge_each(self, cls: type, rows: Sequence[Mapping[str, Any]]) -> Ref:
+        """The nodes of ``cls`` with each of ``rows`` (a whole key each), made where
+        missing, in order: a batch's days, as :meth:`merge` is one call's."""
+        stored = [node_properties(cls, row, defaults=False) for row in rows]
+        var = self._var()
+        self._writes = True
+        pattern = self._keys(cls, rows[0], source="row") if rows else ""
+        self._body.append(
+            f"WITH * CALL () {{ UNWIND {self._param(stored)} AS row "
+            f"MERGE (node:{_label(cls)} {{{pattern}}}) RETURN collect(node) AS {var} }}"
+        )
+        return Ref(var, cls, True)
+
+    def link_in_chains(
+        self,
+        rel: Any,
+        source: Ref,
+        starts: Ref,
+        first: Any,
+        then: Any,
+        order_by: str,
+        links: Sequence[tuple[int, int, int]],
+    ) -> None:
+        """Link node ``i`` of ``source`` along ``rel`` to the node at ``position`` of the
+        chain of node ``j`` of ``starts`` (``first``, then ``then`` repeated, in
+        ``order_by`` order, which holds each node's position), for each ``(i, j,
+        position)`` of ``links``: memories to the messages of interactions stored before.
+
+        Each chain is read once, whatever the number of links into it; a position the
+        chain does not hold links nothing.
+        """
+        groups: dict[int, list[list[int]]] = {}
+        for i, j, position in links:
+            groups.setdefault(j, []).append([i, position])
+        cls = target_class(then)
+        order = _name(order_by)
+        verb = "CREATE" if source.created else "MERGE"
+        self._writes = True
+        self._body.append(
+            f"WITH * CALL ({_vars(source, starts)}) {{ "
+            f"UNWIND {self._param([[j, wanted] for j, wanted in groups.items()])} AS chain "
+            f"WITH {source.items} AS sources, {starts.items}[chain[0]] AS start, "
+            "chain[1] AS wanted "
+            "WITH sources, wanted, COLLECT { MATCH (start)"
+            f"{arrow(first)}(:{_label(target_class(first))}){arrow(then, '*0..')}"
+            f"(node:{_label(cls)}) RETURN node ORDER BY node.{order} }} AS nodes "
+            "UNWIND wanted AS link "
+            "WITH sources[link[0]] AS a, nodes[link[1]] AS b, link[1] AS position "
+            f"WHERE b.{order} = position {verb} (a){arrow(rel)}(b) }}"
+        )
+
+    def output_reached(self, name: str, starts: Ref, rel: Any, fields: Sequence[str]) -> None:
+        """Return as ``name``, for each node of ``starts`` in order, the ``fields`` (as a
+        list) of each node one hop along ``rel`` from it: the links a batch finds there."""
+        cls = target_class(rel)
+        spec = table(cls)
+        values = ", ".join(f"node.{_name(spec.deflate[field][0])}" for field in fields)
+        self._body.append(
+            Output(
+                f"[start IN {starts.items} | "
+                f"[(start){arrow(rel)}(node:{_label(cls)}) | [{values}]]]",
+                _name(name),
+            )
         )
         self._outputs.append(_name(name))
 

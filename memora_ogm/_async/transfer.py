@@ -8,10 +8,10 @@ whatever the tenant's size and no node object is built. Imports check
 the whole input first (:class:`memora_ogm.transfer.Validator`), then against the graph:
 that none of it exists yet (``on_conflict="fail"``) or that what exists holds exactly
 the record's values (``"skip"``), and that no memory id belongs to another tenant. Only
-then do they write, a batch of records per write transaction (bounded in records,
-messages and bytes), through the node classes and the batched helpers of
-:mod:`memora_ogm._async.ogm`: the same nodes and links the save path makes, and the
-memories added to the associated vector store with their batch, all or nothing.
+then do they write, a batch of records per write transaction (bounded in rows and
+bytes), each one unit of work (:mod:`memora_ogm.unit_of_work`), its interactions and
+memories declared as the save path declares its own (:func:`declare_interactions`),
+and the memories added to the associated vector store with their batch, all or nothing.
 """
 
 from __future__ import annotations
@@ -21,19 +21,22 @@ import functools
 import os
 import tempfile
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
-from functools import partial
 from typing import Any, Literal, TypeVar
 
 from memora_ogm import convert, transfer
-from memora_ogm._async.component import GraphComponent, locked_org
+from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph, Landed, VectorChanges
+from memora_ogm._async.interaction import (
+    InteractionWrite,
+    NewInteraction,
+    NewMemory,
+    declare_interactions,
+)
 from memora_ogm._async.nodes import (
     Agent,
-    Date,
     Interaction,
     InteractionCollection,
     MemoraNode,
@@ -43,20 +46,19 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm._async.ogm import (
-    Link,
-    connect_many,
-    lock_nodes,
-    reachable,
-    sendable_by_driver,
-    store_exact_times,
-)
 from memora_ogm._async.organization import match_org
 from memora_ogm._async.user import match_user
-from memora_ogm.errors import MemoraOGMError
+from memora_ogm.errors import (
+    AgentNotFound,
+    InteractionNotFound,
+    MemoraOGMError,
+    MemoryNotFound,
+    OrganizationNotFound,
+    UserNotFound,
+)
 from memora_ogm.projection import projection, reading
 from memora_ogm.transfer import ImportConflict, MemoryIdsTaken, Record, Rekeying
-from memora_ogm.unit_of_work import Prepared, Related, UnitOfWork
+from memora_ogm.unit_of_work import Prepared, Ref, Related, UnitOfWork
 from memora_ogm.validation import check_flag, check_ids
 
 N = TypeVar("N", bound=MemoraNode)
@@ -71,10 +73,9 @@ EXPORT_FIRST_PAGE = 500
 EXPORT_HELD_UPDATES = 50_000
 #: Records a move's export reports its progress after, each time.
 MOVE_PROGRESS_RECORDS = 500
-#: Records written per import transaction.
-IMPORT_BATCH_SIZE = 500
-#: Messages written per import transaction, at most (long conversations end a batch early).
-IMPORT_BATCH_MESSAGES = 5_000
+#: Rows written per import transaction, at most: a record counts one, and one more for
+#: each of its messages (long conversations end a batch early).
+IMPORT_BATCH_ROWS = 5_000
 #: Bytes of records (as JSON lines) written per import transaction, at most; a single
 #: record is bounded by :data:`memora_ogm.transfer.MAX_RECORD_BYTES`.
 IMPORT_BATCH_BYTES = 16 * 1024 * 1024
@@ -326,31 +327,30 @@ def _batches(
     records: Iterable[Any], rekeying: Rekeying | None = None
 ) -> Iterator[tuple[str, list[tuple[int, Record]]]]:
     """Consecutive content records of one type, parsed (and re-keyed when ``rekeying``),
-    with their line numbers; each batch within the records, messages and bytes of one
+    with their line numbers; each batch within the rows and bytes of one
     import transaction."""
     kind: str | None = None
     batch: list[tuple[int, Record]] = []
-    messages = size = 0
+    rows = size = 0
     for line, raw in enumerate(records, start=1):
         record = transfer.parse(line, raw)
         if record["type"] in (transfer.HEADER, transfer.END):
             continue
         if rekeying is not None:
             record = rekeying(record)
-        count = len(record.get("messages", ()))
+        count = 1 + len(record.get("messages", ()))
         length = transfer.record_bytes(line, raw)
         if batch and (
             record["type"] != kind
-            or len(batch) >= IMPORT_BATCH_SIZE
-            or messages + count > IMPORT_BATCH_MESSAGES
+            or rows + count > IMPORT_BATCH_ROWS
             or size + length > IMPORT_BATCH_BYTES
         ):
             assert kind is not None
             yield kind, batch
-            batch, messages, size = [], 0, 0
+            batch, rows, size = [], 0, 0
         kind = record["type"]
         batch.append((line, record))
-        messages += count
+        rows += count
         size += length
     if batch:
         assert kind is not None
@@ -358,7 +358,7 @@ def _batches(
 
 
 #: Per record type: the node class and the properties that make its key (org_id first).
-KEYS: dict[str, tuple[type[MemoraNode], tuple[str, ...]]] = {
+KEYS: dict[str, tuple[type, tuple[str, ...]]] = {
     transfer.ORGANIZATION: (Org, ("org_id",)),
     transfer.USER: (User, ("org_id", "user_id")),
     transfer.AGENT: (Agent, ("org_id", "agent_id")),
@@ -382,20 +382,29 @@ def _describe(kind: str, record: Record) -> str:
     return f"{kind} " + ", ".join(f"{name}={record[name]!r}" for name in key)
 
 
-async def _existing(kind: str, batch: list[tuple[int, Record]]) -> dict[tuple[str, ...], Any]:
-    """The nodes of ``batch``'s records that the graph already holds, by key (an index seek)."""
+Found = Callable[[dict[str, Any]], Any]
+"""What a read's row gives the import."""
+
+
+def _existing(kind: str, batch: list[tuple[int, Record]]) -> tuple[UnitOfWork, Found]:
+    """A read of the values of ``batch``'s nodes that the graph already holds (an index
+    seek a record), and what gives them by key from its row."""
     cls, key = KEYS[kind]
-    found = await cls.nodes.filter(
-        org_id=batch[0][1]["org_id"],
-        **{f"{name}__in": sorted({record[name] for _, record in batch}) for name in key[1:]},
-    ).all()
-    return {tuple(getattr(node, name) for name in key): node for node in found}
+    work = UnitOfWork()
+    work.output("found", work.find_each(cls, [_values(record, *key) for _, record in batch]))
+    fields = projection(reading(cls))
+
+    def found(row: dict[str, Any]) -> dict[tuple[str, ...], dict[str, Any]]:
+        values = [fields.values(node) for node in row["found"]]
+        return {tuple(node[name] for name in key): node for node in values}
+
+    return work, found
 
 
 def _new_of(
     kind: str,
     batch: list[tuple[int, Record]],
-    existing: dict[tuple[str, ...], Any],
+    existing: dict[tuple[str, ...], dict[str, Any]],
     on_conflict: OnConflict,
 ) -> list[Record]:
     """The records of ``batch`` whose nodes are not in ``existing``.
@@ -413,7 +422,7 @@ def _new_of(
         elif on_conflict == "fail":
             raise ImportConflict(line, _describe(kind, record))
         else:
-            differing = [name for name in VALUES[kind] if getattr(node, name) != record[name]]
+            differing = [name for name in VALUES[kind] if node.get(name) != record[name]]
             if differing:
                 raise ImportConflict(
                     line,
@@ -432,278 +441,217 @@ def _link(record: Record) -> tuple[str, str, str]:
     return (record["user_id"], record["memory_id"], record["updated_by"])
 
 
-async def _existing_links(records: list[Record]) -> set[tuple[str, str, str]]:
-    """The ``CONTRARY_UPDATE`` links of ``records`` that the graph already holds."""
-    older = await Memory.nodes.filter(
-        org_id=records[0]["org_id"],
-        user_id__in=sorted({record["user_id"] for record in records}),
-        memory_id__in=sorted({record["memory_id"] for record in records}),
-    ).all()
-    return {
-        (old.user_id, old.memory_id, new.memory_id)
-        for old, new in await reachable(older, Memory.contrary_update)
-        if new.user_id == old.user_id
-    }
+def _values(record: Record, *names: str) -> dict[str, Any]:
+    return {name: record[name] for name in names}
+
+
+def _existing_links(records: list[Record]) -> tuple[UnitOfWork, Found]:
+    """A read of the ``CONTRARY_UPDATE`` links of ``records`` that the graph already holds."""
+    org_id = records[0]["org_id"]
+    older = sorted({(record["user_id"], record["memory_id"]) for record in records})
+    work = UnitOfWork()
+    memories = work.match_each(
+        Memory,
+        [
+            {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
+            for user_id, memory_id in older
+        ],
+        lambda key: MemoryNotFound(org_id, key["user_id"], key["memory_id"]),
+    )
+    work.output_reached("newer", memories, Memory.contrary_update, ("user_id", "memory_id"))
+
+    def found(row: dict[str, Any]) -> set[tuple[str, str, str]]:
+        return {
+            (user_id, memory_id, newer_id)
+            for (user_id, memory_id), newer in zip(older, row["newer"], strict=True)
+            for newer_user, newer_id in newer
+            if newer_user == user_id
+        }
+
+    return work, found
 
 
 async def _new_records(
-    kind: str, batch: list[tuple[int, Record]], on_conflict: OnConflict
+    graph: Graph, kind: str, batch: list[tuple[int, Record]], on_conflict: OnConflict
 ) -> list[Record]:
-    """The records of ``batch`` not in the graph yet; an existing one fails unless skipped."""
+    """The records of ``batch`` not in the graph yet; an existing one fails unless skipped.
+
+    With ``"fail"`` the whole input was found new before the first write, so nothing is
+    read again (a node made meanwhile by another writer fails on its key).
+    """
+    records = [record for _, record in batch]
+    if on_conflict == "fail":
+        return records
     if kind == transfer.CONTRARY_UPDATE:
-        linked = await _existing_links([record for _, record in batch])
-        return [record for _, record in batch if _link(record) not in linked]
-    return _new_of(kind, batch, await _existing(kind, batch), on_conflict)
+        work, found = _existing_links(records)
+        linked = found(await graph.run(work))
+        return [record for record in records if _link(record) not in linked]
+    work, found = _existing(kind, batch)
+    return _new_of(kind, batch, found(await graph.run(work)), on_conflict)
 
 
-async def _users(org_id: str, user_ids: Iterable[str]) -> dict[str, User]:
-    wanted = sorted(set(user_ids))
-    found = await User.nodes.filter(org_id=org_id, user_id__in=wanted).all() if wanted else []
-    return {node.user_id: node for node in found}
-
-
-async def _locked_users(org_id: str, user_ids: Iterable[str]) -> dict[str, User]:
-    """The users, write-locked, as every write to their interactions and memories does."""
-    users = await _users(org_id, user_ids)
-    await lock_nodes(list(users.values()))
-    return users
-
-
-async def _days(org_id: str, wanted: Iterable[tuple[str, date]]) -> dict[tuple[str, date], Date]:
-    """The users' Date nodes of those days, made where missing (as the save path does)."""
-    keys = sorted(set(wanted))
-    nodes = await Date.nodes.bulk_get_or_create(
-        *({"org_id": org_id, "user_id": user_id, "date": day} for user_id, day in keys)
+def _users(
+    work: UnitOfWork, org_id: str, records: Iterable[Record], lock: bool = True
+) -> tuple[Ref, dict[str, int]]:
+    """The users of ``records`` (write-locked, as every write to their interactions and
+    memories does), and each one's index among them."""
+    user_ids = sorted({record["user_id"] for record in records if record["user_id"] is not None})
+    users = work.match_each(
+        User,
+        [{"org_id": org_id, "user_id": user_id} for user_id in user_ids],
+        lambda key: UserNotFound(org_id, key["user_id"]),
+        lock=lock,
     )
-    return dict(zip(keys, nodes, strict=True))
+    return users, {user_id: index for index, user_id in enumerate(user_ids)}
 
 
-async def _collections(users: dict[str, User], rel: Any) -> dict[str, Any]:
-    return {user.user_id: found for user, found in await reachable(list(users.values()), rel)}
+def _org(work: UnitOfWork, org_id: str) -> Ref:
+    """The organisation, write-locked: an import into it takes turns with its deletion."""
+    return work.match(Org, lambda: OrganizationNotFound(org_id), lock=True, org_id=org_id)
 
 
-def _properties(record: Record, *names: str) -> dict[str, Any]:
-    """The ``names`` of ``record`` as neomodel writes them (``store_exact_times`` then
-    stores what the driver cannot send)."""
-    return sendable_by_driver({name: record[name] for name in names})
+def _write_organizations(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    work.create_each(Org, [_values(record, "org_id", "org_name", "created_at") for record in new])
 
 
-async def _write_organizations(records: list[Record], _: VectorChanges) -> list[Record]:
-    for record in records:
-        org = await Org(**_properties(record, "org_id", "org_name", "created_at")).save()
-        await store_exact_times([org], [record])
-    return records
+def _write_users(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    """The users with their two collections, as ``create_user`` makes them."""
+    org = _org(work, new[0]["org_id"])
+    fields = ("org_id", "user_id", "user_name", "created_at")
+    users, _ = work.create_each(User, [_values(record, *fields) for record in new])
+    owned = [_values(record, "org_id", "user_id") for record in new]
+    pairs = [(n, n) for n in range(len(new))]
+    work.link(User.belongs_to, users, org)
+    work.link(User.interactions_in, users, work.create_each(InteractionCollection, owned)[0], pairs)
+    work.link(User.has_memories, users, work.create_each(MemoryCollection, owned)[0], pairs)
 
 
-async def _write_users(records: list[Record], _: VectorChanges) -> list[Record]:
-    org_id = records[0]["org_id"]
-    org = await locked_org(org_id)
-    users = await User.nodes.bulk_create(
-        *(_properties(record, "org_id", "user_id", "user_name", "created_at") for record in records)
+def _write_agents(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    """The new agents, and the links of the batch's agents, new or skipped alike, to the
+    organisation and their users: a user imported again after its deletion gets its own
+    agents back (merged)."""
+    org_id = batch[0]["org_id"]
+    org = _org(work, org_id)
+    users, index = _users(work, org_id, batch, lock=False)
+    made = {record["agent_id"] for record in new}
+    kept = [record for record in batch if record["agent_id"] not in made]
+    existing = work.match_each(
+        Agent,
+        [_values(record, "org_id", "agent_id") for record in kept],
+        lambda key: AgentNotFound(org_id, key["agent_id"]),
     )
-    await store_exact_times(users, records)
-    owned = [{"org_id": org_id, "user_id": user.user_id} for user in users]
-    interactions = await InteractionCollection.nodes.bulk_create(*owned)
-    memories = await MemoryCollection.nodes.bulk_create(*owned)
-    await connect_many(
-        (User.belongs_to, [(user, org) for user in users]),
-        (User.interactions_in, list(zip(users, interactions, strict=True))),
-        (User.has_memories, list(zip(users, memories, strict=True))),
-    )
-    return records
-
-
-async def _write_agents(records: list[Record], _: VectorChanges) -> list[Record]:
-    agents = await Agent.nodes.bulk_create(
-        *(
-            _properties(record, "org_id", "agent_id", "agent_label", "user_id", "created_at")
-            for record in records
+    fields = ("org_id", "agent_id", "agent_label", "user_id", "created_at")
+    created, _ = work.create_each(Agent, [_values(record, *fields) for record in new])
+    for agents, records in ((created, new), (existing, kept)):
+        work.link(Org.has_agent, org, agents)
+        work.link(
+            User.has_agent,
+            users,
+            agents,
+            [
+                (index[record["user_id"]], n)
+                for n, record in enumerate(records)
+                if record["user_id"] is not None
+            ],
         )
-    )
-    await store_exact_times(agents, records)
-    return records
 
 
-async def _link_agents(records: list[Record]) -> None:
-    """Link the batch's agents to the organisation and their users, new or skipped alike:
-    a user imported again after its deletion gets its own agents back (MERGE)."""
-    org_id = records[0]["org_id"]
-    org = await locked_org(org_id)
-    users = await _users(org_id, (r["user_id"] for r in records if r["user_id"] is not None))
-    wanted = [record["agent_id"] for record in records]
-    agents = await Agent.nodes.filter(org_id=org_id, agent_id__in=wanted).all()
-    await connect_many(
-        (Org.has_agent, [(org, agent) for agent in agents]),
-        (User.has_agent, [(users[a.user_id], a) for a in agents if a.user_id in users]),
-    )
-
-
-async def _write_interactions(records: list[Record], _: VectorChanges) -> list[Record]:
-    org_id = records[0]["org_id"]
-    users = await _locked_users(org_id, (record["user_id"] for record in records))
-    collections = await _collections(users, User.interactions_in)
-    records = [record for record in records if record["user_id"] in users]
-    interactions = await Interaction.nodes.bulk_create(
-        *(
-            _properties(
-                record,
-                "org_id",
-                "user_id",
-                "agent_id",
-                "interaction_id",
-                "created_at",
-                "updated_at",
-            )
-            for record in records
-        ),
-        lazy=True,  # element ids only: the records have the values
-    )
-    await store_exact_times(interactions, records)
-    messages = await MessageBlock.nodes.bulk_create(
-        *(
-            {"msg_position": position, **message}
-            for record in records
-            for position, message in enumerate(record["messages"])
-        ),
-        lazy=True,
-    )
-    days = await _days(
-        org_id, ((record["user_id"], day) for record in records for day in record["dates"])
-    )
-    first: list[tuple[MemoraNode, MemoraNode]] = []
-    following: list[tuple[MemoraNode, MemoraNode]] = []
-    start = 0
-    for interaction, record in zip(interactions, records, strict=True):
-        chain = messages[start : start + len(record["messages"])]
-        start += len(chain)
-        if chain:
-            first.append((interaction, chain[0]))
-            following.extend(zip(chain, chain[1:], strict=False))
-    await connect_many(
-        (
-            InteractionCollection.had_interaction,
-            [
-                (collections[record["user_id"]], node)
-                for node, record in zip(interactions, records, strict=True)
-            ],
-        ),
-        (Interaction.first_message, first),
-        (MessageBlock.is_next, following),
-        (
-            Interaction.has_occurrence_on,
-            [
-                (node, days[(record["user_id"], day)])
-                for node, record in zip(interactions, records, strict=True)
-                for day in record["dates"]
+def _write_interactions(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    users, index = _users(work, new[0]["org_id"], new)
+    fields = ("org_id", "user_id", "agent_id", "interaction_id", "created_at", "updated_at")
+    declare_interactions(
+        work,
+        InteractionWrite(
+            interactions_in=work.related_each(users, User.interactions_in),
+            new=[
+                NewInteraction(
+                    index[record["user_id"]],
+                    _values(record, *fields),
+                    record["messages"],
+                    record["dates"],
+                )
+                for record in new
             ],
         ),
     )
-    return records
 
 
-async def _write_memories(records: list[Record], changes: VectorChanges) -> list[Record]:
-    org_id = records[0]["org_id"]
-    users = await _locked_users(org_id, (record["user_id"] for record in records))
-    collections = await _collections(users, User.has_memories)
-    wanted = sorted({record["interaction_id"] for record in records})
-    found = await Interaction.nodes.filter(
-        org_id=org_id, user_id__in=sorted(users), interaction_id__in=wanted
-    ).all()
-    interactions = {(node.user_id, node.interaction_id): node for node in found}
-    records = [
-        record
-        for record in records
-        if record["user_id"] in users
-        and (record["user_id"], record["interaction_id"]) in interactions
-    ]
-    sourced = {
-        interactions[(record["user_id"], record["interaction_id"])]
-        for record in records
-        if record["source_positions"]
-    }
-    messages = {
-        (start.element_id, message.msg_position): message
-        for start, message in await reachable(
-            list(sourced), Interaction.first_message, MessageBlock.is_next
-        )
-    }
-    days = await _days(
-        org_id,
-        (
-            (record["user_id"], record["date_obtained"])
-            for record in records
-            if record["date_obtained"] is not None
-        ),
+def _write_memories(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    org_id = new[0]["org_id"]
+    users, index = _users(work, org_id, new)
+    sources = sorted({(record["user_id"], record["interaction_id"]) for record in new})
+    interactions = work.match_each(
+        Interaction,
+        [
+            {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
+            for user_id, interaction_id in sources
+        ],
+        lambda key: InteractionNotFound(org_id, key["user_id"], key["interaction_id"]),
     )
-    memories = await Memory.nodes.bulk_create(
-        *(
-            _properties(
-                record,
-                *("org_id", "user_id", "agent_id", "interaction_id", "memory_id", "memory"),
-                "obtained_at",
-            )
-            for record in records
-        ),
-        lazy=True,  # element ids only: the records have the values
-    )
-    await store_exact_times(memories, records)
-    changes.add(convert.memory_for_vector(record) for record in records)
-    pairs = list(zip(memories, records, strict=True))
-
-    def source_of(record: Record) -> Interaction:
-        return interactions[(record["user_id"], record["interaction_id"])]
-
-    links: list[Link] = [
-        (Memory.interaction_source, [(node, source_of(record)) for node, record in pairs]),
-        (
-            MemoryCollection.includes,
-            [(collections[record["user_id"]], node) for node, record in pairs],
-        ),
-        (
-            Memory.date_obtained,
-            [
-                (node, days[(record["user_id"], record["date_obtained"])])
-                for node, record in pairs
-                if record["date_obtained"] is not None
+    position = {source: n for n, source in enumerate(sources)}
+    fields = ("org_id", "user_id", "agent_id", "interaction_id", "memory_id", "memory")
+    _, memories = declare_interactions(
+        work,
+        InteractionWrite(
+            memories_in=work.related_each(users, User.has_memories),
+            existing=interactions,
+            memories=[
+                NewMemory(
+                    owner=index[record["user_id"]],
+                    interaction=position[(record["user_id"], record["interaction_id"])],
+                    properties=_values(record, *fields, "obtained_at"),
+                    sources=record["source_positions"],
+                    day=record["date_obtained"],
+                )
+                for record in new
             ],
         ),
-        (
-            Memory.message_source,
-            [
-                (node, messages[(source_of(record).element_id, position)])
-                for node, record in pairs
-                for position in record["source_positions"]
-                if (source_of(record).element_id, position) in messages
-            ],
-        ),
-    ]
-    await connect_many(*links)
-    return records
+    )
+    changes.add(convert.memory_for_vector(memory) for memory in memories)
 
 
-async def _write_contrary_updates(records: list[Record], _: VectorChanges) -> list[Record]:
-    """Link the pairs (``MERGE``): it creates no node of its own, so a batch whose commit
+def _write_contrary_updates(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    """Link the pairs (merged): it creates no node of its own, so a batch whose commit
     went unanswered runs again, and finds what landed linked already."""
-    org_id = records[0]["org_id"]
-    users = await _locked_users(org_id, (record["user_id"] for record in records))
-    wanted = sorted({r[name] for r in records for name in ("memory_id", "updated_by")})
-    found = await Memory.nodes.filter(
-        org_id=org_id, user_id__in=sorted(users), memory_id__in=wanted
-    ).all()
-    memories = {(node.user_id, node.memory_id): node for node in found}
-    pairs = [
-        (memories[(r["user_id"], r["memory_id"])], memories[(r["user_id"], r["updated_by"])])
-        for r in records
-        if (r["user_id"], r["memory_id"]) in memories
-        and (r["user_id"], r["updated_by"]) in memories
-    ]
-    await connect_many((Memory.contrary_update, pairs))
-    return []
+    org_id = new[0]["org_id"]
+    _users(work, org_id, new)
+    ids = sorted({(r["user_id"], r[name]) for r in new for name in ("memory_id", "updated_by")})
+    memories = work.match_each(
+        Memory,
+        [
+            {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
+            for user_id, memory_id in ids
+        ],
+        lambda key: MemoryNotFound(org_id, key["user_id"], key["memory_id"]),
+    )
+    index = {key: n for n, key in enumerate(ids)}
+    work.link(
+        Memory.contrary_update,
+        memories,
+        memories,
+        [
+            (index[(r["user_id"], r["memory_id"])], index[(r["user_id"], r["updated_by"])])
+            for r in new
+        ],
+    )
 
 
-#: Per record type: what writes a batch of new records; it returns the records whose nodes
-#: it created (those of users and interactions that exist), for :func:`_created_first`.
-WRITERS: dict[str, Callable[[list[Record], VectorChanges], Awaitable[list[Record]]]] = {
+Writer = Callable[[UnitOfWork, list[Record], list[Record], VectorChanges], None]
+
+#: Per record type: what declares the write of a batch (all its records, the new ones).
+WRITERS: dict[str, Writer] = {
     transfer.ORGANIZATION: _write_organizations,
     transfer.USER: _write_users,
     transfer.AGENT: _write_agents,
@@ -717,24 +665,42 @@ def _created_first(kind: str, created: list[Record]) -> Landed | None:
     """What shows that an import batch took effect when its commit goes unanswered: the
     node of the first record it created exists. None when it created no node (links
     only, merged): it may simply run again."""
-    if not created:
+    if not created or kind not in KEYS:
         return None
     cls, key = KEYS[kind]
     return Landed(cls, {name: created[0][name] for name in key})
 
 
-async def _taken_memory_ids(owners: dict[str, tuple[int, str, str]]) -> dict[str, Any]:
-    """The memories of another tenant (or user) holding one of ``owners``' memory ids.
+async def _taken_memory_ids(
+    graph: Graph, owners: dict[str, tuple[int, str, str]]
+) -> dict[str, tuple[str, str]]:
+    """The ``(org_id, user_id)`` of another tenant (or user) holding one of ``owners``'
+    memory ids, by id.
 
     ``owners`` maps a memory id to the line, org_id and user_id of its record. The key's
     index starts with org_id, so this reads the Memory label; hence many ids a statement.
     """
-    found = await Memory.nodes.filter(memory_id__in=sorted(owners)).all()
-    return {
-        node.memory_id: node
-        for node in found
-        if (node.org_id, node.user_id) != owners[node.memory_id][1:]
-    }
+    work = UnitOfWork()
+    work.output("found", work.nodes_in(Memory, "memory_id", sorted(owners)))
+
+    def found(row: dict[str, Any]) -> dict[str, tuple[str, str]]:
+        return {
+            node["memory_id"]: (node["org_id"], node["user_id"])
+            for node in row["found"]
+            if (node["org_id"], node["user_id"]) != owners[node["memory_id"]][1:]
+        }
+
+    return await graph.read_unit(work, found)
+
+
+async def _kinds_held(graph: Graph, org_id: str) -> set[str]:
+    """The record types of which the graph holds some node of ``org_id`` (a seek of each
+    key's index by its prefix): the records of any other type have nothing to clash with,
+    and their batches are not looked up one by one."""
+    work = UnitOfWork()
+    for kind, (cls, _) in KEYS.items():
+        work.output(kind, work.nodes(cls, 1, org_id=org_id))
+    return await graph.read_unit(work, lambda row: {kind for kind in KEYS if row[kind]})
 
 
 async def _check_input(
@@ -746,17 +712,18 @@ async def _check_input(
     owners: dict[str, tuple[int, str, str]] = {}
 
     async def check_owners() -> None:
-        taken = await graph.read(partial(_taken_memory_ids, owners))
+        taken = await _taken_memory_ids(graph, owners)
         if taken:
             first = min(owners[memory_id][0] for memory_id in taken)
-            raise MemoryIdsTaken(
-                first, {memory_id: (n.org_id, n.user_id) for memory_id, n in taken.items()}
-            )
+            raise MemoryIdsTaken(first, taken)
         owners.clear()
 
+    held: set[str] | None = None
     for kind, batch in _batches(records, rekeying):
-        if kind in KEYS:
-            existing = await graph.read(partial(_existing, kind, batch))
+        if held is None:  # the organization's record comes first
+            held = await _kinds_held(graph, batch[0][1]["org_id"])
+        if kind in held:
+            existing = await graph.read_unit(*_existing(kind, batch))
             _new_of(kind, batch, existing, on_conflict)  # raises on the first clash
         if kind == transfer.MEMORY and rekeying is None:
             for line, record in batch:
@@ -803,12 +770,13 @@ async def import_records(
                 batch: Any = batch,
                 planned: list[int] = planned,
             ) -> Landed | None:
-                new = await _new_records(kind, batch, on_conflict)
+                new = await _new_records(graph, kind, batch, on_conflict)
                 planned.append(len(new))
-                made = await WRITERS[kind](new, changes) if new else []
-                if kind == transfer.AGENT:
-                    await _link_agents([record for _, record in batch])
-                return _created_first(kind, made)
+                if new or kind == transfer.AGENT:  # skipped agents are linked again
+                    unit = UnitOfWork()
+                    WRITERS[kind](unit, [record for _, record in batch], new, changes)
+                    await graph.run(unit)
+                return _created_first(kind, new)
 
             await graph.write(work, lambda landed: landed)
             # The first attempt's count: a later one, after an unanswered commit of links
