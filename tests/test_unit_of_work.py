@@ -23,6 +23,7 @@ from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Us
 from memora_ogm._async.user import USER
 from memora_ogm.errors import AgentNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.server import Neo4jConnection
+from memora_ogm.chains import keep_common_prefix
 from memora_ogm.testing import clear_database
 from memora_ogm.unit_of_work import Prepared, UnitOfWork
 
@@ -41,7 +42,7 @@ def test_each_distinct_datetime_travels_once() -> None:
 
     assert params["times"] == [[NOON_SECONDS, 0, "+00:00"]]
     assert "$times[0]" in query
-    assert all("obtained_at" not in row["p"] for row in params["p1"])
+    assert all("obtained_at" not in row["p"] for row in params["memories"])
 
 
 def test_the_same_instant_in_another_offset_is_another_datetime() -> None:
@@ -65,8 +66,8 @@ def test_a_chain_cannot_be_compared_on_a_datetime() -> None:
     work = UnitOfWork()
     stored = work.nodes(Memory, org_id="o")
     with pytest.raises(ValueError, match="datetimes"):
-        work.keep_common_prefix(stored, [], ["obtained_at"])
-    work.keep_common_prefix(work.nodes(MessageBlock), [], ["role", "content"])
+        keep_common_prefix(work, stored, [], ["obtained_at"])
+    keep_common_prefix(work, work.nodes(MessageBlock), [], ["role", "content"])
 
 
 def test_a_prepared_read_is_compiled_once_and_sends_the_values_as_parameters() -> None:
@@ -105,11 +106,11 @@ def test_a_read_is_its_matches_and_one_return() -> None:
     work.output("user", user)
     query, _ = work.compile()
     head, returned = query.splitlines()
-    assert head.startswith("OPTIONAL MATCH (v0:`User`")
+    assert head == "OPTIONAL MATCH (user:User {org_id: $org_id, user_id: $user_id})"
     assert returned.startswith(
-        "RETURN CASE WHEN v0 IS NULL THEN [[0, null]] ELSE [] END AS missing"
+        "RETURN CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END AS missing, user {"
     )
-    assert returned.endswith("AS `user`")
+    assert returned.endswith("AS user")
 
 
 def test_the_server_reports_each_missing_thing_with_its_check(
