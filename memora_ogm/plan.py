@@ -39,7 +39,7 @@ def identifier(name: str) -> str:
 @dataclass(frozen=True, slots=True, eq=False)
 class Var:
     """A variable of a plan, compared by identity. Compiled as ``hint`` made unique
-    (``memory_2``), or as ``hint`` itself when ``exact``: an output, read by its name."""
+    (``memory_2``), or as ``hint`` itself when ``exact`` (``missing``)."""
 
     hint: str
     exact: bool = False
@@ -119,8 +119,11 @@ class Bind:
 
 @dataclass(frozen=True, slots=True)
 class Output(Bind):
-    """A :class:`Bind` of a value the statement returns, under its exact name; a read
-    projects its last outputs in its RETURN."""
+    """A :class:`Bind` of a value the statement returns as ``name`` (its variable may be
+    named otherwise: a node's variable keeps the name); a read projects its last outputs
+    in its RETURN."""
+
+    name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,16 +170,11 @@ class Scope:
     order: dict[Var, int] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, clauses: Iterable[Clause], exact: Iterable[Var]) -> Scope:
-        """Exact names as they are (they are what a caller reads), then each other
-        variable in the order it is bound, after its hint, unique."""
+    def of(cls, clauses: Iterable[Clause]) -> Scope:
+        """Each variable in the order it is bound, named after its hint, unique (an
+        ``exact`` one as its hint: a name the statement's own text relies on)."""
         scope = cls()
         taken = set(LOCAL_NAMES)
-        for var in exact:
-            if var.hint in taken - LOCAL_NAMES:
-                raise ValueError(f"two values named {var.hint!r}")
-            scope.names[var] = identifier(var.hint)
-            taken.add(var.hint)
         for clause in clauses:
             for var in clause.binds:
                 scope.order[var] = len(scope.order)

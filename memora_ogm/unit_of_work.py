@@ -100,7 +100,7 @@ class UnitOfWork:
         self._locks: list[Clause] = []
         self._body: list[Clause] = []
         self._writes = False
-        self._outputs: list[Var] = []
+        self._outputs: list[tuple[Var, str]] = []
         self._times: list[datetime] = []
 
     # -- the extension points of domain modules ----------------------------------------
@@ -127,9 +127,9 @@ class UnitOfWork:
 
     def output_value(self, name: str, value: Cypher) -> Var:
         """Return ``value`` as ``name`` (computed where this is called)."""
-        var = Var(name, exact=True)
-        self.add(Output(var, value))
-        self._outputs.append(var)
+        var = Var(name)
+        self.add(Output(var, value, name))
+        self._outputs.append((var, name))
         return var
 
     # -- values -------------------------------------------------------------------------
@@ -642,24 +642,33 @@ class UnitOfWork:
             lines = self._compile_read(missing)
         return "\n".join(lines), {**self.params, "times": [sent_form(t) for t in self._times]}
 
+    def _returned(self, scope: Scope, inlined: Mapping[Var, Cypher]) -> list[str]:
+        """The outputs as the statement returns them, each under its name."""
+        returned = []
+        for var, name in self._outputs:
+            value = inlined[var].render(scope.names) if var in inlined else scope.names[var]
+            key = identifier(name)
+            returned.append(value if value == key else f"{value} AS {key}")
+        return returned
+
     def _compile_write(self, missing: Cypher) -> list[str]:
         flag = Var("missing", exact=True)
         body = [*self._locks, *self._body]
-        scope = Scope.of([*self._head, Bind(flag, missing), *body], self._outputs)
-        outputs = frozenset(self._outputs)
+        scope = Scope.of([*self._head, Bind(flag, missing), *body])
+        outputs = frozenset(var for var, _ in self._outputs)
         imports = live_before(body, outputs)[0] | {flag}
         carried = scope.listed(imports - {flag})
         names = ", ".join(scope.listed(imports))
-        returned = scope.listed(outputs)
+        inner = [scope.names[var] for var, _ in self._outputs]
         return [
             *render_head(self._head, scope),
             f"WITH {', '.join([*carried, f'{missing.render(scope.names)} AS missing'])}",
             f"OPTIONAL CALL ({names}) {{",
             f"WITH {names} WHERE missing = []",
             *render(body, outputs, scope),
-            "RETURN " + (", ".join(returned) or "true AS written"),
+            "RETURN " + (", ".join(inner) or "true AS written"),
             "}",
-            "RETURN " + ", ".join(["missing", *returned]),
+            "RETURN " + ", ".join(["missing", *self._returned(scope, {})]),
         ]
 
     def _compile_read(self, missing: Cypher) -> list[str]:
@@ -669,21 +678,16 @@ class UnitOfWork:
             last.insert(0, output)
             body.pop()
         inlined = {output.var: output.value for output in last}
-        # An output projected in the RETURN is no variable: its name may be a node's.
-        scope = Scope.of([*self._head, *body], [v for v in self._outputs if v not in inlined])
-        scope.names.update((var, identifier(var.hint)) for var in inlined)
+        scope = Scope.of([*self._head, *body])
         needed = missing.uses.union(*(value.uses for value in inlined.values()))
-        needed |= frozenset(var for var in self._outputs if var not in inlined)
-        returned = [
-            f"{inlined[var].render(scope.names)} AS {scope.names[var]}"
-            if var in inlined
-            else scope.names[var]
-            for var in self._outputs
-        ]
+        needed |= frozenset(var for var, _ in self._outputs if var not in inlined)
         return [
             *render_head(self._head, scope),
             *render(body, needed, scope),
-            "RETURN " + ", ".join([f"{missing.render(scope.names)} AS missing", *returned]),
+            "RETURN "
+            + ", ".join(
+                [f"{missing.render(scope.names)} AS missing", *self._returned(scope, inlined)]
+            ),
         ]
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
@@ -718,7 +722,7 @@ class UnitOfWork:
         return (
             f"<UnitOfWork {kind}: {len(self._head)} matches, {len(self._checks)} checks, "
             f"{len(self._locks) + len(self._body)} body clauses, "
-            f"outputs {[var.hint for var in self._outputs]}>"
+            f"outputs {[name for _, name in self._outputs]}>"
         )
 
 

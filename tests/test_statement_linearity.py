@@ -21,7 +21,7 @@ def _large(when: Any, first: str) -> Any:
     return conversation(
         chat(first, *(f"message {n}" for n in range(1, MESSAGES))),
         when=when,
-        memories=[(f"memory {n}", [n * 7 % MESSAGES, n * 11 % MESSAGES]) for n in range(MEMORIES)],
+        memories=[(f"memory {n}", [n * 7 % MESSAGES, n * 7 + 1]) for n in range(MEMORIES)],
     )
 
 
