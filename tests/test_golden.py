@@ -62,7 +62,7 @@ def _save(memories: bool = True, contrary: bool = False, messages: int = 2) -> C
         data = conversation(
             chat(*(f"message {n}" for n in range(messages))),
             when=LATER,
-            memories=[("likes tea", [0])] if memories else [],
+            memories=[("likes tea", [0] if messages else [])] if memories else [],
             contrary=[("likes coffee", [0] if messages else [], t.memory_id)] if contrary else [],
         )
         w = t.world
