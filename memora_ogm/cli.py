@@ -163,21 +163,20 @@ def demo_connection() -> Iterator[Neo4jConnection]:
 
 
 def run_demo(conn: Neo4jConnection) -> int:
-    """Say which server this is, then walk through the memory graph (memora_ogm.demo)."""
-    from neo4j import GraphDatabase
+    """Say which server this is, then walk through the memory graph (memora_ogm.demo).
 
+    The versions are named reads of :mod:`memora_ogm.queries`, run by the facade's graph.
+    """
+    from memora_ogm import queries
     from memora_ogm.demo import walkthrough
+    from memora_ogm.sync import Neo4jGraphInterface  # with qdrant-client: only when used
 
-    with GraphDatabase.driver(conn.uri, auth=conn.auth) as driver:
-        records, _, _ = driver.execute_query(
-            "CALL dbms.components() YIELD name, versions, edition "
-            "RETURN name, versions[0] AS version, edition",
-            database_=conn.database,
-        )
-        apoc, _, _ = driver.execute_query("RETURN apoc.version() AS v", database_=conn.database)
-    for record in records:
-        print(f"{record['name']} {record['version']} {record['edition']} edition")
-    print(f"APOC {apoc[0]['v']}")
+    with Neo4jGraphInterface.from_connection(conn) as memora:
+        components = memora.graph.query(queries.EDITION, {}, list)
+        apoc = memora.graph.query(queries.APOC_VERSION, {}, list)
+    for component in components:
+        print(f"{component['name']} {component['version']} {component['edition']} edition")
+    print(f"APOC {apoc[0]['version']}")
     print(f"connected to {conn.uri} (database {conn.database}, via {conn.backend})")
     asyncio.run(walkthrough(conn))
     return 0

@@ -4,9 +4,11 @@
     memora-ogm inspect --org ORG                 its agents and users, with their counts
     memora-ogm inspect --org ORG --user USER     and that user's timeline
 
-Every read runs in a read transaction: the timeline through the sync facade's public
-reads, the counts through the small Cypher below (the facade has no counting read).
-Nothing is written, not even the schema, and only the organisation asked for is read.
+Every read runs in a read transaction of the sync facade: the timeline through its
+public reads, the counts through the named counting reads of :mod:`memora_ogm.queries`
+(the facade has no counting read), run by its graph's one statement path
+(``Graph.query``, with its retries). Nothing is written, not even the schema, and only
+the organisation asked for is read.
 Output is bounded by ``--limit`` (organisations, users, agents, interactions).
 """
 
@@ -16,7 +18,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from neo4j import READ_ACCESS, Driver, GraphDatabase, ManagedTransaction
 from typing_extensions import LiteralString
 
 from memora_ogm import queries
@@ -92,14 +93,9 @@ def timeline_lines(
 # --------------------------------------------------------------------------- the command
 
 
-def _read(driver: Driver, database: str, query: LiteralString, **params: Any) -> list[Any]:
-    """One query in a read transaction, on a session that may only read."""
-
-    def work(tx: ManagedTransaction) -> list[Any]:
-        return list(tx.run(query, params))
-
-    with driver.session(database=database, default_access_mode=READ_ACCESS) as session:
-        return session.execute_read(work)
+def _read(memora: Neo4jGraphInterface, query: LiteralString, **params: Any) -> list[Any]:
+    """One counting read of :mod:`memora_ogm.queries`, on a session that may only read."""
+    return memora.graph.query(query, params, list)
 
 
 def _counts(row: Any) -> str:
@@ -113,10 +109,10 @@ def _shown(count: int, total: int) -> str:
     return f"{count} of {total}" if count < total else str(total)
 
 
-def overview_lines(driver: Driver, database: str, limit: int) -> list[str]:
+def overview_lines(memora: Neo4jGraphInterface, limit: int) -> list[str]:
     """Every organisation (up to ``limit``) with its counts."""
-    total = _read(driver, database, queries.INSPECT_ORGANIZATION_COUNT)[0]["n"]
-    rows = _read(driver, database, queries.INSPECT_ORGANIZATIONS, limit=limit)
+    total = _read(memora, queries.INSPECT_ORGANIZATION_COUNT)[0]["n"]
+    rows = _read(memora, queries.INSPECT_ORGANIZATIONS, limit=limit)
     lines = [f"organisations ({_shown(len(rows), total)}):"]
     for row in rows:
         lines.append(
@@ -127,14 +123,12 @@ def overview_lines(driver: Driver, database: str, limit: int) -> list[str]:
     return lines
 
 
-def organization_lines(
-    memora: Neo4jGraphInterface, driver: Driver, database: str, org_id: str, limit: int
-) -> list[str]:
+def organization_lines(memora: Neo4jGraphInterface, org_id: str, limit: int) -> list[str]:
     """One organisation: its totals, agents and users (up to ``limit`` each)."""
     org = memora.get_organization(org_id)
-    totals = _read(driver, database, queries.INSPECT_ORG_TOTALS, org_id=org_id)[0]
-    agents = _read(driver, database, queries.INSPECT_AGENTS, org_id=org_id, limit=limit)
-    users = _read(driver, database, queries.INSPECT_USERS, org_id=org_id, limit=limit)
+    totals = _read(memora, queries.INSPECT_ORG_TOTALS, org_id=org_id)[0]
+    agents = _read(memora, queries.INSPECT_AGENTS, org_id=org_id, limit=limit)
+    users = _read(memora, queries.INSPECT_USERS, org_id=org_id, limit=limit)
     lines = [
         f"organisation {org.org_name}  org_id {org.org_id}, created {when(org.created_at)}",
         f"  {_counts(totals)}",
@@ -156,17 +150,12 @@ def inspect_lines(
     lines = [f"connected to {conn.uri} (database {conn.database})", ""]
     from memora_ogm.sync import Neo4jGraphInterface  # with qdrant-client: only when used
 
-    with (
-        GraphDatabase.driver(conn.uri, auth=conn.auth) as driver,
-        Neo4jGraphInterface.from_connection(conn) as memora,
-    ):
+    with Neo4jGraphInterface.from_connection(conn) as memora:
         if org_id is None:
-            return lines + overview_lines(driver, conn.database, limit)
-        lines += organization_lines(memora, driver, conn.database, org_id, limit)
+            return lines + overview_lines(memora, limit)
+        lines += organization_lines(memora, org_id, limit)
         if user_id is not None:
-            totals = _read(
-                driver, conn.database, queries.INSPECT_USER_TOTALS, org_id=org_id, user_id=user_id
-            )
+            totals = _read(memora, queries.INSPECT_USER_TOTALS, org_id=org_id, user_id=user_id)
             header, *timeline = timeline_lines(memora, org_id, user_id, limit)
             lines += ["", header, f"  {_counts(totals[0])}", *timeline]
         return lines

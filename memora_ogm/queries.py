@@ -3,9 +3,9 @@
 Only these are written by hand (everything else is generated from the neomodel
 classes by :mod:`memora_ogm.unit_of_work`): the date-ordered pagination of a user's
 interactions and memories, the reads that return memories with placeholders
-resolved, and two questions to the server (its edition, whether it has APOC) and the
-counting reads of ``memora-ogm inspect``. All caller values travel as parameters
-(``$name``).
+resolved, and the questions to the server (its edition, whether it has APOC, the
+versions the demo prints) and the counting reads of ``memora-ogm inspect``. All caller
+values travel as parameters (``$name``).
 
 The node maps these reads return are not written here: each text has slots where
 :func:`statement` inserts the projections :mod:`memora_ogm.projection` generates from
@@ -33,11 +33,14 @@ from typing_extensions import LiteralString
 
 from memora_ogm.projection import projection
 
-#: The server's edition (``community`` or ``enterprise``).
+#: The server's components: name, version and edition (``community`` or ``enterprise``).
 EDITION = """
-CALL dbms.components() YIELD edition
-RETURN edition
+CALL dbms.components() YIELD name, versions, edition
+RETURN name, versions[0] AS version, edition
 """
+
+#: APOC's version, which ``memora-ogm demo`` prints (a server without APOC fails it).
+APOC_VERSION = "RETURN apoc.version() AS version"
 
 #: Whether the server has APOC's text functions.
 APOC_AVAILABLE = """

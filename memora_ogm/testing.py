@@ -59,22 +59,22 @@ def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_
     """Delete all relationships, then all nodes, in batches (schema stays); returns how
     many nodes were deleted.
 
-    Relationships go first so that no batch grows with a node's degree: a day or a
-    collection of a long run links hundreds of thousands of nodes, and detaching one of
-    them in a batch of nodes ran out of the server's transaction memory.
+    Each batch is a compiled plan (:meth:`~memora_ogm.unit_of_work.UnitOfWork.delete_everything`):
+    relationships first, so that no batch grows with a node's degree (detaching a day of a
+    long run in a batch of nodes ran out of the server's transaction memory).
     """
-    for statement in (
-        "MATCH ()-[r]->() WITH r LIMIT $batch DELETE r RETURN count(*) AS deleted",
-        "MATCH (n) WITH n LIMIT $batch DELETE n RETURN count(*) AS deleted",
-    ):
-        deleted = 0
-        while True:
-            records, _, _ = driver.execute_query(statement, batch=batch_size, database_=database)
-            batch = int(records[0]["deleted"])
-            deleted += batch
-            if batch < batch_size:
-                break
-    return deleted
+    from memora_ogm.unit_of_work import UnitOfWork
+
+    work = UnitOfWork()
+    work.delete_everything(batch_size)
+    query, params = work.compile()
+    deleted = 0
+    while True:
+        records, _, _ = driver.execute_query(query, params, database_=database)
+        (row,) = records
+        deleted += int(row["deleted"])
+        if row["emptied"]:
+            return deleted
 
 
 @pytest.fixture(scope="session")

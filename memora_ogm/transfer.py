@@ -24,7 +24,7 @@ import os
 import reprlib
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -158,75 +158,81 @@ def header(scope: str, org_id: str, user_id: str | None, database: str | None) -
     }
 
 
-def organization(node: Any) -> Record:
+def organization(node: Mapping[str, Any]) -> Record:
+    """``node``: the organisation's properties by attribute name, as the reads inflate them
+    (so are the other record types')."""
     return {
         "type": ORGANIZATION,
-        "org_id": node.org_id,
-        "org_name": node.org_name,
-        "created_at": dump_datetime(node.created_at),
+        "org_id": node["org_id"],
+        "org_name": node["org_name"],
+        "created_at": dump_datetime(node["created_at"]),
     }
 
 
-def user(node: Any) -> Record:
+def user(node: Mapping[str, Any]) -> Record:
     return {
         "type": USER,
-        "org_id": node.org_id,
-        "user_id": node.user_id,
-        "user_name": node.user_name,
-        "created_at": dump_datetime(node.created_at),
+        "org_id": node["org_id"],
+        "user_id": node["user_id"],
+        "user_name": node["user_name"],
+        "created_at": dump_datetime(node["created_at"]),
     }
 
 
-def agent(node: Any) -> Record:
+def agent(node: Mapping[str, Any]) -> Record:
     return {
         "type": AGENT,
-        "org_id": node.org_id,
-        "agent_id": node.agent_id,
-        "agent_label": node.agent_label,
-        "user_id": node.user_id,
-        "created_at": dump_datetime(node.created_at),
+        "org_id": node["org_id"],
+        "agent_id": node["agent_id"],
+        "agent_label": node["agent_label"],
+        "user_id": node.get("user_id"),
+        "created_at": dump_datetime(node["created_at"]),
     }
 
 
-def interaction(node: Any, messages: Iterable[Any], dates: Iterable[date]) -> Record:
-    """``messages`` in position order; ``dates`` are the days it occurred on (Date links)."""
+def interaction(
+    node: Mapping[str, Any], messages: Iterable[Sequence[str]], dates: Iterable[date]
+) -> Record:
+    """``messages`` as ``(role, content)`` in position order; ``dates`` are the days it
+    occurred on (Date links)."""
     return {
         "type": INTERACTION,
-        "org_id": node.org_id,
-        "user_id": node.user_id,
-        "interaction_id": node.interaction_id,
-        "agent_id": node.agent_id,
-        "created_at": dump_datetime(node.created_at),
-        "updated_at": dump_datetime(node.updated_at),
+        "org_id": node["org_id"],
+        "user_id": node["user_id"],
+        "interaction_id": node["interaction_id"],
+        "agent_id": node["agent_id"],
+        "created_at": dump_datetime(node["created_at"]),
+        "updated_at": dump_datetime(node["updated_at"]),
         "dates": sorted(dump_date(day) for day in dates),
-        "messages": [{"role": message.role, "content": message.content} for message in messages],
+        "messages": [{"role": role, "content": content} for role, content in messages],
     }
 
 
-def memory(node: Any, positions: Iterable[int], day: date | None) -> Record:
+def memory(node: Mapping[str, Any], positions: Iterable[int], day: date | None) -> Record:
     """``positions`` index the messages of the memory's interaction; ``day`` its Date link."""
     return {
         "type": MEMORY,
-        "org_id": node.org_id,
-        "user_id": node.user_id,
-        "memory_id": node.memory_id,
-        "interaction_id": node.interaction_id,
-        "agent_id": node.agent_id,
-        "memory": node.memory,
-        "obtained_at": dump_datetime(node.obtained_at),
+        "org_id": node["org_id"],
+        "user_id": node["user_id"],
+        "memory_id": node["memory_id"],
+        "interaction_id": node["interaction_id"],
+        "agent_id": node["agent_id"],
+        "memory": node["memory"],
+        "obtained_at": dump_datetime(node["obtained_at"]),
         "date_obtained": dump_date(day) if day is not None else None,
         "source_positions": sorted(positions),
     }
 
 
-def contrary_update(older: Any, newer: Any) -> Record:
-    """``older`` was superseded by ``newer`` (``(older)-[:CONTRARY_UPDATE]->(newer)``)."""
+def contrary_update(org_id: str, user_id: str, older: str, newer: str) -> Record:
+    """The memory ``older`` was superseded by ``newer`` (``-[:CONTRARY_UPDATE]->``), both
+    of the user's."""
     return {
         "type": CONTRARY_UPDATE,
-        "org_id": older.org_id,
-        "user_id": older.user_id,
-        "memory_id": older.memory_id,
-        "updated_by": newer.memory_id,
+        "org_id": org_id,
+        "user_id": user_id,
+        "memory_id": older,
+        "updated_by": newer,
     }
 
 

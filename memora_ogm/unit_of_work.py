@@ -61,7 +61,15 @@ from memora_ogm.plan import (
 from memora_ogm.projection import projection, reading
 from memora_ogm.properties import ZonedDateTimeProperty, sent_form
 
-__all__ = ["ClassTable", "Param", "arrow", "node_properties", "table", "target_class"]
+__all__ = [
+    "ClassTable",
+    "Param",
+    "Related",
+    "arrow",
+    "node_properties",
+    "table",
+    "target_class",
+]
 
 #: Set and removed again to take a node's write lock without changing it.
 LOCK_PROPERTY = "memora_lock"
@@ -102,6 +110,7 @@ class UnitOfWork:
         self._writes = False
         self._outputs: list[tuple[Var, str]] = []
         self._times: list[datetime] = []
+        self._time_index: dict[tuple[datetime, Any], int] = {}
 
     # -- the extension points of domain modules ----------------------------------------
 
@@ -138,11 +147,12 @@ class UnitOfWork:
         """The index of ``value`` in the statement's ``$times``, one entry per distinct
         datetime (the same instant in another zone is another datetime): a call stamps
         many nodes with one time, sent once."""
-        for index, known in enumerate(self._times):
-            if known == value and known.tzinfo == value.tzinfo:
-                return index
-        self._times.append(value)
-        return len(self._times) - 1
+        key = (value, value.tzinfo)
+        index = self._time_index.get(key)
+        if index is None:
+            index = self._time_index[key] = len(self._times)
+            self._times.append(value)
+        return index
 
     def _value(self, value: Any, name: str) -> str:
         """A parameter holding ``value`` (a datetime: its entry of ``$times``)."""
@@ -380,101 +390,6 @@ class UnitOfWork:
         )
         return _of(var, cls, True)
 
-    def chain_tails(
-        self,
-        starts: Ref,
-        first: Any,
-        then: Any,
-        order_by: str,
-        stamp: str,
-        limit: int,
-        known: str,
-    ) -> tuple[Ref, Var]:
-        """The last nodes of the chains of ``starts`` (``first``, then ``then`` repeated),
-        ``limit`` at most, highest ``order_by`` first: a whole chain's tail before the next
-        chain's, so each chain keeps a prefix. Returns them, and the output (named
-        ``{known}_ends``) listing, per chain that keeps nodes, ``[start, new last node, its
-        order_by, start's stamp]`` (element ids, the stamp as a string).
-
-        The parameter ``known`` maps a start's element id to that list as a statement
-        before returned it: its chain is then walked back from that node, which costs what
-        is taken rather than the chain's length, if it is still its chain's last node with
-        that ``order_by`` and the start's ``stamp`` (a property every other change of the
-        chain sets) is unchanged; otherwise the chain is walked from its start. (Element
-        ids are reused once their node is deleted: what this cannot see is a concurrent
-        erasure of the same chain deleting that node between the two statements and a new
-        last node of another chain, at the same ``order_by``, taking its id.)
-        """
-        cls = target_class(then)
-        name, step, position = label(cls), arrow(then), identifier(order_by)
-        plural = hint(cls, many=True)
-        split, quota, taken = Var(f"{plural}_by_chain"), Var(f"{plural}_taken"), Var(plural)
-        self.params.setdefault(known, {})
-        count = self.param(limit, f"{plural}_limit")
-        stamped = f"toString(start.{identifier(stamp)})"
-        self.add(
-            Subquery(
-                cy(
-                    "UNWIND ",
-                    starts.items,
-                    " AS start "
-                    f"WITH start, ${known}[elementId(start)] AS known "
-                    f"OPTIONAL MATCH (kept:{name}) WHERE elementId(kept) = known[1] "
-                    f"AND kept.{position} = known[2] AND {stamped} = known[3] "
-                    f"AND NOT EXISTS {{ (kept){step}() }} "
-                    "OPTIONAL CALL (start, kept) { WITH start WHERE kept IS NULL "
-                    f"MATCH (start){arrow(first)}(:{label(target_class(first))})"
-                    f"{arrow(then, '*0..')}(found:{name}) WHERE size(keys(found)) > 0 "
-                    f"AND NOT EXISTS {{ (found){step}() }} RETURN found LIMIT 1 }} "
-                    "WITH start, coalesce(kept, found) AS last WHERE last IS NOT NULL "
-                    # Walked back from the last node: nearest first (a chain has one path),
-                    # one more than a batch takes, so the new last node is among them.
-                    f"WITH start, COLLECT {{ MATCH (node:{name}){arrow(then, '*0..')}(last) "
-                    f"WHERE size(keys(node)) > 0 RETURN node LIMIT {count} + 1 }} AS nearest "
-                    "RETURN collect([start, nearest]) AS ",
-                    split,
-                ),
-                (split,),
-            )
-        )
-        # Each chain in turn takes what the batch has room left for: [taken lists, taken].
-        self.add(
-            Bind(
-                quota,
-                cy(
-                    "reduce(acc = [[], 0], chain IN ",
-                    split,
-                    f" | [acc[0] + [chain[1][..{count} - acc[1]]], "
-                    f"acc[1] + size(chain[1][..{count} - acc[1]])])[0]",
-                ),
-            )
-        )
-        self.add(
-            Bind(taken, cy("COLLECT { UNWIND ", quota, " AS t UNWIND t AS node RETURN node }"))
-        )
-        last = cy(split, "[k][1][size(", quota, "[k])]")
-        ends = self.output_value(
-            f"{known}_ends",
-            cy(
-                "[k IN range(0, size(",
-                split,
-                ") - 1) WHERE size(",
-                quota,
-                "[k]) < size(",
-                split,
-                "[k][1]) | [elementId(",
-                split,
-                "[k][0]), elementId(",
-                last,
-                "), ",
-                last,
-                f".{position}, toString(",
-                split,
-                f"[k][0].{identifier(stamp)})]]",
-            ),
-        )
-        return _of(taken, cls, True), ends
-
     def as_list(self, ref: Ref) -> Ref:
         """The node(s) as a list."""
         return Ref(ref.items, ref.cls, True, ref.created)
@@ -560,26 +475,9 @@ class UnitOfWork:
             )
         )
 
-    def delete(self, ref: Ref, when: Var | None = None) -> None:
-        """Detach and delete the node(s); only if the condition ``when`` (a :meth:`room`)
-        holds, when given."""
-        nodes = (
-            ref.items
-            if when is None
-            else cy("CASE WHEN ", when, " THEN ", ref.items, " ELSE [] END")
-        )
-        self.add(Update(cy("FOREACH (node IN ", nodes, " | DETACH DELETE node)")))
-
-    def room(self, groups: Sequence[tuple[Ref, int]], name: str, given: Var | None = None) -> Var:
-        """Whether each of ``groups`` holds fewer nodes than its limit (and ``given`` holds):
-        a bounded batch took all that was left. Returned as ``name``; the condition for
-        :meth:`delete`'s ``when``."""
-        room = [
-            cy("size(", group.items, f") < {self.param(limit, 'limit')}") for group, limit in groups
-        ]
-        return self.output_value(
-            name, cy("(", join(" AND ", [*([given] if given else []), *room]), ")")
-        )
+    def delete(self, ref: Ref) -> None:
+        """Detach and delete the node(s)."""
+        self.add(Update(cy("FOREACH (node IN ", ref.items, " | DETACH DELETE node)")))
 
     def delete_emptied(self, ref: Ref, rels: Sequence[Any]) -> None:
         """Detach and delete those of the node(s) that have no relationship along any of
@@ -621,6 +519,221 @@ class UnitOfWork:
                 parts += [ref.expression, piece]
             value = cy(*parts)
         self.output_value(name, value)
+
+    def delete_everything(self, limit: int) -> None:
+        """Delete one batch of the whole graph, whatever its labels (the test helpers'
+        clean; the schema stays): up to ``limit`` relationships, then, when that took the
+        last of them, up to ``limit`` nodes. Outputs ``deleted`` (the nodes deleted) and
+        ``emptied`` (whether the graph is empty now).
+
+        Relationships go first so that no batch grows with a node's degree: a day or a
+        collection of a long run links hundreds of thousands of nodes.
+        """
+        relationships, nodes = Var("relationships"), Var("nodes")
+        batch = self.param(limit, "limit")
+        self.add(Bind(relationships, cy(f"COLLECT {{ MATCH ()-[r]->() RETURN r LIMIT {batch} }}")))
+        self.add(Update(cy("FOREACH (r IN ", relationships, " | DELETE r)")))
+        self.add(
+            Bind(
+                nodes,
+                cy(
+                    "CASE WHEN size(",
+                    relationships,
+                    f") < {batch} THEN COLLECT {{ MATCH (n) RETURN n LIMIT {batch} }} ELSE [] END",
+                ),
+            )
+        )
+        self.add(Update(cy("FOREACH (node IN ", nodes, " | DELETE node)")))
+        self.output_value("deleted", cy("size(", nodes, ")"))
+        self.output_value(
+            "emptied",
+            cy("size(", relationships, f") < {batch} AND size(", nodes, f") < {batch}"),
+        )
+
+    # -- migrations ------------------------------------------------------------------------
+
+    def lacking(self, cls: type, rel: Any, limit: int) -> Ref:
+        """At most ``limit`` nodes of ``cls`` with no relationship along ``rel`` (what a
+        migration's batch still has to link)."""
+        match = f"MATCH (node:{label(cls)}) WHERE NOT EXISTS {{ (node){arrow(rel)}() }}"
+        top = self.param(limit, f"{hint(cls, many=True)}_limit")
+        return self._bind(cls, cy(f"COLLECT {{ {match} RETURN node LIMIT {top} }}"), True)
+
+    def merge_linked(
+        self, nodes: Ref, rel: Any, copied: Sequence[str], days: Mapping[str, str]
+    ) -> None:
+        """Link each of ``nodes`` along ``rel`` to the node of its target class keyed by
+        the node's own ``copied`` properties and, for each ``days`` entry (target property
+        -> the node's datetime property), that datetime's calendar day as the server has
+        it (in its stored offset or zone), made if missing."""
+        source, target = table(nodes.cls), table(target_class(rel))
+        keys = [
+            f"{identifier(target.deflate[name][0])}: node.{identifier(source.deflate[name][0])}"
+            for name in copied
+        ] + [
+            f"{identifier(target.deflate[day][0])}: "
+            f"date(node.{identifier(source.deflate[stamp][0])})"
+            for day, stamp in days.items()
+        ]
+        self.add(
+            Update(
+                cy(
+                    "FOREACH (node IN ",
+                    nodes.items,
+                    f" | MERGE (linked:{label(target_class(rel))} {{{', '.join(keys)}}}) "
+                    f"MERGE (node){arrow(rel)}(linked))",
+                )
+            )
+        )
+
+    # -- keyset pages (tenant exports) ------------------------------------------------------
+
+    def page(self, cls: type, order_by: str, after: Any, limit: Any, **keys: Any) -> Ref:
+        """A keyset page: at most ``limit`` nodes of ``cls`` with the property values
+        ``keys``, in ``order_by`` order, those after ``after`` (from the first when None).
+
+        With ``keys`` and ``order_by`` the class's whole key (a user's interactions by
+        id), the ORDER BY names the whole key, so the planner reads the key's index in
+        order from ``after`` and stops after the page, whatever the tenant's size.
+        """
+        spec = table(cls)
+        names = [spec.deflate[name][0] for name in dict.fromkeys([*keys, order_by])]
+        match = f"MATCH (node:{label(cls)} {{{self._keys(cls, keys)}}})"
+        if after is not None:
+            match += f" WHERE node.{identifier(names[-1])} > {self.param(after, 'after')}"
+        order = ", ".join(f"node.{identifier(name)}" for name in names)
+        top = self.param(limit, f"{hint(cls, many=True)}_limit")
+        return self._bind(
+            cls, cy(f"COLLECT {{ {match} RETURN node ORDER BY {order} LIMIT {top} }}"), True
+        )
+
+    def output_each(self, name: str, ref: Ref, **related: Related) -> None:
+        """:meth:`output` of a list, each node's map adding, per name of ``related``, the
+        list of what it reaches (a page of interactions with their messages and days)."""
+        fields = projection(reading(ref.cls))
+        reached = {key: value.collect("node") for key, value in related.items()}
+        self.output_value(name, cy("[node IN ", ref.items, f" | {fields.map('node', **reached)}]"))
+
+    # -- batches: operations of the tenant import (memora_ogm._async.transfer) -------------
+
+    def find_each(self, cls: type, keys: Sequence[Mapping[str, Any]]) -> Ref:
+        """Those of the nodes of ``cls`` with each of ``keys`` that exist (an index seek a
+        key), in no order, with no not-found check: what an import finds there already."""
+        rows = [node_properties(cls, key, defaults=False) for key in keys]
+        pattern = self._keys(cls, keys[0], source="key") if keys else ""
+        return self._bind(
+            cls,
+            cy(
+                f"COLLECT {{ UNWIND {self.param(rows, f'{hint(cls)}_keys')} AS key "
+                f"MATCH (node:{label(cls)} {{{pattern}}}) RETURN node }}"
+            ),
+            True,
+        )
+
+    def nodes_in(self, cls: type, name: str, values: Sequence[Any]) -> Ref:
+        """The nodes of ``cls`` whose property ``name`` is one of ``values``: one pass over
+        the label when no index starts with ``name``, so give many values at a time."""
+        db_name = table(cls).deflate[name][0]
+        return self._bind(
+            cls,
+            cy(
+                f"COLLECT {{ MATCH (node:{label(cls)}) WHERE node.{identifier(db_name)} "
+                f"IN {self.param(list(values), f'{db_name}_values')} RETURN node }}"
+            ),
+            True,
+        )
+
+    def related_each(self, starts: Ref, rel: Any) -> Ref:
+        """For each node of ``starts``, in order, the node one hop along ``rel`` (null when
+        there is none): the collections of a batch's users."""
+        cls = target_class(rel)
+        return self._bind(
+            cls,
+            cy(
+                "[start IN ",
+                starts.items,
+                f" | head([(start){arrow(rel)}(node:{label(cls)}) | node])]",
+            ),
+            True,
+        )
+
+    def merge_each(self, cls: type, rows: Sequence[Mapping[str, Any]]) -> Ref:
+        """The nodes of ``cls`` with each of ``rows`` (a whole key each), made where
+        missing, in order: a batch's days, as :meth:`merge` is one call's."""
+        stored = [node_properties(cls, row, defaults=False) for row in rows]
+        var = Var(hint(cls, many=True))
+        pattern = self._keys(cls, rows[0], source="row") if rows else ""
+        self._writes = True
+        self.add(
+            Subquery(
+                cy(
+                    f"UNWIND {self.param(stored, f'{hint(cls)}_keys')} AS row "
+                    f"MERGE (node:{label(cls)} {{{pattern}}}) RETURN collect(node) AS ",
+                    var,
+                ),
+                (var,),
+            )
+        )
+        return _of(var, cls, True)
+
+    def link_in_chains(
+        self,
+        rel: Any,
+        source: Ref,
+        starts: Ref,
+        first: Any,
+        then: Any,
+        order_by: str,
+        links: Sequence[tuple[int, int, int]],
+    ) -> None:
+        """Link node ``i`` of ``source`` along ``rel`` to the node at ``position`` of the
+        chain of node ``j`` of ``starts`` (``first``, then ``then`` repeated, in
+        ``order_by`` order, which holds each node's position), for each ``(i, j,
+        position)`` of ``links``: memories to the messages of interactions stored before.
+
+        Each chain is read once, whatever the number of links into it; a position the
+        chain does not hold links nothing.
+        """
+        groups: dict[int, list[list[int]]] = {}
+        for i, j, position in links:
+            groups.setdefault(j, []).append([i, position])
+        cls = target_class(then)
+        order = identifier(order_by)
+        verb = "CREATE" if source.created else "MERGE"
+        chains = self.param([[j, wanted] for j, wanted in groups.items()], relation_name(rel))
+        self._writes = True
+        self.add(
+            Subquery(
+                cy(
+                    f"UNWIND {chains} AS chain WITH ",
+                    source.items,
+                    " AS sources, ",
+                    starts.items,
+                    "[chain[0]] AS start, chain[1] AS wanted "
+                    "WITH sources, wanted, COLLECT { MATCH (start)"
+                    f"{arrow(first)}(:{label(target_class(first))}){arrow(then, '*0..')}"
+                    f"(node:{label(cls)}) RETURN node ORDER BY node.{order} }} AS nodes "
+                    "UNWIND wanted AS link "
+                    "WITH sources[link[0]] AS a, nodes[link[1]] AS b, link[1] AS position "
+                    f"WHERE b.{order} = position {verb} (a){arrow(rel)}(b)",
+                )
+            )
+        )
+
+    def output_reached(self, name: str, starts: Ref, rel: Any, fields: Sequence[str]) -> None:
+        """Return as ``name``, for each node of ``starts`` in order, the ``fields`` (as a
+        list) of each node one hop along ``rel`` from it: the links a batch finds there."""
+        cls = target_class(rel)
+        spec = table(cls)
+        values = ", ".join(f"node.{identifier(spec.deflate[field][0])}" for field in fields)
+        self.output_value(
+            name,
+            cy(
+                "[start IN ",
+                starts.items,
+                f" | [(start){arrow(rel)}(node:{label(cls)}) | [{values}]]]",
+            ),
+        )
 
     # -- the statement --------------------------------------------------------------------
 
@@ -723,6 +836,47 @@ class UnitOfWork:
             f"<UnitOfWork {kind}: {len(self._head)} matches, {len(self._checks)} checks, "
             f"{len(self._locks) + len(self._body)} body clauses, "
             f"outputs {[name for _, name in self._outputs]}>"
+        )
+
+
+@dataclass(frozen=True)
+class Related:
+    """What :meth:`UnitOfWork.output_each` adds to each node's map: along ``rels`` from
+    the node (the first hop, then the second repeated 0+ times), the values of
+    ``properties`` of each node reached (one value each, or a list when several) as they
+    are stored (no compact DATETIME form), in ``order_by`` order, of those whose ``same``
+    properties equal the node's properties of the same names."""
+
+    rels: tuple[Any, ...]
+    properties: tuple[str, ...]
+    order_by: str | None = None
+    same: tuple[str, ...] = ()
+
+    def collect(self, start: str) -> str:
+        """Cypher of the list, for the node ``start`` (a local name of the projection);
+        nodes a concurrent delete left without properties are skipped."""
+        first, *repeat = self.rels
+        cls = target_class(repeat[0] if repeat else first)
+        hops = arrow(first) + (
+            f"(:{label(target_class(first))}){arrow(repeat[0], '*0..')}" if repeat else ""
+        )
+        spec = table(cls)
+        names = [identifier(spec.deflate[name][0]) for name in self.properties]
+        values = [f"reached.{name}" for name in names]
+        value = values[0] if len(values) == 1 else f"[{', '.join(values)}]"
+        where = ["size(keys(reached)) > 0"] + [
+            f"reached.{identifier(spec.deflate[name][0])} = "
+            f"{start}.{identifier(spec.deflate[name][0])}"
+            for name in self.same
+        ]
+        order = (
+            f" ORDER BY reached.{identifier(spec.deflate[self.order_by][0])}"
+            if self.order_by
+            else ""
+        )
+        return (
+            f"COLLECT {{ MATCH ({start}){hops}(reached:{label(cls)}) "
+            f"WHERE {' AND '.join(where)} RETURN {value}{order} }}"
         )
 
 

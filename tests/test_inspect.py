@@ -192,3 +192,25 @@ def test_every_read_runs_in_a_read_transaction(
     ours = [mode for mode, probe in modes if not probe]
     assert len(ours) > 5 and set(ours) == {neo4j.READ_ACCESS}
     assert len(modes) - len(ours) <= 1
+
+
+def test_the_counts_go_through_the_facades_graph(
+    tenants: tuple[Tenant, Tenant],
+    neo4j_connection: Neo4jConnection,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The counting reads are named queries run by the facade's graph (its one statement
+    path): inspect opens no driver of its own beside the facade's."""
+    alpha, _ = tenants
+    opened: list[str] = []
+    original = neo4j.GraphDatabase.driver
+
+    def driver(uri: str, **config: Any) -> neo4j.Driver:
+        opened.append(uri)
+        return original(uri, **config)
+
+    monkeypatch.setattr(neo4j.GraphDatabase, "driver", driver)
+    lines = inspect_lines(neo4j_connection, alpha.org_id, alpha.user_id, 20)
+    assert "    - AlphaAnn lives in Bergen" in lines
+    assert "  interactions 2, memories 3 (1 superseded)" in lines
+    assert opened == [neo4j_connection.uri]

@@ -159,3 +159,19 @@ async def test_migration_takes_the_day_the_server_stores(memora: Any, driver: Dr
         ("a", "2040-07-02T00:30:00-04:00[America/New_York]", date(2040, 7, 2)),
         ("b", "1850-03-02T00:00:30-04:56:02", date(1850, 3, 2)),
     ]
+
+
+async def test_migration_runs_through_the_graphs_statements(memora: Any, driver: Driver) -> None:
+    """Every statement of a migration goes through ``Graph``, which counts it: the edition
+    check and the record's key (the schema install), the read of the applied versions,
+    one batch linking the three memories, the record."""
+    org_id, user_id = await _pre_0_3_graph(memora, driver)
+    before = memora.graph.statements
+
+    await memora.migrate_to_schema_for_memora_v0_3_x()
+
+    assert memora.graph.statements - before == 5
+    days = driver.execute_query(
+        "MATCH (m:Memory)-[:DATE_OBTAINED]->(d:Date) RETURN count(DISTINCT m), count(DISTINCT d)"
+    ).records[0]
+    assert tuple(days.values()) == (3, 2)

@@ -106,6 +106,30 @@ async def test_import_twice_with_skip_changes_nothing(stores: Stores, driver: Dr
     assert await full_snapshot(driver, stores.vectors) == before
 
 
+async def test_an_import_writes_one_statement_a_batch(stores: Stores, driver: Driver) -> None:
+    """Into an organisation the graph holds nothing of: one read of what it holds, one of
+    the memory ids, then one statement per batch (here a batch per run of records of one
+    type: an export goes user by user), with the same graph and vectors as the
+    organisation exported."""
+    memora = stores.graph
+    org = await build_organisation(memora)
+    records = await records_of(memora.export_organization(org.org_id))
+    graph_before, vectors_before = snapshot(driver), await vector_memories(stores.vectors)
+    await memora.delete_organization(org.org_id)
+    batches: list[int] = []
+    statements = memora.graph.statements
+
+    await memora.import_records(records, progress=lambda done, total: batches.append(done))
+
+    kinds = [record["type"] for record in records[1:-1]]
+    runs = 1 + sum(kind != previous for previous, kind in zip(kinds, kinds[1:], strict=False))
+    assert len(batches) == runs
+    assert memora.graph.statements - statements == 2 + len(batches)
+    assert snapshot(driver) == graph_before
+    assert await vector_memories(stores.vectors) == vectors_before
+    assert graph_violations(driver) == []
+
+
 async def test_skip_completes_a_partial_tenant(stores: Stores, driver: Driver) -> None:
     """A user deleted after an export comes back with ``skip``; ``fail`` refuses and writes
     nothing."""

@@ -1,5 +1,4 @@
-"""What every domain part of the facade shares: the connection and a logger; and the
-node look-ups of the tenant transfers, which work on node objects."""
+"""What every domain part of the facade shares: the connection and a logger."""
 
 from __future__ import annotations
 
@@ -8,9 +7,6 @@ import logging
 from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.erasure import BATCH_SIZE
 from memora_ogm._async.graph import Graph
-from memora_ogm._async.nodes import Org, User
-from memora_ogm._async.ogm import lock_nodes
-from memora_ogm.errors import OrganizationNotFound, UserNotFound
 
 
 class GraphComponent(BaseGraphDB):
@@ -21,26 +17,3 @@ class GraphComponent(BaseGraphDB):
     #: Memories and messages one batch of an erasure deletes at most (see
     #: :mod:`memora_ogm._async.erasure`): within the server's transaction memory.
     erase_batch_size: int = BATCH_SIZE
-
-
-async def get_org(org_id: str) -> Org:
-    node = await Org.nodes.get_or_none(org_id=org_id)
-    if node is None:
-        raise OrganizationNotFound(org_id)
-    return node
-
-
-async def get_user(org_id: str, user_id: str) -> User:
-    node = await User.nodes.get_or_none(org_id=org_id, user_id=user_id)
-    if node is None:
-        raise UserNotFound(org_id, user_id)
-    return node
-
-
-async def locked_org(org_id: str) -> Org:
-    """The organisation, write-locked until the transaction ends: an import into it takes
-    turns with its deletion."""
-    org = await get_org(org_id)
-    if not await lock_nodes([org]):
-        raise OrganizationNotFound(org_id)
-    return org

@@ -1,286 +1,55 @@
-"""Connecting neomodel, running units of work, and keeping the vector store in step.
+"""A facade's graph: its connection, and the one way its statements reach the server.
 
-Every facade call runs on the interface's own driver and database, retried with
-jittered backoff on Neo4j's transient errors, on constraint races of concurrent
-``MERGE``\\ s of a user's days and on nodes deleted by a concurrent transaction while
-this one waited for their lock. Any other constraint violation is a conflict, raised at
-once. A write whose commit went unanswered (the connection lost after the commit was
-sent, or during an auto-commit statement) may have landed or not: it is not simply run
-again, but the server is asked what shows it landed (:class:`Landed`), and the call
-returns as if the answer had come, or runs the write again.
+Every statement of a facade call leaves through :meth:`Graph._send`, in one of two kinds
+of transaction:
 
-A call of one statement (:meth:`Graph.query`, :meth:`Graph.read_unit`,
-:meth:`Graph.write_unit`) runs it as an auto-commit transaction: one round trip. Work
-of several statements, or a write whose vector changes must go with it, runs through
-:meth:`Graph.read` or :meth:`Graph.write`: an explicit transaction (its BEGIN sent with
-the first statement) bound to neomodel through its context-local session and
-transaction, so concurrent tasks, threads and interfaces on other servers never share
-one. A write's :class:`VectorChanges` are applied to the associated vector store after
-the graph work succeeded and before the commit, and undone if the commit then fails:
-both stores change together or neither does.
+- an auto-commit transaction on a kept session (:meth:`Graph.query`), for a call of one
+  statement: one round trip. :meth:`Graph.read_unit` and :meth:`Graph.write_unit` run a
+  unit of work's statement this way;
+- an explicit transaction (:meth:`Graph.read`, :meth:`Graph.write`; its BEGIN sent with
+  the first statement), for work of several statements or a write whose vector changes
+  must go with it. Its statements run through :meth:`Graph.cypher` (:meth:`Graph.run`
+  for a unit of work), and neomodel's queries of the work run on it too
+  (:func:`~memora_ogm._async.connection.bind_neomodel`).
+
+Each attempt follows the retry policy of :mod:`memora_ogm._async.retry` (with its
+resolution of unanswered commits, :class:`Landed`), on the drivers and sessions of
+:mod:`memora_ogm._async.connection`; a write's vector changes are applied around its
+commit by :class:`~memora_ogm._async.vector_changes.VectorCommit`: both stores change
+together or neither does.
 """
 
 from __future__ import annotations
 
-import logging
-import random
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, TypeVar
 
-from neo4j import (
-    READ_ACCESS,
-    WRITE_ACCESS,
-    AsyncDriver,
-    AsyncGraphDatabase,
-    AsyncNeo4jDriver,
-    AsyncSession,
-    AsyncTransaction,
-    Record,
-)
-from neo4j.api import AsyncBookmarkManager
-from neo4j.exceptions import (
-    ClientError,
-    IncompleteCommit,
-    ServiceUnavailable,
-    SessionExpired,
-    TransientError,
-)
+from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncSession, AsyncTransaction, Record
+from neo4j.exceptions import IncompleteCommit
 from neomodel import adb
-from neomodel.async_.connection import ensure_connection
-from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
-from memora_ogm._async.compat import sleep
-from memora_ogm._async.connection import Connection, unit_driver
+from memora_ogm._async.connection import (
+    Connection,
+    bind_neomodel,
+    bookmarks_for,
+    neomodel_driver,
+)
+from memora_ogm._async.retry import CONNECTION_LOST, Landed, ask_outcome, retried
 from memora_ogm._async.vector_base import BaseVectorDB
-from memora_ogm.errors import ConflictError, NodeVanished, OutcomeUnknown, RetriesExhausted
+from memora_ogm._async.vector_changes import VectorChanges, VectorCommit
+from memora_ogm.errors import NodeVanished
 from memora_ogm.queries import APOC_AVAILABLE, EDITION
-from memora_ogm.schema.models import Memory as MemoryModel
 from memora_ogm.unit_of_work import Statement, UnitOfWork
 
+__all__ = ["Graph", "Landed", "VectorChanges", "nothing"]
+
 T = TypeVar("T")
-logger = logging.getLogger("memora_ogm")
-
-CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
-#: A node the transaction had found was deleted by a concurrent transaction before this
-#: one could lock it (raised where it waited for that lock): the work starts again and
-#: sees the node gone.
-ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
-#: Labels of the nodes units of work ``MERGE`` (:meth:`UnitOfWork.merge`: a user's days).
-#: Two transactions merging the same new one race on its key: the loser runs again and
-#: finds it. A violation of any other key is a conflict.
-MERGED_LABELS = ("Date",)
-#: The driver's errors for a connection lost (or never made) under a statement.
-CONNECTION_LOST = (ServiceUnavailable, SessionExpired)
-#: The transaction outgrew the server's transaction memory: a transient error by its
-#: code, but the same work would not fit the next time either, so it is never retried.
-OUT_OF_TRANSACTION_MEMORY = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
-
-
-class VectorChanges:
-    """The memories one write transaction adds to and removes from the vector store.
-
-    ``removed`` holds the memories as they were, so that a failed commit can put
-    them back; a purge also clears whatever else the store holds for that user or
-    organisation. Without a vector store (``tracked`` false) nothing is recorded, and
-    the memories given are never built.
-    """
-
-    def __init__(self, tracked: bool = True) -> None:
-        self.tracked = tracked
-        self.added: list[MemoryModel] = []
-        self.removed: list[MemoryModel] = []
-        self.purged_users: list[tuple[str, str]] = []
-        self.purged_organizations: list[str] = []
-
-    def add(self, memories: Iterable[MemoryModel]) -> None:
-        if self.tracked:
-            self.added.extend(memories)
-
-    def remove(self, memories: Iterable[MemoryModel]) -> None:
-        if self.tracked:
-            self.removed.extend(memories)
-
-    def purge_user(self, org_id: str, user_id: str) -> None:
-        if self.tracked:
-            self.purged_users.append((org_id, user_id))
-
-    def purge_organization(self, org_id: str) -> None:
-        if self.tracked:
-            self.purged_organizations.append(org_id)
-
-    def __bool__(self) -> bool:
-        return bool(self.added or self.removed or self.purged_users or self.purged_organizations)
-
-
-async def _add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> None:
-    """``add_memories`` takes one agent and one timestamp a call: group by them."""
-    groups: dict[tuple[str, str, str, str], list[MemoryModel]] = {}
-    for memory in memories:
-        key = (memory.org_id, memory.user_id, memory.agent_id, memory.obtained_at.isoformat())
-        groups.setdefault(key, []).append(memory)
-    for (org_id, user_id, agent_id, obtained_at), group in groups.items():
-        await vector_db.add_memories(
-            org_id=org_id,
-            user_id=user_id,
-            agent_id=agent_id,
-            memory_ids=[memory.memory_id for memory in group],
-            memories=[memory.memory for memory in group],
-            obtained_at=obtained_at,
-        )
-
-
-async def apply_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None:
-    """Apply ``changes``; if that fails half-way, put back what was applied and re-raise."""
-    try:
-        if changes.removed:
-            await vector_db.delete_memories([memory.memory_id for memory in changes.removed])
-        for org_id, user_id in changes.purged_users:
-            await vector_db.delete_all_user_memories(org_id, user_id)
-        for org_id in changes.purged_organizations:
-            await vector_db.delete_all_organization_memories(org_id)
-        if changes.added:
-            await _add_to_vector_db(vector_db, changes.added)
-    except BaseException:
-        await undo_vector_changes(vector_db, changes)
-        raise
-
-
-async def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None:
-    """Best effort inverse of :func:`apply_vector_changes` (deletes and upserts are idempotent)."""
-    try:
-        if changes.added:
-            await vector_db.delete_memories([memory.memory_id for memory in changes.added])
-        if changes.removed:
-            await _add_to_vector_db(vector_db, changes.removed)
-    except Exception:  # pragma: no cover - reported, the original error matters more
-        logger.exception("could not undo vector store changes after a failed write")
 
 
 def nothing(row: dict[str, Any]) -> None:
     """The result of a write that returns nothing."""
-
-
-@dataclass(frozen=True)
-class Landed:
-    """What shows that a write took effect when its commit went unanswered: the node of
-    ``cls`` with ``keys`` exists (``present``), or no longer does (a delete).
-
-    One node is enough, since a transaction commits whole or not at all: the node the
-    write creates with an id of its own, or the one it deletes.
-    """
-
-    cls: type
-    keys: Mapping[str, Any]
-    present: bool = True
-
-
-#: Words of the server's message for a unique key that exists already (the same code
-#: also reports a node deleted while a concurrent transaction linked to it).
-KEY_EXISTS = "already exists with"
-
-
-def _violated_key(error: BaseException) -> str | None:
-    """The server's message of a unique constraint violation, else None."""
-    if isinstance(error, UniqueProperty):
-        return str(error.message)
-    if isinstance(error, ClientError) and error.code == CONSTRAINT_FAILED:
-        message = str(error.message)
-        return message if KEY_EXISTS in message else None
-    return None
-
-
-def _is_retryable(error: BaseException) -> bool:
-    """Whether running the work again is safe and may succeed.
-
-    A lost connection is, for work that did not commit: an unanswered commit reaches
-    here only once resolved (:meth:`Graph.write`, :meth:`Graph.query`).
-    """
-    if isinstance(error, TransientError) and error.code == OUT_OF_TRANSACTION_MEMORY:
-        return False
-    if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, NodeVanished)):
-        return True
-    if isinstance(error, NodeClassNotDefined) and not error.db_node_rel_class.labels:
-        return True  # a node read while a concurrent transaction deleted it has no labels
-    violated = _violated_key(error)
-    if violated is not None:
-        return any(f"label `{label}`" in violated for label in MERGED_LABELS)
-    # A node deleted while a concurrent transaction linked to it ("still has
-    # relationships"), or deleted while this one waited for its lock: run it again.
-    return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
-
-
-@ensure_connection
-async def _configured_driver(database: Any) -> AsyncDriver:
-    """neomodel's driver (``database`` is ``adb``), built from its configuration
-    on first use if need be."""
-    driver: AsyncDriver = database.driver
-    return driver
-
-
-async def _neomodel_driver() -> AsyncDriver:
-    """The driver of the connection the application gave neomodel, for ``from_neomodel()``:
-    built from neomodel's configuration on first use, or neomodel's error without one."""
-    driver: AsyncDriver = await _configured_driver(adb)
-    return driver
-
-
-def pipelined_begin(session: AsyncSession) -> AbstractContextManager[Any]:
-    """Send a transaction's BEGIN with its first statement instead of on its own.
-
-    It saves a round trip per transaction; the driver's own ``execute_query`` begins its
-    transactions this way. The switch is private in the driver (pinned by neomodel), so
-    without it a transaction simply begins the usual way.
-    """
-    switch: AbstractContextManager[Any] = getattr(session, "_pipelined_begin", nullcontext())
-    return switch
-
-
-@asynccontextmanager
-async def bind_neomodel(
-    driver: AsyncDriver,
-    database: str | None,
-    write: bool,
-    bookmarks: AsyncBookmarkManager | None = None,
-) -> AsyncIterator[AsyncTransaction]:
-    """Run neomodel's queries of this context in a new transaction on ``driver``.
-
-    The one place that chooses the connection of a unit of work. neomodel keeps its
-    session, transaction and database name in context variables (one per asyncio
-    task or thread) and runs every query on the active transaction when there is
-    one; binding them here makes each unit of work use its interface's own driver and
-    database, whatever other interfaces do concurrently. neomodel sees ``driver`` as its
-    driver for the unit's duration, in this context only (``UnitDriverView`` in
-    :mod:`memora_ogm._async.connection`): its process-wide driver stays the
-    application's. Reads open read sessions, so a routing (``neo4j://``) driver sends
-    them to a reader; ``bookmarks`` makes that reader wait until it has the writes the
-    bookmark manager has seen committed. The caller commits; a transaction left open is
-    rolled back.
-    """
-    session = driver.session(
-        database=database,
-        default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
-        bookmark_manager=bookmarks,
-    )
-    saved = (adb._session, adb._active_transaction, adb._database_name, unit_driver.get())
-    try:
-        with pipelined_begin(session):
-            transaction = await session.begin_transaction()
-        adb._session, adb._active_transaction = session, transaction
-        adb._database_name = database
-        unit_driver.set(driver)
-        try:
-            yield transaction
-        finally:
-            adb._session, adb._active_transaction, adb._database_name, bound = saved
-            unit_driver.set(bound)
-            if not transaction.closed():
-                await transaction.rollback()
-    finally:
-        await session.close()
 
 
 def _row(record: Record) -> dict[str, Any]:
@@ -335,7 +104,7 @@ class Graph:
             partial(AsyncGraphDatabase.driver, uri, auth=(username or "", password or ""), **config)
             if uri is not None
             else None,
-            borrowed=_neomodel_driver,
+            borrowed=neomodel_driver,
         )
         #: Statements run so far (a call's cost in round trips, for tests and benchmarks).
         self.statements = 0
@@ -346,7 +115,7 @@ class Graph:
         self.enterprise: bool | None = None
         #: Causal consistency across this graph's units of work: in a cluster, a read
         #: routed to a follower still sees every write this graph committed before it
-        #: (see :meth:`bookmarks_for`).
+        #: (see :func:`~memora_ogm._async.connection.bookmarks_for`).
         self.bookmarks = AsyncGraphDatabase.bookmark_manager()
 
     async def driver(self) -> AsyncDriver:
@@ -363,11 +132,17 @@ class Graph:
         await self.connection.close()
 
     @asynccontextmanager
-    async def _transaction(self, write: bool) -> AsyncIterator[None]:
+    async def _transaction(
+        self, write: bool, before_commit: Callable[[], Awaitable[None]] | None = None
+    ) -> AsyncIterator[None]:
+        """An explicit transaction bound to neomodel, committed when the work ran through
+        (after ``before_commit``, the hook of the vector store's changes)."""
         driver = await self.driver()
-        bookmarks = self.bookmarks_for(driver)
+        bookmarks = bookmarks_for(driver, self.bookmarks)
         async with bind_neomodel(driver, self.database, write, bookmarks) as transaction:
             yield
+            if before_commit is not None:
+                await before_commit()
             await self.commit(transaction)
 
     async def commit(self, transaction: AsyncTransaction) -> None:
@@ -375,23 +150,8 @@ class Graph:
         await transaction.commit()
 
     async def _attempts(self, work: Callable[[], Awaitable[T]]) -> T:
-        for attempt in range(1, self.max_attempts + 1):
-            try:
-                return await work()
-            except Exception as error:
-                if not _is_retryable(error):
-                    violated = _violated_key(error)
-                    if violated is not None:
-                        raise ConflictError(violated) from error
-                    raise
-                if attempt == self.max_attempts:
-                    raise RetriesExhausted(f"gave up after {attempt} attempts: {error}") from error
-                delay = random.uniform(0, self.base_backoff * 2 ** (attempt - 1))
-                logger.info(
-                    "retrying after %s (attempt %d): %s", type(error).__name__, attempt, error
-                )
-                await sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+        """``work`` under the retry policy, with this graph's attempts and backoff."""
+        return await retried(work, self.max_attempts, self.base_backoff)
 
     async def read(self, work: Callable[[], Awaitable[T]]) -> T:
         """Run ``work`` in a read transaction (routed to a reader in a cluster)."""
@@ -419,15 +179,11 @@ class Graph:
         """
 
         async def attempt() -> T:
-            changes = VectorChanges(tracked=self.vector_db is not None)
-            applied = False
+            vectors = VectorCommit(self.vector_db)
             ran: list[T] = []  # the work's result, once it ran
             try:
-                async with self._transaction(write=True):
-                    ran.append(await work(changes))
-                    if self.vector_db is not None and changes:
-                        await apply_vector_changes(self.vector_db, changes)
-                        applied = True
+                async with self._transaction(True, vectors.before_commit):
+                    ran.append(await work(vectors.changes))
                 return ran[0]
             except BaseException as error:
                 took_effect = False
@@ -436,8 +192,8 @@ class Graph:
                         shows = landed(ran[0]) if callable(landed) else landed
                         took_effect = await self._has_landed(shows)
                 finally:
-                    if applied and not took_effect and self.vector_db is not None:
-                        await undo_vector_changes(self.vector_db, changes)
+                    if not took_effect:
+                        await vectors.commit_failed()
                 if took_effect:
                     return ran[0]
                 raise
@@ -456,37 +212,34 @@ class Graph:
         """
         if landed is None:
             return False
-        probe = UnitOfWork()
-        probe.output("node", probe.match(landed.cls, **landed.keys))
-        query, params = probe.compile()
-        deadline = time.monotonic() + self.outcome_timeout
-        while True:
-            try:
-                found = await self.query(
-                    query, params, lambda rows: rows[0]["node"] is not None, write=True
-                )
-                break
-            except (RetriesExhausted, *CONNECTION_LOST) as error:
-                if time.monotonic() >= deadline:
-                    raise OutcomeUnknown(
-                        "the connection was lost as a write committed, and the server could "
-                        f"not be asked whether it took effect: {error}"
-                    ) from error
-                await sleep(0.5)
-        logger.info("a commit went unanswered; it %s", "landed" if found else "did not land")
-        return found == landed.present
+        query, params = landed.probe().compile()
+
+        def found(rows: list[dict[str, Any]]) -> bool:
+            return rows[0]["node"] is not None
+
+        return await ask_outcome(
+            landed, lambda: self.query(query, params, found, write=True), self.outcome_timeout
+        )
 
     async def cypher(self, query: str, **params: Any) -> list[dict[str, Any]]:
         """Run one statement in the current unit of work's transaction; its rows as dicts.
 
-        Every statement of the facade goes through here (counted in ``statements``),
-        on the transaction :func:`bind_neomodel` opened.
+        The transaction is the one :meth:`read` or :meth:`write` opened and bound to
+        neomodel (:func:`~memora_ogm._async.connection.bind_neomodel`).
         """
         transaction = adb._active_transaction
         if transaction is None:
             raise RuntimeError("statements run inside Graph.read or Graph.write")
+        return await self._send(transaction, query, params)
+
+    async def _send(
+        self, runner: AsyncSession | AsyncTransaction, query: str, params: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """Send one statement and read its rows: on a kept session as an auto-commit
+        transaction, or on an explicit transaction. The one place a statement leaves for
+        the server, counted in ``statements`` (a call's cost in round trips)."""
         self.statements += 1
-        result = await transaction.run(query, params)
+        result = await runner.run(query, params)
         return [_row(record) async for record in result]
 
     async def run(self, work: UnitOfWork) -> dict[str, Any]:
@@ -520,11 +273,9 @@ class Graph:
         async def attempt() -> T:
             link = await self.connection.link()
             database = self.database
-            session = link.session(database, write, self.bookmarks_for(link.driver))
+            session = link.session(database, write, bookmarks_for(link.driver, self.bookmarks))
             try:
-                self.statements += 1
-                records = await session.run(query, params)
-                rows = [_row(record) async for record in records]
+                rows = await self._send(session, query, params)
             except BaseException as error:
                 await session.close()  # a failed statement's session is not reused
                 if write and isinstance(error, CONNECTION_LOST) and await self._has_landed(landed):
@@ -534,16 +285,6 @@ class Graph:
             return result(rows)
 
         return await self._attempts(attempt)
-
-    def bookmarks_for(self, driver: AsyncDriver) -> AsyncBookmarkManager | None:
-        """The bookmark manager for sessions of ``driver``: only a routing driver needs one.
-
-        A routing (``neo4j://``) driver may send a read to another server than the write
-        before it, which must first catch up; a direct (``bolt://``) driver sends every
-        statement to its one server, where a committed write is visible to the next
-        statement anyway, and the manager would only cost work on both sides.
-        """
-        return self.bookmarks if isinstance(driver, AsyncNeo4jDriver) else None
 
     async def read_unit(self, work: Statement, result: Callable[[dict[str, Any]], T]) -> T:
         """:meth:`query` of a unit of work (or a prepared read) that only reads: ``result`` of

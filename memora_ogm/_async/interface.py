@@ -32,7 +32,7 @@ class Neo4jGraphInterface(
 
     The constructor is Memora's, with the driver settings an operator expects on
     top. Each interface runs every unit of work on its own driver and ``database``
-    (bound to neomodel per transaction, see :func:`~memora_ogm._async.graph.bind_neomodel`),
+    (bound to neomodel per transaction, see :func:`~memora_ogm._async.connection.bind_neomodel`),
     so interfaces on several servers or databases can share one process. neomodel's own
     connection stays the application's: an interface never puts its driver there.
     """
@@ -138,7 +138,7 @@ class Neo4jGraphInterface(
         """Install the schema's uniqueness guarantees (and the vector store's collection)."""
         await self.graph.connect()
         enterprise = await self.graph.is_enterprise()
-        await self.graph.write(lambda _: install_node_keys(enterprise))
+        await self.graph.write(lambda _: install_node_keys(enterprise, self.graph.cypher))
         if self.associated_vector_db is not None:
             await self.associated_vector_db.setup()
 

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from memora_ogm import convert
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.erasure import FINISHED, erase, erase_in_batches, per_batch
+from memora_ogm._async.erasure import (
+    FINISHED,
+    INTERACTIONS,
+    erase,
+    erase_in_batches,
+    per_batch,
+)
 from memora_ogm._async.graph import Landed, nothing
 from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, Org, User
+from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.projection import reading
 from memora_ogm.schema import models
@@ -36,21 +43,22 @@ def _delete_batch(org_id: str, size: int) -> UnitOfWork:
     collections = [work.reachable(users, rel) for rel in (User.interactions_in, User.has_memories)]
     for ref in collections:
         work.lock(ref)
-    interactions = work.nodes(Interaction, per_batch(size, 4), org_id=org_id)
+    interactions = work.nodes(Interaction, per_batch(size, INTERACTIONS), org_id=org_id)
     work.lock(interactions)
     memories = work.nodes(Memory, per_batch(size), org_id=org_id)
     agents = work.nodes(Agent, per_batch(size), org_id=org_id)
     groups = erase(work, size, memories, interactions)
-    emptied = work.room([*groups, (interactions, per_batch(size, 4))], "emptied")
+    emptied = room(work, [*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
     days = work.nodes(Date, per_batch(size), org_id=org_id)
     for ref in (*collections, users, agents, days):
-        work.delete(ref, when=emptied)
-    finished = work.room(
+        delete_when(work, ref, emptied)
+    finished = room(
+        work,
         [(users, per_batch(size, 4)), (agents, per_batch(size)), (days, per_batch(size))],
         FINISHED,
         emptied,
     )
-    work.delete(org, when=finished)
+    delete_when(work, org, finished)
     return work
 
 

@@ -11,6 +11,7 @@ the ``neomodel_install_labels`` CLI) to do the same for every keyed class.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 from neomodel import adb
@@ -18,6 +19,14 @@ from neomodel.async_.schema import AsyncSchemaManager
 from neomodel.util import escape_identifier
 
 from memora_ogm._async.nodes import NODE_CLASSES, MemoraNode
+
+#: Sends one statement: the facade's graph (``Graph.cypher``, in the setup's transaction),
+#: or neomodel's own connection for neomodel's ``install_labels``.
+Send = Callable[[str], Awaitable[object]]
+
+
+async def _neomodel_send(statement: str) -> object:
+    return await adb.cypher_query(statement)
 
 
 def node_key_statement(cls: type[MemoraNode], enterprise: bool) -> str | None:
@@ -33,17 +42,24 @@ def node_key_statement(cls: type[MemoraNode], enterprise: bool) -> str | None:
     )
 
 
-async def install_node_key(cls: type[MemoraNode], enterprise: bool) -> None:
+async def install_node_key(
+    cls: type[MemoraNode], enterprise: bool, send: Send = _neomodel_send
+) -> None:
     """Install ``cls``'s key; ``enterprise`` is the edition of the server it goes to."""
     statement = node_key_statement(cls, enterprise)
     if statement is not None:
-        await adb.cypher_query(statement)
+        await send(statement)
 
 
-async def install_node_keys(enterprise: bool) -> None:
+async def drop_index(name: str, send: Send) -> None:
+    """Drop the index ``name`` if there is one (a migration's schema change)."""
+    await send(f"DROP INDEX {escape_identifier(name)} IF EXISTS")
+
+
+async def install_node_keys(enterprise: bool, send: Send) -> None:
     """Install every node key of the Memora schema (idempotent)."""
     for cls in NODE_CLASSES:
-        await install_node_key(cls, enterprise)
+        await install_node_key(cls, enterprise, send)
 
 
 def extend_neomodel_schema() -> None:

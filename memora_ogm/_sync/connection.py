@@ -14,19 +14,32 @@ loop (a :class:`Link`), opened lazily on first use there:
 neomodel's own driver slot is the application's: no interface ever writes it, and the
 application's ``close_connection()`` closes only its own driver. Inside a unit of work
 neomodel sees that unit's driver, in that context only (:class:`UnitDriverView`).
+
+Two kinds of session reach the server: a :class:`Link`'s kept sessions, keyed by driver
+(the link's) and database and access mode, run the auto-commit statements of calls of
+one statement; :func:`bind_neomodel` opens a session and an explicit transaction for
+work of several statements, bound to neomodel's context for that work's duration.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any
 
-from neo4j import READ_ACCESS, WRITE_ACCESS, Driver, Session
+from neo4j import (
+    READ_ACCESS,
+    WRITE_ACCESS,
+    Driver,
+    Neo4jDriver,
+    Session,
+    Transaction,
+)
 from neo4j.api import BookmarkManager
 from neomodel import db
-from neomodel.sync_.connection import ConnectionManager
+from neomodel.sync_.connection import ConnectionManager, ensure_connection
 
 from memora_ogm import fork
 from memora_ogm._sync.compat import (
@@ -38,7 +51,7 @@ from memora_ogm._sync.compat import (
 from memora_ogm._sync.loop_bound import LoopBound
 
 #: The driver of the unit of work bound to neomodel in this context (see
-#: :func:`~memora_ogm._async.graph.bind_neomodel`); ``None`` outside one.
+#: :func:`bind_neomodel`); ``None`` outside one.
 unit_driver: ContextVar[Driver | None] = ContextVar("memora_ogm_unit_driver", default=None)
 
 
@@ -46,7 +59,7 @@ class UnitDriverView(ConnectionManager):
     """neomodel's connection manager, which sees a unit of work's driver inside that unit.
 
     neomodel checks that it has a driver (``ensure_connection``) before every query, even
-    one it runs on the transaction :func:`~memora_ogm._async.graph.bind_neomodel` bound;
+    one it runs on the transaction :func:`bind_neomodel` bound;
     without one it would connect the application's settings, or fail. Its driver slot is
     process-wide and belongs to the application, so an interface never writes it: inside
     a bound unit of work neomodel reads the unit's driver instead, and everywhere else it
@@ -209,3 +222,83 @@ class Connection:
         for (generation, loop), link in links.items():
             if generation == fork.generation():
                 close_on(loop, link.close)
+
+
+@ensure_connection
+def _configured_driver(database: Any) -> Driver:
+    """neomodel's driver (``database`` is ``adb``), built from its configuration
+    on first use if need be."""
+    driver: Driver = database.driver
+    return driver
+
+
+def neomodel_driver() -> Driver:
+    """The driver of the connection the application gave neomodel, for ``from_neomodel()``:
+    built from neomodel's configuration on first use, or neomodel's error without one."""
+    driver: Driver = _configured_driver(db)
+    return driver
+
+
+def bookmarks_for(driver: Driver, bookmarks: BookmarkManager) -> BookmarkManager | None:
+    """The bookmark manager for sessions of ``driver``: only a routing driver needs one.
+
+    A routing (``neo4j://``) driver may send a read to another server than the write
+    before it, which must first catch up; a direct (``bolt://``) driver sends every
+    statement to its one server, where a committed write is visible to the next
+    statement anyway, and the manager would only cost work on both sides.
+    """
+    return bookmarks if isinstance(driver, Neo4jDriver) else None
+
+
+def pipelined_begin(session: Session) -> AbstractContextManager[Any]:
+    """Send a transaction's BEGIN with its first statement instead of on its own.
+
+    It saves a round trip per transaction; the driver's own ``execute_query`` begins its
+    transactions this way. The switch is private in the driver (pinned by neomodel), so
+    without it a transaction simply begins the usual way.
+    """
+    switch: AbstractContextManager[Any] = getattr(session, "_pipelined_begin", nullcontext())
+    return switch
+
+
+@contextmanager
+def bind_neomodel(
+    driver: Driver,
+    database: str | None,
+    write: bool,
+    bookmarks: BookmarkManager | None = None,
+) -> Iterator[Transaction]:
+    """Run neomodel's queries of this context in a new transaction on ``driver``.
+
+    The one place that chooses the connection of a unit of work. neomodel keeps its
+    session, transaction and database name in context variables (one per asyncio
+    task or thread) and runs every query on the active transaction when there is
+    one; binding them here makes each unit of work use its interface's own driver and
+    database, whatever other interfaces do concurrently. neomodel sees ``driver`` as its
+    driver for the unit's duration, in this context only (:class:`UnitDriverView`): its
+    process-wide driver stays the application's. Reads open read sessions, so a routing
+    (``neo4j://``) driver sends them to a reader; ``bookmarks`` makes that reader wait
+    until it has the writes the bookmark manager has seen committed. The caller commits;
+    a transaction left open is rolled back.
+    """
+    session = driver.session(
+        database=database,
+        default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
+        bookmark_manager=bookmarks,
+    )
+    saved = (db._session, db._active_transaction, db._database_name, unit_driver.get())
+    try:
+        with pipelined_begin(session):
+            transaction = session.begin_transaction()
+        db._session, db._active_transaction = session, transaction
+        db._database_name = database
+        unit_driver.set(driver)
+        try:
+            yield transaction
+        finally:
+            db._session, db._active_transaction, db._database_name, bound = saved
+            unit_driver.set(bound)
+            if not transaction.closed():
+                transaction.rollback()
+    finally:
+        session.close()

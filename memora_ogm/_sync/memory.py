@@ -27,6 +27,7 @@ from memora_ogm._sync.erasure import (
 )
 from memora_ogm._sync.graph import Graph, Landed, VectorChanges
 from memora_ogm._sync.nodes import Interaction, Memory, MessageBlock, User
+from memora_ogm.erasure_plans import room
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.projection import reading
@@ -305,7 +306,7 @@ class Neo4jMemory(GraphComponent):
         user = work.match(User, missing, org_id=org_id, user_id=user_id)
         work.match_related(user, User.has_memories, missing, lock=True)
         memories = work.nodes(Memory, per_batch(size), org_id=org_id, user_id=user_id)
-        work.room(erase(work, size, memories), FINISHED)
+        room(work, erase(work, size, memories), FINISHED)
 
         erase_in_batches(self.graph, work)
         self.logger.info("deleted all memories of user %s", user_id)

@@ -1,17 +1,22 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""Applying the migrations of ``memora_ogm.migrations`` and recording them in the graph."""
+"""Applying the migrations of ``memora_ogm.migrations`` and recording them in the graph.
+
+A migration's data changes run as compiled units of work (:mod:`memora_ogm.unit_of_work`)
+in large batches, one statement each; dropping an index is schema work
+(:func:`memora_ogm._async.schema.drop_index`).
+"""
 
 from __future__ import annotations
 
-from neomodel import StringProperty, db
-from neomodel.util import escape_identifier
+from neomodel import StringProperty
 
-from memora_ogm._sync.graph import Graph, Landed, VectorChanges
-from memora_ogm._sync.nodes import Date, MemoraNode, Memory
-from memora_ogm._sync.ogm import connect_many, days_of, lacking
-from memora_ogm._sync.schema import install_node_key
-from memora_ogm.migration import DropIndex, LinkMemoriesToDates, Migration, Operation
+from memora_ogm._sync.graph import Graph, Landed, nothing
+from memora_ogm._sync.nodes import MemoraNode, Memory
+from memora_ogm._sync.schema import drop_index, install_node_key
+from memora_ogm.erasure_plans import room
+from memora_ogm.migration import LinkMemoriesToDates, Migration, Operation
 from memora_ogm.properties import ZonedDateTimeProperty
+from memora_ogm.unit_of_work import Prepared, UnitOfWork
 
 
 class AppliedMigration(MemoraNode):
@@ -25,50 +30,46 @@ class AppliedMigration(MemoraNode):
     applied_at = ZonedDateTimeProperty(default_now=True)
 
 
+#: The flag a migration's batch returns when it found fewer nodes than it could take.
+FINISHED = "finished"
+
+
+def _link_batch(operation: LinkMemoriesToDates) -> UnitOfWork:
+    """One batch of :class:`LinkMemoriesToDates`: up to ``batch_size`` memories without a
+    day, each linked to the Date of its ``obtained_at`` (merged), in one statement."""
+    work = UnitOfWork()
+    memories = work.lacking(Memory, Memory.date_obtained, operation.batch_size)
+    work.merge_linked(
+        memories, Memory.date_obtained, ("org_id", "user_id"), {"date": "obtained_at"}
+    )
+    room(work, [(memories, operation.batch_size)], FINISHED)
+    return work
+
+
 def _link_memories_to_dates(graph: Graph, operation: LinkMemoriesToDates) -> None:
-    """In batches: merge each memory's Date (calendar day of ``obtained_at``) and link it."""
-
-    def batch(_: VectorChanges) -> int:
-        memories = lacking(Memory, Memory.date_obtained, operation.batch_size)
-        if not memories:
-            return 0
-        obtained_on = days_of(memories, "obtained_at")
-        days = {(m.org_id, m.user_id, obtained_on[m]) for m in memories}
-        dates = Date.nodes.bulk_get_or_create(
-            *({"org_id": org, "user_id": user, "date": day} for org, user, day in days)
-        )
-        by_day = {(d.org_id, d.user_id, d.date): d for d in dates}
-        connect_many(
-            (
-                Memory.date_obtained,
-                [(m, by_day[(m.org_id, m.user_id, obtained_on[m])]) for m in memories],
-            )
-        )
-        return len(memories)
-
-    while graph.write(batch) == operation.batch_size:
+    """Batch after batch until one finds fewer memories than it can take; a batch that
+    runs twice links nothing twice (it merges)."""
+    batch = _link_batch(operation)
+    while not graph.write_unit(batch, lambda row: bool(row[FINISHED])):
         pass
-
-
-def _drop_index(graph: Graph, operation: DropIndex) -> None:
-    def drop(_: VectorChanges) -> None:
-        db.cypher_query(f"DROP INDEX {escape_identifier(operation.name)} IF EXISTS")
-
-    graph.write(drop)
 
 
 def _apply(graph: Graph, operation: Operation) -> None:
     if isinstance(operation, LinkMemoriesToDates):
         _link_memories_to_dates(graph, operation)
     else:
-        _drop_index(graph, operation)
+        name = operation.name
+        graph.write(lambda _: drop_index(name, graph.cypher))
+
+
+#: The versions applied, declared and compiled once.
+APPLIED = Prepared(lambda work: work.output("applied", work.nodes(AppliedMigration)))
 
 
 def applied_versions(graph: Graph) -> list[str]:
-    def read() -> list[str]:
-        return sorted(node.version for node in AppliedMigration.nodes.all())
-
-    return graph.read(read)
+    return graph.read_unit(
+        APPLIED.bind(), lambda row: sorted(node["version"] for node in row["applied"])
+    )
 
 
 def run_migrations(
@@ -76,7 +77,7 @@ def run_migrations(
 ) -> list[str]:
     """Apply the pending migrations (up to ``up_to`` inclusive); returns the versions applied."""
     enterprise = graph.is_enterprise()
-    graph.write(lambda _: install_node_key(AppliedMigration, enterprise))
+    graph.write(lambda _: install_node_key(AppliedMigration, enterprise, graph.cypher))
     done = set(applied_versions(graph))
     applied = []
     for migration in migrations:
@@ -87,9 +88,9 @@ def run_migrations(
         for operation in migration.operations:
             _apply(graph, operation)
 
-        def record(_: VectorChanges, migration: Migration = migration) -> None:
-            AppliedMigration(version=migration.version, name=migration.name).save()
-
-        graph.write(record, Landed(AppliedMigration, {"version": migration.version}))
+        record = UnitOfWork()
+        record.create(AppliedMigration, version=migration.version, name=migration.name)
+        landed = Landed(AppliedMigration, {"version": migration.version})
+        graph.write_unit(record, nothing, landed=landed)
         applied.append(migration.version)
     return applied

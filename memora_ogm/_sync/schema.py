@@ -12,6 +12,7 @@ the ``neomodel_install_labels`` CLI) to do the same for every keyed class.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from neomodel import db
@@ -19,6 +20,14 @@ from neomodel.sync_.schema import SchemaManager
 from neomodel.util import escape_identifier
 
 from memora_ogm._sync.nodes import NODE_CLASSES, MemoraNode
+
+#: Sends one statement: the facade's graph (``Graph.cypher``, in the setup's transaction),
+#: or neomodel's own connection for neomodel's ``install_labels``.
+Send = Callable[[str], object]
+
+
+def _neomodel_send(statement: str) -> object:
+    return db.cypher_query(statement)
 
 
 def node_key_statement(cls: type[MemoraNode], enterprise: bool) -> str | None:
@@ -34,17 +43,22 @@ def node_key_statement(cls: type[MemoraNode], enterprise: bool) -> str | None:
     )
 
 
-def install_node_key(cls: type[MemoraNode], enterprise: bool) -> None:
+def install_node_key(cls: type[MemoraNode], enterprise: bool, send: Send = _neomodel_send) -> None:
     """Install ``cls``'s key; ``enterprise`` is the edition of the server it goes to."""
     statement = node_key_statement(cls, enterprise)
     if statement is not None:
-        db.cypher_query(statement)
+        send(statement)
 
 
-def install_node_keys(enterprise: bool) -> None:
+def drop_index(name: str, send: Send) -> None:
+    """Drop the index ``name`` if there is one (a migration's schema change)."""
+    send(f"DROP INDEX {escape_identifier(name)} IF EXISTS")
+
+
+def install_node_keys(enterprise: bool, send: Send) -> None:
     """Install every node key of the Memora schema (idempotent)."""
     for cls in NODE_CLASSES:
-        install_node_key(cls, enterprise)
+        install_node_key(cls, enterprise, send)
 
 
 def extend_neomodel_schema() -> None:

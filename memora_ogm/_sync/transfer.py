@@ -1,36 +1,43 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
 """Tenant export, import and move, in the format of :mod:`memora_ogm.transfer`.
 
-Exports page through the tenant by key (keyset pagination on the node keys, one read
-transaction a page), so memory stays flat whatever the tenant's size. Imports check
+Exports page through the tenant by key (keyset pagination on the node keys), each page
+one compiled read statement (:meth:`memora_ogm.unit_of_work.UnitOfWork.page`) that
+brings the nodes back as projected maps with what their records need (an interaction's
+messages and days, a memory's sources, day and newer memories), so memory stays flat
+whatever the tenant's size and no node object is built. Imports check
 the whole input first (:class:`memora_ogm.transfer.Validator`), then against the graph:
 that none of it exists yet (``on_conflict="fail"``) or that what exists holds exactly
 the record's values (``"skip"``), and that no memory id belongs to another tenant. Only
-then do they write, a batch of records per write transaction (bounded in records,
-messages and bytes), through the node classes and the batched helpers of
-:mod:`memora_ogm._async.ogm`: the same nodes and links the save path makes, and the
-memories added to the associated vector store with their batch, all or nothing.
+then do they write, a batch of records per write transaction (bounded in rows and
+bytes), each one unit of work (:mod:`memora_ogm.unit_of_work`), its interactions and
+memories declared as the save path declares its own (:func:`declare_interactions`),
+and the memories added to the associated vector store with their batch, all or nothing.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
-from functools import partial
 from typing import Any, Literal, TypeVar
 
 from memora_ogm import convert, transfer
-from memora_ogm._sync.component import GraphComponent, get_org, get_user, locked_org
+from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph, Landed, VectorChanges
+from memora_ogm._sync.interaction import (
+    InteractionWrite,
+    NewInteraction,
+    NewMemory,
+    declare_interactions,
+)
 from memora_ogm._sync.nodes import (
     Agent,
-    Date,
     Interaction,
     InteractionCollection,
     MemoraNode,
@@ -40,28 +47,36 @@ from memora_ogm._sync.nodes import (
     Org,
     User,
 )
-from memora_ogm._sync.ogm import (
-    Link,
-    connect_many,
-    exact_times,
-    lock_nodes,
-    reachable,
-    sendable_by_driver,
-    store_exact_times,
-    take,
+from memora_ogm._sync.organization import match_org
+from memora_ogm._sync.user import match_user
+from memora_ogm.errors import (
+    AgentNotFound,
+    InteractionNotFound,
+    MemoraOGMError,
+    MemoryNotFound,
+    OrganizationNotFound,
+    UserNotFound,
 )
-from memora_ogm.errors import MemoraOGMError
+from memora_ogm.projection import projection, reading
 from memora_ogm.transfer import ImportConflict, MemoryIdsTaken, Record, Rekeying
+from memora_ogm.unit_of_work import Prepared, Ref, Related, UnitOfWork
 from memora_ogm.validation import check_flag, check_ids
 
 N = TypeVar("N", bound=MemoraNode)
 
-#: Nodes read per export transaction (an interaction brings its messages along).
-EXPORT_BATCH_SIZE = 500
-#: Records written per import transaction.
-IMPORT_BATCH_SIZE = 500
-#: Messages written per import transaction, at most (long conversations end a batch early).
-IMPORT_BATCH_MESSAGES = 5_000
+#: Nodes an export page brings back at most (an interaction's messages and days count).
+EXPORT_PAGE_NODES = 20_000
+#: Characters of text (messages, memories) an export page brings back at most.
+EXPORT_PAGE_CHARS = 8 * 1024 * 1024
+#: Nodes of a user's first page of a kind, before the size of its nodes is known.
+EXPORT_FIRST_PAGE = 500
+#: A user's contrary updates held back until the last of the user's memories is exported.
+EXPORT_HELD_UPDATES = 50_000
+#: Records a move's export reports its progress after, each time.
+MOVE_PROGRESS_RECORDS = 500
+#: Rows written per import transaction, at most: a record counts one, and one more for
+#: each of its messages (long conversations end a batch early).
+IMPORT_BATCH_ROWS = 5_000
 #: Bytes of records (as JSON lines) written per import transaction, at most; a single
 #: record is bounded by :data:`memora_ogm.transfer.MAX_RECORD_BYTES`.
 IMPORT_BATCH_BYTES = 16 * 1024 * 1024
@@ -91,125 +106,191 @@ class MoveVerificationFailed(MemoraOGMError):
 # --------------------------------------------------------------------------- export
 
 
+@dataclass(frozen=True)
+class _Part:
+    """A node class an export pages through by ``key``, with what each node's row brings
+    along (``related``: name -> what it reaches)."""
+
+    cls: type
+    key: str
+    related: tuple[tuple[str, Related], ...] = ()
+
+
+_USERS = _Part(User, "user_id")
+_AGENTS = _Part(Agent, "agent_id")
+_INTERACTIONS = _Part(
+    Interaction,
+    "interaction_id",
+    (
+        (
+            "messages",
+            Related(
+                (Interaction.first_message, MessageBlock.is_next),
+                ("role", "content"),
+                order_by="msg_position",
+            ),
+        ),
+        ("dates", Related((Interaction.has_occurrence_on,), ("date",))),
+    ),
+)
+_MEMORIES = _Part(
+    Memory,
+    "memory_id",
+    (
+        ("sources", Related((Memory.message_source,), ("msg_position",))),
+        ("days", Related((Memory.date_obtained,), ("date",))),
+        # The newer memories superseding it, of the same user (as the record requires).
+        (
+            "newer",
+            Related(
+                (Memory.contrary_update,),
+                ("memory_id",),
+                order_by="memory_id",
+                same=("org_id", "user_id"),
+            ),
+        ),
+    ),
+)
+
+
+@functools.cache
+def _page_read(part: _Part, owner: tuple[str, ...], first: bool) -> Prepared:
+    """The read of one page of ``part`` for the ``owner`` property values (the first page,
+    or one after a key), declared and compiled once."""
+
+    def declare(work: UnitOfWork, limit: Any, after: Any = None, **keys: Any) -> None:
+        page = work.page(part.cls, part.key, after, limit, **keys)
+        work.output_each("page", page, **dict(part.related))
+
+    return Prepared(declare)
+
+
+Row = tuple[dict[str, Any], dict[str, Any]]
+"""A node of a page: its properties inflated by attribute name, and its row as read (with
+what it brings along)."""
+
+
+def _weight(part: _Part, page: list[Row]) -> tuple[int, int]:
+    """The nodes a page brought back and the characters of text they hold (the messages
+    and memories dominate a page's size)."""
+    nodes = chars = 0
+    for values, row in page:
+        nodes += 1
+        chars += sum(len(value) for value in values.values() if type(value) is str)
+        for name, _ in part.related:
+            reached = row[name]
+            nodes += len(reached)
+            for item in reached:
+                if type(item) is list:
+                    chars += sum(len(value) for value in item if type(value) is str)
+                elif type(item) is str:
+                    chars += len(item)
+    return nodes, chars
+
+
 def _pages(
-    graph: Graph,
-    cls: type[N],
-    owner: dict[str, str],
-    key: str,
-    records: Callable[[list[N]], list[Record]],
-) -> Iterator[list[Record]]:
-    """The ``owner``'s nodes of ``cls`` in ``key`` order, a page per read transaction.
+    graph: Graph, part: _Part, after: str | None = None, **owner: str
+) -> Iterator[list[Row]]:
+    """The ``owner``'s nodes of ``part`` in key order (those after ``after``), a page per
+    statement.
 
     Each page starts after the last key of the one before (the index of the node key
-    serves it, whatever the tenant's size); ``records`` turns a page into records in
-    the same transaction.
+    serves it, whatever the tenant's size), and holds as many nodes as the last page's
+    size per node lets it within :data:`EXPORT_PAGE_NODES` and :data:`EXPORT_PAGE_CHARS`.
     """
-    last: str | None = None
+    fields = projection(reading(part.cls))
+    limit = EXPORT_FIRST_PAGE
+
+    def inflated(rows: list[dict[str, Any]]) -> list[Row]:
+        return [(fields.values(row), row) for row in rows]
+
     while True:
-
-        def work(after: str | None = last) -> tuple[list[Record], str | None]:
-            nodes = cls.nodes.filter(**owner)
-            if after is not None:
-                nodes = nodes.filter(**{f"{key}__gt": after})
-            # The whole key in ORDER BY lets the planner read the key's index in order
-            # and stop after a page (no sort of the rest).
-            page = take(nodes.order_by(*dict.fromkeys([*owner, key])), EXPORT_BATCH_SIZE)
-            exact_times(page)
-            next_key = getattr(page[-1], key) if len(page) == EXPORT_BATCH_SIZE else None
-            return records(page), next_key
-
-        found, last = graph.read(work)
-        if found:
-            yield found
-        if last is None:
+        values: dict[str, Any] = {"limit": limit, **owner}
+        if after is not None:
+            values["after"] = after
+        read = _page_read(part, tuple(owner), after is None).bind(**values)
+        page = graph.read_unit(read, lambda row: inflated(row["page"]))
+        if page:
+            yield page
+        if len(page) < limit:
             return
-
-
-def _user_records(users: list[User]) -> list[Record]:
-    return [transfer.user(node) for node in users]
-
-
-def _agent_records(agents: list[Agent]) -> list[Record]:
-    return [transfer.agent(node) for node in agents]
-
-
-def _interaction_records(interactions: list[Interaction]) -> list[Record]:
-    chains: dict[MemoraNode, list[MessageBlock]] = {node: [] for node in interactions}
-    for start, message in reachable(interactions, Interaction.first_message, MessageBlock.is_next):
-        chains[start].append(message)
-    days: dict[MemoraNode, list[date]] = {node: [] for node in interactions}
-    for start, day in reachable(interactions, Interaction.has_occurrence_on):
-        days[start].append(day.date)
-    return [
-        transfer.interaction(
-            node, sorted(chains[node], key=lambda message: message.msg_position), days[node]
+        after = page[-1][0][part.key]
+        nodes, chars = _weight(part, page)
+        limit = max(
+            1,
+            min(
+                EXPORT_PAGE_NODES * len(page) // nodes,
+                EXPORT_PAGE_CHARS * len(page) // max(chars, 1),
+            ),
         )
-        for node in interactions
-    ]
 
 
-def _memory_records(memories: list[Memory]) -> list[Record]:
-    positions: dict[MemoraNode, list[int]] = {node: [] for node in memories}
-    for start, message in reachable(memories, Memory.message_source):
-        positions[start].append(message.msg_position)
-    days: dict[MemoraNode, date] = {
-        start: day.date for start, day in reachable(memories, Memory.date_obtained)
-    }
-    return [transfer.memory(node, positions[node], days.get(node)) for node in memories]
+def _interaction(values: dict[str, Any], row: dict[str, Any]) -> Record:
+    return transfer.interaction(values, row["messages"], [day.to_native() for day in row["dates"]])
 
 
-def _contrary_records(memories: list[Memory]) -> list[Record]:
-    links = reachable(memories, Memory.contrary_update)
-    return [
-        transfer.contrary_update(older, newer)
-        for older, newer in sorted(links, key=lambda pair: (pair[0].memory_id, pair[1].memory_id))
-        if (newer.org_id, newer.user_id) == (older.org_id, older.user_id)
-    ]
+def _memory(values: dict[str, Any], row: dict[str, Any]) -> Record:
+    days = row["days"]
+    return transfer.memory(values, row["sources"], days[0].to_native() if days else None)
+
+
+def _user_content(graph: Graph, org_id: str, user_id: str) -> Iterator[Record]:
+    """A user's interactions, memories, then contrary updates, each in key order.
+
+    The contrary updates come with the memories' pages and are held back until the last
+    memory; past :data:`EXPORT_HELD_UPDATES` of them, the rest are read again after the
+    memories, from the last memory whose updates are held.
+    """
+    owned = {"org_id": org_id, "user_id": user_id}
+    for page in _pages(graph, _INTERACTIONS, **owned):
+        for values, row in page:
+            yield _interaction(values, row)
+    held: list[tuple[str, str]] = []
+    rest: str | None = None  # the last memory whose updates are held, once they overflow
+    for page in _pages(graph, _MEMORIES, **owned):
+        for values, row in page:
+            yield _memory(values, row)
+            if rest is None:
+                held.extend((values["memory_id"], newer) for newer in row["newer"])
+                if len(held) > EXPORT_HELD_UPDATES:
+                    rest = values["memory_id"]
+    for older, newer in held:
+        yield transfer.contrary_update(org_id, user_id, older, newer)
+    if rest is not None:
+        for page in _pages(graph, _MEMORIES, rest, **owned):
+            for values, row in page:
+                for newer in row["newer"]:
+                    yield transfer.contrary_update(org_id, user_id, values["memory_id"], newer)
 
 
 def export_records(graph: Graph, org_id: str, user_id: str | None) -> Iterator[Record]:
     """The organisation (or one user of it) as records: header first, end last."""
-
-    def organization() -> Org:
-        org = get_org(org_id)
-        exact_times([org])
-        return org
-
-    org = graph.read(organization)
+    tenant = UnitOfWork()
+    found = match_org(tenant, org_id)
     if user_id is not None:
-        graph.read(lambda: get_user(org_id, user_id))
+        match_user(tenant, org_id, user_id)
+    tenant.output("org", found)
+    org = graph.read_unit(tenant, lambda row: projection(reading(Org)).values(row["org"]))
     counts: Counter[str] = Counter()
     scope = "organization" if user_id is None else "user"
     yield transfer.header(scope, org_id, user_id, graph.database)
     yield transfer.organization(org)
     counts[transfer.ORGANIZATION] += 1
     users = {"org_id": org_id} if user_id is None else {"org_id": org_id, "user_id": user_id}
-    for page in _pages(graph, User, users, "user_id", _user_records):
-        for record in page:
-            counts[transfer.USER] += 1
-            yield record
-    for page in _pages(graph, Agent, {"org_id": org_id}, "agent_id", _agent_records):
-        for record in page:
-            if user_id is None or record["user_id"] in (None, user_id):
+    for page in _pages(graph, _USERS, **users):
+        counts[transfer.USER] += len(page)
+        for values, _ in page:
+            yield transfer.user(values)
+    for page in _pages(graph, _AGENTS, org_id=org_id):
+        for values, _ in page:
+            if user_id is None or values["user_id"] in (None, user_id):
                 counts[transfer.AGENT] += 1
+                yield transfer.agent(values)
+    for page in _pages(graph, _USERS, **users):
+        for values, _ in page:
+            for record in _user_content(graph, org_id, values["user_id"]):
+                counts[record["type"]] += 1
                 yield record
-    for user_page in _pages(graph, User, users, "user_id", _user_records):
-        for owner in user_page:
-            owned = {"org_id": org_id, "user_id": owner["user_id"]}
-            parts: tuple[tuple[str, str, Callable[[list[Memory]], list[Record]]], ...]
-            parts = (
-                (transfer.MEMORY, "memory_id", _memory_records),
-                (transfer.CONTRARY_UPDATE, "memory_id", _contrary_records),
-            )
-            for page in _pages(graph, Interaction, owned, "interaction_id", _interaction_records):
-                counts[transfer.INTERACTION] += len(page)
-                for record in page:
-                    yield record
-            for kind, key, records in parts:
-                for page in _pages(graph, Memory, owned, key, records):
-                    counts[kind] += len(page)
-                    for record in page:
-                        yield record
     yield transfer.end(counts)
 
 
@@ -247,31 +328,30 @@ def _batches(
     records: Iterable[Any], rekeying: Rekeying | None = None
 ) -> Iterator[tuple[str, list[tuple[int, Record]]]]:
     """Consecutive content records of one type, parsed (and re-keyed when ``rekeying``),
-    with their line numbers; each batch within the records, messages and bytes of one
+    with their line numbers; each batch within the rows and bytes of one
     import transaction."""
     kind: str | None = None
     batch: list[tuple[int, Record]] = []
-    messages = size = 0
+    rows = size = 0
     for line, raw in enumerate(records, start=1):
         record = transfer.parse(line, raw)
         if record["type"] in (transfer.HEADER, transfer.END):
             continue
         if rekeying is not None:
             record = rekeying(record)
-        count = len(record.get("messages", ()))
+        count = 1 + len(record.get("messages", ()))
         length = transfer.record_bytes(line, raw)
         if batch and (
             record["type"] != kind
-            or len(batch) >= IMPORT_BATCH_SIZE
-            or messages + count > IMPORT_BATCH_MESSAGES
+            or rows + count > IMPORT_BATCH_ROWS
             or size + length > IMPORT_BATCH_BYTES
         ):
             assert kind is not None
             yield kind, batch
-            batch, messages, size = [], 0, 0
+            batch, rows, size = [], 0, 0
         kind = record["type"]
         batch.append((line, record))
-        messages += count
+        rows += count
         size += length
     if batch:
         assert kind is not None
@@ -279,7 +359,7 @@ def _batches(
 
 
 #: Per record type: the node class and the properties that make its key (org_id first).
-KEYS: dict[str, tuple[type[MemoraNode], tuple[str, ...]]] = {
+KEYS: dict[str, tuple[type, tuple[str, ...]]] = {
     transfer.ORGANIZATION: (Org, ("org_id",)),
     transfer.USER: (User, ("org_id", "user_id")),
     transfer.AGENT: (Agent, ("org_id", "agent_id")),
@@ -303,20 +383,29 @@ def _describe(kind: str, record: Record) -> str:
     return f"{kind} " + ", ".join(f"{name}={record[name]!r}" for name in key)
 
 
-def _existing(kind: str, batch: list[tuple[int, Record]]) -> dict[tuple[str, ...], Any]:
-    """The nodes of ``batch``'s records that the graph already holds, by key (an index seek)."""
+Found = Callable[[dict[str, Any]], Any]
+"""What a read's row gives the import."""
+
+
+def _existing(kind: str, batch: list[tuple[int, Record]]) -> tuple[UnitOfWork, Found]:
+    """A read of the values of ``batch``'s nodes that the graph already holds (an index
+    seek a record), and what gives them by key from its row."""
     cls, key = KEYS[kind]
-    found = cls.nodes.filter(
-        org_id=batch[0][1]["org_id"],
-        **{f"{name}__in": sorted({record[name] for _, record in batch}) for name in key[1:]},
-    ).all()
-    return {tuple(getattr(node, name) for name in key): node for node in found}
+    work = UnitOfWork()
+    work.output("found", work.find_each(cls, [_values(record, *key) for _, record in batch]))
+    fields = projection(reading(cls))
+
+    def found(row: dict[str, Any]) -> dict[tuple[str, ...], dict[str, Any]]:
+        values = [fields.values(node) for node in row["found"]]
+        return {tuple(node[name] for name in key): node for node in values}
+
+    return work, found
 
 
 def _new_of(
     kind: str,
     batch: list[tuple[int, Record]],
-    existing: dict[tuple[str, ...], Any],
+    existing: dict[tuple[str, ...], dict[str, Any]],
     on_conflict: OnConflict,
 ) -> list[Record]:
     """The records of ``batch`` whose nodes are not in ``existing``.
@@ -334,7 +423,7 @@ def _new_of(
         elif on_conflict == "fail":
             raise ImportConflict(line, _describe(kind, record))
         else:
-            differing = [name for name in VALUES[kind] if getattr(node, name) != record[name]]
+            differing = [name for name in VALUES[kind] if node.get(name) != record[name]]
             if differing:
                 raise ImportConflict(
                     line,
@@ -353,278 +442,217 @@ def _link(record: Record) -> tuple[str, str, str]:
     return (record["user_id"], record["memory_id"], record["updated_by"])
 
 
-def _existing_links(records: list[Record]) -> set[tuple[str, str, str]]:
-    """The ``CONTRARY_UPDATE`` links of ``records`` that the graph already holds."""
-    older = Memory.nodes.filter(
-        org_id=records[0]["org_id"],
-        user_id__in=sorted({record["user_id"] for record in records}),
-        memory_id__in=sorted({record["memory_id"] for record in records}),
-    ).all()
-    return {
-        (old.user_id, old.memory_id, new.memory_id)
-        for old, new in reachable(older, Memory.contrary_update)
-        if new.user_id == old.user_id
-    }
+def _values(record: Record, *names: str) -> dict[str, Any]:
+    return {name: record[name] for name in names}
+
+
+def _existing_links(records: list[Record]) -> tuple[UnitOfWork, Found]:
+    """A read of the ``CONTRARY_UPDATE`` links of ``records`` that the graph already holds."""
+    org_id = records[0]["org_id"]
+    older = sorted({(record["user_id"], record["memory_id"]) for record in records})
+    work = UnitOfWork()
+    memories = work.match_each(
+        Memory,
+        [
+            {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
+            for user_id, memory_id in older
+        ],
+        lambda key: MemoryNotFound(org_id, key["user_id"], key["memory_id"]),
+    )
+    work.output_reached("newer", memories, Memory.contrary_update, ("user_id", "memory_id"))
+
+    def found(row: dict[str, Any]) -> set[tuple[str, str, str]]:
+        return {
+            (user_id, memory_id, newer_id)
+            for (user_id, memory_id), newer in zip(older, row["newer"], strict=True)
+            for newer_user, newer_id in newer
+            if newer_user == user_id
+        }
+
+    return work, found
 
 
 def _new_records(
-    kind: str, batch: list[tuple[int, Record]], on_conflict: OnConflict
+    graph: Graph, kind: str, batch: list[tuple[int, Record]], on_conflict: OnConflict
 ) -> list[Record]:
-    """The records of ``batch`` not in the graph yet; an existing one fails unless skipped."""
+    """The records of ``batch`` not in the graph yet; an existing one fails unless skipped.
+
+    With ``"fail"`` the whole input was found new before the first write, so nothing is
+    read again (a node made meanwhile by another writer fails on its key).
+    """
+    records = [record for _, record in batch]
+    if on_conflict == "fail":
+        return records
     if kind == transfer.CONTRARY_UPDATE:
-        linked = _existing_links([record for _, record in batch])
-        return [record for _, record in batch if _link(record) not in linked]
-    return _new_of(kind, batch, _existing(kind, batch), on_conflict)
+        work, found = _existing_links(records)
+        linked = found(graph.run(work))
+        return [record for record in records if _link(record) not in linked]
+    work, found = _existing(kind, batch)
+    return _new_of(kind, batch, found(graph.run(work)), on_conflict)
 
 
-def _users(org_id: str, user_ids: Iterable[str]) -> dict[str, User]:
-    wanted = sorted(set(user_ids))
-    found = User.nodes.filter(org_id=org_id, user_id__in=wanted).all() if wanted else []
-    return {node.user_id: node for node in found}
-
-
-def _locked_users(org_id: str, user_ids: Iterable[str]) -> dict[str, User]:
-    """The users, write-locked, as every write to their interactions and memories does."""
-    users = _users(org_id, user_ids)
-    lock_nodes(list(users.values()))
-    return users
-
-
-def _days(org_id: str, wanted: Iterable[tuple[str, date]]) -> dict[tuple[str, date], Date]:
-    """The users' Date nodes of those days, made where missing (as the save path does)."""
-    keys = sorted(set(wanted))
-    nodes = Date.nodes.bulk_get_or_create(
-        *({"org_id": org_id, "user_id": user_id, "date": day} for user_id, day in keys)
+def _users(
+    work: UnitOfWork, org_id: str, records: Iterable[Record], lock: bool = True
+) -> tuple[Ref, dict[str, int]]:
+    """The users of ``records`` (write-locked, as every write to their interactions and
+    memories does), and each one's index among them."""
+    user_ids = sorted({record["user_id"] for record in records if record["user_id"] is not None})
+    users = work.match_each(
+        User,
+        [{"org_id": org_id, "user_id": user_id} for user_id in user_ids],
+        lambda key: UserNotFound(org_id, key["user_id"]),
+        lock=lock,
     )
-    return dict(zip(keys, nodes, strict=True))
+    return users, {user_id: index for index, user_id in enumerate(user_ids)}
 
 
-def _collections(users: dict[str, User], rel: Any) -> dict[str, Any]:
-    return {user.user_id: found for user, found in reachable(list(users.values()), rel)}
+def _org(work: UnitOfWork, org_id: str) -> Ref:
+    """The organisation, write-locked: an import into it takes turns with its deletion."""
+    return work.match(Org, lambda: OrganizationNotFound(org_id), lock=True, org_id=org_id)
 
 
-def _properties(record: Record, *names: str) -> dict[str, Any]:
-    """The ``names`` of ``record`` as neomodel writes them (``store_exact_times`` then
-    stores what the driver cannot send)."""
-    return sendable_by_driver({name: record[name] for name in names})
+def _write_organizations(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    work.create_each(Org, [_values(record, "org_id", "org_name", "created_at") for record in new])
 
 
-def _write_organizations(records: list[Record], _: VectorChanges) -> list[Record]:
-    for record in records:
-        org = Org(**_properties(record, "org_id", "org_name", "created_at")).save()
-        store_exact_times([org], [record])
-    return records
+def _write_users(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    """The users with their two collections, as ``create_user`` makes them."""
+    org = _org(work, new[0]["org_id"])
+    fields = ("org_id", "user_id", "user_name", "created_at")
+    users, _ = work.create_each(User, [_values(record, *fields) for record in new])
+    owned = [_values(record, "org_id", "user_id") for record in new]
+    pairs = [(n, n) for n in range(len(new))]
+    work.link(User.belongs_to, users, org)
+    work.link(User.interactions_in, users, work.create_each(InteractionCollection, owned)[0], pairs)
+    work.link(User.has_memories, users, work.create_each(MemoryCollection, owned)[0], pairs)
 
 
-def _write_users(records: list[Record], _: VectorChanges) -> list[Record]:
-    org_id = records[0]["org_id"]
-    org = locked_org(org_id)
-    users = User.nodes.bulk_create(
-        *(_properties(record, "org_id", "user_id", "user_name", "created_at") for record in records)
+def _write_agents(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    """The new agents, and the links of the batch's agents, new or skipped alike, to the
+    organisation and their users: a user imported again after its deletion gets its own
+    agents back (merged)."""
+    org_id = batch[0]["org_id"]
+    org = _org(work, org_id)
+    users, index = _users(work, org_id, batch, lock=False)
+    made = {record["agent_id"] for record in new}
+    kept = [record for record in batch if record["agent_id"] not in made]
+    existing = work.match_each(
+        Agent,
+        [_values(record, "org_id", "agent_id") for record in kept],
+        lambda key: AgentNotFound(org_id, key["agent_id"]),
     )
-    store_exact_times(users, records)
-    owned = [{"org_id": org_id, "user_id": user.user_id} for user in users]
-    interactions = InteractionCollection.nodes.bulk_create(*owned)
-    memories = MemoryCollection.nodes.bulk_create(*owned)
-    connect_many(
-        (User.belongs_to, [(user, org) for user in users]),
-        (User.interactions_in, list(zip(users, interactions, strict=True))),
-        (User.has_memories, list(zip(users, memories, strict=True))),
-    )
-    return records
-
-
-def _write_agents(records: list[Record], _: VectorChanges) -> list[Record]:
-    agents = Agent.nodes.bulk_create(
-        *(
-            _properties(record, "org_id", "agent_id", "agent_label", "user_id", "created_at")
-            for record in records
+    fields = ("org_id", "agent_id", "agent_label", "user_id", "created_at")
+    created, _ = work.create_each(Agent, [_values(record, *fields) for record in new])
+    for agents, records in ((created, new), (existing, kept)):
+        work.link(Org.has_agent, org, agents)
+        work.link(
+            User.has_agent,
+            users,
+            agents,
+            [
+                (index[record["user_id"]], n)
+                for n, record in enumerate(records)
+                if record["user_id"] is not None
+            ],
         )
-    )
-    store_exact_times(agents, records)
-    return records
 
 
-def _link_agents(records: list[Record]) -> None:
-    """Link the batch's agents to the organisation and their users, new or skipped alike:
-    a user imported again after its deletion gets its own agents back (MERGE)."""
-    org_id = records[0]["org_id"]
-    org = locked_org(org_id)
-    users = _users(org_id, (r["user_id"] for r in records if r["user_id"] is not None))
-    wanted = [record["agent_id"] for record in records]
-    agents = Agent.nodes.filter(org_id=org_id, agent_id__in=wanted).all()
-    connect_many(
-        (Org.has_agent, [(org, agent) for agent in agents]),
-        (User.has_agent, [(users[a.user_id], a) for a in agents if a.user_id in users]),
-    )
-
-
-def _write_interactions(records: list[Record], _: VectorChanges) -> list[Record]:
-    org_id = records[0]["org_id"]
-    users = _locked_users(org_id, (record["user_id"] for record in records))
-    collections = _collections(users, User.interactions_in)
-    records = [record for record in records if record["user_id"] in users]
-    interactions = Interaction.nodes.bulk_create(
-        *(
-            _properties(
-                record,
-                "org_id",
-                "user_id",
-                "agent_id",
-                "interaction_id",
-                "created_at",
-                "updated_at",
-            )
-            for record in records
-        ),
-        lazy=True,  # element ids only: the records have the values
-    )
-    store_exact_times(interactions, records)
-    messages = MessageBlock.nodes.bulk_create(
-        *(
-            {"msg_position": position, **message}
-            for record in records
-            for position, message in enumerate(record["messages"])
-        ),
-        lazy=True,
-    )
-    days = _days(
-        org_id, ((record["user_id"], day) for record in records for day in record["dates"])
-    )
-    first: list[tuple[MemoraNode, MemoraNode]] = []
-    following: list[tuple[MemoraNode, MemoraNode]] = []
-    start = 0
-    for interaction, record in zip(interactions, records, strict=True):
-        chain = messages[start : start + len(record["messages"])]
-        start += len(chain)
-        if chain:
-            first.append((interaction, chain[0]))
-            following.extend(zip(chain, chain[1:], strict=False))
-    connect_many(
-        (
-            InteractionCollection.had_interaction,
-            [
-                (collections[record["user_id"]], node)
-                for node, record in zip(interactions, records, strict=True)
-            ],
-        ),
-        (Interaction.first_message, first),
-        (MessageBlock.is_next, following),
-        (
-            Interaction.has_occurrence_on,
-            [
-                (node, days[(record["user_id"], day)])
-                for node, record in zip(interactions, records, strict=True)
-                for day in record["dates"]
+def _write_interactions(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    users, index = _users(work, new[0]["org_id"], new)
+    fields = ("org_id", "user_id", "agent_id", "interaction_id", "created_at", "updated_at")
+    declare_interactions(
+        work,
+        InteractionWrite(
+            interactions_in=work.related_each(users, User.interactions_in),
+            new=[
+                NewInteraction(
+                    index[record["user_id"]],
+                    _values(record, *fields),
+                    record["messages"],
+                    record["dates"],
+                )
+                for record in new
             ],
         ),
     )
-    return records
 
 
-def _write_memories(records: list[Record], changes: VectorChanges) -> list[Record]:
-    org_id = records[0]["org_id"]
-    users = _locked_users(org_id, (record["user_id"] for record in records))
-    collections = _collections(users, User.has_memories)
-    wanted = sorted({record["interaction_id"] for record in records})
-    found = Interaction.nodes.filter(
-        org_id=org_id, user_id__in=sorted(users), interaction_id__in=wanted
-    ).all()
-    interactions = {(node.user_id, node.interaction_id): node for node in found}
-    records = [
-        record
-        for record in records
-        if record["user_id"] in users
-        and (record["user_id"], record["interaction_id"]) in interactions
-    ]
-    sourced = {
-        interactions[(record["user_id"], record["interaction_id"])]
-        for record in records
-        if record["source_positions"]
-    }
-    messages = {
-        (start.element_id, message.msg_position): message
-        for start, message in reachable(
-            list(sourced), Interaction.first_message, MessageBlock.is_next
-        )
-    }
-    days = _days(
-        org_id,
-        (
-            (record["user_id"], record["date_obtained"])
-            for record in records
-            if record["date_obtained"] is not None
-        ),
+def _write_memories(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    org_id = new[0]["org_id"]
+    users, index = _users(work, org_id, new)
+    sources = sorted({(record["user_id"], record["interaction_id"]) for record in new})
+    interactions = work.match_each(
+        Interaction,
+        [
+            {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
+            for user_id, interaction_id in sources
+        ],
+        lambda key: InteractionNotFound(org_id, key["user_id"], key["interaction_id"]),
     )
-    memories = Memory.nodes.bulk_create(
-        *(
-            _properties(
-                record,
-                *("org_id", "user_id", "agent_id", "interaction_id", "memory_id", "memory"),
-                "obtained_at",
-            )
-            for record in records
-        ),
-        lazy=True,  # element ids only: the records have the values
-    )
-    store_exact_times(memories, records)
-    changes.add(convert.memory_for_vector(record) for record in records)
-    pairs = list(zip(memories, records, strict=True))
-
-    def source_of(record: Record) -> Interaction:
-        return interactions[(record["user_id"], record["interaction_id"])]
-
-    links: list[Link] = [
-        (Memory.interaction_source, [(node, source_of(record)) for node, record in pairs]),
-        (
-            MemoryCollection.includes,
-            [(collections[record["user_id"]], node) for node, record in pairs],
-        ),
-        (
-            Memory.date_obtained,
-            [
-                (node, days[(record["user_id"], record["date_obtained"])])
-                for node, record in pairs
-                if record["date_obtained"] is not None
+    position = {source: n for n, source in enumerate(sources)}
+    fields = ("org_id", "user_id", "agent_id", "interaction_id", "memory_id", "memory")
+    _, memories = declare_interactions(
+        work,
+        InteractionWrite(
+            memories_in=work.related_each(users, User.has_memories),
+            existing=interactions,
+            memories=[
+                NewMemory(
+                    owner=index[record["user_id"]],
+                    interaction=position[(record["user_id"], record["interaction_id"])],
+                    properties=_values(record, *fields, "obtained_at"),
+                    sources=record["source_positions"],
+                    day=record["date_obtained"],
+                )
+                for record in new
             ],
         ),
-        (
-            Memory.message_source,
-            [
-                (node, messages[(source_of(record).element_id, position)])
-                for node, record in pairs
-                for position in record["source_positions"]
-                if (source_of(record).element_id, position) in messages
-            ],
-        ),
-    ]
-    connect_many(*links)
-    return records
+    )
+    changes.add(convert.memory_for_vector(memory) for memory in memories)
 
 
-def _write_contrary_updates(records: list[Record], _: VectorChanges) -> list[Record]:
-    """Link the pairs (``MERGE``): it creates no node of its own, so a batch whose commit
+def _write_contrary_updates(
+    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
+) -> None:
+    """Link the pairs (merged): it creates no node of its own, so a batch whose commit
     went unanswered runs again, and finds what landed linked already."""
-    org_id = records[0]["org_id"]
-    users = _locked_users(org_id, (record["user_id"] for record in records))
-    wanted = sorted({r[name] for r in records for name in ("memory_id", "updated_by")})
-    found = Memory.nodes.filter(
-        org_id=org_id, user_id__in=sorted(users), memory_id__in=wanted
-    ).all()
-    memories = {(node.user_id, node.memory_id): node for node in found}
-    pairs = [
-        (memories[(r["user_id"], r["memory_id"])], memories[(r["user_id"], r["updated_by"])])
-        for r in records
-        if (r["user_id"], r["memory_id"]) in memories
-        and (r["user_id"], r["updated_by"]) in memories
-    ]
-    connect_many((Memory.contrary_update, pairs))
-    return []
+    org_id = new[0]["org_id"]
+    _users(work, org_id, new)
+    ids = sorted({(r["user_id"], r[name]) for r in new for name in ("memory_id", "updated_by")})
+    memories = work.match_each(
+        Memory,
+        [
+            {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
+            for user_id, memory_id in ids
+        ],
+        lambda key: MemoryNotFound(org_id, key["user_id"], key["memory_id"]),
+    )
+    index = {key: n for n, key in enumerate(ids)}
+    work.link(
+        Memory.contrary_update,
+        memories,
+        memories,
+        [
+            (index[(r["user_id"], r["memory_id"])], index[(r["user_id"], r["updated_by"])])
+            for r in new
+        ],
+    )
 
 
-#: Per record type: what writes a batch of new records; it returns the records whose nodes
-#: it created (those of users and interactions that exist), for :func:`_created_first`.
-WRITERS: dict[str, Callable[[list[Record], VectorChanges], list[Record]]] = {
+Writer = Callable[[UnitOfWork, list[Record], list[Record], VectorChanges], None]
+
+#: Per record type: what declares the write of a batch (all its records, the new ones).
+WRITERS: dict[str, Writer] = {
     transfer.ORGANIZATION: _write_organizations,
     transfer.USER: _write_users,
     transfer.AGENT: _write_agents,
@@ -638,24 +666,42 @@ def _created_first(kind: str, created: list[Record]) -> Landed | None:
     """What shows that an import batch took effect when its commit goes unanswered: the
     node of the first record it created exists. None when it created no node (links
     only, merged): it may simply run again."""
-    if not created:
+    if not created or kind not in KEYS:
         return None
     cls, key = KEYS[kind]
     return Landed(cls, {name: created[0][name] for name in key})
 
 
-def _taken_memory_ids(owners: dict[str, tuple[int, str, str]]) -> dict[str, Any]:
-    """The memories of another tenant (or user) holding one of ``owners``' memory ids.
+def _taken_memory_ids(
+    graph: Graph, owners: dict[str, tuple[int, str, str]]
+) -> dict[str, tuple[str, str]]:
+    """The ``(org_id, user_id)`` of another tenant (or user) holding one of ``owners``'
+    memory ids, by id.
 
     ``owners`` maps a memory id to the line, org_id and user_id of its record. The key's
     index starts with org_id, so this reads the Memory label; hence many ids a statement.
     """
-    found = Memory.nodes.filter(memory_id__in=sorted(owners)).all()
-    return {
-        node.memory_id: node
-        for node in found
-        if (node.org_id, node.user_id) != owners[node.memory_id][1:]
-    }
+    work = UnitOfWork()
+    work.output("found", work.nodes_in(Memory, "memory_id", sorted(owners)))
+
+    def found(row: dict[str, Any]) -> dict[str, tuple[str, str]]:
+        return {
+            node["memory_id"]: (node["org_id"], node["user_id"])
+            for node in row["found"]
+            if (node["org_id"], node["user_id"]) != owners[node["memory_id"]][1:]
+        }
+
+    return graph.read_unit(work, found)
+
+
+def _kinds_held(graph: Graph, org_id: str) -> set[str]:
+    """The record types of which the graph holds some node of ``org_id`` (a seek of each
+    key's index by its prefix): the records of any other type have nothing to clash with,
+    and their batches are not looked up one by one."""
+    work = UnitOfWork()
+    for kind, (cls, _) in KEYS.items():
+        work.output(kind, work.nodes(cls, 1, org_id=org_id))
+    return graph.read_unit(work, lambda row: {kind for kind in KEYS if row[kind]})
 
 
 def _check_input(
@@ -667,17 +713,18 @@ def _check_input(
     owners: dict[str, tuple[int, str, str]] = {}
 
     def check_owners() -> None:
-        taken = graph.read(partial(_taken_memory_ids, owners))
+        taken = _taken_memory_ids(graph, owners)
         if taken:
             first = min(owners[memory_id][0] for memory_id in taken)
-            raise MemoryIdsTaken(
-                first, {memory_id: (n.org_id, n.user_id) for memory_id, n in taken.items()}
-            )
+            raise MemoryIdsTaken(first, taken)
         owners.clear()
 
+    held: set[str] | None = None
     for kind, batch in _batches(records, rekeying):
-        if kind in KEYS:
-            existing = graph.read(partial(_existing, kind, batch))
+        if held is None:  # the organization's record comes first
+            held = _kinds_held(graph, batch[0][1]["org_id"])
+        if kind in held:
+            existing = graph.read_unit(*_existing(kind, batch))
             _new_of(kind, batch, existing, on_conflict)  # raises on the first clash
         if kind == transfer.MEMORY and rekeying is None:
             for line, record in batch:
@@ -724,12 +771,13 @@ def import_records(
                 batch: Any = batch,
                 planned: list[int] = planned,
             ) -> Landed | None:
-                new = _new_records(kind, batch, on_conflict)
+                new = _new_records(graph, kind, batch, on_conflict)
                 planned.append(len(new))
-                made = WRITERS[kind](new, changes) if new else []
-                if kind == transfer.AGENT:
-                    _link_agents([record for _, record in batch])
-                return _created_first(kind, made)
+                if new or kind == transfer.AGENT:  # skipped agents are linked again
+                    unit = UnitOfWork()
+                    WRITERS[kind](unit, [record for _, record in batch], new, changes)
+                    graph.run(unit)
+                return _created_first(kind, new)
 
             graph.write(work, lambda landed: landed)
             # The first attempt's count: a later one, after an unanswered commit of links
@@ -847,7 +895,7 @@ def move_organization(
                 exported.add(record)
                 spool.write(transfer.dumps(record) + "\n")
                 done += 1
-                if done % EXPORT_BATCH_SIZE == 0:
+                if done % MOVE_PROGRESS_RECORDS == 0:
                     report("export", done, None)
             report("export", done, done)
         imported = target.import_records(

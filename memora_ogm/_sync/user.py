@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from memora_ogm import convert
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.erasure import FINISHED, erase, erase_in_batches, per_batch
+from memora_ogm._sync.erasure import (
+    FINISHED,
+    INTERACTIONS,
+    erase,
+    erase_in_batches,
+    per_batch,
+)
 from memora_ogm._sync.graph import Landed, nothing
 from memora_ogm._sync.nodes import (
     Date,
@@ -17,6 +23,7 @@ from memora_ogm._sync.nodes import (
     User,
 )
 from memora_ogm._sync.organization import match_org
+from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import UserNotFound
 from memora_ogm.projection import reading
 from memora_ogm.schema import models
@@ -102,16 +109,16 @@ class Neo4jUser(GraphComponent):
         for ref in (user, *collections):
             work.lock(ref)
         owned = {"org_id": org_id, "user_id": user_id}
-        interactions = work.nodes(Interaction, per_batch(size, 4), **owned)
+        interactions = work.nodes(Interaction, per_batch(size, INTERACTIONS), **owned)
         work.lock(interactions)
         memories = work.nodes(Memory, per_batch(size), **owned)
         groups = erase(work, size, memories, interactions)
-        emptied = work.room([*groups, (interactions, per_batch(size, 4))], "emptied")
+        emptied = room(work, [*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
         days = work.nodes(Date, per_batch(size), **owned)
-        work.delete(days, when=emptied)
-        finished = work.room([(days, per_batch(size))], FINISHED, emptied)
+        delete_when(work, days, emptied)
+        finished = room(work, [(days, per_batch(size))], FINISHED, emptied)
         for ref in (user, *collections):
-            work.delete(ref, when=finished)
+            delete_when(work, ref, finished)
 
         erase_in_batches(
             self.graph,

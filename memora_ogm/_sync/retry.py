@@ -1,0 +1,143 @@
+# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
+"""The retry policy of every call: what running the work again may cure, and how long to wait.
+
+A call is run again, with jittered exponential backoff, on Neo4j's transient errors, on
+constraint races of concurrent ``MERGE``\\ s of a user's days and on nodes deleted by a
+concurrent transaction while this one waited for their lock. Any other constraint
+violation is a conflict, raised at once. A write whose commit went unanswered (the
+connection lost after the commit was sent, or during an auto-commit statement) may
+have landed or not: it is not simply run again, but the server is asked what shows it
+landed (:class:`Landed`), for as long as :func:`ask_outcome` allows.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from neo4j.exceptions import ClientError, ServiceUnavailable, SessionExpired, TransientError
+from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
+
+from memora_ogm._sync.compat import sleep
+from memora_ogm.errors import ConflictError, NodeVanished, OutcomeUnknown, RetriesExhausted
+from memora_ogm.unit_of_work import UnitOfWork
+
+T = TypeVar("T")
+logger = logging.getLogger("memora_ogm")
+
+CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
+#: A node the transaction had found was deleted by a concurrent transaction before this
+#: one could lock it (raised where it waited for that lock): the work starts again and
+#: sees the node gone.
+ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
+#: Labels of the nodes units of work ``MERGE`` (:meth:`UnitOfWork.merge`: a user's days).
+#: Two transactions merging the same new one race on its key: the loser runs again and
+#: finds it. A violation of any other key is a conflict.
+MERGED_LABELS = ("Date",)
+#: The driver's errors for a connection lost (or never made) under a statement.
+CONNECTION_LOST = (ServiceUnavailable, SessionExpired)
+#: The transaction outgrew the server's transaction memory: a transient error by its
+#: code, but the same work would not fit the next time either, so it is never retried.
+OUT_OF_TRANSACTION_MEMORY = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
+#: Words of the server's message for a unique key that exists already (the same code
+#: also reports a node deleted while a concurrent transaction linked to it).
+KEY_EXISTS = "already exists with"
+
+
+def violated_key(error: BaseException) -> str | None:
+    """The server's message of a unique constraint violation, else None."""
+    if isinstance(error, UniqueProperty):
+        return str(error.message)
+    if isinstance(error, ClientError) and error.code == CONSTRAINT_FAILED:
+        message = str(error.message)
+        return message if KEY_EXISTS in message else None
+    return None
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Whether running the work again is safe and may succeed.
+
+    A lost connection is, for work that did not commit: an unanswered commit reaches
+    here only once resolved (:meth:`Graph.write`, :meth:`Graph.query`).
+    """
+    if isinstance(error, TransientError) and error.code == OUT_OF_TRANSACTION_MEMORY:
+        return False
+    if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, NodeVanished)):
+        return True
+    if isinstance(error, NodeClassNotDefined) and not error.db_node_rel_class.labels:
+        return True  # a node read while a concurrent transaction deleted it has no labels
+    violated = violated_key(error)
+    if violated is not None:
+        return any(f"label `{label}`" in violated for label in MERGED_LABELS)
+    # A node deleted while a concurrent transaction linked to it ("still has
+    # relationships"), or deleted while this one waited for its lock: run it again.
+    return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
+
+
+def retried(work: Callable[[], T], max_attempts: int, base_backoff: float) -> T:
+    """``work``, run again while it fails with what :func:`is_retryable` accepts: at most
+    ``max_attempts`` times, waiting up to ``base_backoff`` seconds doubled each attempt
+    (full jitter). A key that exists is a :class:`ConflictError`."""
+    for attempt in range(1, max_attempts + 1):
+        try:
+            return work()
+        except Exception as error:
+            if not is_retryable(error):
+                violated = violated_key(error)
+                if violated is not None:
+                    raise ConflictError(violated) from error
+                raise
+            if attempt == max_attempts:
+                raise RetriesExhausted(f"gave up after {attempt} attempts: {error}") from error
+            delay = random.uniform(0, base_backoff * 2 ** (attempt - 1))
+            logger.info("retrying after %s (attempt %d): %s", type(error).__name__, attempt, error)
+            sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class Landed:
+    """What shows that a write took effect when its commit went unanswered: the node of
+    ``cls`` with ``keys`` exists (``present``), or no longer does (a delete).
+
+    One node is enough, since a transaction commits whole or not at all: the node the
+    write creates with an id of its own, or the one it deletes.
+    """
+
+    cls: type
+    keys: Mapping[str, Any]
+    present: bool = True
+
+    def probe(self) -> UnitOfWork:
+        """The read that answers: it outputs ``node``, null when there is none."""
+        probe = UnitOfWork()
+        probe.output("node", probe.match(self.cls, **self.keys))
+        return probe
+
+
+def ask_outcome(landed: Landed, found: Callable[[], bool], timeout: float) -> bool:
+    """Whether the write ``landed`` shows took effect; ``found()`` asks the server whether
+    its node exists.
+
+    A server that went down with the commit is asked again until it is back, for up to
+    ``timeout`` seconds: giving up sooner would undo the vector changes of a write that
+    may have landed. ``OutcomeUnknown`` after that.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            exists = found()
+            break
+        except (RetriesExhausted, *CONNECTION_LOST) as error:
+            if time.monotonic() >= deadline:
+                raise OutcomeUnknown(
+                    "the connection was lost as a write committed, and the server could "
+                    f"not be asked whether it took effect: {error}"
+                ) from error
+            sleep(0.5)
+    logger.info("a commit went unanswered; it %s", "landed" if exists else "did not land")
+    return exists == landed.present

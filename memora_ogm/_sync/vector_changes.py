@@ -1,0 +1,125 @@
+# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
+"""The vector store's half of a write: applied just before the graph commits, undone if
+the commit then fails, so that both stores change together or neither does.
+
+A write transaction records what it changes in the vector store (:class:`VectorChanges`)
+as its graph work runs; :class:`VectorCommit` is the hook :meth:`Graph.write` puts around
+the graph's commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from memora_ogm._sync.vector_base import BaseVectorDB
+from memora_ogm.schema.models import Memory as MemoryModel
+
+logger = logging.getLogger("memora_ogm")
+
+
+class VectorChanges:
+    """The memories one write transaction adds to and removes from the vector store.
+
+    ``removed`` holds the memories as they were, so that a failed commit can put
+    them back; a purge also clears whatever else the store holds for that user or
+    organisation. Without a vector store (``tracked`` false) nothing is recorded, and
+    the memories given are never built.
+    """
+
+    def __init__(self, tracked: bool = True) -> None:
+        self.tracked = tracked
+        self.added: list[MemoryModel] = []
+        self.removed: list[MemoryModel] = []
+        self.purged_users: list[tuple[str, str]] = []
+        self.purged_organizations: list[str] = []
+
+    def add(self, memories: Iterable[MemoryModel]) -> None:
+        if self.tracked:
+            self.added.extend(memories)
+
+    def remove(self, memories: Iterable[MemoryModel]) -> None:
+        if self.tracked:
+            self.removed.extend(memories)
+
+    def purge_user(self, org_id: str, user_id: str) -> None:
+        if self.tracked:
+            self.purged_users.append((org_id, user_id))
+
+    def purge_organization(self, org_id: str) -> None:
+        if self.tracked:
+            self.purged_organizations.append(org_id)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.purged_users or self.purged_organizations)
+
+
+def _add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> None:
+    """``add_memories`` takes one agent and one timestamp a call: group by them."""
+    groups: dict[tuple[str, str, str, str], list[MemoryModel]] = {}
+    for memory in memories:
+        key = (memory.org_id, memory.user_id, memory.agent_id, memory.obtained_at.isoformat())
+        groups.setdefault(key, []).append(memory)
+    for (org_id, user_id, agent_id, obtained_at), group in groups.items():
+        vector_db.add_memories(
+            org_id=org_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            memory_ids=[memory.memory_id for memory in group],
+            memories=[memory.memory for memory in group],
+            obtained_at=obtained_at,
+        )
+
+
+def apply_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None:
+    """Apply ``changes``; if that fails half-way, put back what was applied and re-raise."""
+    try:
+        if changes.removed:
+            vector_db.delete_memories([memory.memory_id for memory in changes.removed])
+        for org_id, user_id in changes.purged_users:
+            vector_db.delete_all_user_memories(org_id, user_id)
+        for org_id in changes.purged_organizations:
+            vector_db.delete_all_organization_memories(org_id)
+        if changes.added:
+            _add_to_vector_db(vector_db, changes.added)
+    except BaseException:
+        undo_vector_changes(vector_db, changes)
+        raise
+
+
+def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None:
+    """Best effort inverse of :func:`apply_vector_changes` (deletes and upserts are idempotent)."""
+    try:
+        if changes.added:
+            vector_db.delete_memories([memory.memory_id for memory in changes.added])
+        if changes.removed:
+            _add_to_vector_db(vector_db, changes.removed)
+    except Exception:  # pragma: no cover - reported, the original error matters more
+        logger.exception("could not undo vector store changes after a failed write")
+
+
+class VectorCommit:
+    """The hook around one write transaction's commit that keeps the vector store in step.
+
+    The work records its :attr:`changes`; :meth:`before_commit` applies them once the
+    graph work ran through (a vector store that refuses them fails the write, and the
+    graph's transaction rolls back); :meth:`commit_failed` undoes them when the commit
+    then fails or did not land. Without a vector store both are no-ops.
+    """
+
+    def __init__(self, vector_db: BaseVectorDB | None) -> None:
+        self.vector_db = vector_db
+        self.changes = VectorChanges(tracked=vector_db is not None)
+        self.applied = False
+
+    def before_commit(self) -> None:
+        """Apply the changes to the vector store (all of them, or none)."""
+        if self.vector_db is not None and self.changes:
+            apply_vector_changes(self.vector_db, self.changes)
+            self.applied = True
+
+    def commit_failed(self) -> None:
+        """Undo what :meth:`before_commit` applied: the graph did not commit."""
+        if self.applied and self.vector_db is not None:
+            self.applied = False
+            undo_vector_changes(self.vector_db, self.changes)

@@ -1,0 +1,87 @@
+"""One way to the database (issue 22): which library modules send statements, and which
+write Cypher text.
+
+Read from the package's source: a statement leaves through a driver, session or
+transaction call (``run``, ``execute_query``, ``cypher_query``...), and Cypher text is a
+string that starts with a clause. Only the graph's one statement path sends, and only
+the compiler, the named queries and the schema install write Cypher.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import memora_ogm
+
+PACKAGE = Path(memora_ogm.__file__).parent
+#: Calls that send a statement (or open a transaction) on a driver, session or ``adb``.
+SENDING = {"cypher_query", "execute_query", "execute_read", "execute_write", "run"}
+#: Owners of a ``run`` that is not a statement: processes, event loops, and the graph's
+#: own ``Graph.run`` of a unit of work.
+NOT_STATEMENTS = {"subprocess", "asyncio", "graph", "self.graph", "self"}
+#: Where statements may leave, by module: the graph's one statement path, the schema
+#: install on neomodel's own connection (neomodel's ``install_labels``) and the test
+#: clean, which sends the compiler's plans on the test's bare driver.
+SENDERS = {
+    ("_async/graph.py", "runner.run"),
+    ("_async/schema.py", "adb.cypher_query"),
+    ("testing.py", "driver.execute_query"),
+}
+#: Modules allowed to write Cypher text: the compiler (its plans and their compile step),
+#: the operations of one domain that extend it (an interaction's chain, an erasure's
+#: batches), the named queries and the schema install. (``mapping.py`` writes pattern
+#: pieces such as an arrow, no clause.)
+CYPHER_WRITERS = {
+    "unit_of_work.py",
+    "plan.py",
+    "chains.py",
+    "erasure_plans.py",
+    "queries.py",
+    "_async/schema.py",
+}
+CLAUSE = re.compile(
+    r"^\s*(MATCH|OPTIONAL MATCH|CREATE|MERGE|UNWIND|CALL|RETURN|WITH|SHOW|DROP|FOREACH|DETACH)\b"
+)
+
+
+def _modules() -> dict[str, ast.Module]:
+    """The hand-written modules (the sync twin is generated from ``_async``)."""
+    return {
+        path.relative_to(PACKAGE).as_posix(): ast.parse(path.read_text())
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "_sync" not in path.relative_to(PACKAGE).parts
+    }
+
+
+def _senders(module: ast.Module) -> set[str]:
+    return {
+        ast.unparse(node.func)
+        for node in ast.walk(module)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in SENDING
+        and not (node.func.attr == "run" and ast.unparse(node.func.value) in NOT_STATEMENTS)
+    }
+
+
+def _cypher_texts(module: ast.Module) -> list[str]:
+    texts = []
+    for node in ast.walk(module):
+        if isinstance(node, ast.JoinedStr) and node.values:
+            node = node.values[0]
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if CLAUSE.match(node.value):
+                texts.append(node.value)
+    return texts
+
+
+def test_only_the_one_statement_path_sends_statements() -> None:
+    sent = {(name, call) for name, module in _modules().items() for call in _senders(module)}
+    assert sent == SENDERS
+
+
+def test_only_the_compiler_the_named_queries_and_the_schema_write_cypher() -> None:
+    writers = {name for name, module in _modules().items() if _cypher_texts(module)}
+    assert writers == CYPHER_WRITERS
