@@ -23,6 +23,7 @@ from interaction_helpers import DAY, LATER, NO_MEMORY, World, chat, conversation
 from neo4j import AsyncSession, Driver
 from neo4j._async.work.transaction import AsyncTransactionBase
 
+from memora_ogm._async import transfer as async_transfer
 from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.errors import NotFoundError
@@ -44,6 +45,8 @@ class Tenant:
     world: World
     interaction_id: str
     memory_id: str
+    #: What the shape's preparation (:data:`PREPARED`) gave, made before recording.
+    prepared: Any = None
 
 
 Call = Callable[[Any, Tenant], Awaitable[Any]]
@@ -171,7 +174,46 @@ SHAPES: dict[str, Call] = {
     # The bulk methods, being rewritten (issue 22): their golden files change with them.
     "export_organization": lambda m, t: _collect(m.export_organization(t.world.org_id)),
     "export_user": lambda m, t: _collect(m.export_user(t.world.org_id, t.world.user_id)),
+    "export_user__pages_of_one": lambda m, t: _pages_of_one(
+        m.export_user(t.world.org_id, t.world.user_id)
+    ),
+    "import_records": lambda m, t: m.import_records(t.prepared),
+    "import_records__skip": lambda m, t: m.import_records(t.prepared, on_conflict="skip"),
 }
+
+
+async def _exported_then_deleted(memora: Any, t: Tenant) -> list[Any]:
+    """The organisation's records, the organisation deleted: a fail-mode import is new."""
+    records = await _collect(memora.export_organization(t.world.org_id))
+    await memora.delete_organization(t.world.org_id)
+    return records
+
+
+async def _exported_then_interaction_deleted(memora: Any, t: Tenant) -> list[Any]:
+    """The organisation's records, its interaction (and memories) deleted: a skip-mode
+    import keeps the rest and writes those again."""
+    records = await _collect(memora.export_organization(t.world.org_id))
+    w = t.world
+    await memora.delete_user_interaction_and_its_memories(w.org_id, w.user_id, t.interaction_id)
+    return records
+
+
+#: Shape name -> what its call needs made first, not recorded (its result in ``prepared``).
+PREPARED: dict[str, Call] = {
+    "import_records": _exported_then_deleted,
+    "import_records__skip": _exported_then_interaction_deleted,
+}
+
+
+async def _pages_of_one(stream: AsyncIterator[Any]) -> list[Any]:
+    """An export a page per node: the statements of the pages after the first (keyset
+    reads after a key)."""
+    saved = async_transfer.EXPORT_FIRST_PAGE, async_transfer.EXPORT_PAGE_NODES
+    async_transfer.EXPORT_FIRST_PAGE = async_transfer.EXPORT_PAGE_NODES = 1
+    try:
+        return await _collect(stream)
+    finally:
+        async_transfer.EXPORT_FIRST_PAGE, async_transfer.EXPORT_PAGE_NODES = saved
 
 
 class Recorder:
@@ -244,6 +286,8 @@ async def test_each_call_sends_its_golden_statements(
     facade: Neo4jGraphInterface, recorder: Recorder, shape: str
 ) -> None:
     tenant = await _tenant(facade)
+    if shape in PREPARED:
+        tenant.prepared = await PREPARED[shape](facade, tenant)
     recorder.on = True
     try:
         await SHAPES[shape](facade, tenant)

@@ -1,4 +1,4 @@
-// parameters: agents_limit, dates_limit, interactions_limit, limit, limit_2, memories_limit, message_blocks_limit, org_id, tails, times, users_limit
+// parameters: agents_limit, dates_limit, interactions_limit, limit, limit_2, limit_3, memories_limit, message_blocks_limit, org_id, tails, times, users_limit
 OPTIONAL MATCH (org:Org {org_id: $org_id})
 WITH org, CASE WHEN org IS NULL THEN [[0, null]] ELSE [] END AS missing
 OPTIONAL CALL (org, missing) {
@@ -32,7 +32,7 @@ FOREACH (node IN CASE WHEN emptied THEN memory_collections ELSE [] END | DETACH 
 FOREACH (node IN CASE WHEN emptied THEN users ELSE [] END | DETACH DELETE node)
 FOREACH (node IN CASE WHEN emptied THEN agents ELSE [] END | DETACH DELETE node)
 FOREACH (node IN CASE WHEN emptied THEN dates_3 ELSE [] END | DETACH DELETE node)
-WITH org, tails_ends, memories_2, emptied, (emptied AND size(users) < $limit_2 AND size(agents) < $limit AND size(dates_3) < $limit) AS finished
+WITH org, tails_ends, memories_2, emptied, (emptied AND size(users) < $limit_3 AND size(agents) < $limit AND size(dates_3) < $limit) AS finished
 FOREACH (node IN CASE WHEN finished THEN [org] ELSE [] END | DETACH DELETE node)
 RETURN tails_ends, memories_2, emptied, finished
 }

@@ -1,97 +1,34 @@
-// parameters: org_org_id_1
-MATCH (org:Org) WHERE org.org_id = $org_org_id_1 RETURN org LIMIT 2
+// parameters: org_id, times, user_id
+OPTIONAL MATCH (org:Org {org_id: $org_id})
+OPTIONAL MATCH (user:User {org_id: $org_id, user_id: $user_id})
+RETURN CASE WHEN org IS NULL THEN [[0, null]] ELSE [] END + CASE WHEN user IS NULL THEN [[1, null]] ELSE [] END AS missing, org {.org_id, .org_name, created_at: CASE WHEN org.created_at IS NULL THEN null ELSE [org.created_at.epochMillis, org.created_at.nanosecond, org.created_at.timezone] END} AS org
 
 // ---
 
-// parameters: ids
-UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id RETURN id, [CASE WHEN n.`created_at` IS NULL THEN null ELSE [n.`created_at`.epochMillis, n.`created_at`.nanosecond, n.`created_at`.timezone] END]
+// parameters: limit, org_id, times, user_id
+WITH COLLECT { MATCH (node:User {org_id: $org_id, user_id: $user_id}) RETURN node ORDER BY node.org_id, node.user_id LIMIT $limit } AS users
+RETURN [] AS missing, [node IN users | node {.org_id, .user_id, .user_name, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END}] AS page
 
 // ---
 
-// parameters: user_org_id_1, user_user_id_1
-MATCH (user:User) WHERE user.org_id = $user_org_id_1 AND user.user_id = $user_user_id_1 RETURN user LIMIT 2
+// parameters: limit, org_id, times
+WITH COLLECT { MATCH (node:Agent {org_id: $org_id}) RETURN node ORDER BY node.org_id, node.agent_id LIMIT $limit } AS agents
+RETURN [] AS missing, [node IN agents | node {.org_id, .agent_id, .agent_label, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END, .user_id}] AS page
 
 // ---
 
-// parameters: user_org_id_1, user_user_id_1
-MATCH (user:User) WHERE user.org_id = $user_org_id_1 AND user.user_id = $user_user_id_1 RETURN user ORDER BY user.org_id, user.user_id LIMIT 500
+// parameters: limit, org_id, times, user_id
+WITH COLLECT { MATCH (node:User {org_id: $org_id, user_id: $user_id}) RETURN node ORDER BY node.org_id, node.user_id LIMIT $limit } AS users
+RETURN [] AS missing, [node IN users | node {.org_id, .user_id, .user_name, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END}] AS page
 
 // ---
 
-// parameters: ids
-UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id RETURN id, [CASE WHEN n.`created_at` IS NULL THEN null ELSE [n.`created_at`.epochMillis, n.`created_at`.nanosecond, n.`created_at`.timezone] END]
+// parameters: limit, org_id, times, user_id
+WITH COLLECT { MATCH (node:Interaction {org_id: $org_id, user_id: $user_id}) RETURN node ORDER BY node.org_id, node.user_id, node.interaction_id LIMIT $limit } AS interactions
+RETURN [] AS missing, [node IN interactions | node {.org_id, .user_id, .agent_id, .interaction_id, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END, updated_at: CASE WHEN node.updated_at IS NULL THEN null ELSE [node.updated_at.epochMillis, node.updated_at.nanosecond, node.updated_at.timezone] END, messages: COLLECT { MATCH (node)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(reached:MessageBlock) WHERE size(keys(reached)) > 0 RETURN [reached.role, reached.content] ORDER BY reached.msg_position }, dates: COLLECT { MATCH (node)-[:HAS_OCCURRENCE_ON]->(reached:Date) WHERE size(keys(reached)) > 0 RETURN reached.date }}] AS page
 
 // ---
 
-// parameters: agent_org_id_1
-MATCH (agent:Agent) WHERE agent.org_id = $agent_org_id_1 RETURN agent ORDER BY agent.org_id, agent.agent_id LIMIT 500
-
-// ---
-
-// parameters: ids
-UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id RETURN id, [CASE WHEN n.`created_at` IS NULL THEN null ELSE [n.`created_at`.epochMillis, n.`created_at`.nanosecond, n.`created_at`.timezone] END]
-
-// ---
-
-// parameters: user_org_id_1, user_user_id_1
-MATCH (user:User) WHERE user.org_id = $user_org_id_1 AND user.user_id = $user_user_id_1 RETURN user ORDER BY user.org_id, user.user_id LIMIT 500
-
-// ---
-
-// parameters: ids
-UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id RETURN id, [CASE WHEN n.`created_at` IS NULL THEN null ELSE [n.`created_at`.epochMillis, n.`created_at`.nanosecond, n.`created_at`.timezone] END]
-
-// ---
-
-// parameters: interaction_org_id_1, interaction_user_id_1
-MATCH (interaction:Interaction) WHERE interaction.org_id = $interaction_org_id_1 AND interaction.user_id = $interaction_user_id_1 RETURN interaction ORDER BY interaction.org_id, interaction.user_id, interaction.interaction_id LIMIT 500
-
-// ---
-
-// parameters: ids
-UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id RETURN id, [CASE WHEN n.`created_at` IS NULL THEN null ELSE [n.`created_at`.epochMillis, n.`created_at`.nanosecond, n.`created_at`.timezone] END, CASE WHEN n.`updated_at` IS NULL THEN null ELSE [n.`updated_at`.epochMillis, n.`updated_at`.nanosecond, n.`updated_at`.timezone] END]
-
-// ---
-
-// parameters: ids
-UNWIND $ids AS id MATCH (s) WHERE elementId(s) = id MATCH (s)-[:FIRST_MESSAGE]->(first), (first)-[:IS_NEXT*0..]->(n) WHERE n:`MessageBlock` AND size(keys(n)) > 0 RETURN id, n
-
-// ---
-
-// parameters: ids
-UNWIND $ids AS id MATCH (s) WHERE elementId(s) = id MATCH (s)-[:HAS_OCCURRENCE_ON]->(n) WHERE n:`Date` AND size(keys(n)) > 0 RETURN id, n
-
-// ---
-
-// parameters: memory_org_id_1, memory_user_id_1
-MATCH (memory:Memory) WHERE memory.org_id = $memory_org_id_1 AND memory.user_id = $memory_user_id_1 RETURN memory ORDER BY memory.org_id, memory.user_id, memory.memory_id LIMIT 500
-
-// ---
-
-// parameters: ids
-UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id RETURN id, [CASE WHEN n.`obtained_at` IS NULL THEN null ELSE [n.`obtained_at`.epochMillis, n.`obtained_at`.nanosecond, n.`obtained_at`.timezone] END]
-
-// ---
-
-// parameters: ids
-UNWIND $ids AS id MATCH (s) WHERE elementId(s) = id MATCH (s)-[:MESSAGE_SOURCE]->(n) WHERE n:`MessageBlock` AND size(keys(n)) > 0 RETURN id, n
-
-// ---
-
-// parameters: ids
-UNWIND $ids AS id MATCH (s) WHERE elementId(s) = id MATCH (s)-[:DATE_OBTAINED]->(n) WHERE n:`Date` AND size(keys(n)) > 0 RETURN id, n
-
-// ---
-
-// parameters: memory_org_id_1, memory_user_id_1
-MATCH (memory:Memory) WHERE memory.org_id = $memory_org_id_1 AND memory.user_id = $memory_user_id_1 RETURN memory ORDER BY memory.org_id, memory.user_id, memory.memory_id LIMIT 500
-
-// ---
-
-// parameters: ids
-UNWIND $ids AS id MATCH (n) WHERE elementId(n) = id RETURN id, [CASE WHEN n.`obtained_at` IS NULL THEN null ELSE [n.`obtained_at`.epochMillis, n.`obtained_at`.nanosecond, n.`obtained_at`.timezone] END]
-
-// ---
-
-// parameters: ids
-UNWIND $ids AS id MATCH (s) WHERE elementId(s) = id MATCH (s)-[:CONTRARY_UPDATE]->(n) WHERE n:`Memory` AND size(keys(n)) > 0 RETURN id, n
+// parameters: limit, org_id, times, user_id
+WITH COLLECT { MATCH (node:Memory {org_id: $org_id, user_id: $user_id}) RETURN node ORDER BY node.org_id, node.user_id, node.memory_id LIMIT $limit } AS memories
+RETURN [] AS missing, [node IN memories | node {.org_id, .user_id, .agent_id, .interaction_id, .memory_id, .memory, obtained_at: CASE WHEN node.obtained_at IS NULL THEN null ELSE [node.obtained_at.epochMillis, node.obtained_at.nanosecond, node.obtained_at.timezone] END, sources: COLLECT { MATCH (node)-[:MESSAGE_SOURCE]->(reached:MessageBlock) WHERE size(keys(reached)) > 0 RETURN reached.msg_position }, days: COLLECT { MATCH (node)-[:DATE_OBTAINED]->(reached:Date) WHERE size(keys(reached)) > 0 RETURN reached.date }, newer: COLLECT { MATCH (node)-[:CONTRARY_UPDATE]->(reached:Memory) WHERE size(keys(reached)) > 0 AND reached.org_id = node.org_id AND reached.user_id = node.user_id RETURN reached.memory_id ORDER BY reached.memory_id }}] AS page
