@@ -18,9 +18,10 @@ of a node.
 
 This module does no I/O and is shared by both twins: ``Graph.run`` executes a unit of
 work in the current transaction. The mapping to the class definitions is in
-:mod:`memora_ogm.mapping`; operations of one domain (an interaction's chain) live in
-their domain's module and use :meth:`UnitOfWork.add`, :meth:`UnitOfWork.param` and
-:meth:`UnitOfWork.rows`.
+:mod:`memora_ogm.mapping`; operations of one domain (an interaction's chain in
+:mod:`memora_ogm.chains`, an erasure's bounded batches in :mod:`memora_ogm.erasure_plans`)
+live in their domain's module and use :meth:`UnitOfWork.add`, :meth:`UnitOfWork.param`,
+:meth:`UnitOfWork.rows` and :meth:`UnitOfWork.output_value`.
 """
 
 from __future__ import annotations
