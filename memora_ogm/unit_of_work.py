@@ -1,41 +1,76 @@
-"""One facade call's graph work, compiled into one generated Cypher statement.
+"""One facade call's graph work, planned and compiled into one generated Cypher statement.
 
 A call declares, in terms of the node classes and their relationship attributes,
 what it matches (with the not-found error each missing node raises), locks,
-creates, merges, links, reads and deletes; :meth:`UnitOfWork.compile` turns that
-into a single statement with every caller value as a parameter. Existence checks
-ride in the statement: its head ``OPTIONAL MATCH``\\ es everything the call needs,
-lists what is missing, and the body (locks and writes) runs only when nothing is,
-so a call that fails writes nothing and costs one round trip. The statement text
-depends on the shape of the call (and on which of its datetimes are equal), never
-on how many messages or memories it carries: lists travel as parameters and are
-``UNWIND``\\ ed. Each distinct datetime travels once, in ``$times``, in the compact
-form ``ZonedDateTimeProperty.expand`` turns back into a DATETIME on the server: the
-driver's own encoding of a datetime costs more than the rest of a node.
+creates, merges, links, reads and deletes. Each declaration appends frozen clauses
+to the unit's plan (:mod:`memora_ogm.plan`); :meth:`UnitOfWork.compile` names the
+variables after their classes, works out what each ``WITH`` carries and each subquery
+imports, and returns a single statement with every caller value as a parameter named
+after its property (``$org_id``). Existence checks ride in the statement: its head
+``OPTIONAL MATCH``\\ es everything the call needs, lists what is missing, and the body
+(locks and writes) runs only when nothing is, so a call that fails writes nothing and
+costs one round trip. The statement text depends on the shape of the call (and on which
+of its datetimes are equal), never on how many messages or memories it carries: lists
+travel as parameters and are ``UNWIND``\\ ed. Each distinct datetime travels once, in
+``$times``, in the compact form ``ZonedDateTimeProperty.expand`` turns back into a
+DATETIME on the server: the driver's own encoding of a datetime costs more than the rest
+of a node.
 
-This module does no I/O and is shared by both twins: ``Graph.run`` executes a
-unit of work in the current transaction. New nodes get their properties from
-per-class tables computed once from the neomodel class definitions (defaults
-such as shortuuid ids and ``default_now`` timestamps, then each property's
-``deflate``), so no node object is built and no per-instance introspection runs
-on the hot paths.
+This module does no I/O and is shared by both twins: ``Graph.run`` executes a unit of
+work in the current transaction. The mapping to the class definitions is in
+:mod:`memora_ogm.mapping`; operations of one domain (an interaction's chain in
+:mod:`memora_ogm.chains`, an erasure's bounded batches in :mod:`memora_ogm.erasure_plans`)
+live in their domain's module and use :meth:`UnitOfWork.add`, :meth:`UnitOfWork.param`,
+:meth:`UnitOfWork.rows` and :meth:`UnitOfWork.output_value`.
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from neomodel.properties import Property
-from neomodel.util import RelationshipDirection, escape_identifier
-
-from memora_ogm.projection import projection, reading, stored_as_is
+from memora_ogm.mapping import (
+    ClassTable,
+    Param,
+    arrow,
+    hint,
+    label,
+    node_properties,
+    relation_name,
+    table,
+    target_class,
+)
+from memora_ogm.plan import (
+    Bind,
+    Clause,
+    Cypher,
+    Match,
+    Output,
+    Scope,
+    Subquery,
+    Update,
+    Var,
+    cy,
+    identifier,
+    join,
+    live_before,
+    render,
+    render_head,
+)
+from memora_ogm.projection import projection, reading
 from memora_ogm.properties import ZonedDateTimeProperty, sent_form
+
+__all__ = [
+    "ClassTable",
+    "Param",
+    "Related",
+    "arrow",
+    "node_properties",
+    "table",
+    "target_class",
+]
 
 #: Set and removed again to take a node's write lock without changing it.
 LOCK_PROPERTY = "memora_lock"
@@ -44,174 +79,70 @@ MissingError = Callable[[Any], Exception]
 """Makes the not-found error of a match from what is missing (a key map for lists, else None)."""
 
 
-@dataclass(frozen=True)
-class ClassTable:
-    """What writing a node of one class needs, computed once from its definition."""
-
-    label: str
-    #: Attribute name -> (database name, the type a value is stored as it is, or None,
-    #: deflate). neomodel's deflate wraps each value in an error handler; a plain string
-    #: property (no choices, no maximum length) stores a ``str`` as it is, an integer
-    #: property an ``int``, so those skip it. Any other value still goes through it.
-    deflate: Mapping[str, tuple[str, type | None, Callable[[Any], Any]]]
-    #: (attribute name, database name, deflate, default factory) of each default.
-    defaults: tuple[tuple[str, str, Callable[[Any], Any], Callable[[], Any]], ...]
-    #: Required attributes without a default.
-    required: tuple[str, ...]
-    #: Database names of the properties stored as datetimes (see ``UnitOfWork._time``).
-    times: tuple[str, ...]
-
-
-@functools.cache
-def table(cls: type) -> ClassTable:
-    """The :class:`ClassTable` of ``cls``, built on first use."""
-    properties: dict[str, Property[Any]] = {
-        name: value
-        for base in reversed(cls.__mro__)
-        for name, value in vars(base).items()
-        if isinstance(value, Property)
-    }
-    return ClassTable(
-        label=cls.__label__,  # type: ignore[attr-defined]
-        deflate={
-            name: (prop.get_db_property_name(name), stored_as_is(prop), prop.deflate)
-            for name, prop in properties.items()
-        },
-        defaults=tuple(
-            (name, prop.get_db_property_name(name), prop.deflate, prop.default_value)
-            for name, prop in properties.items()
-            if prop.has_default
-        ),
-        required=tuple(
-            name for name, prop in properties.items() if prop.required and not prop.has_default
-        ),
-        times=tuple(
-            prop.get_db_property_name(name)
-            for name, prop in properties.items()
-            if isinstance(prop, ZonedDateTimeProperty)
-        ),
-    )
-
-
-def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True) -> dict[str, Any]:
-    """The stored properties of a node of ``cls``: defaults filled in, each value deflated.
-
-    ``None`` is not stored (as neomodel); an unknown name is a programming error. Only
-    the given values, defaults and required names are visited, not every property.
-    """
-    spec = table(cls)
-    stored: dict[str, Any] = {}
-    for name, value in values.items():
-        entry = spec.deflate.get(name)
-        if entry is None:
-            unknown = sorted(set(values) - set(spec.deflate))
-            raise TypeError(f"{cls.__name__} has no properties {unknown}")
-        if value is not None:
-            db_name, as_is, deflate = entry
-            kept = type(value) is as_is or type(value) is Param
-            stored[db_name] = value if kept else deflate(value)
-    if defaults:
-        for name, db_name, deflate, default in spec.defaults:
-            if values.get(name) is None:
-                stored[db_name] = deflate(default())
-        for name in spec.required:
-            if values.get(name) is None:
-                raise ValueError(f"{cls.__name__}.{name} is required")
-    return stored
-
-
-def target_class(rel: Any) -> type:
-    """The node class a relationship attribute points at (resolving names given as strings)."""
-    if not isinstance(rel._raw_class, str):
-        return rel._raw_class  # type: ignore[no-any-return]
-    if "node_class" not in rel.definition:
-        rel.lookup_node_class()
-    return rel.definition["node_class"]  # type: ignore[no-any-return]
-
-
-@functools.cache
-def arrow(rel: Any, repeat: str = "") -> str:
-    """One hop along ``rel`` from its declaring class, e.g. ``-[:IS_NEXT*0..]->``."""
-    kind = f":{escape_identifier(rel.definition['relation_type'])}{repeat}"
-    direction = rel.definition["direction"]
-    if direction == RelationshipDirection.OUTGOING:
-        return f"-[{kind}]->"
-    if direction == RelationshipDirection.INCOMING:
-        return f"<-[{kind}]-"
-    return f"-[{kind}]-"
-
-
-@functools.cache
-def _label(cls: type) -> str:
-    return escape_identifier(table(cls).label)
-
-
-#: A property or variable name as Cypher reads it, escaped once per name.
-_name = functools.cache(escape_identifier)
-
-
 @dataclass(frozen=True, slots=True)
-class Param:
-    """A value a :class:`Prepared` unit of work is given when it runs: ``$name`` in its
-    statement."""
-
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class Output:
-    """An output in the body: its projection where it was declared (what a write has
-    changed by then)."""
-
-    value: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"WITH *, {self.value} AS {self.name}"
-
-
-@dataclass(frozen=True)
 class Ref:
-    """A node (``many=False``) or a list of nodes bound in the statement."""
+    """A node (``many=False``) or a list of nodes bound in the plan."""
 
-    expression: str
+    expression: Cypher
     cls: type
     many: bool
     #: Made by this unit of work: relationships to it are created, not merged.
     created: bool = False
 
     @property
-    def items(self) -> str:
+    def items(self) -> Cypher:
         """The Cypher list of the node(s)."""
-        return self.expression if self.many else f"[{self.expression}]"
+        return self.expression if self.many else cy("[", self.expression, "]")
+
+
+def _of(var: Var, cls: type, many: bool, created: bool = False) -> Ref:
+    return Ref(cy(var), cls, many, created)
 
 
 class UnitOfWork:
-    """A builder for one statement (see the module docstring); no I/O."""
+    """A builder of one statement's plan (see the module docstring); no I/O."""
 
     def __init__(self) -> None:
         self.params: dict[str, Any] = {}
-        self._head: list[str] = []
-        self._checks: list[tuple[str, MissingError]] = []
-        self._locks: list[str] = []
-        self._body: list[str | Output] = []
+        self._head: list[Clause] = []
+        self._checks: list[tuple[Cypher, MissingError]] = []
+        self._locks: list[Clause] = []
+        self._body: list[Clause] = []
         self._writes = False
-        self._outputs: list[str] = []
-        self._counter = itertools.count()
+        self._outputs: list[tuple[Var, str]] = []
         self._times: list[datetime] = []
         self._time_index: dict[tuple[datetime, Any], int] = {}
 
-    # -- names ------------------------------------------------------------------------
+    # -- the extension points of domain modules ----------------------------------------
 
-    def _var(self) -> str:
-        return f"v{next(self._counter)}"
+    def add(self, clause: Clause) -> None:
+        """Append ``clause`` to the body (an :class:`Update` makes the unit a write)."""
+        self._writes = self._writes or isinstance(clause, Update)
+        self._body.append(clause)
 
-    def _param(self, value: Any) -> str:
+    def param(self, value: Any, name: str) -> str:
+        """``$name`` holding ``value`` (``$name_2`` if ``name`` holds another value; a
+        :class:`Param` is its own name)."""
         if type(value) is Param:
             return f"${value.name}"
-        name = f"p{len(self.params)}"
+        base, number = name, 1
+        while name in self.params:
+            known = self.params[name]
+            if type(known) is type(value) and isinstance(value, str | int) and known == value:
+                return f"${name}"
+            number += 1
+            name = f"{base}_{number}"
         self.params[name] = value
         return f"${name}"
+
+    def output_value(self, name: str, value: Cypher) -> Var:
+        """Return ``value`` as ``name`` (computed where this is called)."""
+        var = Var(name)
+        self.add(Output(var, value, name))
+        self._outputs.append((var, name))
+        return var
+
+    # -- values -------------------------------------------------------------------------
 
     def _time(self, value: datetime) -> int:
         """The index of ``value`` in the statement's ``$times``, one entry per distinct
@@ -224,33 +155,35 @@ class UnitOfWork:
             self._times.append(value)
         return index
 
-    def _value(self, value: Any) -> str:
+    def _value(self, value: Any, name: str) -> str:
         """A parameter holding ``value`` (a datetime: its entry of ``$times``)."""
         if isinstance(value, datetime):
             return ZonedDateTimeProperty.expand(f"$times[{self._time(value)}]")
-        return self._param(value)
+        return self.param(value, name)
 
-    def _assign(self, var: str, stored: Mapping[str, Any], operator: str) -> str:
-        """SET items giving ``var`` the ``stored`` properties (``=`` replaces, ``+=`` adds):
-        one map parameter, and its datetimes from ``$times``."""
-        plain = {name: value for name, value in stored.items() if not isinstance(value, datetime)}
-        items = [f"{var} {operator} {self._param(plain)}"]
+    def _assign(
+        self, target: Var | str, stored: Mapping[str, Any], operator: str, name: str
+    ) -> Cypher:
+        """SET items giving ``target`` the ``stored`` properties (``=`` replaces, ``+=``
+        adds): one map parameter ``$name``, and its datetimes from ``$times``."""
+        plain = {key: value for key, value in stored.items() if not isinstance(value, datetime)}
+        items: list[Cypher] = [cy(target, f" {operator} {self.param(plain, name)}")]
         items.extend(
-            f"{var}.{_name(name)} = {self._value(value)}"
-            for name, value in stored.items()
+            cy(target, f".{identifier(key)} = {self._value(value, key)}")
+            for key, value in stored.items()
             if isinstance(value, datetime)
         )
-        return ", ".join(items)
+        return join(", ", items)
 
-    def _rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, str, str]:
-        """A list parameter of ``stored`` rows, the SET items that give ``node`` the
-        properties of ``row``, and where a row keeps its plain properties (``row`` plus
-        this suffix). For a class with datetime properties, ``.p`` maps the plain ones and
-        ``.t`` indexes ``$times`` for each datetime (null where a row has none); a class
-        without is sent as the rows themselves."""
+    def rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, str, str]:
+        """A list parameter of ``stored`` rows (named after the class), the SET items that
+        give ``node`` the properties of ``row``, and where a row keeps its plain properties
+        (``row`` plus this suffix). For a class with datetime properties, ``.p`` maps the
+        plain ones and ``.t`` indexes ``$times`` for each datetime (null where a row has
+        none); a class without is sent as the rows themselves."""
         times = table(cls).times
         if not times:
-            return self._param(stored), "node = row", ""
+            return self.param(stored, hint(cls, many=True)), "node = row", ""
         rows = [
             {
                 "p": {k: v for k, v in properties.items() if k not in times},
@@ -262,17 +195,19 @@ class UnitOfWork:
             for properties in stored
         ]
         items = ["node = row.p"] + [
-            f"node.{_name(name)} = " + ZonedDateTimeProperty.expand(f"$times[row.t[{index}]]")
+            f"node.{identifier(name)} = " + ZonedDateTimeProperty.expand(f"$times[row.t[{index}]]")
             for index, name in enumerate(times)
         ]
-        return self._param(rows), ", ".join(items), ".p"
+        return self.param(rows, hint(cls, many=True)), ", ".join(items), ".p"
 
     def _keys(self, cls: type, keys: Mapping[str, Any], source: str | None = None) -> str:
-        """``{name: $p, ...}`` for ``keys`` deflated, or ``{name: source.name}`` for a row."""
+        """``{name: $name, ...}`` for ``keys`` deflated, or ``{name: source.name}`` for a row."""
         stored = node_properties(cls, keys, defaults=False)
         if source is not None:
-            return ", ".join(f"{_name(name)}: {source}.{_name(name)}" for name in stored)
-        return ", ".join(f"{_name(name)}: {self._value(value)}" for name, value in stored.items())
+            return ", ".join(f"{identifier(name)}: {source}.{identifier(name)}" for name in stored)
+        return ", ".join(
+            f"{identifier(name)}: {self._value(value, name)}" for name, value in stored.items()
+        )
 
     def _head_only(self) -> None:
         if self._body:
@@ -282,7 +217,14 @@ class UnitOfWork:
         if missing is not None:
             number = len(self._checks)
             self._checks.append(
-                (f"CASE WHEN {ref.expression} IS NULL THEN [[{number}, null]] ELSE [] END", missing)
+                (
+                    cy(
+                        "CASE WHEN ",
+                        ref.expression,
+                        f" IS NULL THEN [[{number}, null]] ELSE [] END",
+                    ),
+                    missing,
+                )
             )
         if lock:
             self.lock(ref)
@@ -300,9 +242,10 @@ class UnitOfWork:
     ) -> Ref:
         """The node of ``cls`` with ``keys``; ``missing()`` is raised when there is none."""
         self._head_only()
-        var = self._var()
-        self._head.append(f"OPTIONAL MATCH ({var}:{_label(cls)} {{{self._keys(cls, keys)}}})")
-        return self._check(Ref(var, cls, False), missing and (lambda _: missing()), lock)
+        var = Var(hint(cls))
+        pattern = cy("(", var, f":{label(cls)} {{{self._keys(cls, keys)}}})")
+        self._head.append(Match(pattern, (var,)))
+        return self._check(_of(var, cls, False), missing and (lambda _: missing()), lock)
 
     def match_related(
         self,
@@ -314,9 +257,11 @@ class UnitOfWork:
     ) -> Ref:
         """The node one hop along ``rel`` from ``start`` (e.g. a user's memory collection)."""
         self._head_only()
-        var, cls = self._var(), target_class(rel)
-        self._head.append(f"OPTIONAL MATCH ({start.expression}){arrow(rel)}({var}:{_label(cls)})")
-        return self._check(Ref(var, cls, False), missing and (lambda _: missing()), lock)
+        cls = target_class(rel)
+        var = Var(hint(cls))
+        pattern = cy("(", start.expression, f"){arrow(rel)}(", var, f":{label(cls)})")
+        self._head.append(Match(pattern, (var,)))
+        return self._check(_of(var, cls, False), missing and (lambda _: missing()), lock)
 
     def match_each(
         self,
@@ -329,17 +274,24 @@ class UnitOfWork:
         """The nodes of ``cls`` with each of ``keys``, in that order; ``missing(key)`` for the
         first key with no node."""
         self._head_only()
-        var = self._var()
+        var, gone = Var(hint(cls, many=True)), Var(f"{hint(cls)}_missing")
         rows = [node_properties(cls, key, defaults=False) for key in keys]
         pattern = self._keys(cls, keys[0] if keys else {}, source="key") if keys else ""
         self._head.append(
-            f"CALL () {{ UNWIND {self._param(rows)} AS key "
-            f"OPTIONAL MATCH (found:{_label(cls)} {{{pattern}}}) "
-            f"RETURN collect(found) AS {var}, "
-            f"collect(CASE WHEN found IS NULL THEN key END) AS {var}_missing }}"
+            Subquery(
+                cy(
+                    f"UNWIND {self.param(rows, f'{hint(cls)}_keys')} AS key "
+                    f"OPTIONAL MATCH (found:{label(cls)} {{{pattern}}}) "
+                    "RETURN collect(found) AS ",
+                    var,
+                    ", collect(CASE WHEN found IS NULL THEN key END) AS ",
+                    gone,
+                ),
+                (var, gone),
+            )
         )
-        self._checks.append((f"[key IN {var}_missing | [{len(self._checks)}, key]]", missing))
-        ref = Ref(var, cls, True)
+        self._checks.append((cy("[key IN ", gone, f" | [{len(self._checks)}, key]]"), missing))
+        ref = _of(var, cls, True)
         if lock:
             self.lock(ref)
         return ref
@@ -353,15 +305,16 @@ class UnitOfWork:
         body (of nodes found there) comes where it is declared.
         """
         self._writes = True
-        name = _name(LOCK_PROPERTY)
-        (self._body if self._body else self._locks).append(
-            f"FOREACH (node IN {ref.items} | SET node.{name} = true REMOVE node.{name})"
+        name = identifier(LOCK_PROPERTY)
+        clause = Update(
+            cy("FOREACH (node IN ", ref.items, f" | SET node.{name} = true REMOVE node.{name})")
         )
+        (self._body if self._body else self._locks).append(clause)
 
-    def _bind(self, cls: type, expression: str, many: bool, created: bool = False) -> Ref:
-        var = self._var()
-        self._body.append(f"WITH *, {expression} AS {var}")
-        return Ref(var, cls, many, created)
+    def _bind(self, cls: type, expression: Cypher, many: bool, created: bool = False) -> Ref:
+        var = Var(hint(cls, many))
+        self.add(Bind(var, expression))
+        return _of(var, cls, many, created)
 
     def nodes(self, cls: type, limit: int | None = None, **keys: Any) -> Ref:
         """Every node of ``cls`` with the property values ``keys`` (e.g. all of one user),
@@ -371,14 +324,14 @@ class UnitOfWork:
         (as it does for every keyed node): the planner then seeks the key's index by its
         prefix instead of scanning the label.
         """
-        match = f"MATCH (node:{_label(cls)} {{{self._keys(cls, keys)}}})"
+        match = f"MATCH (node:{label(cls)} {{{self._keys(cls, keys)}}})"
         node_key = getattr(cls, "__node_key__", None)
         key: tuple[str, ...] = node_key[1] if node_key else ()
         if keys and set(keys) < set(key):
-            rest = [f"node.{_name(name)} IS NOT NULL" for name in key if name not in keys]
+            rest = [f"node.{identifier(name)} IS NOT NULL" for name in key if name not in keys]
             match += f" WHERE {' AND '.join(rest)}"
-        top = "" if limit is None else f" LIMIT {self._param(limit)}"
-        return self._bind(cls, f"COLLECT {{ {match} RETURN node{top} }}", True)
+        top = "" if limit is None else f" LIMIT {self.param(limit, f'{hint(cls, True)}_limit')}"
+        return self._bind(cls, cy(f"COLLECT {{ {match} RETURN node{top} }}"), True)
 
     def reachable(
         self,
@@ -400,104 +353,84 @@ class UnitOfWork:
         """
         cls = target_class(then_repeat if then_repeat is not None else rel)
         hops = arrow(rel) + (
-            f"(:{_label(target_class(rel))}){arrow(then_repeat, '*0..')}"
+            f"(:{label(target_class(rel))}){arrow(then_repeat, '*0..')}"
             if then_repeat is not None
             else ""
         )
         order = (
-            f" ORDER BY node.{_name(order_by)}{' DESC' if descending else ''}" if order_by else ""
+            f" ORDER BY node.{identifier(order_by)}{' DESC' if descending else ''}"
+            if order_by
+            else ""
         )
-        match = f"MATCH (start){hops}(node:{_label(cls)}) WHERE size(keys(node)) > 0"
+        match = f"MATCH (start){hops}(node:{label(cls)}) WHERE size(keys(node)) > 0"
         if limit is None:
             return self._bind(
                 cls,
-                f"COLLECT {{ UNWIND {start.items} AS start {match} RETURN DISTINCT node{order} }}",
+                cy(
+                    "COLLECT { UNWIND ",
+                    start.items,
+                    f" AS start {match} RETURN DISTINCT node{order} }}",
+                ),
                 True,
             )
         # A subquery of its own that keeps only ``start``: the server counts what each row
         # carries, and a long chain's rows carrying the statement's lists outgrew its memory.
-        var = self._var()
-        self._body.append(
-            f"WITH * CALL ({_vars(start)}) {{ UNWIND {start.items} AS start WITH start {match} "
-            f"WITH DISTINCT node{order} LIMIT {self._param(limit)} "
-            f"RETURN collect(node) AS {var} }}"
+        var = Var(hint(cls, many=True))
+        self.add(
+            Subquery(
+                cy(
+                    "UNWIND ",
+                    start.items,
+                    f" AS start WITH start {match} "
+                    f"WITH DISTINCT node{order} LIMIT {self.param(limit, f'{var.hint}_limit')} "
+                    "RETURN collect(node) AS ",
+                    var,
+                ),
+                (var,),
+            )
         )
-        return Ref(var, cls, True)
+        return _of(var, cls, True)
 
     def as_list(self, ref: Ref) -> Ref:
         """The node(s) as a list."""
         return Ref(ref.items, ref.cls, True, ref.created)
 
     def concat(self, first: Ref, second: Ref) -> Ref:
-        """``first``'s nodes then ``second``'s (e.g. the kept head of a chain and its new tail)."""
-        return Ref(
-            f"({first.items} + {second.items})", first.cls, True, first.created and second.created
-        )
+        """``first``'s nodes then ``second``'s (e.g. the kept head of a chain and its new tail),
+        bound once: a list indexed by each row of a link is not rebuilt per row."""
+        created = first.created and second.created
+        return self._bind(first.cls, cy(first.items, " + ", second.items), True, created)
 
     def create(self, cls: type, **values: Any) -> tuple[Ref, dict[str, Any]]:
         """A new node of ``cls``; returns it and its stored properties (ids included)."""
         stored = node_properties(cls, values)
-        var = self._var()
-        self._writes = True
-        self._body.append(f"CREATE ({var}:{_label(cls)}) SET {self._assign(var, stored, '=')}")
-        return Ref(var, cls, False, created=True), stored
+        var = Var(hint(cls))
+        assign = self._assign(var, stored, "=", hint(cls))
+        self.add(Update(cy("CREATE (", var, f":{label(cls)}) SET ", assign), (var,)))
+        return _of(var, cls, False, created=True), stored
 
     def create_each(
         self, cls: type, rows: Sequence[Mapping[str, Any]]
     ) -> tuple[Ref, list[dict[str, Any]]]:
         """New nodes of ``cls``, one per row, in order; returns them and their properties."""
         stored = [node_properties(cls, row) for row in rows]
-        var = self._var()
+        var = Var(hint(cls, many=True))
+        param, assign, _ = self.rows(cls, stored)
         self._writes = True
-        param, assign, _ = self._rows(cls, stored)
-        self._body.append(_create_rows(cls, param, assign, var))
-        return Ref(var, cls, True, created=True), stored
-
-    def keep_common_prefix(
-        self, stored: Ref, rows: Sequence[Mapping[str, Any]], compared: Sequence[str]
-    ) -> tuple[Ref, Ref]:
-        """Make the ordered list ``stored`` hold ``rows``: keep its longest prefix whose
-        ``compared`` properties equal the rows', delete the rest, and create nodes of its
-        class for the rows after that prefix. Returns the kept nodes and the new ones.
-
-        The prefix is found by the statement itself, so rewriting a list (an interaction's
-        chain, on update) needs no read of it first.
-        """
-        cls = stored.cls
-        spec = table(cls)
-        names = [spec.deflate[field][0] for field in compared]
-        if set(names) & set(spec.times):
-            raise ValueError("datetimes cannot be compared here")
-        given, kept, made = self._var(), self._var(), self._var()
-        self._writes = True
-        param, assign, plain = self._rows(cls, [node_properties(cls, row) for row in rows])
-        same = " AND ".join(
-            f"{stored.items}[k].{name} = {given}[k]{plain}.{name}" for name in map(_name, names)
-        )
-        self._body.append(f"WITH *, {param} AS {given}")
-        self._body.append(
-            f"WITH *, coalesce(head([k IN range(0, size({given}) - 1) "
-            f"WHERE k >= size({stored.items}) OR NOT coalesce({same}, false)]), "
-            f"size({given})) AS {kept}"
-        )
-        self._body.append(f"FOREACH (node IN {stored.items}[{kept}..] | DETACH DELETE node)")
-        self._body.append(_create_rows(cls, f"{given}[{kept}..]", assign, made, given, kept))
-        return Ref(f"{stored.items}[..{kept}]", cls, True), Ref(made, cls, True, created=True)
+        self.add(create_rows(cls, cy(param), assign, var))
+        return _of(var, cls, True, created=True), stored
 
     def merge(self, cls: type, **keys: Any) -> Ref:
         """The node of ``cls`` with ``keys`` (its whole key), made if missing."""
-        var = self._var()
-        self._writes = True
-        self._body.append(f"MERGE ({var}:{_label(cls)} {{{self._keys(cls, keys)}}})")
-        return Ref(var, cls, False)
+        var = Var(hint(cls))
+        self.add(Update(cy("MERGE (", var, f":{label(cls)} {{{self._keys(cls, keys)}}})"), (var,)))
+        return _of(var, cls, False)
 
     def set(self, ref: Ref, **values: Any) -> None:
         """Set properties of the node(s)."""
         stored = node_properties(ref.cls, values, defaults=False)
-        self._writes = True
-        self._body.append(
-            f"FOREACH (node IN {ref.items} | SET {self._assign('node', stored, '+=')})"
-        )
+        assign = self._assign("node", stored, "+=", f"{hint(ref.cls)}_changes")
+        self.add(Update(cy("FOREACH (node IN ", ref.items, " | SET ", assign, ")")))
 
     def link(
         self,
@@ -513,97 +446,80 @@ class UnitOfWork:
         are created, others merged (linking twice is harmless).
         """
         verb = "CREATE" if source.created or target.created else "MERGE"
-        self._writes = True
+        hop = arrow(rel)
         if pairs is None:
             if source.many and target.many:
                 raise ValueError("linking two lists needs index pairs")
             if not (source.many or target.many):
-                self._body.append(f"{verb} ({source.expression}){arrow(rel)}({target.expression})")
+                self.add(
+                    Update(cy(f"{verb} (", source.expression, f"){hop}(", target.expression, ")"))
+                )
                 return
             a, b, nodes = (
                 ("node", target.expression, source.expression)
                 if source.many
                 else (source.expression, "node", target.expression)
             )
-            self._body.append(f"FOREACH (node IN {nodes} | {verb} ({a}){arrow(rel)}({b}))")
+            self.add(Update(cy("FOREACH (node IN ", nodes, f" | {verb} (", a, f"){hop}(", b, "))")))
             return
-        self._body.append(
-            f"WITH * CALL ({_vars(source, target)}) {{ "
-            f"UNWIND {self._param([list(pair) for pair in pairs])} AS pair "
-            f"WITH {source.items}[pair[0]] AS a, {target.items}[pair[1]] AS b "
-            f"{verb} (a){arrow(rel)}(b) }}"
+        param = self.param([list(pair) for pair in pairs], relation_name(rel))
+        self._writes = True
+        self.add(
+            Subquery(
+                cy(
+                    f"UNWIND {param} AS pair WITH ",
+                    source.items,
+                    "[pair[0]] AS a, ",
+                    target.items,
+                    f"[pair[1]] AS b {verb} (a){hop}(b)",
+                )
+            )
         )
 
     def delete(self, ref: Ref) -> None:
         """Detach and delete the node(s)."""
-        self._writes = True
-        self._body.append(f"FOREACH (node IN {ref.items} | DETACH DELETE node)")
+        self.add(Update(cy("FOREACH (node IN ", ref.items, " | DETACH DELETE node)")))
 
     def delete_emptied(self, ref: Ref, rels: Sequence[Any]) -> None:
         """Detach and delete those of the node(s) that have no relationship along any of
         ``rels`` any more (an interaction whose messages and memories are gone)."""
-        self._writes = True
         left = " OR ".join(f"EXISTS {{ (n){arrow(rel)}() }}" for rel in rels)
-        self._body.append(
-            f"FOREACH (node IN [n IN {ref.items} WHERE NOT ({left})] | DETACH DELETE node)"
+        self.add(
+            Update(
+                cy(
+                    "FOREACH (node IN [n IN ",
+                    ref.items,
+                    f" WHERE NOT ({left})] | DETACH DELETE node)",
+                )
+            )
         )
 
     def delete_unlinked(self, ref: Ref) -> None:
         """Delete those of the node(s) that no relationship touches any more."""
-        self._writes = True
-        self._body.append(
-            f"FOREACH (node IN [n IN {ref.items} WHERE NOT EXISTS {{ (n)--() }}] | DELETE node)"
+        self.add(
+            Update(
+                cy(
+                    "FOREACH (node IN [n IN ",
+                    ref.items,
+                    " WHERE NOT EXISTS { (n)--() }] | DELETE node)",
+                )
+            )
         )
 
     def output(self, name: str, ref: Ref) -> None:
         """Return the properties of the node(s) as ``name`` (read where this is called), as
         the class the reads go through projects them (:mod:`memora_ogm.projection`)."""
         fields = projection(reading(ref.cls))
-        value = (
-            f"[node IN {ref.expression} | {fields.map('node')}]"
-            if ref.many
-            else fields.map(ref.expression)
-        )
-        self._body.append(Output(value, _name(name)))
-        self._outputs.append(_name(name))
-
-    # -- the statement --------------------------------------------------------------------
-
-    def compile(self) -> tuple[str, dict[str, Any]]:
-        """The statement and its parameters; it returns ``missing`` and the outputs.
-
-        ``missing`` lists ``[check number, key]`` for each missing thing (the key is null
-        for a single node). A write computes it first and runs its body only when it is
-        empty; a read is its matches and one RETURN, which computes it and projects the
-        outputs declared last.
-        """
-        missing = " + ".join(check for check, _ in self._checks) or "[]"
-        if self._writes:
-            lines = [*self._head, f"WITH *, {missing} AS missing", "OPTIONAL CALL (*) {"]
-            lines.append("WITH * WHERE missing = []")
-            lines.extend(self._locks)
-            lines.extend(map(str, self._body))
-            lines.append("RETURN " + (", ".join(self._outputs) or "true AS written"))
-            lines.append("}")
-            lines.append("RETURN " + ", ".join(["missing", *self._outputs]))
+        if ref.many:
+            value = cy("[node IN ", ref.expression, f" | {fields.map('node')}]")
         else:
-            body = list(self._body)
-            last: dict[str, str] = {}
-            while body and isinstance(output := body[-1], Output):
-                last[output.name] = output.value
-                body.pop()
-            returned = [
-                f"{last[name]} AS {name}" if name in last else name for name in self._outputs
-            ]
-            lines = [*self._head, *map(str, body)]
-            lines.append("RETURN " + ", ".join([f"{missing} AS missing", *returned]))
-        return "\n".join(lines), {**self.params, "times": [sent_form(t) for t in self._times]}
-
-    def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
-        """Raise the error of the first missing thing the statement reported, if any."""
-        if missing:
-            number, entry = missing[0]
-            raise self._checks[number][1](entry)
+            # The projection's text with the node's expression where its variable goes.
+            pieces = fields.map("\x00").split("\x00")
+            parts: list[str | Cypher] = [pieces[0]]
+            for piece in pieces[1:]:
+                parts += [ref.expression, piece]
+            value = cy(*parts)
+        self.output_value(name, value)
 
     def delete_everything(self, limit: int) -> None:
         """Delete one batch of the whole graph, whatever its labels (the test helpers'
@@ -614,30 +530,35 @@ class UnitOfWork:
         Relationships go first so that no batch grows with a node's degree: a day or a
         collection of a long run links hundreds of thousands of nodes.
         """
-        self._writes = True
-        rels, nodes, batch = self._var(), self._var(), self._param(limit)
-        self._body.append(
-            f"WITH *, COLLECT {{ MATCH ()-[r]->() RETURN r LIMIT {batch} }} AS {rels}"
+        relationships, nodes = Var("relationships"), Var("nodes")
+        batch = self.param(limit, "limit")
+        self.add(Bind(relationships, cy(f"COLLECT {{ MATCH ()-[r]->() RETURN r LIMIT {batch} }}")))
+        self.add(Update(cy("FOREACH (r IN ", relationships, " | DELETE r)")))
+        self.add(
+            Bind(
+                nodes,
+                cy(
+                    "CASE WHEN size(",
+                    relationships,
+                    f") < {batch} THEN COLLECT {{ MATCH (n) RETURN n LIMIT {batch} }} ELSE [] END",
+                ),
+            )
         )
-        self._body.append(f"FOREACH (r IN {rels} | DELETE r)")
-        self._body.append(
-            f"WITH *, CASE WHEN size({rels}) < {batch} "
-            f"THEN COLLECT {{ MATCH (n) RETURN n LIMIT {batch} }} ELSE [] END AS {nodes}"
+        self.add(Update(cy("FOREACH (node IN ", nodes, " | DELETE node)")))
+        self.output_value("deleted", cy("size(", nodes, ")"))
+        self.output_value(
+            "emptied",
+            cy("size(", relationships, f") < {batch} AND size(", nodes, f") < {batch}"),
         )
-        self._body.append(f"FOREACH (node IN {nodes} | DELETE node)")
-        self._body.append(f"WITH *, size({nodes}) AS deleted")
-        self._body.append(f"WITH *, size({rels}) < {batch} AND size({nodes}) < {batch} AS emptied")
-        self._outputs.extend(["deleted", "emptied"])
 
     # -- migrations ------------------------------------------------------------------------
 
     def lacking(self, cls: type, rel: Any, limit: int) -> Ref:
         """At most ``limit`` nodes of ``cls`` with no relationship along ``rel`` (what a
         migration's batch still has to link)."""
-        match = f"MATCH (node:{_label(cls)}) WHERE NOT EXISTS {{ (node){arrow(rel)}() }}"
-        return self._bind(
-            cls, f"COLLECT {{ {match} RETURN node LIMIT {self._param(limit)} }}", True
-        )
+        match = f"MATCH (node:{label(cls)}) WHERE NOT EXISTS {{ (node){arrow(rel)}() }}"
+        top = self.param(limit, f"{hint(cls, many=True)}_limit")
+        return self._bind(cls, cy(f"COLLECT {{ {match} RETURN node LIMIT {top} }}"), True)
 
     def merge_linked(
         self, nodes: Ref, rel: Any, copied: Sequence[str], days: Mapping[str, str]
@@ -648,16 +569,22 @@ class UnitOfWork:
         it (in its stored offset or zone), made if missing."""
         source, target = table(nodes.cls), table(target_class(rel))
         keys = [
-            f"{_name(target.deflate[name][0])}: node.{_name(source.deflate[name][0])}"
+            f"{identifier(target.deflate[name][0])}: node.{identifier(source.deflate[name][0])}"
             for name in copied
         ] + [
-            f"{_name(target.deflate[day][0])}: date(node.{_name(source.deflate[stamp][0])})"
+            f"{identifier(target.deflate[day][0])}: "
+            f"date(node.{identifier(source.deflate[stamp][0])})"
             for day, stamp in days.items()
         ]
-        self._writes = True
-        self._body.append(
-            f"FOREACH (node IN {nodes.items} | MERGE (linked:{_label(target_class(rel))} "
-            f"{{{', '.join(keys)}}}) MERGE (node){arrow(rel)}(linked))"
+        self.add(
+            Update(
+                cy(
+                    "FOREACH (node IN ",
+                    nodes.items,
+                    f" | MERGE (linked:{label(target_class(rel))} {{{', '.join(keys)}}}) "
+                    f"MERGE (node){arrow(rel)}(linked))",
+                )
+            )
         )
 
     # -- keyset pages (tenant exports) ------------------------------------------------------
@@ -672,14 +599,13 @@ class UnitOfWork:
         """
         spec = table(cls)
         names = [spec.deflate[name][0] for name in dict.fromkeys([*keys, order_by])]
-        match = f"MATCH (node:{_label(cls)} {{{self._keys(cls, keys)}}})"
+        match = f"MATCH (node:{label(cls)} {{{self._keys(cls, keys)}}})"
         if after is not None:
-            match += f" WHERE node.{_name(names[-1])} > {self._param(after)}"
-        order = ", ".join(f"node.{_name(name)}" for name in names)
+            match += f" WHERE node.{identifier(names[-1])} > {self.param(after, 'after')}"
+        order = ", ".join(f"node.{identifier(name)}" for name in names)
+        top = self.param(limit, f"{hint(cls, many=True)}_limit")
         return self._bind(
-            cls,
-            f"COLLECT {{ {match} RETURN node ORDER BY {order} LIMIT {self._param(limit)} }}",
-            True,
+            cls, cy(f"COLLECT {{ {match} RETURN node ORDER BY {order} LIMIT {top} }}"), True
         )
 
     def output_each(self, name: str, ref: Ref, **related: Related) -> None:
@@ -687,10 +613,7 @@ class UnitOfWork:
         list of what it reaches (a page of interactions with their messages and days)."""
         fields = projection(reading(ref.cls))
         reached = {key: value.collect("node") for key, value in related.items()}
-        self._body.append(
-            Output(f"[node IN {ref.items} | {fields.map('node', **reached)}]", _name(name))
-        )
-        self._outputs.append(_name(name))
+        self.output_value(name, cy("[node IN ", ref.items, f" | {fields.map('node', **reached)}]"))
 
     # -- batches: operations of the tenant import (memora_ogm._async.transfer) -------------
 
@@ -701,8 +624,10 @@ class UnitOfWork:
         pattern = self._keys(cls, keys[0], source="key") if keys else ""
         return self._bind(
             cls,
-            f"COLLECT {{ UNWIND {self._param(rows)} AS key "
-            f"MATCH (node:{_label(cls)} {{{pattern}}}) RETURN node }}",
+            cy(
+                f"COLLECT {{ UNWIND {self.param(rows, f'{hint(cls)}_keys')} AS key "
+                f"MATCH (node:{label(cls)} {{{pattern}}}) RETURN node }}"
+            ),
             True,
         )
 
@@ -712,8 +637,10 @@ class UnitOfWork:
         db_name = table(cls).deflate[name][0]
         return self._bind(
             cls,
-            f"COLLECT {{ MATCH (node:{_label(cls)}) WHERE node.{_name(db_name)} "
-            f"IN {self._param(list(values))} RETURN node }}",
+            cy(
+                f"COLLECT {{ MATCH (node:{label(cls)}) WHERE node.{identifier(db_name)} "
+                f"IN {self.param(list(values), f'{db_name}_values')} RETURN node }}"
+            ),
             True,
         )
 
@@ -723,7 +650,11 @@ class UnitOfWork:
         cls = target_class(rel)
         return self._bind(
             cls,
-            f"[start IN {starts.items} | head([(start){arrow(rel)}(node:{_label(cls)}) | node])]",
+            cy(
+                "[start IN ",
+                starts.items,
+                f" | head([(start){arrow(rel)}(node:{label(cls)}) | node])]",
+            ),
             True,
         )
 
@@ -731,14 +662,20 @@ class UnitOfWork:
         """The nodes of ``cls`` with each of ``rows`` (a whole key each), made where
         missing, in order: a batch's days, as :meth:`merge` is one call's."""
         stored = [node_properties(cls, row, defaults=False) for row in rows]
-        var = self._var()
-        self._writes = True
+        var = Var(hint(cls, many=True))
         pattern = self._keys(cls, rows[0], source="row") if rows else ""
-        self._body.append(
-            f"WITH * CALL () {{ UNWIND {self._param(stored)} AS row "
-            f"MERGE (node:{_label(cls)} {{{pattern}}}) RETURN collect(node) AS {var} }}"
+        self._writes = True
+        self.add(
+            Subquery(
+                cy(
+                    f"UNWIND {self.param(stored, f'{hint(cls)}_keys')} AS row "
+                    f"MERGE (node:{label(cls)} {{{pattern}}}) RETURN collect(node) AS ",
+                    var,
+                ),
+                (var,),
+            )
         )
-        return Ref(var, cls, True)
+        return _of(var, cls, True)
 
     def link_in_chains(
         self,
@@ -762,20 +699,26 @@ class UnitOfWork:
         for i, j, position in links:
             groups.setdefault(j, []).append([i, position])
         cls = target_class(then)
-        order = _name(order_by)
+        order = identifier(order_by)
         verb = "CREATE" if source.created else "MERGE"
+        chains = self.param([[j, wanted] for j, wanted in groups.items()], relation_name(rel))
         self._writes = True
-        self._body.append(
-            f"WITH * CALL ({_vars(source, starts)}) {{ "
-            f"UNWIND {self._param([[j, wanted] for j, wanted in groups.items()])} AS chain "
-            f"WITH {source.items} AS sources, {starts.items}[chain[0]] AS start, "
-            "chain[1] AS wanted "
-            "WITH sources, wanted, COLLECT { MATCH (start)"
-            f"{arrow(first)}(:{_label(target_class(first))}){arrow(then, '*0..')}"
-            f"(node:{_label(cls)}) RETURN node ORDER BY node.{order} }} AS nodes "
-            "UNWIND wanted AS link "
-            "WITH sources[link[0]] AS a, nodes[link[1]] AS b, link[1] AS position "
-            f"WHERE b.{order} = position {verb} (a){arrow(rel)}(b) }}"
+        self.add(
+            Subquery(
+                cy(
+                    f"UNWIND {chains} AS chain WITH ",
+                    source.items,
+                    " AS sources, ",
+                    starts.items,
+                    "[chain[0]] AS start, chain[1] AS wanted "
+                    "WITH sources, wanted, COLLECT { MATCH (start)"
+                    f"{arrow(first)}(:{label(target_class(first))}){arrow(then, '*0..')}"
+                    f"(node:{label(cls)}) RETURN node ORDER BY node.{order} }} AS nodes "
+                    "UNWIND wanted AS link "
+                    "WITH sources[link[0]] AS a, nodes[link[1]] AS b, link[1] AS position "
+                    f"WHERE b.{order} = position {verb} (a){arrow(rel)}(b)",
+                )
+            )
         )
 
     def output_reached(self, name: str, starts: Ref, rel: Any, fields: Sequence[str]) -> None:
@@ -783,15 +726,118 @@ class UnitOfWork:
         list) of each node one hop along ``rel`` from it: the links a batch finds there."""
         cls = target_class(rel)
         spec = table(cls)
-        values = ", ".join(f"node.{_name(spec.deflate[field][0])}" for field in fields)
-        self._body.append(
-            Output(
-                f"[start IN {starts.items} | "
-                f"[(start){arrow(rel)}(node:{_label(cls)}) | [{values}]]]",
-                _name(name),
-            )
+        values = ", ".join(f"node.{identifier(spec.deflate[field][0])}" for field in fields)
+        self.output_value(
+            name,
+            cy(
+                "[start IN ",
+                starts.items,
+                f" | [(start){arrow(rel)}(node:{label(cls)}) | [{values}]]]",
+            ),
         )
-        self._outputs.append(_name(name))
+
+    # -- the statement --------------------------------------------------------------------
+
+    def _missing(self) -> Cypher:
+        return join(" + ", [check for check, _ in self._checks]) if self._checks else cy("[]")
+
+    def compile(self) -> tuple[str, dict[str, Any]]:
+        """The statement and its parameters; it returns ``missing`` and the outputs.
+
+        ``missing`` lists ``[check number, key]`` for each missing thing (the key is null
+        for a single node). A write computes it first and runs its body only when it is
+        empty; a read is its matches and one RETURN, which computes it and projects the
+        outputs declared last.
+        """
+        missing = self._missing()
+        if self._writes:
+            lines = self._compile_write(missing)
+        else:
+            lines = self._compile_read(missing)
+        return "\n".join(lines), {**self.params, "times": [sent_form(t) for t in self._times]}
+
+    def _returned(self, scope: Scope, inlined: Mapping[Var, Cypher]) -> list[str]:
+        """The outputs as the statement returns them, each under its name."""
+        returned = []
+        for var, name in self._outputs:
+            value = inlined[var].render(scope.names) if var in inlined else scope.names[var]
+            key = identifier(name)
+            returned.append(value if value == key else f"{value} AS {key}")
+        return returned
+
+    def _compile_write(self, missing: Cypher) -> list[str]:
+        flag = Var("missing", exact=True)
+        body = [*self._locks, *self._body]
+        scope = Scope.of([*self._head, Bind(flag, missing), *body])
+        outputs = frozenset(var for var, _ in self._outputs)
+        imports = live_before(body, outputs)[0] | {flag}
+        carried = scope.listed(imports - {flag})
+        names = ", ".join(scope.listed(imports))
+        inner = [scope.names[var] for var, _ in self._outputs]
+        return [
+            *render_head(self._head, scope),
+            f"WITH {', '.join([*carried, f'{missing.render(scope.names)} AS missing'])}",
+            f"OPTIONAL CALL ({names}) {{",
+            f"WITH {names} WHERE missing = []",
+            *render(body, outputs, scope),
+            "RETURN " + (", ".join(inner) or "true AS written"),
+            "}",
+            "RETURN " + ", ".join(["missing", *self._returned(scope, {})]),
+        ]
+
+    def _compile_read(self, missing: Cypher) -> list[str]:
+        body = list(self._body)
+        last: list[Output] = []
+        while body and isinstance(output := body[-1], Output):
+            last.insert(0, output)
+            body.pop()
+        inlined = {output.var: output.value for output in last}
+        scope = Scope.of([*self._head, *body])
+        needed = missing.uses.union(*(value.uses for value in inlined.values()))
+        needed |= frozenset(var for var, _ in self._outputs if var not in inlined)
+        return [
+            *render_head(self._head, scope),
+            *render(body, needed, scope),
+            "RETURN "
+            + ", ".join(
+                [f"{missing.render(scope.names)} AS missing", *self._returned(scope, inlined)]
+            ),
+        ]
+
+    def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
+        """Raise the error of the first missing thing the statement reported, if any."""
+        if missing:
+            number, entry = missing[0]
+            raise self._checks[number][1](entry)
+
+    def explain(self) -> str:
+        """The plan as a reader checks it: its clauses in order, the compiled statement and
+        its parameters (lists by their length)."""
+        clauses = [
+            *(f"head   {clause!r}" for clause in self._head),
+            *(f"check  {check!r}" for check, _ in self._checks),
+            *(f"lock   {clause!r}" for clause in self._locks),
+            *(f"body   {clause!r}" for clause in self._body),
+        ]
+        query, params = self.compile()
+        values = [
+            f"${name} = "
+            + (
+                f"<{len(value)} items>"
+                if isinstance(value, list) and len(value) > 3
+                else repr(value)
+            )
+            for name, value in params.items()
+        ]
+        return "\n".join(["plan:", *clauses, "statement:", query, "parameters:", *values])
+
+    def __repr__(self) -> str:
+        kind = "write" if self._writes else "read"
+        return (
+            f"<UnitOfWork {kind}: {len(self._head)} matches, {len(self._checks)} checks, "
+            f"{len(self._locks) + len(self._body)} body clauses, "
+            f"outputs {[name for _, name in self._outputs]}>"
+        )
 
 
 @dataclass(frozen=True)
@@ -808,26 +854,29 @@ class Related:
     same: tuple[str, ...] = ()
 
     def collect(self, start: str) -> str:
-        """Cypher of the list, for the node ``start``; nodes a concurrent delete left
-        without properties are skipped."""
+        """Cypher of the list, for the node ``start`` (a local name of the projection);
+        nodes a concurrent delete left without properties are skipped."""
         first, *repeat = self.rels
         cls = target_class(repeat[0] if repeat else first)
         hops = arrow(first) + (
-            f"(:{_label(target_class(first))}){arrow(repeat[0], '*0..')}" if repeat else ""
+            f"(:{label(target_class(first))}){arrow(repeat[0], '*0..')}" if repeat else ""
         )
         spec = table(cls)
-        names = [_name(spec.deflate[name][0]) for name in self.properties]
+        names = [identifier(spec.deflate[name][0]) for name in self.properties]
         values = [f"reached.{name}" for name in names]
         value = values[0] if len(values) == 1 else f"[{', '.join(values)}]"
         where = ["size(keys(reached)) > 0"] + [
-            f"reached.{_name(spec.deflate[name][0])} = {start}.{_name(spec.deflate[name][0])}"
+            f"reached.{identifier(spec.deflate[name][0])} = "
+            f"{start}.{identifier(spec.deflate[name][0])}"
             for name in self.same
         ]
         order = (
-            f" ORDER BY reached.{_name(spec.deflate[self.order_by][0])}" if self.order_by else ""
+            f" ORDER BY reached.{identifier(spec.deflate[self.order_by][0])}"
+            if self.order_by
+            else ""
         )
         return (
-            f"COLLECT {{ MATCH ({start}){hops}(reached:{_label(cls)}) "
+            f"COLLECT {{ MATCH ({start}){hops}(reached:{label(cls)}) "
             f"WHERE {' AND '.join(where)} RETURN {value}{order} }}"
         )
 
@@ -888,25 +937,15 @@ class Bound:
 Statement = UnitOfWork | Bound
 
 
-def _create_rows(cls: type, rows: str, assign: str, var: str, *imports: str) -> str:
+def create_rows(cls: type, rows: Cypher, assign: str, var: Var) -> Subquery:
     """A subquery creating a node of ``cls`` per row of ``rows``, collected in order as
     ``var``."""
-    return (
-        f"WITH * CALL ({', '.join(imports)}) {{ UNWIND {rows} AS row "
-        f"CREATE (node:{_label(cls)}) SET {assign} RETURN collect(node) AS {var} }}"
+    return Subquery(
+        cy(
+            "UNWIND ",
+            rows,
+            f" AS row CREATE (node:{label(cls)}) SET {assign} RETURN collect(node) AS ",
+            var,
+        ),
+        (var,),
     )
-
-
-def _vars(*refs: Ref) -> str:
-    """The variables a subquery over ``refs`` imports."""
-    names: list[str] = []
-    for ref in refs:
-        for name in _variables(ref.expression):
-            if name not in names:
-                names.append(name)
-    return ", ".join(names)
-
-
-@functools.cache
-def _variables(expression: str) -> list[str]:
-    return re.findall(r"\bv\d+\b", expression)

@@ -66,15 +66,15 @@ def test_the_facade_reads_send_the_generated_projections() -> None:
     """Org, User and Agent reads (units of work) and the memory and interaction reads
     (the hand-written paging and resolution of ``queries``) carry the generated maps."""
     org, _ = ORGANIZATION.bind(org_id="o").compile()
-    assert f"v0 {{.org_id, .org_name, created_at: {compact('v0.created_at')}}} AS `org`" in org
+    assert f"org {{.org_id, .org_name, created_at: {compact('org.created_at')}}} AS org" in org
     user, _ = USER.bind(org_id="o", user_id="u").compile()
     assert (
-        f"v0 {{.org_id, .user_id, .user_name, created_at: {compact('v0.created_at')}}} AS `user`"
+        f"user {{.org_id, .user_id, .user_name, created_at: {compact('user.created_at')}}} AS user"
     ) in user
     agents, _ = ORG_AGENTS.bind(org_id="o").compile()
     assert (
-        "[node IN v1 | node {.org_id, .agent_id, .agent_label, "
-        f"created_at: {compact('node.created_at')}, .user_id}}] AS `agents`"
+        "[node IN agents | node {.org_id, .agent_id, .agent_label, "
+        f"created_at: {compact('node.created_at')}, .user_id}}] AS agents"
     ) in agents
 
     memory = queries.statement(queries.USER_MEMORY, True, Interaction, Memory, MessageBlock)

@@ -12,6 +12,7 @@ list names every missing node and key by its check.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -21,6 +22,7 @@ from neo4j import Driver
 
 from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, User
 from memora_ogm._async.user import USER
+from memora_ogm.chains import keep_common_prefix
 from memora_ogm.errors import AgentNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
@@ -41,7 +43,7 @@ def test_each_distinct_datetime_travels_once() -> None:
 
     assert params["times"] == [[NOON_SECONDS, 0, "+00:00"]]
     assert "$times[0]" in query
-    assert all("obtained_at" not in row["p"] for row in params["p1"])
+    assert all("obtained_at" not in row["p"] for row in params["memories"])
 
 
 def test_the_same_instant_in_another_offset_is_another_datetime() -> None:
@@ -65,8 +67,8 @@ def test_a_chain_cannot_be_compared_on_a_datetime() -> None:
     work = UnitOfWork()
     stored = work.nodes(Memory, org_id="o")
     with pytest.raises(ValueError, match="datetimes"):
-        work.keep_common_prefix(stored, [], ["obtained_at"])
-    work.keep_common_prefix(work.nodes(MessageBlock), [], ["role", "content"])
+        keep_common_prefix(work, stored, [], ["obtained_at"])
+    keep_common_prefix(work, work.nodes(MessageBlock), [], ["role", "content"])
 
 
 def test_a_prepared_read_is_compiled_once_and_sends_the_values_as_parameters() -> None:
@@ -105,11 +107,11 @@ def test_a_read_is_its_matches_and_one_return() -> None:
     work.output("user", user)
     query, _ = work.compile()
     head, returned = query.splitlines()
-    assert head.startswith("OPTIONAL MATCH (v0:`User`")
+    assert head == "OPTIONAL MATCH (user:User {org_id: $org_id, user_id: $user_id})"
     assert returned.startswith(
-        "RETURN CASE WHEN v0 IS NULL THEN [[0, null]] ELSE [] END AS missing"
+        "RETURN CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END AS missing, user {"
     )
-    assert returned.endswith("AS `user`")
+    assert returned.endswith("AS user")
 
 
 def test_the_server_reports_each_missing_thing_with_its_check(
@@ -152,3 +154,60 @@ def test_the_server_reports_each_missing_thing_with_its_check(
         assert row["missing"] == expected + missing_memories
         with pytest.raises(error):
             work.raise_missing(row["missing"])
+
+
+def test_variables_are_named_after_classes_and_parameters_after_properties() -> None:
+    work = UnitOfWork()
+    user = work.match(User, lambda: UserNotFound("o", "u"), org_id="o", user_id="u")
+    work.match_related(user, User.has_memories)
+    work.match(User, org_id="o", user_id="other")
+    work.create(Agent, org_id="o", agent_label="Bot")
+    query, params = work.compile()
+
+    assert "OPTIONAL MATCH (user:User {org_id: $org_id, user_id: $user_id})" in query
+    assert "OPTIONAL MATCH (user)-[:HAS_MEMORIES]->(memory_collection:MemoryCollection)" in query
+    # the same value shares its parameter, another value of the same property is another
+    assert "OPTIONAL MATCH (user_2:User {org_id: $org_id, user_id: $user_id_2})" in query
+    assert "CREATE (agent:Agent) SET agent = $agent" in query
+    assert {"org_id": "o", "user_id": "u", "user_id_2": "other"}.items() <= params.items()
+    assert not re.search(r"\bv\d+\b|\$p\d+\b", query), "no generated names"
+
+
+def test_a_with_carries_only_what_later_clauses_read() -> None:
+    """The scopes come from the plan: no ``WITH *``, and a list nothing reads any more (the
+    new chain, once linked) is dropped before the next clause, so its rows do not carry it."""
+    work = UnitOfWork()
+    user = work.match(User, lambda: UserNotFound("o", "u"), org_id="o", user_id="u")
+    rows = [{"msg_position": n, "role": "user", "content": "hi"} for n in range(3)]
+    chain, _ = work.create_each(MessageBlock, rows)
+    work.link(MessageBlock.is_next, chain, chain, [(0, 1), (1, 2)])
+    memories = work.nodes(Memory, org_id="o", user_id="u")
+    work.lock(user)
+    work.output("memories", memories)
+    query, _ = work.compile()
+    lines = query.splitlines()
+
+    assert "WITH *" not in query and "(*)" not in query
+    assert lines[1] == "WITH user, CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END AS missing"
+    assert lines[2] == "OPTIONAL CALL (user, missing) {"
+    assert lines[5].startswith("WITH user, message_blocks CALL (message_blocks) { UNWIND $is_next")
+    assert lines[6].startswith("WITH user, COLLECT { MATCH (node:Memory {org_id: $org_id")
+    assert lines[8].startswith("WITH [node IN memories | node {")
+    assert lines[8].endswith("] AS memories_2")
+    assert lines[-3:] == ["RETURN memories_2", "}", "RETURN missing, memories_2 AS memories"]
+
+
+def test_explain_lists_the_plan_the_statement_and_its_parameters() -> None:
+    work = UnitOfWork()
+    user = work.match(User, lambda: UserNotFound("o", "u"), org_id="o", user_id="u")
+    work.set(user, user_name="Bea")
+    work.output("user", user)
+    explained = work.explain()
+
+    assert "head   Match(pattern='(<user>:User {org_id: $org_id, user_id: $user_id})'" in explained
+    assert "check  'CASE WHEN <user> IS NULL THEN [[0, null]] ELSE [] END'" in explained
+    set_name = "body   Update(text='FOREACH (node IN [<user>] | SET node += $user_changes)'"
+    assert set_name in explained
+    assert "statement:\nOPTIONAL MATCH (user:User" in explained
+    assert "$user_changes = {'user_name': 'Bea'}" in explained
+    assert repr(work) == "<UnitOfWork write: 1 matches, 1 checks, 2 body clauses, outputs ['user']>"

@@ -37,6 +37,7 @@ from memora_ogm._async.nodes import (
     MessageBlock,
     User,
 )
+from memora_ogm.chains import keep_common_prefix
 from memora_ogm.erasure_plans import room
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.projection import reading
@@ -589,8 +590,8 @@ class Neo4jInteraction(GraphComponent):
         user = work.match(User, missing, org_id=org_id, user_id=user_id)
         interaction = work.match(Interaction, missing, lock=True, **key)
         owner = _owner(work, user, (org_id, user_id, agent_id), data)
-        kept, created = work.keep_common_prefix(
-            _chain(work, interaction), _messages(data.interaction), ("role", "content")
+        kept, created = keep_common_prefix(
+            work, _chain(work, interaction), _messages(data.interaction), ("role", "content")
         )
         work.set(interaction, agent_id=agent_id, updated_at=when)
         chain = work.concat(kept, created)

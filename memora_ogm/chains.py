@@ -1,0 +1,59 @@
+"""An interaction's chain of messages, as a unit of work rewrites it (shared by both twins).
+
+An update makes the stored chain equal the new message list without reading it first:
+the statement itself finds the longest prefix that is unchanged, deletes the rest and
+creates the new tail. Built on the generic compiler's extension points
+(:meth:`UnitOfWork.add`, :meth:`UnitOfWork.rows`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memora_ogm.mapping import hint, node_properties, table
+from memora_ogm.plan import Bind, Update, Var, cy, identifier, join
+from memora_ogm.unit_of_work import Ref, UnitOfWork, create_rows
+
+
+def keep_common_prefix(
+    work: UnitOfWork, stored: Ref, rows: Sequence[Mapping[str, Any]], compared: Sequence[str]
+) -> tuple[Ref, Ref]:
+    """Make the ordered list ``stored`` hold ``rows``: keep its longest prefix whose
+    ``compared`` properties equal the rows', delete the rest, and create nodes of its
+    class for the rows after that prefix. Returns the kept nodes and the new ones.
+
+    The rows are read from their parameter where they are used, never carried in a
+    variable: the subquery creating the tail sees only where the prefix ends.
+    """
+    cls = stored.cls
+    spec = table(cls)
+    names = [spec.deflate[field][0] for field in compared]
+    if set(names) & set(spec.times):
+        raise ValueError("datetimes cannot be compared here")
+    kept, made = Var(f"{hint(cls, many=True)}_kept"), Var(hint(cls, many=True))
+    given, assign, plain = work.rows(cls, [node_properties(cls, row) for row in rows])
+    same = join(
+        " AND ",
+        (
+            cy(stored.items, f"[k].{name} = {given}[k]{plain}.{name}")
+            for name in map(identifier, names)
+        ),
+    )
+    work.add(
+        Bind(
+            kept,
+            cy(
+                f"coalesce(head([k IN range(0, size({given}) - 1) WHERE k >= size(",
+                stored.items,
+                ") OR NOT coalesce(",
+                same,
+                f", false)]), size({given}))",
+            ),
+        )
+    )
+    work.add(Update(cy("FOREACH (node IN ", stored.items, "[", kept, "..] | DETACH DELETE node)")))
+    work.add(create_rows(cls, cy(f"{given}[", kept, "..]"), assign, made))
+    return Ref(cy(stored.items, "[..", kept, "]"), cls, True), Ref(
+        cy(made), cls, True, created=True
+    )

@@ -1,0 +1,150 @@
+"""The mapping from neomodel's class definitions to what a compiled statement needs.
+
+New nodes get their properties from per-class tables computed once from the class
+definitions (defaults such as shortuuid ids and ``default_now`` timestamps, then each
+property's ``deflate``), so no node object is built and no per-instance introspection
+runs on the hot paths. Labels, relationship hops and the names a plan gives its
+variables come from the classes too.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from neomodel.properties import Property
+from neomodel.util import RelationshipDirection
+
+from memora_ogm.plan import identifier
+from memora_ogm.projection import stored_as_is
+from memora_ogm.properties import ZonedDateTimeProperty
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A value a prepared unit of work is given when it runs: ``$name`` in its statement."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ClassTable:
+    """What writing a node of one class needs, computed once from its definition."""
+
+    label: str
+    #: Attribute name -> (database name, the type a value is stored as it is, or None,
+    #: deflate). neomodel's deflate wraps each value in an error handler; a plain string
+    #: property (no choices, no maximum length) stores a ``str`` as it is, an integer
+    #: property an ``int``, so those skip it. Any other value still goes through it.
+    deflate: Mapping[str, tuple[str, type | None, Callable[[Any], Any]]]
+    #: (attribute name, database name, deflate, default factory) of each default.
+    defaults: tuple[tuple[str, str, Callable[[Any], Any], Callable[[], Any]], ...]
+    #: Required attributes without a default.
+    required: tuple[str, ...]
+    #: Database names of the properties stored as datetimes (sent through ``$times``).
+    times: tuple[str, ...]
+
+
+@functools.cache
+def table(cls: type) -> ClassTable:
+    """The :class:`ClassTable` of ``cls``, built on first use."""
+    properties: dict[str, Property[Any]] = {
+        name: value
+        for base in reversed(cls.__mro__)
+        for name, value in vars(base).items()
+        if isinstance(value, Property)
+    }
+    return ClassTable(
+        label=cls.__label__,  # type: ignore[attr-defined]
+        deflate={
+            name: (prop.get_db_property_name(name), stored_as_is(prop), prop.deflate)
+            for name, prop in properties.items()
+        },
+        defaults=tuple(
+            (name, prop.get_db_property_name(name), prop.deflate, prop.default_value)
+            for name, prop in properties.items()
+            if prop.has_default
+        ),
+        required=tuple(
+            name for name, prop in properties.items() if prop.required and not prop.has_default
+        ),
+        times=tuple(
+            prop.get_db_property_name(name)
+            for name, prop in properties.items()
+            if isinstance(prop, ZonedDateTimeProperty)
+        ),
+    )
+
+
+def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True) -> dict[str, Any]:
+    """The stored properties of a node of ``cls``: defaults filled in, each value deflated.
+
+    ``None`` is not stored (as neomodel); an unknown name is a programming error. Only
+    the given values, defaults and required names are visited, not every property.
+    """
+    spec = table(cls)
+    stored: dict[str, Any] = {}
+    for name, value in values.items():
+        entry = spec.deflate.get(name)
+        if entry is None:
+            unknown = sorted(set(values) - set(spec.deflate))
+            raise TypeError(f"{cls.__name__} has no properties {unknown}")
+        if value is not None:
+            db_name, as_is, deflate = entry
+            kept = type(value) is as_is or type(value) is Param
+            stored[db_name] = value if kept else deflate(value)
+    if defaults:
+        for name, db_name, deflate, default in spec.defaults:
+            if values.get(name) is None:
+                stored[db_name] = deflate(default())
+        for name in spec.required:
+            if values.get(name) is None:
+                raise ValueError(f"{cls.__name__}.{name} is required")
+    return stored
+
+
+def target_class(rel: Any) -> type:
+    """The node class a relationship attribute points at (resolving names given as strings)."""
+    if not isinstance(rel._raw_class, str):
+        return rel._raw_class  # type: ignore[no-any-return]
+    if "node_class" not in rel.definition:
+        rel.lookup_node_class()
+    return rel.definition["node_class"]  # type: ignore[no-any-return]
+
+
+@functools.cache
+def arrow(rel: Any, repeat: str = "") -> str:
+    """One hop along ``rel`` from its declaring class, e.g. ``-[:IS_NEXT*0..]->``."""
+    kind = f":{identifier(rel.definition['relation_type'])}{repeat}"
+    direction = rel.definition["direction"]
+    if direction == RelationshipDirection.OUTGOING:
+        return f"-[{kind}]->"
+    if direction == RelationshipDirection.INCOMING:
+        return f"<-[{kind}]-"
+    return f"-[{kind}]-"
+
+
+def relation_name(rel: Any) -> str:
+    """``rel``'s relationship type in lower case (``message_source``): a parameter's name."""
+    return str(rel.definition["relation_type"]).lower()
+
+
+@functools.cache
+def label(cls: type) -> str:
+    """The label of ``cls`` as Cypher reads it."""
+    return identifier(table(cls).label)
+
+
+@functools.cache
+def hint(cls: type, many: bool = False) -> str:
+    """The name of a variable holding a node of ``cls`` (``memory_collection``), or a list
+    of them (``memories``)."""
+    name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", cls.__name__).lower()
+    if not many:
+        return name
+    if name.endswith("y") and not name.endswith(("ay", "ey", "oy", "uy")):
+        return name[:-1] + "ies"
+    return name + ("es" if name.endswith(("s", "x")) else "s")

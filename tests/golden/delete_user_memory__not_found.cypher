@@ -1,0 +1,14 @@
+// parameters: memory_id, org_id, times, user_id
+OPTIONAL MATCH (memory:Memory {org_id: $org_id, user_id: $user_id, memory_id: $memory_id})
+OPTIONAL MATCH (user:User {org_id: $org_id, user_id: $user_id})
+OPTIONAL MATCH (user)-[:HAS_MEMORIES]->(memory_collection:MemoryCollection)
+WITH memory, memory_collection, CASE WHEN memory IS NULL THEN [[0, null]] ELSE [] END AS missing
+OPTIONAL CALL (memory, memory_collection, missing) {
+WITH memory, memory_collection, missing WHERE missing = []
+WITH memory, memory_collection, COLLECT { UNWIND [memory] AS start MATCH (start)-[:INTERACTION_SOURCE]->(node:Interaction) WHERE size(keys(node)) > 0 RETURN DISTINCT node } AS interactions
+FOREACH (node IN interactions | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN [memory_collection] | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN [memory] | SET node.memora_lock = true REMOVE node.memora_lock)
+RETURN true AS written
+}
+RETURN missing
