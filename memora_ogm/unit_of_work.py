@@ -32,7 +32,6 @@ from datetime import datetime
 from typing import Any
 
 from memora_ogm.mapping import (
-    ClassTable,
     Param,
     arrow,
     hint,
@@ -61,16 +60,6 @@ from memora_ogm.plan import (
 )
 from memora_ogm.projection import projection, reading
 from memora_ogm.properties import ZonedDateTimeProperty, sent_form
-
-__all__ = [
-    "ClassTable",
-    "Param",
-    "Related",
-    "arrow",
-    "node_properties",
-    "table",
-    "target_class",
-]
 
 #: Set and removed again to take a node's write lock without changing it.
 LOCK_PROPERTY = "memora_lock"

@@ -41,13 +41,14 @@ from memora_ogm._sync.nodes import (
 from memora_ogm.chains import keep_common_prefix
 from memora_ogm.erasure_plans import room
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
+from memora_ogm.mapping import node_properties
 from memora_ogm.projection import reading
 from memora_ogm.properties import day_of, storable
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import (
     MemoriesAndInteraction,
 )
-from memora_ogm.unit_of_work import Ref, UnitOfWork, node_properties
+from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import (
     MAX_NAME_LENGTH,
     MAX_TEXT_LENGTH,
