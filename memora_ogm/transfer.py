@@ -452,27 +452,41 @@ class Validator:
         return ImportFormatError(self.line, problem)
 
     def feed(self, record: Any) -> Record:
+        return self.feed_sized(record, None)[0]
+
+    def feed_sized(self, record: Any, line_bytes: int | None) -> tuple[Record, int]:
+        """:meth:`feed`, also giving the record's size as a line of JSON.
+
+        ``line_bytes`` is the length of the line the record was read from, if it was
+        (:meth:`JsonLinesFile.sized`): a content record that parses has only checked
+        strings and integers, so its compact JSON is no longer than that line, which
+        stands in for it. Otherwise (and for the header and end) it is measured.
+        """
         self.line += 1
         if self.ended:
             raise self.fail("nothing may follow the end record.")
         parsed = parse(self.line, record)
-        record_bytes(self.line, record)
         kind = parsed["type"]
+        size = (
+            line_bytes
+            if line_bytes is not None and kind not in (HEADER, END)
+            else record_bytes(self.line, record)
+        )
         if self.line == 1:
             if kind != HEADER:
                 raise self.fail("the first record must be the header.")
             self._header(parsed)
-            return parsed
+            return parsed, size
         if kind == HEADER:
             raise self.fail("a second header.")
         if kind == END:
             self._end(parsed)
-            return parsed
+            return parsed, size
         if self.line == 2 and kind != ORGANIZATION:
             raise self.fail("the organization must follow the header.")
         getattr(self, f"_{kind}")(parsed)
         self.counts[kind] += 1
-        return parsed
+        return parsed, size
 
     def finish(self) -> Counter[str]:
         """After the last record: the input must have ended with its end record."""
@@ -636,15 +650,27 @@ class JsonLinesFile:
         self.path = Path(path)
 
     def __iter__(self) -> Iterator[Any]:
+        return (record for record, _ in self.sized())
+
+    def sized(self) -> Iterator[tuple[Any, int]]:
+        """Each record with the length of its line in bytes (without the line break)."""
         with self.path.open("rb") as lines:
             number = 0
             while line := lines.readline(MAX_RECORD_BYTES + 2):  # the record and b"\r\n"
                 number += 1
-                if len(line.rstrip(b"\r\n")) > MAX_RECORD_BYTES:
+                length = len(line.rstrip(b"\r\n"))
+                if length > MAX_RECORD_BYTES:
                     raise ImportFormatError(
                         number, f"the line is longer than {MAX_RECORD_BYTES} bytes."
                     )
-                yield _loads(number, line)
+                yield _loads(number, line), length
+
+
+def sized(records: Iterable[Any]) -> Iterator[tuple[Any, int | None]]:
+    """``records`` with the length of each one's line, where they were read from a file."""
+    if isinstance(records, JsonLinesFile):
+        return records.sized()
+    return ((record, None) for record in records)
 
 
 def _loads(number: int, line: bytes) -> Any:

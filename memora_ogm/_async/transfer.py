@@ -5,10 +5,11 @@ one compiled read statement (:meth:`memora_ogm.unit_of_work.UnitOfWork.page`) th
 brings the nodes back as projected maps with what their records need (an interaction's
 messages and days, a memory's sources, day and newer memories), so memory stays flat
 whatever the tenant's size and no node object is built. Imports check
-the whole input first (:class:`memora_ogm.transfer.Validator`), then against the graph:
-that none of it exists yet (``on_conflict="fail"``) or that what exists holds exactly
-the record's values (``"skip"``), and that no memory id belongs to another tenant. Only
-then do they write, a batch of records per write transaction (bounded in rows and
+the whole input first (:class:`memora_ogm.transfer.Validator`) and, in the same pass,
+against the graph: that none of it exists yet (``on_conflict="fail"``) or that what
+exists holds exactly the record's values (``"skip"``), and that no memory id belongs to
+another tenant. Each record is parsed once; the parsed batches wait in a temporary file.
+Only then do they write, a batch of records per write transaction (bounded in rows and
 bytes), each one unit of work (:mod:`memora_ogm.unit_of_work`), its interactions and
 memories declared as the save path declares its own (:func:`declare_interactions`),
 and the memories added to the associated vector store with their batch, all or nothing.
@@ -19,12 +20,12 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import pickle
 import tempfile
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import IO, Any, Literal, TypeVar
 
 from memora_ogm import convert, transfer
 from memora_ogm._async.component import GraphComponent
@@ -296,50 +297,30 @@ async def export_records(graph: Graph, org_id: str, user_id: str | None) -> Asyn
 # --------------------------------------------------------------------------- import
 
 
-@contextmanager
-def _replayable(records: Iterable[Any]) -> Iterator[tuple[Iterable[Any], Counter[str]]]:
-    """Validate ``records`` whole; yield something to iterate them again, and their counts.
-
-    A list or any re-iterable (such as :class:`~memora_ogm.transfer.JsonLinesFile`) is
-    iterated twice. A one-shot iterator is copied to a temporary file while it is
-    validated, so that memory stays flat either way.
-    """
-    if iter(records) is not records:
-        yield records, transfer.validate(records)
-        return
-    handle, path = tempfile.mkstemp(prefix="memora-ogm-import-", suffix=".jsonl")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as spool:
-            validator = transfer.Validator()
-            for record in records:
-                validator.feed(record)
-                try:
-                    spool.write(transfer.dumps(record) + "\n")
-                except (TypeError, ValueError) as error:
-                    raise transfer.ImportFormatError(validator.line, str(error)) from None
-            counts = validator.finish()
-        yield transfer.JsonLinesFile(path), counts
-    finally:
-        os.unlink(path)
+Batch = list[tuple[int, Record]]
+"""Content records of one type with their line numbers, written in one transaction."""
 
 
-def _batches(
-    records: Iterable[Any], rekeying: Rekeying | None = None
-) -> Iterator[tuple[str, list[tuple[int, Record]]]]:
-    """Consecutive content records of one type, parsed (and re-keyed when ``rekeying``),
-    with their line numbers; each batch within the rows and bytes of one
-    import transaction."""
-    kind: str | None = None
-    batch: list[tuple[int, Record]] = []
-    rows = size = 0
-    for line, raw in enumerate(records, start=1):
-        record = transfer.parse(line, raw)
-        if record["type"] in (transfer.HEADER, transfer.END):
+def _validated(
+    records: Iterable[Any], validator: transfer.Validator, rekeying: Rekeying | None
+) -> Iterator[tuple[int, Record, int]]:
+    """The content records of ``records`` as ``validator`` checks and parses them (and
+    re-keyed when ``rekeying``): each with its line number and size in bytes."""
+    for record, line_bytes in transfer.sized(records):
+        parsed, size = validator.feed_sized(record, line_bytes)
+        if parsed["type"] in (transfer.HEADER, transfer.END):
             continue
-        if rekeying is not None:
-            record = rekeying(record)
+        yield validator.line, (parsed if rekeying is None else rekeying(parsed)), size
+
+
+def _batches(records: Iterable[tuple[int, Record, int]]) -> Iterator[tuple[str, Batch]]:
+    """Consecutive content records of one type, each batch within the rows and bytes of
+    one import transaction."""
+    kind: str | None = None
+    batch: Batch = []
+    rows = size = 0
+    for line, record, length in records:
         count = 1 + len(record.get("messages", ()))
-        length = transfer.record_bytes(line, raw)
         if batch and (
             record["type"] != kind
             or rows + count > IMPORT_BATCH_ROWS
@@ -355,6 +336,16 @@ def _batches(
     if batch:
         assert kind is not None
         yield kind, batch
+
+
+def _spooled(spool: IO[bytes]) -> Iterator[tuple[str, Batch]]:
+    """The batches :func:`_validate_and_check` spooled, in order."""
+    spool.seek(0)
+    while True:
+        try:
+            yield pickle.load(spool)
+        except EOFError:
+            return
 
 
 #: Per record type: the node class and the properties that make its key (org_id first).
@@ -386,7 +377,7 @@ Found = Callable[[dict[str, Any]], Any]
 """What a read's row gives the import."""
 
 
-def _existing(kind: str, batch: list[tuple[int, Record]]) -> tuple[UnitOfWork, Found]:
+def _existing(kind: str, batch: Batch) -> tuple[UnitOfWork, Found]:
     """A read of the values of ``batch``'s nodes that the graph already holds (an index
     seek a record), and what gives them by key from its row."""
     cls, key = KEYS[kind]
@@ -403,7 +394,7 @@ def _existing(kind: str, batch: list[tuple[int, Record]]) -> tuple[UnitOfWork, F
 
 def _new_of(
     kind: str,
-    batch: list[tuple[int, Record]],
+    batch: Batch,
     existing: dict[tuple[str, ...], dict[str, Any]],
     on_conflict: OnConflict,
 ) -> list[Record]:
@@ -472,7 +463,7 @@ def _existing_links(records: list[Record]) -> tuple[UnitOfWork, Found]:
 
 
 async def _new_records(
-    graph: Graph, kind: str, batch: list[tuple[int, Record]], on_conflict: OnConflict
+    graph: Graph, kind: str, batch: Batch, on_conflict: OnConflict
 ) -> list[Record]:
     """The records of ``batch`` not in the graph yet; an existing one fails unless skipped.
 
@@ -703,35 +694,84 @@ async def _kinds_held(graph: Graph, org_id: str) -> set[str]:
     return await graph.read_unit(work, lambda row: {kind for kind in KEYS if row[kind]})
 
 
-async def _check_input(
-    graph: Graph, records: Iterable[Any], on_conflict: OnConflict, rekeying: Rekeying | None
-) -> None:
-    """Fail before writing anything when a record clashes with the graph: its node exists
-    (``"fail"``) or exists with other values (``"skip"``), or its memory id is another
-    tenant's (both modes; a re-keyed copy has fresh ids)."""
-    owners: dict[str, tuple[int, str, str]] = {}
+class _InputCheck:
+    """The input against the graph, a batch at a time as it is validated: a record whose
+    node exists (``"fail"``) or exists with other values (``"skip"``), or whose memory id
+    is another tenant's (both modes; a re-keyed copy has fresh ids).
 
-    async def check_owners() -> None:
-        taken = await _taken_memory_ids(graph, owners)
-        if taken:
-            first = min(owners[memory_id][0] for memory_id in taken)
-            raise MemoryIdsTaken(first, taken)
-        owners.clear()
+    The first clash is kept, and raised by :meth:`finish` once the whole input proved
+    valid: a format error anywhere comes first, as when the input was checked whole
+    before the graph.
+    """
 
-    held: set[str] | None = None
-    for kind, batch in _batches(records, rekeying):
-        if held is None:  # the organization's record comes first
-            held = await _kinds_held(graph, batch[0][1]["org_id"])
-        if kind in held:
-            existing = await graph.read_unit(*_existing(kind, batch))
-            _new_of(kind, batch, existing, on_conflict)  # raises on the first clash
-        if kind == transfer.MEMORY and rekeying is None:
+    def __init__(self, graph: Graph, on_conflict: OnConflict, memory_ids: bool) -> None:
+        self.graph = graph
+        self.on_conflict = on_conflict
+        self.memory_ids = memory_ids
+        #: The record types of which the graph holds some node of the organisation.
+        self.held: set[str] | None = None
+        #: Memory ids waiting to be looked up, with the line, org_id and user_id of each.
+        self.owners: dict[str, tuple[int, str, str]] = {}
+        self.clash: ImportConflict | MemoryIdsTaken | None = None
+
+    async def batch(self, kind: str, batch: Batch) -> None:
+        """Check a batch, unless a clash was found already."""
+        if self.clash is None:
+            try:
+                await self._check(kind, batch)
+            except (ImportConflict, MemoryIdsTaken) as clash:
+                self.clash = clash
+
+    async def finish(self) -> None:
+        """After the last batch of a valid input: look up the memory ids left, then raise
+        the first clash, if any."""
+        if self.clash is None and self.owners:
+            try:
+                await self._check_owners()
+            except MemoryIdsTaken as clash:
+                self.clash = clash
+        if self.clash is not None:
+            raise self.clash
+
+    async def _check(self, kind: str, batch: Batch) -> None:
+        if self.held is None:  # the organization's record comes first
+            self.held = await _kinds_held(self.graph, batch[0][1]["org_id"])
+        if kind in self.held:
+            existing = await self.graph.read_unit(*_existing(kind, batch))
+            _new_of(kind, batch, existing, self.on_conflict)  # raises on the first clash
+        if kind == transfer.MEMORY and self.memory_ids:
             for line, record in batch:
-                owners[record["memory_id"]] = (line, record["org_id"], record["user_id"])
-            if len(owners) >= MEMORY_ID_CHECK_SIZE:
-                await check_owners()
-    if owners:
-        await check_owners()
+                self.owners[record["memory_id"]] = (line, record["org_id"], record["user_id"])
+            if len(self.owners) >= MEMORY_ID_CHECK_SIZE:
+                await self._check_owners()
+
+    async def _check_owners(self) -> None:
+        taken = await _taken_memory_ids(self.graph, self.owners)
+        if taken:
+            first = min(self.owners[memory_id][0] for memory_id in taken)
+            raise MemoryIdsTaken(first, taken)
+        self.owners.clear()
+
+
+async def _validate_and_check(
+    graph: Graph,
+    records: Iterable[Any],
+    on_conflict: OnConflict,
+    rekeying: Rekeying | None,
+    spool: IO[bytes],
+) -> Counter[str]:
+    """Validate ``records`` whole and check them against the graph (:class:`_InputCheck`),
+    in one pass: parse each record once, and spool the parsed batches for the writes, so
+    that memory stays flat and the writes read back exactly what was checked. Returns the
+    number of content records of each type."""
+    validator = transfer.Validator()
+    check = _InputCheck(graph, on_conflict, memory_ids=rekeying is None)
+    for kind, batch in _batches(_validated(records, validator, rekeying)):
+        await check.batch(kind, batch)
+        pickle.dump((kind, batch), spool, pickle.HIGHEST_PROTOCOL)
+    counts = validator.finish()
+    await check.finish()
+    return counts
 
 
 async def import_records(
@@ -757,11 +797,11 @@ async def import_records(
         )
     rekeying = Rekeying() if rekey else None
     summary = ImportSummary()
-    with _replayable(records) as (replay, counts):
+    with tempfile.TemporaryFile(prefix="memora-ogm-import-") as spool:
+        counts = await _validate_and_check(graph, records, on_conflict, rekeying, spool)
         total = sum(counts.values())
-        await _check_input(graph, replay, on_conflict, rekeying)
         done = 0
-        for kind, batch in _batches(replay, rekeying):
+        for kind, batch in _spooled(spool):
             planned: list[int] = []  # how many records the batch's first attempt found new
 
             async def work(
