@@ -3,8 +3,8 @@
 Only these are written by hand (everything else is generated from the neomodel
 classes by :mod:`memora_ogm.unit_of_work`): the date-ordered pagination of a user's
 interactions and memories, the reads that return memories with placeholders
-resolved, and the questions to the server (its edition, whether it has APOC, the
-versions the demo prints) and the counting reads of ``memora-ogm inspect``. All caller
+resolved, and the questions to the server (whether it has APOC, the APOC version
+the demo prints) and the counting reads of ``memora-ogm inspect``. All caller
 values travel as parameters (``$name``).
 
 The node maps these reads return are not written here: each text has slots where
@@ -32,12 +32,6 @@ import functools
 from typing_extensions import LiteralString
 
 from memora_ogm.projection import projection
-
-#: The server's components: name, version and edition (``community`` or ``enterprise``).
-EDITION = """
-CALL dbms.components() YIELD name, versions, edition
-RETURN name, versions[0] AS version, edition
-"""
 
 #: APOC's version, which ``memora-ogm demo`` prints (a server without APOC fails it).
 APOC_VERSION = "RETURN apoc.version() AS version"
