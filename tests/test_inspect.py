@@ -199,8 +199,8 @@ def test_the_counts_go_through_the_facades_graph(
     neo4j_connection: Neo4jConnection,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The counting reads are named queries run by the facade's graph (its one statement
-    path): inspect opens no driver of its own beside the facade's."""
+    """The counting reads are compiled units of work run by the facade's graph (its one
+    statement path): inspect opens no driver of its own beside the facade's."""
     alpha, _ = tenants
     opened: list[str] = []
     original = neo4j.GraphDatabase.driver
