@@ -165,14 +165,15 @@ def demo_connection() -> Iterator[Neo4jConnection]:
 def run_demo(conn: Neo4jConnection) -> int:
     """Say which server this is, then walk through the memory graph (memora_ogm.demo).
 
-    The versions are named reads of :mod:`memora_ogm.queries`, run by the facade's graph.
+    The facade's graph reads the versions: the server's components (``Graph.components``)
+    and APOC's (a named read of :mod:`memora_ogm.queries`).
     """
     from memora_ogm import queries
     from memora_ogm.demo import walkthrough
     from memora_ogm.sync import Neo4jGraphInterface  # with qdrant-client: only when used
 
     with Neo4jGraphInterface.from_connection(conn) as memora:
-        components = memora.graph.query(queries.EDITION, {}, list)
+        components = memora.graph.components()
         apoc = memora.graph.query(queries.APOC_VERSION, {}, list)
     for component in components:
         print(f"{component['name']} {component['version']} {component['edition']} edition")

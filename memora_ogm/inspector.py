@@ -5,9 +5,11 @@
     memora-ogm inspect --org ORG --user USER     and that user's timeline
 
 Every read runs in a read transaction of the sync facade: the timeline through its
-public reads, the counts through the named counting reads of :mod:`memora_ogm.queries`
-(the facade has no counting read), run by its graph's one statement path
-(``Graph.query``, with its retries). Nothing is written, not even the schema, and only
+public reads, the counts (which the facade has no read for) as units of work compiled
+here, one statement for the overview and one for an organisation (with the user asked
+for), run by its graph's one statement path (``Graph.read_unit``, with its retries).
+The counts find nodes by their key properties, not along relationships, so a node
+counts even when nothing links it. Nothing is written, not even the schema, and only
 the organisation asked for is read.
 Output is bounded by ``--limit`` (organisations, users, agents, interactions).
 """
@@ -18,14 +20,17 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from typing_extensions import LiteralString
-
-from memora_ogm import queries
+from memora_ogm import convert
+from memora_ogm._sync.nodes import Agent, Interaction, Memory, Org, User
+from memora_ogm._sync.organization import match_org
+from memora_ogm._sync.user import match_user
 from memora_ogm.errors import NotFoundError
 from memora_ogm.pretty import memory_lines, message_line, when
+from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.server.connection import Neo4jConnection
 from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
+from memora_ogm.unit_of_work import Count, UnitOfWork
 
 if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when a command runs
     from memora_ogm.sync import Neo4jGraphInterface
@@ -93,9 +98,48 @@ def timeline_lines(
 # --------------------------------------------------------------------------- the command
 
 
-def _read(memora: Neo4jGraphInterface, query: LiteralString, **params: Any) -> list[Any]:
-    """One counting read of :mod:`memora_ogm.queries`, on a session that may only read."""
-    return memora.graph.query(query, params, list)
+def _owned(*same: str) -> dict[str, Count]:
+    """What an organisation or a user owns, counted by its ``same`` key properties."""
+    return {
+        "interactions": Count(Interaction, same),
+        "memories": Count(Memory, same),
+        # memories that a newer one contradicted (CONTRARY_UPDATE)
+        "superseded": Count(Memory, same, having=Memory.contrary_update),
+    }
+
+
+#: What each organisation and each user are shown with.
+ORGANIZATION_COUNTS = {
+    "users": Count(User, ("org_id",)),
+    "agents": Count(Agent, ("org_id",)),
+    **_owned("org_id"),
+}
+USER_COUNTS = _owned("org_id", "user_id")
+
+
+def overview_read(limit: int) -> UnitOfWork:
+    """The number of organisations, and the oldest ``limit`` with their counts."""
+    work = UnitOfWork()
+    orgs = work.nodes(Org, limit, order_by=("created_at", "org_id"))
+    work.output_value("organizations", work.count(Org))
+    work.output_each("orgs", orgs, **ORGANIZATION_COUNTS)
+    return work
+
+
+def organization_read(org_id: str, user_id: str | None, limit: int) -> UnitOfWork:
+    """An organisation with its counts, its oldest ``limit`` agents and users (these
+    with their counts), and the user ``user_id`` with its counts when given."""
+    work = UnitOfWork()
+    org = match_org(work, org_id)
+    user = None if user_id is None else match_user(work, org_id, user_id)
+    agents = work.nodes(Agent, limit, order_by=("created_at", "agent_id"), org_id=org_id)
+    users = work.nodes(User, limit, order_by=("created_at", "user_id"), org_id=org_id)
+    work.output_each("org", org, **ORGANIZATION_COUNTS)
+    work.output("agents", agents)
+    work.output_each("users", users, **USER_COUNTS)
+    if user is not None:
+        work.output_each("user", user, **USER_COUNTS)
+    return work
 
 
 def _counts(row: Any) -> str:
@@ -109,38 +153,38 @@ def _shown(count: int, total: int) -> str:
     return f"{count} of {total}" if count < total else str(total)
 
 
-def overview_lines(memora: Neo4jGraphInterface, limit: int) -> list[str]:
-    """Every organisation (up to ``limit``) with its counts."""
-    total = _read(memora, queries.INSPECT_ORGANIZATION_COUNT)[0]["n"]
-    rows = _read(memora, queries.INSPECT_ORGANIZATIONS, limit=limit)
-    lines = [f"organisations ({_shown(len(rows), total)}):"]
-    for row in rows:
+def _overview(row: dict[str, Any]) -> list[str]:
+    node = reading(Org)
+    lines = [f"organisations ({_shown(len(row['orgs']), row['organizations'])}):"]
+    for counted in row["orgs"]:
+        org = convert.organization(counted, node)
+        lines.append(f"  {org.org_name}  org_id {org.org_id}, created {when(org.created_at)}")
         lines.append(
-            f"  {row['org_name']}  org_id {row['org_id']}, "
-            f"created {when(row['created_at'].to_native())}"
+            f"    users {counted['users']}, agents {counted['agents']}, {_counts(counted)}"
         )
-        lines.append(f"    users {row['users']}, agents {row['agents']}, {_counts(row)}")
     return lines
 
 
-def organization_lines(memora: Neo4jGraphInterface, org_id: str, limit: int) -> list[str]:
-    """One organisation: its totals, agents and users (up to ``limit`` each)."""
-    org = memora.get_organization(org_id)
-    totals = _read(memora, queries.INSPECT_ORG_TOTALS, org_id=org_id)[0]
-    agents = _read(memora, queries.INSPECT_AGENTS, org_id=org_id, limit=limit)
-    users = _read(memora, queries.INSPECT_USERS, org_id=org_id, limit=limit)
+def _organization(row: dict[str, Any]) -> list[str]:
+    counted, agents, users = row["org"], row["agents"], row["users"]
+    org = convert.organization(counted, reading(Org))
     lines = [
         f"organisation {org.org_name}  org_id {org.org_id}, created {when(org.created_at)}",
-        f"  {_counts(totals)}",
-        f"  agents ({_shown(len(agents), totals['agents'])}):",
+        f"  {_counts(counted)}",
+        f"  agents ({_shown(len(agents), counted['agents'])}):",
     ]
-    for row in agents:
-        owner = f", for user {row['user_id']}" if row["user_id"] else ""
-        lines.append(f"    {row['agent_label']}  agent_id {row['agent_id']}{owner}")
-    lines.append(f"  users ({_shown(len(users), totals['users'])}):")
-    for row in users:
-        lines.append(f"    {row['user_name']}  user_id {row['user_id']}: {_counts(row)}")
+    for agent in agents:
+        owner = f", for user {agent['user_id']}" if agent["user_id"] else ""
+        lines.append(f"    {agent['agent_label']}  agent_id {agent['agent_id']}{owner}")
+    lines.append(f"  users ({_shown(len(users), counted['users'])}):")
+    for user in users:
+        lines.append(f"    {user['user_name']}  user_id {user['user_id']}: {_counts(user)}")
     return lines
+
+
+def overview_lines(memora: Neo4jGraphInterface, limit: int) -> list[str]:
+    """Every organisation (up to ``limit``) with its counts."""
+    return memora.graph.read_unit(overview_read(limit), _overview)
 
 
 def inspect_lines(
@@ -153,11 +197,14 @@ def inspect_lines(
     with Neo4jGraphInterface.from_connection(conn) as memora:
         if org_id is None:
             return lines + overview_lines(memora, limit)
-        lines += organization_lines(memora, org_id, limit)
+        organization, user = memora.graph.read_unit(
+            organization_read(org_id, user_id, limit),
+            lambda row: (_organization(row), row.get("user")),
+        )
+        lines += organization
         if user_id is not None:
-            totals = _read(memora, queries.INSPECT_USER_TOTALS, org_id=org_id, user_id=user_id)
             header, *timeline = timeline_lines(memora, org_id, user_id, limit)
-            lines += ["", header, f"  {_counts(totals[0])}", *timeline]
+            lines += ["", header, f"  {_counts(user)}", *timeline]
         return lines
 
 

@@ -28,7 +28,7 @@ _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 LOCAL_NAMES = frozenset(
     {"node", "row", "start", "key", "found", "pair", "a", "b", "n", "t", "k", "acc", "chain"}
     | {"kept", "known", "last", "nearest", "missing", "written", "proceed"}
-    | {"reached", "linked", "r"}
+    | {"reached", "counted", "linked", "r"}
 )
 
 

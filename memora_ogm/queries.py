@@ -1,11 +1,12 @@
-"""Every hand-written Cypher query of memora-ogm, by name.
+"""The hand-written Cypher reads of memora-ogm, by name.
 
 Only these are written by hand (everything else is generated from the neomodel
-classes by :mod:`memora_ogm.unit_of_work`): the date-ordered pagination of a user's
-interactions and memories, the reads that return memories with placeholders
-resolved, and the questions to the server (its edition, whether it has APOC, the
-versions the demo prints) and the counting reads of ``memora-ogm inspect``. All caller
-values travel as parameters (``$name``).
+classes by :mod:`memora_ogm.unit_of_work`, and the schema install in
+:mod:`memora_ogm._async.schema` writes its constraints and the edition read they
+depend on): the date-ordered pagination of a user's interactions and memories, the
+reads that return memories with placeholders resolved, and the APOC probes that
+resolution depends on (whether the server has APOC, and its version, which the demo
+prints). All caller values travel as parameters (``$name``).
 
 The node maps these reads return are not written here: each text has slots where
 :func:`statement` inserts the projections :mod:`memora_ogm.projection` generates from
@@ -29,15 +30,7 @@ from __future__ import annotations
 
 import functools
 
-from typing_extensions import LiteralString
-
 from memora_ogm.projection import projection
-
-#: The server's components: name, version and edition (``community`` or ``enterprise``).
-EDITION = """
-CALL dbms.components() YIELD name, versions, edition
-RETURN name, versions[0] AS version, edition
-"""
 
 #: APOC's version, which ``memora-ogm demo`` prints (a server without APOC fails it).
 APOC_VERSION = "RETURN apoc.version() AS version"
@@ -226,44 +219,3 @@ OPTIONAL CALL (requested_user) {{
 }}
 RETURN requested_user IS NOT NULL AS found, collect({column}) AS page
 """
-
-
-#: The counting reads of ``memora-ogm inspect`` (:mod:`memora_ogm.inspector`), by key
-#: properties (each label's uniqueness constraint indexes them);
-#: "superseded" counts memories that a newer one contradicted (CONTRARY_UPDATE).
-INSPECT_ORGANIZATIONS: LiteralString = (
-    "MATCH (o:Org) WITH o ORDER BY o.created_at, o.org_id LIMIT $limit "
-    "RETURN o.org_id AS org_id, o.org_name AS org_name, o.created_at AS created_at, "
-    "COUNT { MATCH (:User {org_id: o.org_id}) } AS users, "
-    "COUNT { MATCH (:Agent {org_id: o.org_id}) } AS agents, "
-    "COUNT { MATCH (:Interaction {org_id: o.org_id}) } AS interactions, "
-    "COUNT { MATCH (:Memory {org_id: o.org_id}) } AS memories, "
-    "COUNT { MATCH (:Memory {org_id: o.org_id})-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
-)
-INSPECT_ORGANIZATION_COUNT: LiteralString = "MATCH (o:Org) RETURN count(o) AS n"
-INSPECT_USERS: LiteralString = (
-    "MATCH (u:User {org_id: $org_id}) WITH u ORDER BY u.created_at, u.user_id LIMIT $limit "
-    "RETURN u.user_id AS user_id, u.user_name AS user_name, u.created_at AS created_at, "
-    "COUNT { MATCH (:Interaction {org_id: $org_id, user_id: u.user_id}) } AS interactions, "
-    "COUNT { MATCH (:Memory {org_id: $org_id, user_id: u.user_id}) } AS memories, "
-    "COUNT { MATCH (:Memory {org_id: $org_id, user_id: u.user_id})-[:CONTRARY_UPDATE]->"
-    "(:Memory) } AS superseded"
-)
-INSPECT_AGENTS: LiteralString = (
-    "MATCH (a:Agent {org_id: $org_id}) WITH a ORDER BY a.created_at, a.agent_id LIMIT $limit "
-    "RETURN a.agent_id AS agent_id, a.agent_label AS agent_label, a.user_id AS user_id, "
-    "a.created_at AS created_at"
-)
-INSPECT_ORG_TOTALS: LiteralString = (
-    "RETURN COUNT { MATCH (:User {org_id: $org_id}) } AS users, "
-    "COUNT { MATCH (:Agent {org_id: $org_id}) } AS agents, "
-    "COUNT { MATCH (:Interaction {org_id: $org_id}) } AS interactions, "
-    "COUNT { MATCH (:Memory {org_id: $org_id}) } AS memories, "
-    "COUNT { MATCH (:Memory {org_id: $org_id})-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
-)
-INSPECT_USER_TOTALS: LiteralString = (
-    "RETURN COUNT { MATCH (:Interaction {org_id: $org_id, user_id: $user_id}) } "
-    "AS interactions, COUNT { MATCH (:Memory {org_id: $org_id, user_id: $user_id}) } "
-    "AS memories, COUNT { MATCH (:Memory {org_id: $org_id, user_id: $user_id})"
-    "-[:CONTRARY_UPDATE]->(:Memory) } AS superseded"
-)

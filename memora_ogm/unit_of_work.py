@@ -189,14 +189,17 @@ class UnitOfWork:
         ]
         return self.param(rows, hint(cls, many=True)), ", ".join(items), ".p"
 
+    def _values(self, cls: type, keys: Mapping[str, Any]) -> dict[str, str]:
+        """``keys`` deflated, by stored name, each as its parameter (``$name``)."""
+        stored = node_properties(cls, keys, defaults=False)
+        return {name: self._value(value, name) for name, value in stored.items()}
+
     def _keys(self, cls: type, keys: Mapping[str, Any], source: str | None = None) -> str:
         """``{name: $name, ...}`` for ``keys`` deflated, or ``{name: source.name}`` for a row."""
-        stored = node_properties(cls, keys, defaults=False)
         if source is not None:
+            stored = node_properties(cls, keys, defaults=False)
             return ", ".join(f"{identifier(name)}: {source}.{identifier(name)}" for name in stored)
-        return ", ".join(
-            f"{identifier(name)}: {self._value(value, name)}" for name, value in stored.items()
-        )
+        return _pattern(self._values(cls, keys))
 
     def _head_only(self) -> None:
         if self._body:
@@ -305,22 +308,32 @@ class UnitOfWork:
         self.add(Bind(var, expression))
         return _of(var, cls, many, created)
 
-    def nodes(self, cls: type, limit: int | None = None, **keys: Any) -> Ref:
+    def nodes(
+        self, cls: type, limit: int | None = None, *, order_by: Sequence[str] = (), **keys: Any
+    ) -> Ref:
         """Every node of ``cls`` with the property values ``keys`` (e.g. all of one user),
-        or at most ``limit`` of them.
+        or at most ``limit`` of them: the first ones in ``order_by`` order when given (the
+        oldest users of an organisation: ``order_by=("created_at", "user_id")``).
 
         When ``keys`` are a part of the class's key, the rest of the key must exist too
         (as it does for every keyed node): the planner then seeks the key's index by its
         prefix instead of scanning the label.
         """
-        match = f"MATCH (node:{label(cls)} {{{self._keys(cls, keys)}}})"
-        node_key = getattr(cls, "__node_key__", None)
-        key: tuple[str, ...] = node_key[1] if node_key else ()
-        if keys and set(keys) < set(key):
-            rest = [f"node.{identifier(name)} IS NOT NULL" for name in key if name not in keys]
-            match += f" WHERE {' AND '.join(rest)}"
+        values = self._values(cls, keys)
+        rest = _where(_rest_of_key(cls, values, "node"))
+        match = f"MATCH (node:{label(cls)} {{{_pattern(values)}}}){rest}"
+        spec = table(cls)
+        order = ", ".join(f"node.{identifier(spec.deflate[name][0])}" for name in order_by)
+        ordered = f" ORDER BY {order}" if order else ""
         top = "" if limit is None else f" LIMIT {self.param(limit, f'{hint(cls, True)}_limit')}"
-        return self._bind(cls, cy(f"COLLECT {{ {match} RETURN node{top} }}"), True)
+        return self._bind(cls, cy(f"COLLECT {{ {match} RETURN node{ordered}{top} }}"), True)
+
+    def count(self, cls: type, *, having: Any | None = None, **keys: Any) -> Cypher:
+        """The number of nodes of ``cls`` with the property values ``keys`` (found as
+        :meth:`nodes` finds them), of those with a relationship along ``having`` when
+        given (memories a newer one superseded: ``having=Memory.contrary_update``): a
+        value for :meth:`output_value`."""
+        return cy(_count(cls, self._values(cls, keys), having))
 
     def reachable(
         self,
@@ -498,17 +511,7 @@ class UnitOfWork:
     def output(self, name: str, ref: Ref) -> None:
         """Return the properties of the node(s) as ``name`` (read where this is called), as
         the class the reads go through projects them (:mod:`memora_ogm.projection`)."""
-        fields = projection(reading(ref.cls))
-        if ref.many:
-            value = cy("[node IN ", ref.expression, f" | {fields.map('node')}]")
-        else:
-            # The projection's text with the node's expression where its variable goes.
-            pieces = fields.map("\x00").split("\x00")
-            parts: list[str | Cypher] = [pieces[0]]
-            for piece in pieces[1:]:
-                parts += [ref.expression, piece]
-            value = cy(*parts)
-        self.output_value(name, value)
+        self.output_each(name, ref)
 
     def delete_everything(self, limit: int) -> None:
         """Delete one batch of the whole graph, whatever its labels (the test helpers'
@@ -597,12 +600,23 @@ class UnitOfWork:
             cls, cy(f"COLLECT {{ {match} RETURN node ORDER BY {order} LIMIT {top} }}"), True
         )
 
-    def output_each(self, name: str, ref: Ref, **related: Related) -> None:
-        """:meth:`output` of a list, each node's map adding, per name of ``related``, the
-        list of what it reaches (a page of interactions with their messages and days)."""
+    def output_each(self, name: str, ref: Ref, **related: Related | Count) -> None:
+        """:meth:`output` of the node(s), each node's map adding, per name of ``related``,
+        the list of what it reaches (a page of interactions with their messages and days)
+        or the number of nodes counted for it (a user's memories)."""
         fields = projection(reading(ref.cls))
-        reached = {key: value.collect("node") for key, value in related.items()}
-        self.output_value(name, cy("[node IN ", ref.items, f" | {fields.map('node', **reached)}]"))
+        if ref.many:
+            reached = {key: value.cypher("node") for key, value in related.items()}
+            value = cy("[node IN ", ref.expression, f" | {fields.map('node', **reached)}]")
+        else:
+            # The projection's text with the node's expression where its variable goes.
+            reached = {key: value.cypher("\x00") for key, value in related.items()}
+            pieces = fields.map("\x00", **reached).split("\x00")
+            parts: list[str | Cypher] = [pieces[0]]
+            for piece in pieces[1:]:
+                parts += [ref.expression, piece]
+            value = cy(*parts)
+        self.output_value(name, value)
 
     # -- batches: operations of the tenant import (memora_ogm._async.transfer) -------------
 
@@ -842,7 +856,7 @@ class Related:
     order_by: str | None = None
     same: tuple[str, ...] = ()
 
-    def collect(self, start: str) -> str:
+    def cypher(self, start: str) -> str:
         """Cypher of the list, for the node ``start`` (a local name of the projection);
         nodes a concurrent delete left without properties are skipped."""
         first, *repeat = self.rels
@@ -868,6 +882,56 @@ class Related:
             f"COLLECT {{ MATCH ({start}){hops}(reached:{label(cls)}) "
             f"WHERE {' AND '.join(where)} RETURN {value}{order} }}"
         )
+
+
+@dataclass(frozen=True)
+class Count:
+    """What :meth:`UnitOfWork.output_each` adds to each node's map: the number of nodes
+    of ``cls`` whose ``same`` properties equal the node's properties of the same names,
+    of those with a relationship along ``having`` when given. The nodes are found by
+    their key's index, not along relationships: a node counts even when nothing links
+    it (``memora-ogm inspect`` counts what the graph holds)."""
+
+    cls: type
+    same: tuple[str, ...]
+    having: Any | None = None
+
+    def cypher(self, start: str) -> str:
+        """Cypher of the number, for the node ``start`` (a local name of the projection)."""
+        names = [table(self.cls).deflate[name][0] for name in self.same]
+        return _count(
+            self.cls, {name: f"{start}.{identifier(name)}" for name in names}, self.having
+        )
+
+
+def _pattern(values: Mapping[str, str]) -> str:
+    """The properties of a node pattern: ``name: value, ...`` by stored name."""
+    return ", ".join(f"{identifier(name)}: {value}" for name, value in values.items())
+
+
+def _where(conditions: Sequence[str]) -> str:
+    return f" WHERE {' AND '.join(conditions)}" if conditions else ""
+
+
+def _rest_of_key(cls: type, given: Mapping[str, str], var: str) -> list[str]:
+    """When the properties ``given`` (by stored name) are a part of ``cls``'s key, that
+    ``var`` has the rest of it (as every keyed node has): the planner then seeks the
+    key's index by its prefix instead of scanning the label."""
+    node_key = getattr(cls, "__node_key__", None)
+    key: tuple[str, ...] = node_key[1] if node_key else ()
+    if not given or not set(given) < set(key):
+        return []
+    return [f"{var}.{identifier(name)} IS NOT NULL" for name in key if name not in given]
+
+
+def _count(cls: type, values: Mapping[str, str], having: Any | None) -> str:
+    """``COUNT`` of the nodes of ``cls`` with the property ``values`` (Cypher by stored
+    name), of those with a relationship along ``having`` when given."""
+    conditions = _rest_of_key(cls, values, "counted")
+    if having is not None:
+        target = label(target_class(having))
+        conditions.append(f"EXISTS {{ (counted){arrow(having)}(:{target}) }}")
+    return f"COUNT {{ MATCH (counted:{label(cls)} {{{_pattern(values)}}}){_where(conditions)} }}"
 
 
 class Prepared:

@@ -4,8 +4,9 @@ Each shape (a method, and where its statements differ: found or not, with contra
 memories or without, new or updated...) runs the real facade on a server while every
 statement the driver is sent is recorded; the statements must equal
 ``tests/golden/<shape>.cypher`` (``MEMORA_OGM_UPDATE_GOLDEN=1`` rewrites the files).
-Every public method of ``BaseGraphDB`` has a golden file, and every golden statement
-is accepted by the server's planner (``EXPLAIN``).
+Every public method of ``BaseGraphDB`` has a golden file, so do the compiled counting
+reads of ``memora-ogm inspect`` (run on the facade's graph as the inspector runs them),
+and every golden statement is accepted by the server's planner (``EXPLAIN``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from memora_ogm._async import transfer as async_transfer
 from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.errors import NotFoundError
+from memora_ogm.inspector import organization_read, overview_read
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 
@@ -179,6 +181,11 @@ SHAPES: dict[str, Call] = {
     ),
     "import_records": lambda m, t: m.import_records(t.prepared),
     "import_records__skip": lambda m, t: m.import_records(t.prepared, on_conflict="skip"),
+    # Not a facade method: the counting reads of ``memora-ogm inspect``.
+    "inspect": lambda m, t: m.graph.read_unit(overview_read(20), dict),
+    "inspect__organization_and_user": lambda m, t: m.graph.read_unit(
+        organization_read(t.world.org_id, t.world.user_id, 20), dict
+    ),
 }
 
 

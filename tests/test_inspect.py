@@ -154,6 +154,29 @@ def test_an_organisation_shows_its_agents_and_users_only(
     assert not [i for i in _ids(alpha) if i in done.stdout]
 
 
+def test_counts_are_of_the_nodes_the_graph_holds(
+    tenants: tuple[Tenant, Tenant], neo4j_connection: Neo4jConnection, driver: Driver
+) -> None:
+    """A node counts by its key properties, linked or not, and a memory superseded
+    twice counts once."""
+    alpha, _ = tenants
+    driver.execute_query(
+        "CREATE (:Memory {org_id: $org_id, user_id: $user_id, memory_id: 'loose', memory: 'x'}) "
+        "WITH 1 AS one MATCH (old:Memory {memory_id: $old}), (pet:Memory {memory_id: $pet}) "
+        "CREATE (old)-[:CONTRARY_UPDATE]->(pet)",
+        org_id=alpha.org_id,
+        user_id=alpha.user_id,
+        old=alpha.old_memory,
+        pet=alpha.pet_memory,
+    )
+    lines = inspect_lines(neo4j_connection, alpha.org_id, alpha.user_id, 20)
+    counts = "interactions 2, memories 4 (1 superseded)"
+    assert f"  {counts}" in lines
+    assert f"    AlphaAnn  user_id {alpha.user_id}: {counts}" in lines
+    overview = inspect_lines(neo4j_connection, None, None, 20)
+    assert f"    users 1, agents 1, {counts}" in overview
+
+
 def test_missing_tenants_and_bad_arguments_are_clear_errors(
     tenants: tuple[Tenant, Tenant], neo4j_connection: Neo4jConnection
 ) -> None:
@@ -199,8 +222,8 @@ def test_the_counts_go_through_the_facades_graph(
     neo4j_connection: Neo4jConnection,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The counting reads are named queries run by the facade's graph (its one statement
-    path): inspect opens no driver of its own beside the facade's."""
+    """The counting reads are compiled units of work run by the facade's graph (its one
+    statement path): inspect opens no driver of its own beside the facade's."""
     alpha, _ = tenants
     opened: list[str] = []
     original = neo4j.GraphDatabase.driver

@@ -20,13 +20,13 @@ from zoneinfo import ZoneInfo
 import pytest
 from neo4j import Driver
 
-from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, User
+from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Org, User
 from memora_ogm._async.user import USER
 from memora_ogm.chains import keep_common_prefix
 from memora_ogm.errors import AgentNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
-from memora_ogm.unit_of_work import Prepared, UnitOfWork
+from memora_ogm.unit_of_work import Count, Prepared, UnitOfWork
 
 NOON = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 NOON_SECONDS = int(NOON.timestamp())
@@ -195,6 +195,56 @@ def test_a_with_carries_only_what_later_clauses_read() -> None:
     assert lines[8].startswith("WITH [node IN memories | node {")
     assert lines[8].endswith("] AS memories_2")
     assert lines[-3:] == ["RETURN memories_2", "}", "RETURN missing, memories_2 AS memories"]
+
+
+def test_counts_seek_the_key_index_by_their_properties() -> None:
+    """A count by a part of a key names the rest of it, so the planner seeks the key's
+    index by its prefix; a count of those with a relationship counts each node once."""
+    work = UnitOfWork()
+    work.output_value("orgs", work.count(Org))
+    work.output_value("memories", work.count(Memory, org_id="o"))
+    work.output_value("superseded", work.count(Memory, having=Memory.contrary_update, org_id="o"))
+    query, params = work.compile()
+
+    assert query == (
+        "RETURN [] AS missing, COUNT { MATCH (counted:Org {}) } AS orgs, "
+        "COUNT { MATCH (counted:Memory {org_id: $org_id}) "
+        "WHERE counted.user_id IS NOT NULL AND counted.memory_id IS NOT NULL } AS memories, "
+        "COUNT { MATCH (counted:Memory {org_id: $org_id}) "
+        "WHERE counted.user_id IS NOT NULL AND counted.memory_id IS NOT NULL "
+        "AND EXISTS { (counted)-[:CONTRARY_UPDATE]->(:Memory) } } AS superseded"
+    )
+    assert params == {"org_id": "o", "times": []}
+
+
+def test_the_first_nodes_in_order_with_counts_for_each() -> None:
+    """The first ``limit`` nodes in the order of their properties, each one's map (or a
+    single node's) with what is counted for it by its own properties."""
+    work = UnitOfWork()
+    org = work.match(Org, org_id="o")
+    users = work.nodes(User, 5, order_by=("created_at", "user_id"), org_id="o")
+    memories = Count(Memory, ("org_id", "user_id"))
+    work.output_each("users", users, memories=memories)
+    work.output_each("org", org, users=Count(User, ("org_id",)))
+    query, params = work.compile()
+    head, nodes, returned = query.splitlines()
+
+    assert head == "OPTIONAL MATCH (org:Org {org_id: $org_id})"
+    assert nodes == (
+        "WITH org, COLLECT { MATCH (node:User {org_id: $org_id}) WHERE node.user_id IS NOT NULL "
+        "RETURN node ORDER BY node.created_at, node.user_id LIMIT $users_limit } AS users"
+    )
+    counted_memories = (
+        "memories: COUNT { MATCH (counted:Memory {org_id: node.org_id, user_id: node.user_id}) "
+        "WHERE counted.memory_id IS NOT NULL }}] AS users"
+    )
+    assert returned.startswith("RETURN [] AS missing, [node IN users | node {.org_id, .user_id")
+    assert counted_memories in returned
+    assert returned.endswith(
+        "users: COUNT { MATCH (counted:User {org_id: org.org_id}) "
+        "WHERE counted.user_id IS NOT NULL }} AS org"
+    )
+    assert params == {"org_id": "o", "users_limit": 5, "times": []}
 
 
 def test_explain_lists_the_plan_the_statement_and_its_parameters() -> None:

@@ -37,10 +37,11 @@ from memora_ogm._async.connection import (
     neomodel_driver,
 )
 from memora_ogm._async.retry import CONNECTION_LOST, Landed, ask_outcome, retried
+from memora_ogm._async.schema import EDITION
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import VectorChanges, VectorCommit
 from memora_ogm.errors import NodeVanished
-from memora_ogm.queries import APOC_AVAILABLE, EDITION
+from memora_ogm.queries import APOC_AVAILABLE
 from memora_ogm.unit_of_work import Statement, UnitOfWork
 
 __all__ = ["Graph", "Landed", "VectorChanges", "nothing"]
@@ -325,6 +326,10 @@ class Graph:
 
         return await self.write(attempt, landed)
 
+    async def components(self) -> list[dict[str, Any]]:
+        """The server's components: each one's ``name``, ``version`` and ``edition``."""
+        return await self.query(EDITION, {}, list)
+
     async def is_enterprise(self) -> bool:
         """Whether this graph's server is Enterprise Edition, asked once per graph.
 
@@ -334,9 +339,8 @@ class Graph:
         """
         enterprise = self.enterprise
         if enterprise is None:
-            enterprise = await self.query(
-                EDITION, {}, lambda rows: any(row["edition"] == "enterprise" for row in rows)
-            )
+            components = await self.components()
+            enterprise = any(row["edition"] == "enterprise" for row in components)
             self.enterprise = enterprise
         return enterprise
 

@@ -6,7 +6,8 @@ neomodel's ``unique_index`` covers one property; Memora's keys are composite
 Edition, composite ``IS UNIQUE`` on Community Edition, with Memora's constraint
 names and ``IF NOT EXISTS`` so that it is idempotent. ``setup()`` calls it, and
 :func:`extend_neomodel_schema` teaches neomodel's own ``install_labels`` (and so
-the ``neomodel_install_labels`` CLI) to do the same for every keyed class.
+the ``neomodel_install_labels`` CLI) to do the same for every keyed class. The
+server's edition, which decides the kind of constraint, is read here too (:data:`EDITION`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ from neomodel.async_.schema import AsyncSchemaManager
 from neomodel.util import escape_identifier
 
 from memora_ogm._async.nodes import NODE_CLASSES, MemoraNode
+
+#: The server's components: name, version and edition (``community`` or ``enterprise``);
+#: ``Graph.components`` runs it (the edition decides which constraints are installed).
+EDITION = """
+CALL dbms.components() YIELD name, versions, edition
+RETURN name, versions[0] AS version, edition
+"""
 
 #: Sends one statement: the facade's graph (``Graph.cypher``, in the setup's transaction),
 #: or neomodel's own connection for neomodel's ``install_labels``.

@@ -38,10 +38,11 @@ from memora_ogm._sync.connection import (
     neomodel_driver,
 )
 from memora_ogm._sync.retry import CONNECTION_LOST, Landed, ask_outcome, retried
+from memora_ogm._sync.schema import EDITION
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import VectorChanges, VectorCommit
 from memora_ogm.errors import NodeVanished
-from memora_ogm.queries import APOC_AVAILABLE, EDITION
+from memora_ogm.queries import APOC_AVAILABLE
 from memora_ogm.unit_of_work import Statement, UnitOfWork
 
 __all__ = ["Graph", "Landed", "VectorChanges", "nothing"]
@@ -326,6 +327,10 @@ class Graph:
 
         return self.write(attempt, landed)
 
+    def components(self) -> list[dict[str, Any]]:
+        """The server's components: each one's ``name``, ``version`` and ``edition``."""
+        return self.query(EDITION, {}, list)
+
     def is_enterprise(self) -> bool:
         """Whether this graph's server is Enterprise Edition, asked once per graph.
 
@@ -335,9 +340,8 @@ class Graph:
         """
         enterprise = self.enterprise
         if enterprise is None:
-            enterprise = self.query(
-                EDITION, {}, lambda rows: any(row["edition"] == "enterprise" for row in rows)
-            )
+            components = self.components()
+            enterprise = any(row["edition"] == "enterprise" for row in components)
             self.enterprise = enterprise
         return enterprise
 
