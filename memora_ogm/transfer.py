@@ -128,8 +128,7 @@ def parse_datetime(value: str) -> datetime:
     parsed = datetime.fromisoformat(value)
     if parsed.utcoffset() is None:
         raise ValueError("it has no UTC offset")
-    storable(parsed)
-    return parsed
+    return storable(parsed)
 
 
 def dump_date(value: date) -> str:
@@ -270,13 +269,9 @@ def _datetime(name: str, value: Any) -> datetime:
     if not isinstance(value, str):
         raise ValueError(f"`{name}` must be an ISO 8601 datetime string, not {_kind(value)}.")
     try:
-        parsed = parse_datetime(value)
+        return parse_datetime(value)
     except ValueError as error:
         raise ValueError(f"`{name}` is not an ISO 8601 datetime with offset: {error}") from None
-    try:
-        return storable(parsed)
-    except ValueError as error:
-        raise ValueError(f"`{name}` cannot be stored: {error}") from None
 
 
 def _date(name: str, value: Any) -> date:
@@ -424,6 +419,21 @@ def parse(line: int, record: Any) -> Record:
     return parsed
 
 
+def parse_sized(line: int, record: Any, line_bytes: int | None) -> tuple[Record, int]:
+    """:func:`parse`, also giving the record's size as a line of JSON
+    (:func:`record_bytes`).
+
+    ``line_bytes`` is the length of the line the record was read from, if it was
+    (:meth:`JsonLinesFile.sized`): a content record that parses has only checked strings
+    and integers, so its compact JSON is no longer than that line, which stands in for
+    it. Otherwise (and for the header and end) it is measured.
+    """
+    parsed = parse(line, record)
+    if line_bytes is not None and parsed["type"] not in (HEADER, END):
+        return parsed, line_bytes
+    return parsed, record_bytes(line, record)
+
+
 # --------------------------------------------------------------------------- validation
 
 
@@ -455,23 +465,12 @@ class Validator:
         return self.feed_sized(record, None)[0]
 
     def feed_sized(self, record: Any, line_bytes: int | None) -> tuple[Record, int]:
-        """:meth:`feed`, also giving the record's size as a line of JSON.
-
-        ``line_bytes`` is the length of the line the record was read from, if it was
-        (:meth:`JsonLinesFile.sized`): a content record that parses has only checked
-        strings and integers, so its compact JSON is no longer than that line, which
-        stands in for it. Otherwise (and for the header and end) it is measured.
-        """
+        """:meth:`feed`, also giving the record's size (see :func:`parse_sized`)."""
         self.line += 1
         if self.ended:
             raise self.fail("nothing may follow the end record.")
-        parsed = parse(self.line, record)
+        parsed, size = parse_sized(self.line, record, line_bytes)
         kind = parsed["type"]
-        size = (
-            line_bytes
-            if line_bytes is not None and kind not in (HEADER, END)
-            else record_bytes(self.line, record)
-        )
         if self.line == 1:
             if kind != HEADER:
                 raise self.fail("the first record must be the header.")

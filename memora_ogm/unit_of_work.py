@@ -744,6 +744,11 @@ class UnitOfWork:
     def _missing(self) -> Cypher:
         return join(" + ", [check for check, _ in self._checks]) if self._checks else cy("[]")
 
+    def compiled(self) -> Compiled:
+        """The unit compiled once, to be run (and run again on a retry) as it is: the
+        declaring and compiling can be done ahead, away from the write."""
+        return Compiled(self, self.compile())
+
     def compile(self) -> tuple[str, dict[str, Any]]:
         """The statement and its parameters; it returns ``missing`` and the outputs.
 
@@ -986,8 +991,23 @@ class Bound:
             self.prepared.declared(**self.values).raise_missing(missing)
 
 
-#: What ``Graph`` runs: a unit of work, or a prepared read bound to a call's values.
-Statement = UnitOfWork | Bound
+@dataclass(frozen=True)
+class Compiled:
+    """A unit of work with its statement compiled (:meth:`UnitOfWork.compiled`)."""
+
+    work: UnitOfWork
+    statement: tuple[str, dict[str, Any]]
+
+    def compile(self) -> tuple[str, dict[str, Any]]:
+        return self.statement
+
+    def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
+        self.work.raise_missing(missing)
+
+
+#: What ``Graph`` runs: a unit of work (compiled or not), or a prepared read bound to a
+#: call's values.
+Statement = UnitOfWork | Compiled | Bound
 
 
 def create_rows(cls: type, rows: Cypher, assign: str, var: Var) -> Subquery:

@@ -369,3 +369,48 @@ async def test_a_file_cut_mid_line_is_refused(
         await memora.import_records(records, on_conflict="replace")
     assert await full_snapshot(driver, stores.vectors) == before
     assert org_vectors(await vector_memories(stores.vectors), org.org_id) == []
+
+
+async def test_a_format_error_comes_before_a_clash_found_earlier_in_the_input(
+    stores: Stores, driver: Driver, tmp_path: Path
+) -> None:
+    """The checks against the graph run batch by batch as the input is validated, but a
+    clash (here the organisation itself, at line 2) is raised only once the whole input
+    proved valid: the format error at the last line comes first, and nothing is written."""
+    memora = stores.graph
+    org = await build_organisation(memora)
+    records = await records_of(memora.export_organization(org.org_id))
+    before = await full_snapshot(driver, stores.vectors)
+    broken = [*records[:-1], {**records[-1], "counts": {}}]
+
+    for given in (broken, iter(broken), JsonLinesFile(write_file(tmp_path / "in.jsonl", broken))):
+        with pytest.raises(ImportFormatError, match=f"line {len(broken)}: the end record"):
+            await memora.import_records(given)
+    with pytest.raises(ImportConflict, match="line 2: organization"):
+        await memora.import_records(records)
+    assert await full_snapshot(driver, stores.vectors) == before
+
+
+async def test_an_import_parses_each_record_once(
+    stores: Stores, driver: Driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Validation, the checks and the writes share one parse of each record: the writes
+    read the parsed batches back from the import's spool."""
+    memora = stores.graph
+    org = await build_organisation(memora)
+    records = await records_of(memora.export_organization(org.org_id))
+    graph_before = snapshot(driver)
+    await memora.delete_organization(org.org_id)
+    path = write_file(tmp_path / "acme.jsonl", records)
+    parsed: list[int] = []
+    parse = transfer.parse
+
+    def counted(line: int, record: Any) -> Record:
+        parsed.append(line)
+        return parse(line, record)
+
+    monkeypatch.setattr(transfer, "parse", counted)
+    await memora.import_records(JsonLinesFile(path))
+
+    assert parsed == list(range(1, len(records) + 1))
+    assert snapshot(driver) == graph_before

@@ -4,8 +4,9 @@ import asyncio
 import threading
 from asyncio import sleep
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
+from concurrent.futures import Future
 from contextlib import suppress
-from typing import Any
+from typing import Any, TypeVar
 
 from memora_ogm import fork
 from memora_ogm.vector_db.embedding import EmbeddingFunction, HashingEmbedding
@@ -18,6 +19,7 @@ __all__ = [
     "current_loop",
     "default_embedding",
     "forget_driver",
+    "result_of",
     "sleep",
     "watch_loop",
     "watch_running_loop",
@@ -27,6 +29,14 @@ __all__ = [
 #: killing its connections would go through the parent's event loop (whose epoll set the
 #: child shares), and its connections never send anything unless used.
 forget_driver = fork.keep
+
+
+T = TypeVar("T")
+
+
+async def result_of(future: Future[T]) -> T:
+    """The result of work done in another thread, awaited without blocking the loop."""
+    return await asyncio.wrap_future(future)
 
 
 def default_embedding(dimension: int) -> EmbeddingFunction:

@@ -243,7 +243,7 @@ class Graph:
         result = await runner.run(query, params)
         return [_row(record) async for record in result]
 
-    async def run(self, work: UnitOfWork) -> dict[str, Any]:
+    async def run(self, work: Statement) -> dict[str, Any]:
         """Run a unit of work's one statement; raise the not-found error of what it missed."""
         query, params = work.compile()
         return _only_row(work, await self.cypher(query, **params))

@@ -2,8 +2,9 @@
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from time import sleep
-from typing import Any
+from typing import Any, TypeVar
 
 from memora_ogm import fork
 from memora_ogm.vector_db.embedding import HashingEmbedding
@@ -17,6 +18,7 @@ __all__ = [
     "current_loop",
     "default_embedding",
     "forget_driver",
+    "result_of",
     "sleep",
     "watch_loop",
     "watch_running_loop",
@@ -25,6 +27,14 @@ __all__ = [
 #: In a forked child, a sync driver of the parent drops its connections without a byte
 #: on the wire (:func:`memora_ogm.fork.disown`).
 forget_driver = fork.disown
+
+
+T = TypeVar("T")
+
+
+def result_of(future: Future[T]) -> T:
+    """The result of work done in another thread, waited for."""
+    return future.result()
 
 
 def default_embedding(dimension: int) -> EmbeddingFunction:

@@ -244,7 +244,7 @@ class Graph:
         result = runner.run(query, params)
         return [_row(record) for record in result]
 
-    def run(self, work: UnitOfWork) -> dict[str, Any]:
+    def run(self, work: Statement) -> dict[str, Any]:
         """Run a unit of work's one statement; raise the not-found error of what it missed."""
         query, params = work.compile()
         return _only_row(work, self.cypher(query, **params))

@@ -5,15 +5,19 @@ Exports page through the tenant by key (keyset pagination on the node keys), eac
 one compiled read statement (:meth:`memora_ogm.unit_of_work.UnitOfWork.page`) that
 brings the nodes back as projected maps with what their records need (an interaction's
 messages and days, a memory's sources, day and newer memories), so memory stays flat
-whatever the tenant's size and no node object is built. Imports check
-the whole input first (:class:`memora_ogm.transfer.Validator`) and, in the same pass,
-against the graph: that none of it exists yet (``on_conflict="fail"``) or that what
-exists holds exactly the record's values (``"skip"``), and that no memory id belongs to
-another tenant. Each record is parsed once; the parsed batches wait in a temporary file.
-Only then do they write, a batch of records per write transaction (bounded in rows and
-bytes), each one unit of work (:mod:`memora_ogm.unit_of_work`), its interactions and
-memories declared as the save path declares its own (:func:`declare_interactions`),
-and the memories added to the associated vector store with their batch, all or nothing.
+whatever the tenant's size and no node object is built.
+
+Imports check the whole input first (:class:`memora_ogm.transfer.Validator`) and, in the
+same pass, against the graph: that none of it exists yet (``on_conflict="fail"``) or
+that what exists holds exactly the record's values (``"skip"``), and that no memory id
+belongs to another tenant; that pass parses each record once and keeps the parsed
+batches in a temporary file. Only then do they write, a batch of records per write
+transaction (bounded in rows and bytes), each one unit of work
+(:mod:`memora_ogm.unit_of_work`), its interactions and memories declared as the save
+path declares its own (:func:`declare_interactions`), and the memories added to the
+associated vector store with their batch, all or nothing. Each batch is read back,
+declared and compiled in a thread of the import's own while the batch before it is
+written, so that the server does not wait for Python.
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ import pickle
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal, TypeVar
 
 from memora_ogm import convert, transfer
+from memora_ogm._sync.compat import result_of
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph, Landed, VectorChanges
 from memora_ogm._sync.interaction import (
@@ -60,7 +66,7 @@ from memora_ogm.errors import (
 )
 from memora_ogm.projection import projection, reading
 from memora_ogm.transfer import ImportConflict, MemoryIdsTaken, Record, Rekeying
-from memora_ogm.unit_of_work import Prepared, Ref, Related, UnitOfWork
+from memora_ogm.unit_of_work import Compiled, Prepared, Ref, Related, UnitOfWork
 from memora_ogm.validation import check_flag, check_ids
 
 N = TypeVar("N", bound=MemoraNode)
@@ -306,7 +312,7 @@ def _validated(
     records: Iterable[Any], validator: transfer.Validator, rekeying: Rekeying | None
 ) -> Iterator[tuple[int, Record, int]]:
     """The content records of ``records`` as ``validator`` checks and parses them (and
-    re-keyed when ``rekeying``): each with its line number and size in bytes."""
+    re-keyed when ``rekeying``), each with its line number and size in bytes."""
     for record, line_bytes in transfer.sized(records):
         parsed, size = validator.feed_sized(record, line_bytes)
         if parsed["type"] in (transfer.HEADER, transfer.END):
@@ -337,16 +343,6 @@ def _batches(records: Iterable[tuple[int, Record, int]]) -> Iterator[tuple[str, 
     if batch:
         assert kind is not None
         yield kind, batch
-
-
-def _spooled(spool: IO[bytes]) -> Iterator[tuple[str, Batch]]:
-    """The batches :func:`_validate_and_check` spooled, in order."""
-    spool.seek(0)
-    while True:
-        try:
-            yield pickle.load(spool)
-        except EOFError:
-            return
 
 
 #: Per record type: the node class and the properties that make its key (org_id first).
@@ -480,6 +476,10 @@ def _new_records(graph: Graph, kind: str, batch: Batch, on_conflict: OnConflict)
     return _new_of(kind, batch, found(graph.run(work)), on_conflict)
 
 
+Created = list[dict[str, Any]]
+"""The stored properties of the memories a batch's write creates (for the vector store)."""
+
+
 def _users(
     work: UnitOfWork, org_id: str, records: Iterable[Record], lock: bool = True
 ) -> tuple[Ref, dict[str, int]]:
@@ -500,15 +500,12 @@ def _org(work: UnitOfWork, org_id: str) -> Ref:
     return work.match(Org, lambda: OrganizationNotFound(org_id), lock=True, org_id=org_id)
 
 
-def _write_organizations(
-    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
-) -> None:
+def _write_organizations(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
     work.create_each(Org, [_values(record, "org_id", "org_name", "created_at") for record in new])
+    return []
 
 
-def _write_users(
-    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
-) -> None:
+def _write_users(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
     """The users with their two collections, as ``create_user`` makes them."""
     org = _org(work, new[0]["org_id"])
     fields = ("org_id", "user_id", "user_name", "created_at")
@@ -518,11 +515,10 @@ def _write_users(
     work.link(User.belongs_to, users, org)
     work.link(User.interactions_in, users, work.create_each(InteractionCollection, owned)[0], pairs)
     work.link(User.has_memories, users, work.create_each(MemoryCollection, owned)[0], pairs)
+    return []
 
 
-def _write_agents(
-    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
-) -> None:
+def _write_agents(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
     """The new agents, and the links of the batch's agents, new or skipped alike, to the
     organisation and their users: a user imported again after its deletion gets its own
     agents back (merged)."""
@@ -550,11 +546,10 @@ def _write_agents(
                 if record["user_id"] is not None
             ],
         )
+    return []
 
 
-def _write_interactions(
-    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
-) -> None:
+def _write_interactions(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
     users, index = _users(work, new[0]["org_id"], new)
     fields = ("org_id", "user_id", "agent_id", "interaction_id", "created_at", "updated_at")
     declare_interactions(
@@ -572,11 +567,10 @@ def _write_interactions(
             ],
         ),
     )
+    return []
 
 
-def _write_memories(
-    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
-) -> None:
+def _write_memories(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
     org_id = new[0]["org_id"]
     users, index = _users(work, org_id, new)
     sources = sorted({(record["user_id"], record["interaction_id"]) for record in new})
@@ -607,12 +601,10 @@ def _write_memories(
             ],
         ),
     )
-    changes.add(convert.memory_for_vector(memory) for memory in memories)
+    return memories
 
 
-def _write_contrary_updates(
-    work: UnitOfWork, batch: list[Record], new: list[Record], changes: VectorChanges
-) -> None:
+def _write_contrary_updates(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
     """Link the pairs (merged): it creates no node of its own, so a batch whose commit
     went unanswered runs again, and finds what landed linked already."""
     org_id = new[0]["org_id"]
@@ -636,9 +628,10 @@ def _write_contrary_updates(
             for r in new
         ],
     )
+    return []
 
 
-Writer = Callable[[UnitOfWork, list[Record], list[Record], VectorChanges], None]
+Writer = Callable[[UnitOfWork, list[Record], list[Record]], Created]
 
 #: Per record type: what declares the write of a batch (all its records, the new ones).
 WRITERS: dict[str, Writer] = {
@@ -759,10 +752,10 @@ def _validate_and_check(
     rekeying: Rekeying | None,
     spool: IO[bytes],
 ) -> Counter[str]:
-    """Validate ``records`` whole and check them against the graph (:class:`_InputCheck`),
-    in one pass: parse each record once, and spool the parsed batches for the writes, so
-    that memory stays flat and the writes read back exactly what was checked. Returns the
-    number of content records of each type."""
+    """Validate ``records`` whole and check them against the graph (:class:`_InputCheck`)
+    in one pass, which parses each record once and spools the parsed batches for the
+    writes (pickled): memory stays flat, and the writes get exactly what was checked.
+    Returns the number of content records of each type."""
     validator = transfer.Validator()
     check = _InputCheck(graph, on_conflict, memory_ids=rekeying is None)
     for kind, batch in _batches(_validated(records, validator, rekeying)):
@@ -771,6 +764,48 @@ def _validate_and_check(
     counts = validator.finish()
     check.finish()
     return counts
+
+
+def _spooled(spool: IO[bytes]) -> Iterator[tuple[str, Batch]]:
+    """The batches :func:`_validate_and_check` spooled, in order."""
+    spool.seek(0)
+    while True:
+        try:
+            yield pickle.load(spool)
+        except EOFError:
+            return
+
+
+def _declared(kind: str, batch: Batch, new: list[Record]) -> tuple[Compiled, Created] | None:
+    """The compiled write of a batch whose ``new`` records are not in the graph yet, with
+    the memories it creates; None when there is nothing to write."""
+    if not new and kind != transfer.AGENT:  # skipped agents are linked again
+        return None
+    unit = UnitOfWork()
+    memories = WRITERS[kind](unit, [record for _, record in batch], new)
+    return unit.compiled(), memories
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """A batch read back from the spool, and its write declared and compiled when what is
+    new is known ahead: everything, with ``"fail"`` (whose check found none of it in the
+    graph). Made ready in a thread while the batch before it is written."""
+
+    kind: str
+    batch: Batch
+    new: list[Record] | None
+    declared: tuple[Compiled, Created] | None
+
+
+def _next_ready(batches: Iterator[tuple[str, Batch]], on_conflict: OnConflict) -> _Ready | None:
+    """The next batch, made ready; None after the last."""
+    for kind, batch in batches:
+        if on_conflict == "skip":
+            return _Ready(kind, batch, None, None)
+        new = [record for _, record in batch]
+        return _Ready(kind, batch, new, _declared(kind, batch, new))
+    return None
 
 
 def import_records(
@@ -796,26 +831,32 @@ def import_records(
         )
     rekeying = Rekeying() if rekey else None
     summary = ImportSummary()
-    with tempfile.TemporaryFile(prefix="memora-ogm-import-") as spool:
+    with (
+        tempfile.TemporaryFile(prefix="memora-ogm-import-") as spool,
+        ThreadPoolExecutor(1, thread_name_prefix="memora-ogm-import") as ahead,
+    ):
         counts = _validate_and_check(graph, records, on_conflict, rekeying, spool)
         total = sum(counts.values())
         done = 0
-        for kind, batch in _spooled(spool):
+        batches = _spooled(spool)
+        coming = ahead.submit(_next_ready, batches, on_conflict)
+        while (ready := result_of(coming)) is not None:
+            coming = ahead.submit(_next_ready, batches, on_conflict)
             planned: list[int] = []  # how many records the batch's first attempt found new
 
             def work(
-                changes: VectorChanges,
-                kind: str = kind,
-                batch: Any = batch,
-                planned: list[int] = planned,
+                changes: VectorChanges, ready: _Ready = ready, planned: list[int] = planned
             ) -> Landed | None:
-                new = _new_records(graph, kind, batch, on_conflict)
+                new, declared = ready.new, ready.declared
+                if new is None:  # "skip": what is new is read in the write's transaction
+                    new = _new_records(graph, ready.kind, ready.batch, on_conflict)
+                    declared = _declared(ready.kind, ready.batch, new)
                 planned.append(len(new))
-                if new or kind == transfer.AGENT:  # skipped agents are linked again
-                    unit = UnitOfWork()
-                    WRITERS[kind](unit, [record for _, record in batch], new, changes)
-                    graph.run(unit)
-                return _created_first(kind, new)
+                if declared is not None:
+                    statement, memories = declared
+                    graph.run(statement)
+                    changes.add(convert.memory_for_vector(memory) for memory in memories)
+                return _created_first(ready.kind, new)
 
             graph.write(work, lambda landed: landed)
             # The first attempt's count: a later one, after an unanswered commit of links
@@ -823,11 +864,11 @@ def import_records(
             created = planned[0]
             for counter, count in (
                 (summary.created, created),
-                (summary.skipped, len(batch) - created),
+                (summary.skipped, len(ready.batch) - created),
             ):
                 if count:
-                    counter[kind] += count
-            done += len(batch)
+                    counter[ready.kind] += count
+            done += len(ready.batch)
             if progress is not None:
                 progress(done, total)
     return summary
