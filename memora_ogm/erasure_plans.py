@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memora_ogm.mapping import arrow, hint, label, target_class
+from memora_ogm.mapping import arrow, hint, label, present, target_class
 from memora_ogm.plan import Bind, Subquery, Update, Var, cy, identifier, join
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 
@@ -63,13 +63,13 @@ def chain_tails(
                 f"AND NOT EXISTS {{ (kept){step}() }} "
                 "OPTIONAL CALL (start, kept) { WITH start WHERE kept IS NULL "
                 f"MATCH (start){arrow(first)}(:{label(target_class(first))})"
-                f"{arrow(then, '*0..')}(found:{name}) WHERE size(keys(found)) > 0 "
+                f"{arrow(then, '*0..')}(found:{name}) WHERE {present(cls, 'found')} "
                 f"AND NOT EXISTS {{ (found){step}() }} RETURN found LIMIT 1 }} "
                 "WITH start, coalesce(kept, found) AS last WHERE last IS NOT NULL "
                 # Walked back from the last node: nearest first (a chain has one path),
                 # one more than a batch takes, so the new last node is among them.
                 f"WITH start, COLLECT {{ MATCH (node:{name}){arrow(then, '*0..')}(last) "
-                f"WHERE size(keys(node)) > 0 RETURN node LIMIT {count} + 1 }} AS nearest "
+                f"WHERE {present(cls, 'node')} RETURN node LIMIT {count} + 1 }} AS nearest "
                 "RETURN collect([start, nearest]) AS ",
                 split,
             ),
@@ -131,3 +131,11 @@ def delete_when(work: UnitOfWork, ref: Ref, when: Var) -> None:
     """Detach and delete the node(s) only if the condition ``when`` (a :func:`room`) holds."""
     nodes = cy("CASE WHEN ", when, " THEN ", ref.items, " ELSE [] END")
     work.add(Update(cy("FOREACH (node IN ", nodes, " | DETACH DELETE node)")))
+
+
+def output_first_key(work: UnitOfWork, name: str, ref: Ref, keys: Sequence[str]) -> None:
+    """Return as ``name`` a list of the ``keys`` of the first of ``ref``'s nodes (empty
+    when there are none): what shows that a batch's delete landed, without the cost of
+    returning every node it deleted."""
+    first = ", ".join(f".{identifier(key)}" for key in keys)
+    work.output_value(name, cy("[node IN ", ref.items, f"[..1] | node {{{first}}}]"))

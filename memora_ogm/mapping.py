@@ -79,6 +79,16 @@ def table(cls: type) -> ClassTable:
     )
 
 
+def present(cls: type, name: str) -> str:
+    """Cypher that holds for the node ``name`` of ``cls`` unless a concurrent delete left it
+    without properties (as a traversal can still meet it): one of the class's required
+    properties is set. One property read, where ``size(keys(node))`` reads them all."""
+    spec = table(cls)
+    if not spec.required:
+        return f"size(keys({name})) > 0"
+    return f"{name}.{identifier(spec.deflate[spec.required[0]][0])} IS NOT NULL"
+
+
 def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True) -> dict[str, Any]:
     """The stored properties of a node of ``cls``: defaults filled in, each value deflated.
 

@@ -37,6 +37,7 @@ from memora_ogm.mapping import (
     hint,
     label,
     node_properties,
+    present,
     relation_name,
     table,
     target_class,
@@ -63,6 +64,8 @@ from memora_ogm.properties import ZonedDateTimeProperty, sent_form
 
 #: Set and removed again to take a node's write lock without changing it.
 LOCK_PROPERTY = "memora_lock"
+#: The head of a batched unit's statement (see ``UnitOfWork(batched=True)``).
+KEEP_PLAN = "CYPHER replan=skip"
 
 MissingError = Callable[[Any], Exception]
 """Makes the not-found error of a match from what is missing (a key map for lists, else None)."""
@@ -89,9 +92,18 @@ def _of(var: Var, cls: type, many: bool, created: bool = False) -> Ref:
 
 
 class UnitOfWork:
-    """A builder of one statement's plan (see the module docstring); no I/O."""
+    """A builder of one statement's plan (see the module docstring); no I/O.
 
-    def __init__(self) -> None:
+    ``batched`` marks a statement run batch after batch while it changes the graph a
+    lot (an erasure, an import, a migration): its statement keeps the server's cached
+    plan (``CYPHER replan=skip``). Each batch moves the label counts, and once they
+    drift far enough the server plans the statement again, every ten seconds at most;
+    for these long statements that costs a second or more each time, while their plans,
+    anchored on the key indexes, come out the same.
+    """
+
+    def __init__(self, *, batched: bool = False) -> None:
+        self.batched = batched
         self.params: dict[str, Any] = {}
         self._head: list[Clause] = []
         self._checks: list[tuple[Cypher, MissingError]] = []
@@ -364,7 +376,7 @@ class UnitOfWork:
             if order_by
             else ""
         )
-        match = f"MATCH (start){hops}(node:{label(cls)}) WHERE size(keys(node)) > 0"
+        match = f"MATCH (start){hops}(node:{label(cls)}) WHERE {present(cls, 'node')}"
         if limit is None:
             return self._bind(
                 cls,
@@ -762,6 +774,8 @@ class UnitOfWork:
             lines = self._compile_write(missing)
         else:
             lines = self._compile_read(missing)
+        if self.batched:
+            lines.insert(0, KEEP_PLAN)
         return "\n".join(lines), {**self.params, "times": [sent_form(t) for t in self._times]}
 
     def _returned(self, scope: Scope, inlined: Mapping[Var, Cypher]) -> list[str]:
@@ -873,7 +887,7 @@ class Related:
         names = [identifier(spec.deflate[name][0]) for name in self.properties]
         values = [f"reached.{name}" for name in names]
         value = values[0] if len(values) == 1 else f"[{', '.join(values)}]"
-        where = ["size(keys(reached)) > 0"] + [
+        where = [present(cls, "reached")] + [
             f"reached.{identifier(spec.deflate[name][0])} = "
             f"{start}.{identifier(spec.deflate[name][0])}"
             for name in self.same

@@ -722,7 +722,7 @@ class Neo4jInteraction(GraphComponent):
         """
         check_ids(org_id=org_id, user_id=user_id, interaction_id=interaction_id)
         size = self.erase_batch_size
-        work = UnitOfWork()
+        work = UnitOfWork(batched=True)
         interaction = work.match(
             Interaction,
             lambda: InteractionNotFound(org_id, user_id, interaction_id),
@@ -732,7 +732,11 @@ class Neo4jInteraction(GraphComponent):
             interaction_id=interaction_id,
         )
         memories = work.reachable(interaction, Interaction.memories, limit=per_batch(size))
-        room(work, erase(work, size, memories, interaction), FINISHED)
+        room(
+            work,
+            erase(work, size, self.graph.vector_db is not None, memories, interaction),
+            FINISHED,
+        )
 
         key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
         await erase_in_batches(self.graph, work, top=Landed(Interaction, key, present=False))
@@ -756,13 +760,13 @@ class Neo4jInteraction(GraphComponent):
             return UserNotFound(org_id, user_id)
 
         size = self.erase_batch_size
-        work = UnitOfWork()
+        work = UnitOfWork(batched=True)
         user = work.match(User, missing, org_id=org_id, user_id=user_id)
         work.match_related(user, User.interactions_in, missing, lock=True)
         interactions = work.nodes(Interaction, per_batch(size, 4), org_id=org_id, user_id=user_id)
         work.lock(interactions)
         memories = work.reachable(interactions, Interaction.memories, limit=per_batch(size))
-        groups = erase(work, size, memories, interactions)
+        groups = erase(work, size, self.graph.vector_db is not None, memories, interactions)
         room(work, [*groups, (interactions, per_batch(size, 4))], FINISHED)
 
         await erase_in_batches(self.graph, work)

@@ -34,7 +34,7 @@ from typing import Any
 from memora_ogm import convert
 from memora_ogm._sync.graph import Graph, Landed, VectorChanges
 from memora_ogm._sync.nodes import Interaction, Memory, MessageBlock
-from memora_ogm.erasure_plans import chain_tails
+from memora_ogm.erasure_plans import chain_tails, output_first_key
 from memora_ogm.errors import NotFoundError
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Ref, UnitOfWork
@@ -84,17 +84,21 @@ def gone(memories: Sequence[Mapping[str, Any]]) -> Landed | None:
 def erase(
     work: UnitOfWork,
     size: int,
+    vectors: bool,
     memories: Ref,
     interactions: Ref | None = None,
     days: Sequence[Ref] = (),
 ) -> list[tuple[Ref, int]]:
-    """Declare the deletion of ``memories`` (returned as ``memories``, for the vector store),
-    of the last messages of ``interactions``' chains (``size`` at most, highest positions
-    first, so each chain keeps a prefix), of those interactions left with no message and no
-    memory, then of the days nothing links to any more.
+    """Declare the deletion of ``memories``, of the last messages of ``interactions``'
+    chains (``size`` at most, highest positions first, so each chain keeps a prefix), of
+    those interactions left with no message and no memory, then of the days nothing links
+    to any more.
 
-    ``days`` are further Date nodes that may lose their last link. Returns the bounded
-    groups, with their limits, for :func:`memora_ogm.erasure_plans.room`.
+    The memories are returned as ``memories``: whole when a vector store is attached
+    (``vectors``), which removes them and, should the commit fail, adds them back;
+    without one, only the first one's key, which is all :func:`gone` reads. ``days`` are
+    further Date nodes that may lose their last link. Returns the bounded groups, with
+    their limits, for :func:`memora_ogm.erasure_plans.room`.
     """
     memories = work.as_list(memories)
     days = [*days, work.reachable(memories, Memory.date_obtained)]
@@ -115,7 +119,10 @@ def erase(
         groups.append((messages, per_batch(size)))
     # Projected after every subquery: a subquery's rows each carry the variables bound
     # before it, and the server counts a batch of memory maps once per row.
-    work.output("memories", memories)
+    if vectors:
+        work.output("memories", memories)
+    else:
+        output_first_key(work, "memories", memories, MEMORY_ID_NAMES)
     work.delete(memories)
     if interactions is not None and messages is not None:
         work.delete(messages)

@@ -277,7 +277,7 @@ class Neo4jMemory(GraphComponent):
             lock.lock(ref)
         size = self.erase_batch_size
         work = UnitOfWork()
-        erase(work, size, work.match(Memory, missing, **key))
+        erase(work, size, self.graph.vector_db is not None, work.match(Memory, missing, **key))
 
         def delete(changes: VectorChanges) -> None:
             self.graph.run(lock)
@@ -302,11 +302,11 @@ class Neo4jMemory(GraphComponent):
             return UserNotFound(org_id, user_id)
 
         size = self.erase_batch_size
-        work = UnitOfWork()
+        work = UnitOfWork(batched=True)
         user = work.match(User, missing, org_id=org_id, user_id=user_id)
         work.match_related(user, User.has_memories, missing, lock=True)
         memories = work.nodes(Memory, per_batch(size), org_id=org_id, user_id=user_id)
-        room(work, erase(work, size, memories), FINISHED)
+        room(work, erase(work, size, self.graph.vector_db is not None, memories), FINISHED)
 
         erase_in_batches(self.graph, work)
         self.logger.info("deleted all memories of user %s", user_id)

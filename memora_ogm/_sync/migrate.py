@@ -37,7 +37,7 @@ FINISHED = "finished"
 def _link_batch(operation: LinkMemoriesToDates) -> UnitOfWork:
     """One batch of :class:`LinkMemoriesToDates`: up to ``batch_size`` memories without a
     day, each linked to the Date of its ``obtained_at`` (merged), in one statement."""
-    work = UnitOfWork()
+    work = UnitOfWork(batched=True)
     memories = work.lacking(Memory, Memory.date_obtained, operation.batch_size)
     work.merge_linked(
         memories, Memory.date_obtained, ("org_id", "user_id"), {"date": "obtained_at"}

@@ -27,7 +27,7 @@ def match_org(work: UnitOfWork, org_id: str, lock: bool = False) -> Ref:
     return work.match(Org, lambda: OrganizationNotFound(org_id), lock=lock, org_id=org_id)
 
 
-def _delete_batch(org_id: str, size: int) -> UnitOfWork:
+def _delete_batch(org_id: str, size: int, vectors: bool) -> UnitOfWork:
     """One batch of an organisation's erasure (see :mod:`memora_ogm._async.erasure`).
 
     It locks the organisation (as ``create_user`` and ``create_agent`` do), then the
@@ -38,7 +38,7 @@ def _delete_batch(org_id: str, size: int) -> UnitOfWork:
     took all of them, it deletes the users with their collections, a batch of agents and
     of days, and the organisation itself once no user, agent or day is left.
     """
-    work = UnitOfWork()
+    work = UnitOfWork(batched=True)
     org = match_org(work, org_id, lock=True)
     users = work.nodes(User, per_batch(size, 4), org_id=org_id)
     collections = [work.reachable(users, rel) for rel in (User.interactions_in, User.has_memories)]
@@ -48,7 +48,7 @@ def _delete_batch(org_id: str, size: int) -> UnitOfWork:
     work.lock(interactions)
     memories = work.nodes(Memory, per_batch(size), org_id=org_id)
     agents = work.nodes(Agent, per_batch(size), org_id=org_id)
-    groups = erase(work, size, memories, interactions)
+    groups = erase(work, size, vectors, memories, interactions)
     emptied = room(work, [*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
     days = work.nodes(Date, per_batch(size), org_id=org_id)
     for ref in (*collections, users, agents, days):
@@ -118,7 +118,7 @@ class Neo4jOrganization(GraphComponent):
         check_ids(TypeError, org_id=org_id)
         erase_in_batches(
             self.graph,
-            _delete_batch(org_id, self.erase_batch_size),
+            _delete_batch(org_id, self.erase_batch_size, self.graph.vector_db is not None),
             lambda changes: changes.purge_organization(org_id),
             top=Landed(Org, {"org_id": org_id}, present=False),
         )

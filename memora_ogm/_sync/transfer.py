@@ -378,7 +378,7 @@ def _existing(kind: str, batch: Batch) -> tuple[UnitOfWork, Found]:
     """A read of the values of ``batch``'s nodes that the graph already holds (an index
     seek a record), and what gives them by key from its row."""
     cls, key = KEYS[kind]
-    work = UnitOfWork()
+    work = UnitOfWork(batched=True)
     work.output("found", work.find_each(cls, [_values(record, *key) for _, record in batch]))
     fields = projection(reading(cls))
 
@@ -437,7 +437,7 @@ def _existing_links(records: list[Record]) -> tuple[UnitOfWork, Found]:
     """A read of the ``CONTRARY_UPDATE`` links of ``records`` that the graph already holds."""
     org_id = records[0]["org_id"]
     older = sorted({(record["user_id"], record["memory_id"]) for record in records})
-    work = UnitOfWork()
+    work = UnitOfWork(batched=True)
     memories = work.match_each(
         Memory,
         [
@@ -781,7 +781,7 @@ def _declared(kind: str, batch: Batch, new: list[Record]) -> tuple[Compiled, Cre
     the memories it creates; None when there is nothing to write."""
     if not new and kind != transfer.AGENT:  # skipped agents are linked again
         return None
-    unit = UnitOfWork()
+    unit = UnitOfWork(batched=True)
     memories = WRITERS[kind](unit, [record for _, record in batch], new)
     return unit.compiled(), memories
 

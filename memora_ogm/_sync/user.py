@@ -101,7 +101,7 @@ class Neo4jUser(GraphComponent):
         """
         check_ids(org_id=org_id, user_id=user_id)
         size = self.erase_batch_size
-        work = UnitOfWork()
+        work = UnitOfWork(batched=True)
         user = match_user(work, org_id, user_id)
         collections = [
             work.match_related(user, rel) for rel in (User.interactions_in, User.has_memories)
@@ -112,7 +112,7 @@ class Neo4jUser(GraphComponent):
         interactions = work.nodes(Interaction, per_batch(size, INTERACTIONS), **owned)
         work.lock(interactions)
         memories = work.nodes(Memory, per_batch(size), **owned)
-        groups = erase(work, size, memories, interactions)
+        groups = erase(work, size, self.graph.vector_db is not None, memories, interactions)
         emptied = room(work, [*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
         days = work.nodes(Date, per_batch(size), **owned)
         delete_when(work, days, emptied)

@@ -5,7 +5,7 @@ OPTIONAL MATCH (user)-[:HAS_MEMORIES]->(memory_collection:MemoryCollection)
 WITH memory, memory_collection, CASE WHEN memory IS NULL THEN [[0, null]] ELSE [] END AS missing
 OPTIONAL CALL (memory, memory_collection, missing) {
 WITH memory, memory_collection, missing WHERE missing = []
-WITH memory, memory_collection, COLLECT { UNWIND [memory] AS start MATCH (start)-[:INTERACTION_SOURCE]->(node:Interaction) WHERE size(keys(node)) > 0 RETURN DISTINCT node } AS interactions
+WITH memory, memory_collection, COLLECT { UNWIND [memory] AS start MATCH (start)-[:INTERACTION_SOURCE]->(node:Interaction) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS interactions
 FOREACH (node IN interactions | SET node.memora_lock = true REMOVE node.memora_lock)
 FOREACH (node IN [memory_collection] | SET node.memora_lock = true REMOVE node.memora_lock)
 FOREACH (node IN [memory] | SET node.memora_lock = true REMOVE node.memora_lock)
@@ -20,8 +20,8 @@ OPTIONAL MATCH (memory:Memory {org_id: $org_id, user_id: $user_id, memory_id: $m
 WITH memory, CASE WHEN memory IS NULL THEN [[0, null]] ELSE [] END AS missing
 OPTIONAL CALL (memory, missing) {
 WITH memory, missing WHERE missing = []
-WITH memory, COLLECT { UNWIND [memory] AS start MATCH (start)-[:DATE_OBTAINED]->(node:Date) WHERE size(keys(node)) > 0 RETURN DISTINCT node } AS dates
-WITH memory, dates, [node IN [memory] | node {.org_id, .user_id, .agent_id, .interaction_id, .memory_id, .memory, obtained_at: CASE WHEN node.obtained_at IS NULL THEN null ELSE [node.obtained_at.epochMillis, node.obtained_at.nanosecond, node.obtained_at.timezone] END}] AS memories
+WITH memory, COLLECT { UNWIND [memory] AS start MATCH (start)-[:DATE_OBTAINED]->(node:Date) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS dates
+WITH memory, dates, [node IN [memory][..1] | node {.org_id, .user_id, .memory_id}] AS memories
 FOREACH (node IN [memory] | DETACH DELETE node)
 FOREACH (node IN [n IN dates WHERE NOT EXISTS { (n)--() }] | DELETE node)
 RETURN memories

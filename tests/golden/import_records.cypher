@@ -19,6 +19,7 @@ RETURN [] AS missing, [node IN memories | node {.org_id, .user_id, .agent_id, .i
 // ---
 
 // parameters: orgs, times
+CYPHER replan=skip
 WITH [] AS missing
 OPTIONAL CALL (missing) {
 WITH missing WHERE missing = []
@@ -30,6 +31,7 @@ RETURN missing
 // ---
 
 // parameters: has_memories, interaction_collections, interactions_in, memory_collections, org_id, times, users
+CYPHER replan=skip
 OPTIONAL MATCH (org:Org {org_id: $org_id})
 WITH org, CASE WHEN org IS NULL THEN [[0, null]] ELSE [] END AS missing
 OPTIONAL CALL (org, missing) {
@@ -48,6 +50,7 @@ RETURN missing
 // ---
 
 // parameters: agent_keys, agents, has_agent, has_agent_2, org_id, times, user_keys
+CYPHER replan=skip
 OPTIONAL MATCH (org:Org {org_id: $org_id})
 CALL () { UNWIND $user_keys AS key OPTIONAL MATCH (found:User {}) RETURN collect(found) AS users, collect(CASE WHEN found IS NULL THEN key END) AS user_missing }
 CALL () { UNWIND $agent_keys AS key OPTIONAL MATCH (found:Agent {}) RETURN collect(found) AS agents, collect(CASE WHEN found IS NULL THEN key END) AS agent_missing }
@@ -67,6 +70,7 @@ RETURN missing
 // ---
 
 // parameters: date_keys, first_message, had_interaction, has_occurrence_on, interactions, is_next, message_blocks, times, user_keys
+CYPHER replan=skip
 CALL () { UNWIND $user_keys AS key OPTIONAL MATCH (found:User {org_id: key.org_id, user_id: key.user_id}) RETURN collect(found) AS users, collect(CASE WHEN found IS NULL THEN key END) AS user_missing }
 WITH users, [key IN user_missing | [0, key]] AS missing
 OPTIONAL CALL (users, missing) {
@@ -87,6 +91,7 @@ RETURN missing
 // ---
 
 // parameters: date_keys, date_obtained, has_occurrence_on, includes, interaction_keys, interaction_source, memories, message_source, times, user_keys
+CYPHER replan=skip
 CALL () { UNWIND $user_keys AS key OPTIONAL MATCH (found:User {org_id: key.org_id, user_id: key.user_id}) RETURN collect(found) AS users, collect(CASE WHEN found IS NULL THEN key END) AS user_missing }
 CALL () { UNWIND $interaction_keys AS key OPTIONAL MATCH (found:Interaction {org_id: key.org_id, user_id: key.user_id, interaction_id: key.interaction_id}) RETURN collect(found) AS interactions, collect(CASE WHEN found IS NULL THEN key END) AS interaction_missing }
 WITH users, interactions, [key IN user_missing | [0, key]] + [key IN interaction_missing | [1, key]] AS missing

@@ -13,18 +13,21 @@ RETURN [] AS missing, organization, user, agent, interaction, [node IN memories 
 // ---
 
 // parameters: org_keys, times
+CYPHER replan=skip
 WITH COLLECT { UNWIND $org_keys AS key MATCH (node:Org {org_id: key.org_id}) RETURN node } AS orgs
 RETURN [] AS missing, [node IN orgs | node {.org_id, .org_name, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END}] AS found
 
 // ---
 
 // parameters: times, user_keys
+CYPHER replan=skip
 WITH COLLECT { UNWIND $user_keys AS key MATCH (node:User {org_id: key.org_id, user_id: key.user_id}) RETURN node } AS users
 RETURN [] AS missing, [node IN users | node {.org_id, .user_id, .user_name, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END}] AS found
 
 // ---
 
 // parameters: agent_keys, times
+CYPHER replan=skip
 WITH COLLECT { UNWIND $agent_keys AS key MATCH (node:Agent {org_id: key.org_id, agent_id: key.agent_id}) RETURN node } AS agents
 RETURN [] AS missing, [node IN agents | node {.org_id, .agent_id, .agent_label, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END, .user_id}] AS found
 
@@ -37,24 +40,28 @@ RETURN [] AS missing, [node IN memories | node {.org_id, .user_id, .agent_id, .i
 // ---
 
 // parameters: org_keys, times
+CYPHER replan=skip
 WITH COLLECT { UNWIND $org_keys AS key MATCH (node:Org {org_id: key.org_id}) RETURN node } AS orgs
 RETURN [] AS missing, [node IN orgs | node {.org_id, .org_name, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END}] AS found
 
 // ---
 
 // parameters: times, user_keys
+CYPHER replan=skip
 WITH COLLECT { UNWIND $user_keys AS key MATCH (node:User {org_id: key.org_id, user_id: key.user_id}) RETURN node } AS users
 RETURN [] AS missing, [node IN users | node {.org_id, .user_id, .user_name, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END}] AS found
 
 // ---
 
 // parameters: agent_keys, times
+CYPHER replan=skip
 WITH COLLECT { UNWIND $agent_keys AS key MATCH (node:Agent {org_id: key.org_id, agent_id: key.agent_id}) RETURN node } AS agents
 RETURN [] AS missing, [node IN agents | node {.org_id, .agent_id, .agent_label, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END, .user_id}] AS found
 
 // ---
 
 // parameters: agent_keys, agents, has_agent, has_agent_2, org_id, times, user_keys
+CYPHER replan=skip
 OPTIONAL MATCH (org:Org {org_id: $org_id})
 CALL () { UNWIND $user_keys AS key OPTIONAL MATCH (found:User {}) RETURN collect(found) AS users, collect(CASE WHEN found IS NULL THEN key END) AS user_missing }
 CALL () { UNWIND $agent_keys AS key OPTIONAL MATCH (found:Agent {org_id: key.org_id, agent_id: key.agent_id}) RETURN collect(found) AS agents, collect(CASE WHEN found IS NULL THEN key END) AS agent_missing }
@@ -74,12 +81,14 @@ RETURN missing
 // ---
 
 // parameters: interaction_keys, times
+CYPHER replan=skip
 WITH COLLECT { UNWIND $interaction_keys AS key MATCH (node:Interaction {org_id: key.org_id, user_id: key.user_id, interaction_id: key.interaction_id}) RETURN node } AS interactions
 RETURN [] AS missing, [node IN interactions | node {.org_id, .user_id, .agent_id, .interaction_id, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END, updated_at: CASE WHEN node.updated_at IS NULL THEN null ELSE [node.updated_at.epochMillis, node.updated_at.nanosecond, node.updated_at.timezone] END}] AS found
 
 // ---
 
 // parameters: date_keys, first_message, had_interaction, has_occurrence_on, interactions, is_next, message_blocks, times, user_keys
+CYPHER replan=skip
 CALL () { UNWIND $user_keys AS key OPTIONAL MATCH (found:User {org_id: key.org_id, user_id: key.user_id}) RETURN collect(found) AS users, collect(CASE WHEN found IS NULL THEN key END) AS user_missing }
 WITH users, [key IN user_missing | [0, key]] AS missing
 OPTIONAL CALL (users, missing) {
@@ -100,12 +109,14 @@ RETURN missing
 // ---
 
 // parameters: memory_keys, times
+CYPHER replan=skip
 WITH COLLECT { UNWIND $memory_keys AS key MATCH (node:Memory {org_id: key.org_id, user_id: key.user_id, memory_id: key.memory_id}) RETURN node } AS memories
 RETURN [] AS missing, [node IN memories | node {.org_id, .user_id, .agent_id, .interaction_id, .memory_id, .memory, obtained_at: CASE WHEN node.obtained_at IS NULL THEN null ELSE [node.obtained_at.epochMillis, node.obtained_at.nanosecond, node.obtained_at.timezone] END}] AS found
 
 // ---
 
 // parameters: date_keys, date_obtained, has_occurrence_on, includes, interaction_keys, interaction_source, memories, message_source, times, user_keys
+CYPHER replan=skip
 CALL () { UNWIND $user_keys AS key OPTIONAL MATCH (found:User {org_id: key.org_id, user_id: key.user_id}) RETURN collect(found) AS users, collect(CASE WHEN found IS NULL THEN key END) AS user_missing }
 CALL () { UNWIND $interaction_keys AS key OPTIONAL MATCH (found:Interaction {org_id: key.org_id, user_id: key.user_id, interaction_id: key.interaction_id}) RETURN collect(found) AS interactions, collect(CASE WHEN found IS NULL THEN key END) AS interaction_missing }
 WITH users, interactions, [key IN user_missing | [0, key]] + [key IN interaction_missing | [1, key]] AS missing

@@ -10,6 +10,7 @@ RETURN [] AS missing, [node IN applied_migrations | node {.version, .name, appli
 // ---
 
 // parameters: limit, memories_limit, times
+CYPHER replan=skip
 WITH [] AS missing
 OPTIONAL CALL (missing) {
 WITH missing WHERE missing = []
