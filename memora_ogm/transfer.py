@@ -36,7 +36,7 @@ from memora_ogm.validation import (
     MAX_NAME_LENGTH,
     MAX_TEXT_LENGTH,
     check_encodable,
-    check_ids,
+    check_id,
     check_memory_id,
     check_name,
     check_text,
@@ -245,8 +245,7 @@ Check = Callable[[str, Any], Any]
 
 
 def _id(name: str, value: Any) -> str:
-    check_ids(**{name: value})
-    return str(value)
+    return check_id(name, value)
 
 
 def _memory_id(name: str, value: Any) -> str:
@@ -300,16 +299,21 @@ def _messages(name: str, value: Any) -> list[dict[str, str]]:
     if not isinstance(value, list):
         raise ValueError(f"`{name}` must be a list of messages, not {_kind(value)}.")
     for index, message in enumerate(value):
-        if not isinstance(message, dict) or set(message) != {"role", "content"}:
+        if not isinstance(message, dict) or message.keys() != _MESSAGE_KEYS:
             raise ValueError(f"message {index} must be an object with `role` and `content`.")
-        for key, limit in (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH)):
+        for key, limit in _MESSAGE_LIMITS:
             text = message[key]
             if not isinstance(text, str):
                 raise ValueError(f"`{key}` of message {index} must be a string.")
             if len(text) > limit:
                 raise ValueError(f"`{key}` of message {index} is longer than {limit} characters.")
-            check_encodable(f"{key} of message {index}", text)
+            if not text.isascii():
+                check_encodable(f"{key} of message {index}", text)
     return value
+
+
+_MESSAGE_KEYS = {"role", "content"}
+_MESSAGE_LIMITS = (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH))
 
 
 def _positions(name: str, value: Any) -> list[int]:
@@ -390,6 +394,9 @@ FIELDS: dict[str, dict[str, Check]] = {
     },
 }
 
+#: Per content record type, the names a record of it has: its fields and ``type``.
+_NAMES = {kind: {"type", *fields} for kind, fields in FIELDS.items()}
+
 
 def parse(line: int, record: Any) -> Record:
     """A content record with its values converted (datetimes, dates), or the line's error.
@@ -404,11 +411,11 @@ def parse(line: int, record: Any) -> Record:
     fields = FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is None:
         raise ImportFormatError(line, f"unknown record type {_shown(kind)}.")
-    missing = [name for name in fields if name not in record]
-    if missing:
-        raise ImportFormatError(line, f"{kind} record lacks {', '.join(missing)}.")
-    unknown = sorted(set(record) - set(fields) - {"type"})
-    if unknown:
+    if record.keys() != _NAMES[kind]:
+        missing = [name for name in fields if name not in record]
+        if missing:
+            raise ImportFormatError(line, f"{kind} record lacks {', '.join(missing)}.")
+        unknown = sorted(set(record) - set(fields) - {"type"})
         raise ImportFormatError(line, f"{kind} record has unknown fields {', '.join(unknown)}.")
     parsed: Record = {"type": kind}
     for name, check in fields.items():

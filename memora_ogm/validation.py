@@ -7,11 +7,14 @@ so that bad input fails with a clear exception before anything is written.
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
 #: Longest id accepted (shortuuid ids have 22 characters, uuid4 strings 36).
 MAX_ID_LENGTH = 64
+#: A UUID in the one spelling ``str(uuid.UUID(...))`` gives: lower case, hyphenated.
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 #: Longest organisation name, user name or agent label.
 MAX_NAME_LENGTH = 1_000
 #: Longest message content or memory text.
@@ -22,6 +25,8 @@ MAX_PAGE_VALUE = 2**63 - 1
 
 def check_encodable(name: str, value: str, error: type[Exception] = ValueError) -> str:
     """A string the driver can send: one with a lone surrogate (``"\\ud800"``) has no UTF-8."""
+    if value.isascii():  # the common case, without encoding a copy
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -42,9 +47,15 @@ def _check_text(name: str, value: Any, max_length: int, error: type[Exception]) 
 def check_ids(error: type[Exception] = ValueError, **ids: Any) -> None:
     """Each id must be a non-empty string of printable characters, at most MAX_ID_LENGTH."""
     for name, value in ids.items():
-        _check_text(name, value, MAX_ID_LENGTH, error)
-        if not value.isprintable():
-            raise error(f"`{name}` must not contain control characters.")
+        check_id(name, value, error)
+
+
+def check_id(name: str, value: Any, error: type[Exception] = ValueError) -> str:
+    """:func:`check_ids` of one id, returned."""
+    _check_text(name, value, MAX_ID_LENGTH, error)
+    if not value.isprintable():
+        raise error(f"`{name}` must not contain control characters.")
+    return str(value)
 
 
 def check_memory_id(name: str, value: Any, error: type[Exception] = ValueError) -> str:
@@ -52,7 +63,9 @@ def check_memory_id(name: str, value: Any, error: type[Exception] = ValueError) 
     case, hyphenated), as the layer writes it. Qdrant keys a point by the UUID, so two
     spellings of one UUID would be two memories in the graph but one point; any other
     spelling (upper case, braces, ``urn:uuid:``, no hyphens) is refused, never mapped."""
-    check_ids(error, **{name: value})
+    if isinstance(value, str) and _CANONICAL_UUID.fullmatch(value):
+        return value  # exactly what ``str(uuid.UUID(value))`` gives back
+    check_id(name, value, error)
     try:
         canonical = str(uuid.UUID(value))
     except ValueError:
