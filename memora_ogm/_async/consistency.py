@@ -159,7 +159,7 @@ class _Check:
         self.unsettled: set[str] = set()
         self.resolved: set[str] = set()
 
-    async def run(self) -> ConsistencyReport:
+    async def compare(self) -> ConsistencyReport:
         org_id = self.report.org_id
         tenants = await _graph_tenants(self.graph, org_id)
         tenants.update(await self.store.tenants(org_id))
@@ -250,7 +250,7 @@ class Neo4jConsistency(GraphComponent):
         if org_id is not None:
             check_ids(org_id=org_id)
         store = _checkable(self.graph.vector_db)
-        return await _Check(self.graph, store, org_id, progress).run()
+        return await _Check(self.graph, store, org_id, progress).compare()
 
     async def repair(
         self, org_id: str | None = None, progress: Progress | None = None

@@ -160,7 +160,7 @@ class _Check:
         self.unsettled: set[str] = set()
         self.resolved: set[str] = set()
 
-    def run(self) -> ConsistencyReport:
+    def compare(self) -> ConsistencyReport:
         org_id = self.report.org_id
         tenants = _graph_tenants(self.graph, org_id)
         tenants.update(self.store.tenants(org_id))
@@ -251,7 +251,7 @@ class Neo4jConsistency(GraphComponent):
         if org_id is not None:
             check_ids(org_id=org_id)
         store = _checkable(self.graph.vector_db)
-        return _Check(self.graph, store, org_id, progress).run()
+        return _Check(self.graph, store, org_id, progress).compare()
 
     def repair(
         self, org_id: str | None = None, progress: Progress | None = None
