@@ -1,15 +1,23 @@
 """``check_consistency`` and ``repair``: do the graph's memories and the store's points agree?
 
-Tenant by tenant (organisation and user, of the graph or named by the store's payloads),
-a user's memories in id order, a keyset page per read (the pages of an export), are
-merged with the user's points in id order, a scroll page per call; both sides are
-streamed, so memory stays flat whatever the tenant's size. A memory and a point of the
-same id whose payload agrees is settled there. Every other id (a memory with no point in
-its tenant, a point with no memory in its tenant, a payload that disagrees) is resolved
-in batches against both whole stores: the graph's memories of that id, whatever their
-tenant, and the store's point of that id. That tells a point filed under another tenant
-(a wrong payload) from a real orphan, and finds the ids that memories of several tenants
-hold. The check only reads; :meth:`Neo4jConsistency.repair` then mends what it found.
+Tenant by tenant (organisation and user, of the graph or named by the store's payloads):
+the store counts each tenant's points (a facet count per tenant index), then the user's
+memories are read in id order, a keyset page per read (the pages of an export), and each
+page's points are fetched by id. A memory whose point agrees is settled there, and the
+points that agree and are filed under the tenant are counted. When that count is the
+store's count for the tenant, the tenant has no other point; otherwise its points are
+scrolled in id order beside its memory ids again, to find the points that are not its
+memories. Both sides are streamed, so memory stays flat whatever the tenant's size, and
+a tenant in agreement costs one read of its memories and one fetch of its points by id
+(the embedded engine evaluates a filter on every point of the collection per call, so
+one scroll per tenant would make the check quadratic there).
+
+Every other id (a memory with no point, a payload that disagrees, a point that is not
+its tenant's memory) is resolved in batches against both whole stores: the graph's
+memories of that id, whatever their tenant, and the store's point of that id. That tells
+a point filed under another tenant (a wrong payload) from a real orphan, and finds the
+ids that memories of several tenants hold. The check only reads;
+:meth:`Neo4jConsistency.repair` then mends what it found.
 
 The store is read by point id and payload only (see :mod:`memora_ogm.consistency`), and
 written through ``add_memories`` (which embeds) and ``delete_memories``: the check holds
@@ -63,7 +71,7 @@ _MEMORIES = _Part(Memory, "memory_id")
 class CheckableStore(Protocol):
     """What the check reads of a vector store, besides ``BaseVectorDB`` (``QdrantDB`` has it)."""
 
-    async def tenants(self, org_id: str | None = None) -> list[tuple[str, str]]: ...
+    async def tenants(self, org_id: str | None = None) -> dict[tuple[str, str], int]: ...
 
     async def points_page(
         self, org_id: str, user_id: str, offset: str | None, limit: int
@@ -106,11 +114,16 @@ async def _graph_tenants(graph: Graph, org_id: str | None) -> set[Tenant]:
     return {(org, user) for org in orgs async for user in _keys(graph, _USERS, org_id=org)}
 
 
-async def _memories(graph: Graph, tenant: Tenant) -> AsyncIterator[models.Memory]:
+async def _memory_pages(graph: Graph, tenant: Tenant) -> AsyncIterator[list[models.Memory]]:
     org_id, user_id = tenant
     async for page in _pages(graph, _MEMORIES, org_id=org_id, user_id=user_id):
-        for values, _ in page:
-            yield _memory(values)
+        yield [_memory(values) for values, _ in page]
+
+
+async def _memory_ids(graph: Graph, tenant: Tenant) -> AsyncIterator[str]:
+    async for page in _memory_pages(graph, tenant):
+        for memory in page:
+            yield memory.memory_id
 
 
 async def _points(store: Any, tenant: Tenant) -> AsyncIterator[StoredPoint]:
@@ -147,7 +160,7 @@ async def _holders(graph: Graph, memory_ids: list[str]) -> dict[str, list[models
 
 
 class _Check:
-    """One run of the check: the merge of each tenant, and the ids it left unsettled."""
+    """One run of the check: each tenant's memories and points, and the ids left unsettled."""
 
     def __init__(
         self, graph: Graph, store: Any, org_id: str | None, progress: Progress | None
@@ -161,47 +174,45 @@ class _Check:
 
     async def compare(self) -> ConsistencyReport:
         org_id = self.report.org_id
-        tenants = await _graph_tenants(self.graph, org_id)
-        tenants.update(await self.store.tenants(org_id))
+        counts = await self.store.tenants(org_id)
+        self.report.points = sum(counts.values())
+        tenants = await _graph_tenants(self.graph, org_id) | set(counts)
         for tenant in sorted(tenants):
-            await self._merge(tenant)
+            if await self._memories_by_id(tenant) != counts.get(tenant, 0):
+                await self._points_not_memories(tenant)
         await self._resolve()
-        if self.progress is not None:
-            self.progress(self.report.memories)
         self.report.sort()
         return self.report
 
-    async def _merge(self, tenant: Tenant) -> None:
-        """The tenant's memories against its points, both in id order."""
-        memories, points = _memories(self.graph, tenant), _points(self.store, tenant)
-        memory, point = await self._next_memory(memories), await self._next_point(points)
-        while memory is not None or point is not None:
-            if memory is not None and (point is None or memory.memory_id < point.id):
-                await self._unsettled(memory.memory_id)
-                memory = await self._next_memory(memories)
-            elif point is not None and (memory is None or point.id < memory.memory_id):
-                await self._unsettled(point.id)
-                point = await self._next_point(points)
-            else:
-                assert memory is not None and point is not None
-                if payload_differences(memory, point.payload):
-                    await self._unsettled(memory.memory_id)
-                memory = await self._next_memory(memories)
-                point = await self._next_point(points)
-
-    async def _next_memory(self, memories: AsyncIterator[models.Memory]) -> models.Memory | None:
-        memory = await _next(memories)
-        if memory is not None:
-            self.report.memories += 1
-            if self.progress is not None and self.report.memories % CHECK_PAGE == 0:
+    async def _memories_by_id(self, tenant: Tenant) -> int:
+        """Check each memory of the tenant against its point; the number of its points
+        filed under the tenant."""
+        filed = 0
+        async for page in _memory_pages(self.graph, tenant):
+            for start in range(0, len(page), CHECK_PAGE):
+                memories = page[start : start + CHECK_PAGE]
+                payloads = await self.store.payloads([m.memory_id for m in memories])
+                for memory in memories:
+                    payload = payloads.get(memory.memory_id)
+                    if payload is None or payload_differences(memory, payload):
+                        await self._unsettled(memory.memory_id)
+                    if payload is not None and payload_tenant(payload) == tenant:
+                        filed += 1
+            self.report.memories += len(page)
+            if self.progress is not None:
                 self.progress(self.report.memories)
-        return memory
+        return filed
 
-    async def _next_point(self, points: AsyncIterator[StoredPoint]) -> StoredPoint | None:
-        point = await _next(points)
-        if point is not None:
-            self.report.points += 1
-        return point
+    async def _points_not_memories(self, tenant: Tenant) -> None:
+        """The tenant's points beside its memory ids, both in id order: a point with no
+        memory of the tenant is unsettled."""
+        memory_ids = _memory_ids(self.graph, tenant)
+        memory_id = await _next(memory_ids)
+        async for point in _points(self.store, tenant):
+            while memory_id is not None and memory_id < point.id:
+                memory_id = await _next(memory_ids)
+            if memory_id != point.id:
+                await self._unsettled(point.id)
 
     async def _unsettled(self, memory_id: str) -> None:
         if memory_id not in self.resolved:

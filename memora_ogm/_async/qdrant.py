@@ -395,22 +395,25 @@ class QdrantDB(BaseVectorDB):
     # -- reading points back, for the consistency check (memora_ogm._async.consistency) ---
     # Point ids and payloads only: the check reads no vector, so these hold for any layout.
 
-    async def tenants(self, org_id: str | None = None) -> list[tuple[str, str]]:
-        """The (organisation, user) pairs the store's payloads name, of ``org_id`` when
-        given: a facet count per tenant index, so no point is read."""
-        orgs = [common.require_id("org_id", org_id)] if org_id is not None else None
+    async def tenants(self, org_id: str | None = None) -> dict[tuple[str, str], int]:
+        """The number of points of each (organisation, user) pair the payloads name, of
+        ``org_id`` when given: facet counts of the tenant indexes, so no point is read."""
         async with self._engine() as client:
-            if orgs is None:
-                orgs = await self._facet(client, "org_id", None)
-            return [
-                (org, user)
+            if org_id is None:
+                orgs = list(await self._facet(client, "org_id", None))
+            else:
+                orgs = [common.require_id("org_id", org_id)]
+            return {
+                (org, user): count
                 for org in orgs
-                for user in await self._facet(client, "user_id", common.organization_filter(org))
-            ]
+                for user, count in (
+                    await self._facet(client, "user_id", common.organization_filter(org))
+                ).items()
+            }
 
     async def _facet(
         self, client: AsyncQdrantClient, key: str, within: models.Filter | None
-    ) -> list[str]:
+    ) -> dict[str, int]:
         response = await client.facet(
             self.collection_name,
             key=key,
@@ -418,7 +421,7 @@ class QdrantDB(BaseVectorDB):
             limit=common.FACET_LIMIT,
             exact=True,
         )
-        return common.facet_values(key, response)
+        return common.facet_counts(key, response)
 
     async def points_page(
         self, org_id: str, user_id: str, offset: str | None, limit: int

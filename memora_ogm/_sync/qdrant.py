@@ -394,20 +394,25 @@ class QdrantDB(BaseVectorDB):
     # -- reading points back, for the consistency check (memora_ogm._async.consistency) ---
     # Point ids and payloads only: the check reads no vector, so these hold for any layout.
 
-    def tenants(self, org_id: str | None = None) -> list[tuple[str, str]]:
-        """The (organisation, user) pairs the store's payloads name, of ``org_id`` when
-        given: a facet count per tenant index, so no point is read."""
-        orgs = [common.require_id("org_id", org_id)] if org_id is not None else None
+    def tenants(self, org_id: str | None = None) -> dict[tuple[str, str], int]:
+        """The number of points of each (organisation, user) pair the payloads name, of
+        ``org_id`` when given: facet counts of the tenant indexes, so no point is read."""
         with self._engine() as client:
-            if orgs is None:
-                orgs = self._facet(client, "org_id", None)
-            return [
-                (org, user)
+            if org_id is None:
+                orgs = list(self._facet(client, "org_id", None))
+            else:
+                orgs = [common.require_id("org_id", org_id)]
+            return {
+                (org, user): count
                 for org in orgs
-                for user in self._facet(client, "user_id", common.organization_filter(org))
-            ]
+                for user, count in (
+                    self._facet(client, "user_id", common.organization_filter(org))
+                ).items()
+            }
 
-    def _facet(self, client: QdrantClient, key: str, within: models.Filter | None) -> list[str]:
+    def _facet(
+        self, client: QdrantClient, key: str, within: models.Filter | None
+    ) -> dict[str, int]:
         response = client.facet(
             self.collection_name,
             key=key,
@@ -415,7 +420,7 @@ class QdrantDB(BaseVectorDB):
             limit=common.FACET_LIMIT,
             exact=True,
         )
-        return common.facet_values(key, response)
+        return common.facet_counts(key, response)
 
     def points_page(
         self, org_id: str, user_id: str, offset: str | None, limit: int

@@ -263,11 +263,11 @@ def search_results(responses: list[models.QueryResponse]) -> list[list[tuple[Mem
 FACET_LIMIT = 1_000_000
 
 
-def facet_values(key: str, response: models.FacetResponse) -> list[str]:
-    """The values of a facet count, sorted; a full page means some were left out."""
+def facet_counts(key: str, response: models.FacetResponse) -> dict[str, int]:
+    """The points of each value of a facet count; a full page means some were left out."""
     if len(response.hits) >= FACET_LIMIT:
         raise RuntimeError(f"More than {FACET_LIMIT} values of {key!r}: too many to list.")
-    return sorted(str(hit.value) for hit in response.hits)
+    return {str(hit.value): hit.count for hit in response.hits}
 
 
 def id_payloads(points: list[models.Record]) -> list[tuple[str, dict[str, Any]]]:
