@@ -346,6 +346,7 @@ async def test_edited_payloads_are_written_again_from_the_graph(
     await twin.client_call(
         "set_payload", payload={"org_id": "elsewhere"}, points=[refiled.memory_id]
     )
+    drifted, graph = await twin.points(), twin.graph_memories()
 
     report = await twin.memora.check_consistency()
 
@@ -369,6 +370,7 @@ async def test_edited_payloads_are_written_again_from_the_graph(
     )
     expected.sort()
     assert report == expected
+    assert await twin.points() == drifted and twin.graph_memories() == graph  # only reads
     assert await twin.cli(capsys) == (1, _lines(expected))
     points = await _repaired_twice(twin, capsys, expected, exit_after=0)
     assert _same(points, vectors)
