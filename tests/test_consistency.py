@@ -13,6 +13,7 @@ opens in one client at a time).
 from __future__ import annotations
 
 import inspect
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -28,7 +29,11 @@ from qdrant_client import models as qmodels
 from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
+from memora_ogm._async import consistency as async_check
+from memora_ogm._async import transfer as async_transfer
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm._sync import consistency as sync_check
+from memora_ogm._sync import transfer as sync_transfer
 from memora_ogm.cli import main
 from memora_ogm.consistency import (
     ClashingMemoryId,
@@ -470,3 +475,47 @@ async def test_bad_input_and_errors(twin: Stores, capsys: pytest.CaptureFixture[
         twin.open_store()
     assert "memora-ogm: no Qdrant folder" in capsys.readouterr().err
     assert _same(await twin.points(), points)
+
+
+async def test_pages_of_one_find_what_one_page_finds(
+    twin: Stores, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash between the stores leaves points of memories never committed; with
+    points deleted and a payload edited beside them, the check in pages of one memory,
+    one point and one unsettled id a round reports what it reports in whole pages."""
+    world = await make_world(twin.memora)
+    saved = await _saved(twin, world, *(f"memory {n}" for n in range(6)))
+    crashed = sorted(str(uuid.uuid4()) for _ in range(2))
+    await _maybe(
+        twin.store.add_memories(
+            world.org_id, world.user_id, world.agent_id, crashed, ["lost", "lost too"],
+            DAY.isoformat(),
+        )
+    )  # fmt: skip
+    await twin.client_call(
+        "delete", points_selector=qmodels.PointIdsList(points=[saved[1].memory_id])
+    )
+    await twin.client_call("set_payload", payload={"memory": "edited"}, points=[saved[4].memory_id])
+    expected = ConsistencyReport(
+        None,
+        memories=6,
+        points=7,
+        missing=[MissingPoint(saved[1])],
+        orphans=[OrphanPoint(point_id, world.org_id, world.user_id) for point_id in crashed],
+        wrong_payloads=[WrongPayload(saved[4], (FieldDifference("text", "memory 4", "edited"),))],
+    )
+    expected.sort()
+    assert await twin.memora.check_consistency() == expected
+    for module in (async_check, sync_check):
+        monkeypatch.setattr(module, "CHECK_PAGE", 1)
+        monkeypatch.setattr(module, "RESOLVE_BATCH", 1)
+    for module in (async_transfer, sync_transfer):
+        monkeypatch.setattr(module, "EXPORT_FIRST_PAGE", 1)
+        monkeypatch.setattr(module, "EXPORT_PAGE_NODES", 1)
+    progress: list[int] = []
+
+    assert await twin.memora.check_consistency(progress=progress.append) == expected
+
+    assert progress == list(range(1, 7))
+    points = await _repaired_twice(twin, capsys, expected, exit_after=0)
+    assert _payloads(points) == {m.memory_id: _payload(m) for m in saved}
