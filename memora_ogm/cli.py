@@ -9,6 +9,7 @@
     memora-ogm inspect [--org ID [--user ID]]         read-only look around (inspector.py)
     memora-ogm --version
     memora-ogm export / import / move                 tenants out and in (memora_ogm.cli_transfer)
+    memora-ogm check [--org ID] [--repair] ...        graph against vector store (cli_check)
 
 Each subcommand is an ``add_<name>_parser(subparsers)`` function that registers
 its parser and sets ``func``; add new ones to ``SUBCOMMANDS``.
@@ -24,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from memora_ogm import __version__
+from memora_ogm.cli_check import add_check_parser
 from memora_ogm.cli_transfer import TRANSFER_SUBCOMMANDS
 from memora_ogm.inspector import add_inspect_parser
 from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
@@ -230,6 +232,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]]
     add_shell_parser,
     add_inspect_parser,
     *TRANSFER_SUBCOMMANDS,
+    add_check_parser,
 ]
 
 

@@ -31,6 +31,7 @@ from memora_ogm.errors import NotFoundError
 from memora_ogm.inspector import organization_read, overview_read
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.qdrant import QdrantDB
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("MEMORA_OGM_UPDATE_GOLDEN") == "1"
@@ -181,12 +182,26 @@ SHAPES: dict[str, Call] = {
     ),
     "import_records": lambda m, t: m.import_records(t.prepared),
     "import_records__skip": lambda m, t: m.import_records(t.prepared, on_conflict="skip"),
+    # The consistency check: the tenant's memory has no point in an empty store, so the
+    # check also looks its id up across the graph.
+    "check_consistency": lambda m, t: _checked(m),
     # Not a facade method: the counting reads of ``memora-ogm inspect``.
     "inspect": lambda m, t: m.graph.read_unit(overview_read(20), dict),
     "inspect__organization_and_user": lambda m, t: m.graph.read_unit(
         organization_read(t.world.org_id, t.world.user_id, 20), dict
     ),
 }
+
+
+async def _checked(memora: Any) -> Any:
+    """The check against an empty store of its own (the store sends no Cypher)."""
+    memora.associated_vector_db = QdrantDB(location=":memory:")
+    await memora.associated_vector_db.setup()
+    try:
+        return await memora.check_consistency()
+    finally:
+        await memora.associated_vector_db.close()
+        memora.associated_vector_db = None
 
 
 async def _exported_then_deleted(memora: Any, t: Tenant) -> list[Any]:

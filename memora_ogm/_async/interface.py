@@ -10,6 +10,7 @@ from neomodel import adb
 from typing_extensions import Self
 
 from memora_ogm._async.agent import Neo4jAgent
+from memora_ogm._async.consistency import Neo4jConsistency
 from memora_ogm._async.graph import Graph
 from memora_ogm._async.interaction import Neo4jInteraction
 from memora_ogm._async.memory import Neo4jMemory
@@ -26,7 +27,13 @@ if TYPE_CHECKING:
 
 
 class Neo4jGraphInterface(
-    Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInteraction, Neo4jMemory, Neo4jTransfer
+    Neo4jOrganization,
+    Neo4jAgent,
+    Neo4jUser,
+    Neo4jInteraction,
+    Neo4jMemory,
+    Neo4jTransfer,
+    Neo4jConsistency,
 ):
     """Memora's graph layer over the neomodel node classes of :mod:`memora_ogm.nodes`.
 

@@ -53,7 +53,7 @@ class VectorChanges:
         return bool(self.added or self.removed or self.purged_users or self.purged_organizations)
 
 
-async def _add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> None:
+async def add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> None:
     """``add_memories`` takes one agent and one timestamp a call: group by them."""
     groups: dict[tuple[str, str, str, str], list[MemoryModel]] = {}
     for memory in memories:
@@ -80,7 +80,7 @@ async def apply_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) 
         for org_id in changes.purged_organizations:
             await vector_db.delete_all_organization_memories(org_id)
         if changes.added:
-            await _add_to_vector_db(vector_db, changes.added)
+            await add_to_vector_db(vector_db, changes.added)
     except BaseException:
         await undo_vector_changes(vector_db, changes)
         raise
@@ -92,7 +92,7 @@ async def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -
         if changes.added:
             await vector_db.delete_memories([memory.memory_id for memory in changes.added])
         if changes.removed:
-            await _add_to_vector_db(vector_db, changes.removed)
+            await add_to_vector_db(vector_db, changes.removed)
     except Exception:  # pragma: no cover - reported, the original error matters more
         logger.exception("could not undo vector store changes after a failed write")
 

@@ -11,6 +11,7 @@ from neomodel import db
 from typing_extensions import Self
 
 from memora_ogm._sync.agent import Neo4jAgent
+from memora_ogm._sync.consistency import Neo4jConsistency
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.interaction import Neo4jInteraction
 from memora_ogm._sync.memory import Neo4jMemory
@@ -27,7 +28,13 @@ if TYPE_CHECKING:
 
 
 class Neo4jGraphInterface(
-    Neo4jOrganization, Neo4jAgent, Neo4jUser, Neo4jInteraction, Neo4jMemory, Neo4jTransfer
+    Neo4jOrganization,
+    Neo4jAgent,
+    Neo4jUser,
+    Neo4jInteraction,
+    Neo4jMemory,
+    Neo4jTransfer,
+    Neo4jConsistency,
 ):
     """Memora's graph layer over the neomodel node classes of :mod:`memora_ogm.nodes`.
 

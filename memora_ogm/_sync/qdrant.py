@@ -390,3 +390,61 @@ class QdrantDB(BaseVectorDB):
     ) -> None:
         client.delete(collection_name=self.collection_name, points_selector=selector, wait=True)
         logger.info("Deleted %s from %s", type(selector).__name__, self.collection_name)
+
+    # -- reading points back, for the consistency check (memora_ogm._async.consistency) ---
+    # Point ids and payloads only: the check reads no vector, so these hold for any layout.
+
+    def tenants(self, org_id: str | None = None) -> dict[tuple[str, str], int]:
+        """The number of points of each (organisation, user) pair the payloads name, of
+        ``org_id`` when given: facet counts of the tenant indexes, so no point is read."""
+        with self._engine() as client:
+            if org_id is None:
+                orgs = list(self._facet(client, "org_id", None))
+            else:
+                orgs = [common.require_id("org_id", org_id)]
+            return {
+                (org, user): count
+                for org in orgs
+                for user, count in (
+                    self._facet(client, "user_id", common.organization_filter(org))
+                ).items()
+            }
+
+    def _facet(
+        self, client: QdrantClient, key: str, within: models.Filter | None
+    ) -> dict[str, int]:
+        response = client.facet(
+            self.collection_name,
+            key=key,
+            facet_filter=within,
+            limit=common.FACET_LIMIT,
+            exact=True,
+        )
+        return common.facet_counts(key, response)
+
+    def points_page(
+        self, org_id: str, user_id: str, offset: str | None, limit: int
+    ) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
+        """One page of a user's points in id order, from ``offset`` on, as (point id,
+        payload) pairs, and the offset of the next page (``None`` after the last)."""
+        with self._engine() as client:
+            points, following = client.scroll(
+                self.collection_name,
+                scroll_filter=common.user_filter(org_id, user_id),
+                limit=common.positive_int("limit", limit),
+                offset=offset,
+                with_payload=True,
+                with_vectors=False,
+            )
+        return common.id_payloads(points), None if following is None else str(following)
+
+    def payloads(self, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The payloads of those of ``memory_ids`` that have a point, by point id."""
+        point_ids = common.point_ids(memory_ids)
+        if not point_ids:
+            return {}
+        with self._engine() as client:
+            points = client.retrieve(
+                self.collection_name, ids=point_ids, with_payload=True, with_vectors=False
+            )
+        return dict(common.id_payloads(points))

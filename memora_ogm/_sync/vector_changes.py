@@ -54,7 +54,7 @@ class VectorChanges:
         return bool(self.added or self.removed or self.purged_users or self.purged_organizations)
 
 
-def _add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> None:
+def add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> None:
     """``add_memories`` takes one agent and one timestamp a call: group by them."""
     groups: dict[tuple[str, str, str, str], list[MemoryModel]] = {}
     for memory in memories:
@@ -81,7 +81,7 @@ def apply_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> Non
         for org_id in changes.purged_organizations:
             vector_db.delete_all_organization_memories(org_id)
         if changes.added:
-            _add_to_vector_db(vector_db, changes.added)
+            add_to_vector_db(vector_db, changes.added)
     except BaseException:
         undo_vector_changes(vector_db, changes)
         raise
@@ -93,7 +93,7 @@ def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None
         if changes.added:
             vector_db.delete_memories([memory.memory_id for memory in changes.added])
         if changes.removed:
-            _add_to_vector_db(vector_db, changes.removed)
+            add_to_vector_db(vector_db, changes.removed)
     except Exception:  # pragma: no cover - reported, the original error matters more
         logger.exception("could not undo vector store changes after a failed write")
 

@@ -259,6 +259,22 @@ def search_results(responses: list[models.QueryResponse]) -> list[list[tuple[Mem
     ]
 
 
+#: Tenants one facet count lists at most; more raise rather than pass unchecked.
+FACET_LIMIT = 1_000_000
+
+
+def facet_counts(key: str, response: models.FacetResponse) -> dict[str, int]:
+    """The points of each value of a facet count; a full page means some were left out."""
+    if len(response.hits) >= FACET_LIMIT:
+        raise RuntimeError(f"More than {FACET_LIMIT} values of {key!r}: too many to list.")
+    return {str(hit.value): hit.count for hit in response.hits}
+
+
+def id_payloads(points: list[models.Record]) -> list[tuple[str, dict[str, Any]]]:
+    """(point id, payload) of each point read back."""
+    return [(str(point.id), point.payload or {}) for point in points]
+
+
 def vector_params(dimension: int) -> models.VectorParams:
     return models.VectorParams(size=dimension, distance=models.Distance.COSINE)
 

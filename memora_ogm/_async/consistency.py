@@ -1,0 +1,282 @@
+"""``check_consistency`` and ``repair``: do the graph's memories and the store's points agree?
+
+Tenant by tenant (organisation and user, of the graph or named by the store's payloads):
+the store counts each tenant's points (a facet count per tenant index), then the user's
+memories are read in id order, a keyset page per read (the pages of an export), and each
+page's points are fetched by id. A memory whose point agrees is settled there, and the
+points that agree and are filed under the tenant are counted. When that count is the
+store's count for the tenant, the tenant has no other point; otherwise its points are
+scrolled in id order beside its memory ids again, to find the points that are not its
+memories. Both sides are streamed, so memory stays flat whatever the tenant's size, and
+a tenant in agreement costs one read of its memories and one fetch of its points by id
+(the embedded engine evaluates a filter on every point of the collection per call, so
+one scroll per tenant would make the check quadratic there).
+
+Every other id (a memory with no point, a payload that disagrees, a point that is not
+its tenant's memory) is resolved in batches against both whole stores: the graph's
+memories of that id, whatever their tenant, and the store's point of that id. That tells
+a point filed under another tenant (a wrong payload) from a real orphan, and finds the
+ids that memories of several tenants hold. The check only reads;
+:meth:`Neo4jConsistency.repair` then mends what it found.
+
+The store is read by point id and payload only (see :mod:`memora_ogm.consistency`), and
+written through ``add_memories`` (which embeds) and ``delete_memories``: the check holds
+for any vector layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from memora_ogm._async.component import GraphComponent
+from memora_ogm._async.graph import Graph
+from memora_ogm._async.nodes import Memory, Org, User
+from memora_ogm._async.transfer import _pages, _Part
+from memora_ogm._async.vector_base import BaseVectorDB
+from memora_ogm._async.vector_changes import add_to_vector_db
+from memora_ogm.consistency import (
+    ClashingMemoryId,
+    ConsistencyReport,
+    MissingPoint,
+    OrphanPoint,
+    Progress,
+    StoredPoint,
+    Tenant,
+    WrongPayload,
+    payload_differences,
+    payload_tenant,
+)
+from memora_ogm.projection import projection, reading
+from memora_ogm.schema import models
+from memora_ogm.unit_of_work import UnitOfWork
+from memora_ogm.validation import check_ids
+
+T = TypeVar("T")
+
+#: Points one store page holds.
+CHECK_PAGE = 1_000
+#: Unsettled ids resolved per round: the graph finds memories by id alone with one pass
+#: over the Memory label (no index starts with memory_id), so many ids a pass.
+RESOLVE_BATCH = 10_000
+#: Orphan points deleted per call by ``repair``.
+DELETE_BATCH = 1_000
+
+_ORGS = _Part(Org, "org_id")
+_USERS = _Part(User, "user_id")
+_MEMORIES = _Part(Memory, "memory_id")
+
+
+@runtime_checkable
+class CheckableStore(Protocol):
+    """What the check reads of a vector store, besides ``BaseVectorDB`` (``QdrantDB`` has it)."""
+
+    async def tenants(self, org_id: str | None = None) -> dict[tuple[str, str], int]: ...
+
+    async def points_page(
+        self, org_id: str, user_id: str, offset: str | None, limit: int
+    ) -> tuple[list[tuple[str, dict[str, Any]]], str | None]: ...
+
+    async def payloads(self, memory_ids: list[str]) -> dict[str, dict[str, Any]]: ...
+
+
+def _checkable(store: BaseVectorDB | None) -> BaseVectorDB:
+    if store is None:
+        raise ValueError("No vector store is attached: there is nothing to check against.")
+    if not isinstance(store, CheckableStore):
+        raise TypeError(
+            f"{type(store).__name__} cannot list its points by tenant; the check needs "
+            "memora-ogm's QdrantDB (or a store with tenants, points_page and payloads)."
+        )
+    return store
+
+
+def _memory(values: dict[str, Any]) -> models.Memory:
+    """A memory as its point should describe it."""
+    return models.Memory(
+        org_id=values["org_id"],
+        agent_id=values["agent_id"],
+        user_id=values["user_id"],
+        memory_id=values["memory_id"],
+        memory=values["memory"],
+        obtained_at=values["obtained_at"],
+    )
+
+
+async def _keys(graph: Graph, part: _Part, **owner: str) -> AsyncIterator[str]:
+    async for page in _pages(graph, part, **owner):
+        for values, _ in page:
+            yield values[part.key]
+
+
+async def _graph_tenants(graph: Graph, org_id: str | None) -> set[Tenant]:
+    orgs = [org_id] if org_id is not None else [org async for org in _keys(graph, _ORGS)]
+    return {(org, user) for org in orgs async for user in _keys(graph, _USERS, org_id=org)}
+
+
+async def _memory_pages(graph: Graph, tenant: Tenant) -> AsyncIterator[list[models.Memory]]:
+    org_id, user_id = tenant
+    async for page in _pages(graph, _MEMORIES, org_id=org_id, user_id=user_id):
+        yield [_memory(values) for values, _ in page]
+
+
+async def _memory_ids(graph: Graph, tenant: Tenant) -> AsyncIterator[str]:
+    async for page in _memory_pages(graph, tenant):
+        for memory in page:
+            yield memory.memory_id
+
+
+async def _points(store: Any, tenant: Tenant) -> AsyncIterator[StoredPoint]:
+    offset: str | None = None
+    while True:
+        points, offset = await store.points_page(*tenant, offset, CHECK_PAGE)
+        for point_id, payload in points:
+            yield StoredPoint(point_id, payload)
+        if offset is None:
+            return
+
+
+async def _next(items: AsyncIterator[T]) -> T | None:
+    try:
+        return await items.__anext__()
+    except StopAsyncIteration:
+        return None
+
+
+async def _holders(graph: Graph, memory_ids: list[str]) -> dict[str, list[models.Memory]]:
+    """The graph's memories of each id, whatever their tenant."""
+    work = UnitOfWork()
+    work.output("found", work.nodes_in(Memory, "memory_id", memory_ids))
+    fields = projection(reading(Memory))
+
+    def found(row: dict[str, Any]) -> dict[str, list[models.Memory]]:
+        held: dict[str, list[models.Memory]] = {}
+        for node in row["found"]:
+            memory = _memory(fields.values(node))
+            held.setdefault(memory.memory_id, []).append(memory)
+        return held
+
+    return await graph.read_unit(work, found)
+
+
+class _Check:
+    """One run of the check: each tenant's memories and points, and the ids left unsettled."""
+
+    def __init__(
+        self, graph: Graph, store: Any, org_id: str | None, progress: Progress | None
+    ) -> None:
+        self.graph = graph
+        self.store = store
+        self.progress = progress
+        self.report = ConsistencyReport(org_id)
+        self.unsettled: set[str] = set()
+        self.resolved: set[str] = set()
+
+    async def compare(self) -> ConsistencyReport:
+        org_id = self.report.org_id
+        counts = await self.store.tenants(org_id)
+        self.report.points = sum(counts.values())
+        tenants = await _graph_tenants(self.graph, org_id) | set(counts)
+        for tenant in sorted(tenants):
+            if await self._memories_by_id(tenant) != counts.get(tenant, 0):
+                await self._points_not_memories(tenant)
+        await self._resolve()
+        self.report.sort()
+        return self.report
+
+    async def _memories_by_id(self, tenant: Tenant) -> int:
+        """Check each memory of the tenant against its point; the number of its points
+        filed under the tenant."""
+        filed = 0
+        async for page in _memory_pages(self.graph, tenant):
+            for start in range(0, len(page), CHECK_PAGE):
+                memories = page[start : start + CHECK_PAGE]
+                payloads = await self.store.payloads([m.memory_id for m in memories])
+                for memory in memories:
+                    payload = payloads.get(memory.memory_id)
+                    if payload is None or payload_differences(memory, payload):
+                        await self._unsettled(memory.memory_id)
+                    if payload is not None and payload_tenant(payload) == tenant:
+                        filed += 1
+            self.report.memories += len(page)
+            if self.progress is not None:
+                self.progress(self.report.memories)
+        return filed
+
+    async def _points_not_memories(self, tenant: Tenant) -> None:
+        """The tenant's points beside its memory ids, both in id order: a point with no
+        memory of the tenant is unsettled."""
+        memory_ids = _memory_ids(self.graph, tenant)
+        memory_id = await _next(memory_ids)
+        async for point in _points(self.store, tenant):
+            while memory_id is not None and memory_id < point.id:
+                memory_id = await _next(memory_ids)
+            if memory_id != point.id:
+                await self._unsettled(point.id)
+
+    async def _unsettled(self, memory_id: str) -> None:
+        if memory_id not in self.resolved:
+            self.unsettled.add(memory_id)
+            if len(self.unsettled) >= RESOLVE_BATCH:
+                await self._resolve()
+
+    async def _resolve(self) -> None:
+        """Settle the unsettled ids against both whole stores."""
+        ids = sorted(self.unsettled)
+        self.unsettled.clear()
+        if not ids:
+            return
+        held = await _holders(self.graph, ids)
+        payloads = await self.store.payloads(ids)
+        report = self.report
+        for memory_id in ids:
+            memories, payload = held.get(memory_id, []), payloads.get(memory_id)
+            if len(memories) > 1:
+                owners = tuple(sorted((m.org_id, m.user_id) for m in memories))
+                report.clashes.append(ClashingMemoryId(memory_id, owners))
+            elif memories and payload is None:
+                report.missing.append(MissingPoint(memories[0]))
+            elif memories:
+                differences = payload_differences(memories[0], payload or {})
+                if differences:
+                    report.wrong_payloads.append(WrongPayload(memories[0], differences))
+            elif payload is not None:
+                report.orphans.append(OrphanPoint(memory_id, *payload_tenant(payload)))
+        self.resolved.update(ids)
+
+
+class Neo4jConsistency(GraphComponent):
+    async def check_consistency(
+        self, org_id: str | None = None, progress: Progress | None = None
+    ) -> ConsistencyReport:
+        """Compare the graph's memories with the attached vector store's points, of one
+        organisation or of all; only reads. The report lists memories with no point,
+        points with no memory (orphans), points whose payload disagrees with their memory
+        (text, organisation, user, agent, ``obtained_at``), and memory ids held by several
+        tenants. ``progress`` is called with the number of memories compared so far.
+
+        Run it while nothing writes: a write under way can show as a difference. An
+        organisation the graph no longer has is checked too (its points are orphans).
+        """
+        if org_id is not None:
+            check_ids(org_id=org_id)
+        store = _checkable(self.graph.vector_db)
+        return await _Check(self.graph, store, org_id, progress).compare()
+
+    async def repair(
+        self, org_id: str | None = None, progress: Progress | None = None
+    ) -> ConsistencyReport:
+        """Check, then mend what the check found: embed and add the missing memories,
+        delete the orphan points, write the wrong payloads again from the graph. Memory
+        ids that clash are left as they are (which tenant keeps the id is a person's
+        decision). Running it again changes nothing. Returns the check's report, marked
+        ``repaired``."""
+        report = await self.check_consistency(org_id, progress)
+        store = _checkable(self.graph.vector_db)
+        orphans = [orphan.memory_id for orphan in report.orphans]
+        for start in range(0, len(orphans), DELETE_BATCH):
+            await store.delete_memories(orphans[start : start + DELETE_BATCH])
+        rewritten = [d.memory for d in report.missing] + [d.memory for d in report.wrong_payloads]
+        await add_to_vector_db(store, rewritten)
+        report.repaired = True
+        return report

@@ -1,0 +1,110 @@
+"""``memora-ogm check``: do the graph and the vector store hold the same memories?
+
+    memora-ogm check [--org ID] [--repair] (--qdrant-path DIR | --qdrant-url URL)
+                     [--collection NAME]
+
+The graph is the server named by ``NEO4J_URI`` & co., else the one ``memora-ogm server
+start`` runs; the store is a folder of the embedded engine (what ``QdrantDB(path=...)``
+opens) or a Qdrant server (``QDRANT_API_KEY`` is its key, when set). Each difference is
+printed on its own line, then a summary; a progress bar goes to standard error when it
+is a terminal.
+
+Exit status: 0 when the stores agree, 1 when they differ, 2 on an error. With
+``--repair``, what was found is printed and mended, and the status says what is left:
+0 when the stores agree now, 1 when memory ids clash (repair leaves those to a person).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tqdm import tqdm
+
+from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
+
+if TYPE_CHECKING:
+    from memora_ogm.consistency import ConsistencyReport
+    from memora_ogm.sync import QdrantDB
+
+EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
+#: Where the key of the Qdrant server given by ``--qdrant-url`` is read.
+ENV_QDRANT_API_KEY = "QDRANT_API_KEY"
+
+
+class CheckError(Exception):
+    """The check cannot run, with a message for the user."""
+
+
+def _store(args: argparse.Namespace) -> QdrantDB:
+    from memora_ogm.sync import QdrantDB
+
+    named = {"collection_name": args.collection} if args.collection else {}
+    if args.qdrant_url:
+        return QdrantDB(url=args.qdrant_url, api_key=os.environ.get(ENV_QDRANT_API_KEY), **named)
+    if not Path(args.qdrant_path).is_dir():
+        # Opening a missing folder would make an empty store, and every memory "missing".
+        raise CheckError(f"no Qdrant folder {args.qdrant_path}")
+    return QdrantDB(path=args.qdrant_path, **named)
+
+
+def _check(args: argparse.Namespace) -> ConsistencyReport:
+    from memora_ogm.sync import Neo4jGraphInterface
+
+    conn = existing_connection()
+    if conn is None:
+        raise CheckError(f"no server: {NO_SERVER_HINT}")
+    store = _store(args)
+    bar: tqdm[Any] = tqdm(
+        desc="repair" if args.repair else "check",
+        unit=" memories",
+        file=sys.stderr,
+        disable=not sys.stderr.isatty(),
+        dynamic_ncols=True,
+    )
+
+    def progress(memories: int) -> None:
+        bar.update(memories - bar.n)
+
+    try:
+        with Neo4jGraphInterface.from_connection(conn, store) as graph:
+            run = graph.repair if args.repair else graph.check_consistency
+            return run(args.org, progress)
+    finally:
+        bar.close()
+        store.close()
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    try:
+        report = _check(args)
+    except Exception as error:  # exit status 2 for any failure, with its message
+        print(f"memora-ogm: {error}", file=sys.stderr, flush=True)
+        return EXIT_ERROR
+    for difference in report.differences():
+        print(difference)
+    print(report.summary())
+    left = report.clashes if args.repair else report.differences()
+    return EXIT_DIFFER if left else EXIT_AGREE
+
+
+def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    check = subparsers.add_parser(
+        "check",
+        help="compare the graph's memories with the vector store's points (exit 0 agree, "
+        "1 differ, 2 error)",
+    )
+    check.add_argument("--org", default=None, help="only this organisation (default: all)")
+    check.add_argument(
+        "--repair",
+        action="store_true",
+        help="add missing points, delete orphans, rewrite wrong payloads (clashes are left)",
+    )
+    where = check.add_mutually_exclusive_group(required=True)
+    where.add_argument("--qdrant-path", help="folder of the embedded store, as QdrantDB(path=)")
+    where.add_argument("--qdrant-url", help="a Qdrant server (key: $QDRANT_API_KEY)")
+    check.add_argument("--collection", default=None, help="collection (default: QdrantDB's)")
+    check.set_defaults(func=cmd_check)

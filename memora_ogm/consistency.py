@@ -1,0 +1,190 @@
+"""What the graph-against-vector-store check finds, and how a point is compared with a memory.
+
+Shared by both twins (:mod:`memora_ogm._async.consistency` and its generated sync twin);
+no I/O here. A point is read as its id and payload only, so the check holds for any
+layout of the store's vectors: the payload's text is ``document`` (Memora's layout) or
+``memory`` (memora-ogm's single-vector layout), and ``org_user_id`` and ``memory_id`` are
+compared where the layout has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, NamedTuple
+
+from memora_ogm.schema.models import Memory
+
+Progress = Callable[[int], None]
+"""Called as the check goes with the number of graph memories compared so far."""
+
+Tenant = tuple[str, str]
+"""An (organisation, user) pair: where a memory and its point belong."""
+
+
+class StoredPoint(NamedTuple):
+    """A point as the check reads it: its id (a memory id) and its payload."""
+
+    id: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FieldDifference:
+    """One payload field that disagrees with the graph (values as text; ``None``: absent)."""
+
+    name: str
+    graph: str
+    store: str | None
+
+    def __str__(self) -> str:
+        return f"{self.name}: graph {self.graph!r}, store {self.store!r}"
+
+
+@dataclass(frozen=True)
+class MissingPoint:
+    """A memory of the graph that has no point in the store (search cannot find it)."""
+
+    memory: Memory
+
+    def __str__(self) -> str:
+        m = self.memory
+        return f"missing point: memory {m.memory_id} of {m.org_id}/{m.user_id}"
+
+
+@dataclass(frozen=True)
+class OrphanPoint:
+    """A point whose memory the graph does not hold (search returns a memory that is gone);
+    its tenant as its payload names it."""
+
+    memory_id: str
+    org_id: str | None
+    user_id: str | None
+
+    def __str__(self) -> str:
+        return f"orphan point: {self.memory_id} of {self.org_id}/{self.user_id}"
+
+
+@dataclass(frozen=True)
+class WrongPayload:
+    """A point whose payload disagrees with its memory: search filters or returns it wrongly."""
+
+    memory: Memory
+    fields: tuple[FieldDifference, ...]
+
+    def __str__(self) -> str:
+        m = self.memory
+        return f"wrong payload: memory {m.memory_id} of {m.org_id}/{m.user_id}: " + "; ".join(
+            str(difference) for difference in self.fields
+        )
+
+
+@dataclass(frozen=True)
+class ClashingMemoryId:
+    """One memory id held by memories of several tenants: one point cannot stand for all of
+    them. ``repair`` leaves it alone (which memory keeps the id is a person's decision)."""
+
+    memory_id: str
+    tenants: tuple[Tenant, ...]
+
+    def __str__(self) -> str:
+        owners = ", ".join(f"{org}/{user}" for org, user in self.tenants)
+        return f"clashing memory id: {self.memory_id} held by {owners}"
+
+
+Difference = MissingPoint | OrphanPoint | WrongPayload | ClashingMemoryId
+
+
+@dataclass
+class ConsistencyReport:
+    """What a check found (and, from ``repair``, what it then mended: every difference but
+    the clashes). Each list is sorted by tenant and memory id."""
+
+    org_id: str | None
+    #: Graph memories and store points compared.
+    memories: int = 0
+    points: int = 0
+    missing: list[MissingPoint] = field(default_factory=list)
+    orphans: list[OrphanPoint] = field(default_factory=list)
+    wrong_payloads: list[WrongPayload] = field(default_factory=list)
+    clashes: list[ClashingMemoryId] = field(default_factory=list)
+    repaired: bool = False
+
+    @property
+    def agree(self) -> bool:
+        """The two stores hold the same memories."""
+        return not self.differences()
+
+    def differences(self) -> list[Difference]:
+        return [*self.missing, *self.orphans, *self.wrong_payloads, *self.clashes]
+
+    def sort(self) -> None:
+        self.missing.sort(key=lambda d: _memory_order(d.memory))
+        self.orphans.sort(key=lambda d: (d.org_id or "", d.user_id or "", d.memory_id))
+        self.wrong_payloads.sort(key=lambda d: _memory_order(d.memory))
+        self.clashes.sort(key=lambda d: d.memory_id)
+
+    def summary(self) -> str:
+        verb = "repaired" if self.repaired else "found"
+        mended = " (clashes left for a person)" if self.repaired and self.clashes else ""
+        return (
+            f"{self.memories} memories, {self.points} points: {verb} {len(self.missing)} "
+            f"missing, {len(self.orphans)} orphan, {len(self.wrong_payloads)} wrong "
+            f"payload, {len(self.clashes)} clashing{mended}"
+        )
+
+
+def _memory_order(memory: Memory) -> tuple[str, str, str]:
+    return memory.org_id, memory.user_id, memory.memory_id
+
+
+def payload_text(payload: Mapping[str, Any]) -> Any:
+    """The stored text of a point, in either layout."""
+    return payload.get("document", payload.get("memory"))
+
+
+def _instant(value: Any) -> datetime | None:
+    """An ISO-8601 payload timestamp as an aware datetime (naive is UTC, as the store
+    writes it); ``None`` when it is none."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def payload_differences(memory: Memory, payload: Mapping[str, Any]) -> tuple[FieldDifference, ...]:
+    """The fields of ``payload`` that disagree with ``memory`` (timestamps as instants)."""
+    expected = {
+        "text": (memory.memory, payload_text(payload)),
+        "org_id": (memory.org_id, payload.get("org_id")),
+        "user_id": (memory.user_id, payload.get("user_id")),
+        "agent_id": (memory.agent_id, payload.get("agent_id")),
+    }
+    if "org_user_id" in payload:
+        expected["org_user_id"] = (f"{memory.org_id}:{memory.user_id}", payload["org_user_id"])
+    if "memory_id" in payload:
+        expected["memory_id"] = (memory.memory_id, payload["memory_id"])
+    found = [
+        FieldDifference(name, graph, _text(stored))
+        for name, (graph, stored) in expected.items()
+        if graph != stored
+    ]
+    stored_at = payload.get("obtained_at")
+    if _instant(stored_at) != memory.obtained_at:
+        found.append(
+            FieldDifference("obtained_at", memory.obtained_at.isoformat(), _text(stored_at))
+        )
+    return tuple(found)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def payload_tenant(payload: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    org, user = payload.get("org_id"), payload.get("user_id")
+    return (org if isinstance(org, str) else None, user if isinstance(user, str) else None)
