@@ -408,9 +408,9 @@ def parse(line: int, record: Any) -> Record:
     kind = record.get("type")
     if kind in (HEADER, END):
         return record
-    fields = FIELDS.get(kind) if isinstance(kind, str) else None
-    if fields is None:
+    if not isinstance(kind, str) or kind not in FIELDS:
         raise ImportFormatError(line, f"unknown record type {_shown(kind)}.")
+    fields = FIELDS[kind]
     if record.keys() != _NAMES[kind]:
         missing = [name for name in fields if name not in record]
         if missing:
