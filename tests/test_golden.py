@@ -101,6 +101,9 @@ SHAPES: dict[str, Call] = {
     "create_organization": lambda m, t: m.create_organization("Globex"),
     "update_organization": lambda m, t: m.update_organization(t.world.org_id, "Initech"),
     "delete_organization": lambda m, t: m.delete_organization(t.world.org_id),
+    "delete_organization__vector_store": lambda m, t: _with_store(
+        m, m.delete_organization(t.world.org_id)
+    ),
     "get_organization": lambda m, t: m.get_organization(t.world.org_id),
     "get_all_organizations": lambda m, t: m.get_all_organizations(),
     "create_agent": lambda m, t: m.create_agent(t.world.org_id, "Helper"),
@@ -115,6 +118,9 @@ SHAPES: dict[str, Call] = {
     "create_user": lambda m, t: m.create_user(t.world.org_id, "Bea"),
     "update_user": lambda m, t: m.update_user(t.world.org_id, t.world.user_id, "Bea"),
     "delete_user": lambda m, t: m.delete_user(t.world.org_id, t.world.user_id),
+    "delete_user__vector_store": lambda m, t: _with_store(
+        m, m.delete_user(t.world.org_id, t.world.user_id)
+    ),
     "get_user": lambda m, t: m.get_user(t.world.org_id, t.world.user_id),
     "get_all_org_users": lambda m, t: m.get_all_org_users(t.world.org_id),
     "save_interaction_with_memories": _save(),
@@ -193,15 +199,21 @@ SHAPES: dict[str, Call] = {
 }
 
 
-async def _checked(memora: Any) -> Any:
-    """The check against an empty store of its own (the store sends no Cypher)."""
+async def _with_store(memora: Any, call: Awaitable[Any]) -> Any:
+    """``call`` with an empty store of its own attached (the store sends no Cypher): an
+    erasure then returns whole memories, which the store removes and could add back."""
     memora.associated_vector_db = QdrantDB(location=":memory:")
     await memora.associated_vector_db.setup()
     try:
-        return await memora.check_consistency()
+        return await call
     finally:
         await memora.associated_vector_db.close()
         memora.associated_vector_db = None
+
+
+async def _checked(memora: Any) -> Any:
+    """The check against an empty store: the tenant's memory has no point."""
+    return await _with_store(memora, memora.check_consistency())
 
 
 async def _exported_then_deleted(memora: Any, t: Tenant) -> list[Any]:
