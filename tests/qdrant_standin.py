@@ -114,7 +114,7 @@ def _retrieve(engine: QdrantClient, name: str, body: Any) -> Any:
         name,
         ids=request.ids,
         with_payload=True if request.with_payload is None else request.with_payload,
-        with_vectors=request.with_vector,
+        with_vectors=request.with_vector or False,
     )
 
 
