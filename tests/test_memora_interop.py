@@ -51,21 +51,24 @@ class Memora:
         answer: list[Any] = drive(self.python, {**request, "steps": [list(s) for s in steps]})
         return answer
 
-    def search(self, queries: list[str], scope: str, org: str, user: str | None = None) -> Any:
-        return self.run(["search", queries, scope, org, user, None])[0]
-
 
 @pytest.fixture(scope="module")
 def memora_python() -> Path:
     return venv_python()
 
 
-@pytest.fixture
-def memora(memora_python: Path, tmp_path: Path) -> Iterator[Memora]:
+@pytest.fixture(scope="module")
+def memora_models(memora_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The stand-ins, filed where memora-core's fastembed 0.5 looks for Memora's models."""
     sources = drive(memora_python, {"op": "sources"})
-    cache = build_cache(tmp_path / "fastembed-0.5", {k: tuple(v) for k, v in sources.items()})
+    folder = tmp_path_factory.mktemp("fastembed-0.5")
+    return build_cache(folder, {model: tuple(where) for model, where in sources.items()})
+
+
+@pytest.fixture
+def memora(memora_python: Path, memora_models: Path) -> Iterator[Memora]:
     with qdrant_standin() as (url, _):
-        yield Memora(memora_python, url, cache)
+        yield Memora(memora_python, url, memora_models)
 
 
 def as_rows(found: list[list[tuple[Any, float]]]) -> list[list[list[Any]]]:
@@ -92,13 +95,14 @@ def same_results(ours: list[list[list[Any]]], memoras: list[list[list[Any]]]) ->
 
 @pytest.mark.asyncio
 async def test_memora_writes_memora_ogm_reads_extends_and_deletes(memora: Memora) -> None:
-    memora.run(
+    *_, memoras, memoras_user = memora.run(
         ["setup"],
         ["add", "org", "ann", "a1", ANN, ANN_TEXTS, NAIVE_AT],
         ["add", "org", "bob", "a2", BOB, ["user_bob likes live music"], NAIVE_AT],
         ["add", "other", "ann", "a1", OTHER, ["user_ann lives in Berlin"], NAIVE_AT],
+        ["search", QUERIES, "organization", "org", None, None],
+        ["search", QUERIES, "user", "org", "ann", None],
     )  # fmt: skip
-    memoras = memora.search(QUERIES, "organization", "org")
     assert [[row[0] for row in hits] for hits in memoras] == [[BOB[0], ANN[0]], [ANN[1]], [BOB[0]]]
 
     store = QdrantDB(url=memora.url)
@@ -127,7 +131,7 @@ async def test_memora_writes_memora_ogm_reads_extends_and_deletes(memora: Memora
     # Search: the same results as Memora's own store, with Memora's own scope enum.
     same_results(as_rows(await store.search_memories(QUERIES, ORGANIZATION, "org")), memoras)
     user_scope = await store.search_memories(QUERIES, USER, "org", "ann")
-    same_results(as_rows(user_scope), memora.search(QUERIES, "user", "org", "ann"))
+    same_results(as_rows(user_scope), memoras_user)
     [[(memory, _), *_], *_] = user_scope
     assert memory.obtained_at.isoformat() == NAIVE_AT + "+00:00"
 
@@ -136,8 +140,10 @@ async def test_memora_writes_memora_ogm_reads_extends_and_deletes(memora: Memora
         "org", "ann", "a1", [OURS], ["user_ann moved to Paris"], "2024-07-01T10:00:00+02:00"
     )
     await store.delete_memory(ANN[1])
-    assert memora.run(["ids"])[0] == sorted([ANN[0], *BOB, *OTHER, OURS])
-    [[first, *_]] = memora.search(["where does she live"], "user", "org", "ann")
+    ids, [[first, *_]] = memora.run(
+        ["ids"], ["search", ["where does she live"], "user", "org", "ann", None]
+    )
+    assert ids == sorted([ANN[0], *BOB, *OTHER, OURS])
     assert first[:6] == [
         OURS,
         "user_ann moved to Paris",
@@ -168,11 +174,14 @@ async def test_memora_ogm_writes_memora_reads_and_deletes(memora: Memora) -> Non
     ours_user = as_rows(await store.search_memories(QUERIES, USER, "org", "ann"))
 
     # Memora's store creates nothing new (its setup keeps the collection) and finds the same.
-    memora.run(["setup"])
-    memoras = memora.search(QUERIES, "organization", "org")
+    _, memoras, memoras_user = memora.run(
+        ["setup"],
+        ["search", QUERIES, "organization", "org", None, None],
+        ["search", QUERIES, "user", "org", "ann", None],
+    )
     same_results(ours, memoras)
     assert [row[5] for hits in memoras for row in hits] == [at] * 4
-    same_results(ours_user, memora.search(QUERIES, "user", "org", "ann"))
+    same_results(ours_user, memoras_user)
     assert [[row[0] for row in hits] for hits in ours_user] == [[ANN[0]], [ANN[1]], []]
 
     # Memora's deletes by memory, user and organisation, seen by this store.
