@@ -214,6 +214,11 @@ class QdrantDB(BaseVectorDB):
         self._server_clients = None
         self._process_client = common.ProcessClient(client)
 
+    @property
+    def _embedded(self) -> bool:
+        """Whether the engine is qdrant-client's local mode, which searches exhaustively."""
+        return self._server_clients is None and self._process_client.embedded
+
     @asynccontextmanager
     async def _engine(self) -> AsyncIterator[AsyncQdrantClient]:
         """The client, held alone while in use when it is an embedded engine."""
@@ -415,7 +420,9 @@ class QdrantDB(BaseVectorDB):
         async with self._engine() as client:
             responses = await client.query_batch_points(
                 collection_name=self.collection_name,
-                requests=self.layout.requests(vectors, search, self.search_limit),
+                requests=self.layout.requests(
+                    vectors, search, self.search_limit, embedded=self._embedded
+                ),
             )
         return self.layout.results(responses, self.score_threshold)
 

@@ -215,6 +215,11 @@ class QdrantDB(BaseVectorDB):
         self._server_clients = None
         self._process_client = common.ProcessClient(client)
 
+    @property
+    def _embedded(self) -> bool:
+        """Whether the engine is qdrant-client's local mode, which searches exhaustively."""
+        return self._server_clients is None and self._process_client.embedded
+
     @contextmanager
     def _engine(self) -> Iterator[QdrantClient]:
         """The client, held alone while in use when it is an embedded engine."""
@@ -416,7 +421,9 @@ class QdrantDB(BaseVectorDB):
         with self._engine() as client:
             responses = client.query_batch_points(
                 collection_name=self.collection_name,
-                requests=self.layout.requests(vectors, search, self.search_limit),
+                requests=self.layout.requests(
+                    vectors, search, self.search_limit, embedded=self._embedded
+                ),
             )
         return self.layout.results(responses, self.score_threshold)
 

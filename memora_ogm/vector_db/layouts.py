@@ -146,8 +146,10 @@ class MemoraLayout:
         return [match("org_id", org_id), match("org_user_id", f"{org_id}:{user_id}")]
 
     def requests(
-        self, vectors: list[Embedded], search: models.Filter, limit: int
+        self, vectors: list[Embedded], search: models.Filter, limit: int, embedded: bool
     ) -> list[models.QueryRequest]:
+        """Memora's hybrid query. Its search parameters (no rescoring of quantised scores)
+        are left out on an embedded engine, which searches exactly and warns about them."""
         prefetch_limit = max(self.prefetch_limit, limit)
         requests = []
         for vector in vectors:
@@ -172,7 +174,9 @@ class MemoraLayout:
                     filter=search,
                     limit=limit,
                     with_payload=True,
-                    params=models.SearchParams(
+                    params=None
+                    if embedded
+                    else models.SearchParams(
                         quantization=models.QuantizationSearchParams(rescore=False)
                     ),
                 )
@@ -262,7 +266,7 @@ class SingleVectorLayout:
         return [match("org_id", org_id), match("user_id", user_id)]
 
     def requests(
-        self, vectors: list[Embedded], search: models.Filter, limit: int
+        self, vectors: list[Embedded], search: models.Filter, limit: int, embedded: bool
     ) -> list[models.QueryRequest]:
         requests = []
         for vector in vectors:
