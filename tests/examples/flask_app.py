@@ -74,7 +74,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 
 def vector_store(config: Mapping[str, Any]) -> QdrantDB:
-    """A Qdrant server when ``QDRANT_URL`` is set (several processes), else embedded."""
+    """A Qdrant server when ``QDRANT_URL`` is set (several processes), else embedded.
+
+    Embedded by the offline feature hashing, so the example runs where no model can be
+    downloaded; without ``embedding_function`` it embeds with Memora's models.
+    """
     if config["QDRANT_URL"]:
         return QdrantDB(
             url=config["QDRANT_URL"],

@@ -26,6 +26,8 @@ def memora() -> Neo4jGraphInterface:
     """The interface on neomodel's connection, set up on first use (``setup`` is idempotent)."""
     interface = Neo4jGraphInterface.from_neomodel(
         database=settings.MEMORA_DATABASE,
+        # Offline feature hashing, so the example runs where no model can be downloaded;
+        # without embedding_function the store embeds with Memora's models.
         associated_vector_db=QdrantDB(
             location=settings.MEMORA_QDRANT_LOCATION, embedding_function=HashingEmbedding()
         ),
