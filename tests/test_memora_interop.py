@@ -161,7 +161,7 @@ async def test_memora_writes_memora_ogm_reads_extends_and_deletes(memora: Memora
 
 
 @pytest.mark.asyncio
-async def test_memora_ogm_writes_memora_reads_and_deletes(memora: Memora) -> None:
+async def test_memora_ogm_writes_memora_reads_extends_and_deletes(memora: Memora) -> None:
     store = QdrantDB(url=memora.url)
     await store.setup()
     at = "2024-06-01T08:30:00+00:00"
@@ -184,10 +184,18 @@ async def test_memora_ogm_writes_memora_reads_and_deletes(memora: Memora) -> Non
     same_results(ours_user, memoras_user)
     assert [[row[0] for row in hits] for hits in ours_user] == [[ANN[0]], [ANN[1]], []]
 
-    # Memora's deletes by memory, user and organisation, seen by this store.
+    # Memora's store extends it (its add checks the collection's vectors first) ...
+    memora.run(["add", "org", "ann", "a1", [OURS], ["user_ann walks the dog"], NAIVE_AT])
+    [[(dog, _)]] = await store.search_memories(["dog"], USER, "org", "ann")
+    assert (dog.memory_id, dog.memory, dog.obtained_at.isoformat()) == (
+        OURS,
+        "user_ann walks the dog",
+        NAIVE_AT + "+00:00",
+    )
+    # ... and deletes by memory, user and organisation, seen by this store.
     memora.run(["delete_memory", ANN[1]], ["delete_user", "org", "bob"])
     records, _ = await store.async_client.scroll(store.collection_name, limit=100)
-    assert sorted(str(r.id) for r in records) == sorted([ANN[0], *OTHER])
+    assert sorted(str(r.id) for r in records) == sorted([ANN[0], *OTHER, OURS])
     memora.run(["delete_organization", "org"])
     records, _ = await store.async_client.scroll(store.collection_name, limit=100)
     assert [str(r.id) for r in records] == OTHER
