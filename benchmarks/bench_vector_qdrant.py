@@ -1,4 +1,4 @@
-"""Benchmark of QdrantDB in local mode with the default hashing embedding.
+"""Benchmark of QdrantDB in local mode with the hashing embedding (the offline choice).
 
 Run: ``python benchmarks/bench_vector_qdrant.py [memories] [users]`` (defaults 2000 and 20).
 
