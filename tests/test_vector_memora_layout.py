@@ -7,6 +7,8 @@ the whole run by ``conftest.py``): dense search knows the stand-in's synonyms
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator
@@ -276,3 +278,23 @@ async def test_the_single_vector_layout_stays_readable(tmp_path: Path) -> None:
 
 def test_vector_names_follow_qdrant_client_fastembed_naming() -> None:
     assert (hybrid.DENSE_VECTOR, hybrid.SPARSE_VECTOR) == (DENSE, SPARSE)
+
+
+def test_without_fastembed_the_error_names_the_install_and_the_offline_choice() -> None:
+    """fastembed made unimportable (as if not installed) in a fresh interpreter."""
+    script = (
+        "import sys; sys.modules['fastembed'] = None\n"
+        "from memora_ogm.vector_db.hybrid import HybridEmbedding\n"
+        "HybridEmbedding().embed_queries(['pizza'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("memora_ogm.vector_db.hybrid.EmbedderUnavailableError: ")
+    assert "pip install fastembed" in last and "embedding_function=HashingEmbedding()" in last
