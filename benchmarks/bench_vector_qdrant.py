@@ -1,4 +1,4 @@
-"""Benchmark of QdrantDB in local mode with the default hashing embedding.
+"""Benchmark of QdrantDB in local mode with the hashing embedding (the offline choice).
 
 Run: ``python benchmarks/bench_vector_qdrant.py [memories] [users]`` (defaults 2000 and 20).
 
@@ -18,6 +18,7 @@ import time
 import uuid
 
 from memora_ogm.vector_db.base import MemorySearchScope
+from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 WORDS_PER_MEMORY = 8
@@ -41,7 +42,7 @@ def corpus(count: int, seed: int = 7) -> list[str]:
 
 
 async def run(dimension: int, memories: list[str], users: int) -> None:
-    store = QdrantDB(embedding_dimension=dimension)
+    store = QdrantDB(embedding_function=HashingEmbedding(dimension))
     await store.setup()
     ids = [str(uuid.uuid4()) for _ in memories]
     owner = [f"user-{i % users}" for i in range(len(memories))]

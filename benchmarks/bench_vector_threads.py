@@ -33,8 +33,8 @@ from qdrant_client import AsyncQdrantClient, QdrantClient, models
 
 from memora_ogm.sync import MemorySearchScope, QdrantDB
 from memora_ogm.vector_db.embedding import DEFAULT_DIMENSION, HashingEmbedding
+from memora_ogm.vector_db.layouts import vector_params
 from memora_ogm.vector_db.qdrant import QdrantDB as AsyncQdrantDB
-from memora_ogm.vector_db.qdrant_common import vector_params
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from qdrant_standin import qdrant_standin  # noqa: E402 (a test helper, found above)
@@ -78,7 +78,11 @@ def bare_rounds(folder: str | None, rounds: int) -> float:
 
 def shared_rounds(folder: str | None, threads: int, rounds: int) -> tuple[float, int, str]:
     """Rounds per second of ``threads`` threads on one store, failed rounds, first error."""
-    store = QdrantDB(path=folder) if folder else QdrantDB(location=":memory:")
+    store = (
+        QdrantDB(path=folder, embedding_function=HashingEmbedding())
+        if folder
+        else QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
+    )
     store.setup()
     failures: list[Exception] = []
 
@@ -156,7 +160,7 @@ def server_main(rounds: int) -> None:
         baseline = rounds / (time.perf_counter() - started)
         print(f"server, asyncio.run per round, {rounds} rounds a thread, {MEMORIES} memories")
         print(f"bare client per loop, 1 thread: {baseline:8.1f} rounds/s")
-        store = AsyncQdrantDB(url=url)
+        store = AsyncQdrantDB(url=url, embedding_function=HashingEmbedding())
         asyncio.run(store.setup())
         for threads in (1, 2, 4):
             rate, failed, first = loop_rounds(store, threads, rounds)

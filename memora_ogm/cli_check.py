@@ -39,16 +39,46 @@ class CheckError(Exception):
     """The check cannot run, with a message for the user."""
 
 
+def _layout(where: dict[str, Any], collection: str | None) -> dict[str, Any]:
+    """The store's options for the layout the collection was written in: Memora's (named
+    dense and sparse vectors, embedded by Memora's models), or memora-ogm's earlier one
+    (one unnamed vector; repair embeds by feature hashing of its dimension, the one
+    embedder the command knows). Without ``--collection``, Memora's collection, else
+    the earlier default one when only that exists."""
+    from qdrant_client import QdrantClient, models
+
+    from memora_ogm.vector_db.embedding import HashingEmbedding
+    from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME, SINGLE_VECTOR_COLLECTION_NAME
+
+    client = QdrantClient(**where)
+    try:
+        names = [collection] if collection else [MEMORA_COLLECTION_NAME]
+        if collection is None:
+            names.append(SINGLE_VECTOR_COLLECTION_NAME)
+        for name in names:
+            if client.collection_exists(name):
+                vectors = client.get_collection(name).config.params.vectors
+                if isinstance(vectors, models.VectorParams):
+                    embedding = HashingEmbedding(vectors.size)
+                    return {"collection_name": name, "embedding_function": embedding}
+                return {"collection_name": name}
+        raise CheckError(f"no collection {names[0]!r} in the vector store")
+    finally:
+        client.close()
+
+
 def _store(args: argparse.Namespace) -> QdrantDB:
     from memora_ogm.sync import QdrantDB
 
-    named = {"collection_name": args.collection} if args.collection else {}
+    where: dict[str, Any]
     if args.qdrant_url:
-        return QdrantDB(url=args.qdrant_url, api_key=os.environ.get(ENV_QDRANT_API_KEY), **named)
-    if not Path(args.qdrant_path).is_dir():
+        where = {"url": args.qdrant_url, "api_key": os.environ.get(ENV_QDRANT_API_KEY)}
+    elif Path(args.qdrant_path).is_dir():
+        where = {"path": args.qdrant_path}
+    else:
         # Opening a missing folder would make an empty store, and every memory "missing".
         raise CheckError(f"no Qdrant folder {args.qdrant_path}")
-    return QdrantDB(path=args.qdrant_path, **named)
+    return QdrantDB(**where, **_layout(where, args.collection))
 
 
 def _check(args: argparse.Namespace) -> ConsistencyReport:
@@ -106,5 +136,9 @@ def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     where = check.add_mutually_exclusive_group(required=True)
     where.add_argument("--qdrant-path", help="folder of the embedded store, as QdrantDB(path=)")
     where.add_argument("--qdrant-url", help="a Qdrant server (key: $QDRANT_API_KEY)")
-    check.add_argument("--collection", default=None, help="collection (default: QdrantDB's)")
+    check.add_argument(
+        "--collection",
+        default=None,
+        help="collection, of either layout (default: Memora's, else memora-ogm's earlier one)",
+    )
     check.set_defaults(func=cmd_check)

@@ -6,6 +6,10 @@ and an agent, saves a conversation with memories, updates it with a turn that
 contradicts a memory and rewrites part of the thread, shows the memory's
 history, pages through interactions and memories, finds memories by vector
 search and resolves them through the graph, and deletes everything again.
+
+The vector store embeds with the offline feature-hashing embedder rather than Memora's
+fastembed models (``QdrantDB``'s default), so the demo runs on a fresh machine without
+downloading a model; it says so when it starts.
 """
 
 from __future__ import annotations
@@ -18,7 +22,13 @@ from memora_ogm.schema import models
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.vector_db.base import MemorySearchScope
+from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
+
+EMBEDDER = (
+    "feature hashing (offline, lexical: shared words and stems, no synonyms; "
+    "QdrantDB's default is Memora's fastembed models, downloaded on first use)"
+)
 
 
 def _step(title: str) -> None:
@@ -40,13 +50,14 @@ def _ids(memory: models.Memory) -> dict[str, str]:
 
 
 async def walkthrough(conn: Neo4jConnection) -> None:
-    vectors = QdrantDB(location=":memory:")
+    vectors = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
     graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
     try:
         await graph.setup()
         print(
             f"connected to {conn.uri} (database {conn.database}); vector store: Qdrant local mode"
         )
+        print(f"embedder: {EMBEDDER}")
 
         _step("An organisation, a user and an agent")
         org = await graph.create_organization("Northwind Travel")

@@ -13,4 +13,8 @@ MEMORA_CORE=0.3.1
 if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('memora-core') != '$MEMORA_CORE')" 2>/dev/null; then
     PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --no-deps "memora-core==$MEMORA_CORE"
 fi
+# tests/test_memora_interop.py runs memora-core 0.3.1's own QdrantDB with its own pins
+# (qdrant-client 1.12.1, fastembed 0.5) in a virtual environment the test makes once, from
+# PyPI, under ${MEMORA_OGM_TEST_CACHE:-~/.cache/memora-ogm-tests}; no model is downloaded:
+# tests/fastembed_standins.py builds stand-ins of Memora's models (onnx, tokenizers).
 exec python3 -m pytest "$@"

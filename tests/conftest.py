@@ -8,6 +8,10 @@ was not installed still gets them:
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
 
 # The facade fixtures (`memora`, parametrised async/sync, and `driver`).
@@ -17,3 +21,18 @@ from graph_fixtures import driver, memora  # noqa: F401
 def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.has_plugin("memora_ogm"):
         config.pluginmanager.import_plugin("memora_ogm.testing")
+    _offline_models()
+
+
+def _offline_models() -> None:
+    """Memora's two fastembed models as tiny stand-ins, for every store and subprocess.
+
+    ``QdrantDB``'s default embedding finds them in fastembed's default cache folder
+    (``FASTEMBED_CACHE_PATH``), as it would find the downloaded models; the hub is never
+    asked (``HF_HUB_OFFLINE``). Built in milliseconds, so per run.
+    """
+    from fastembed_standins import build_cache, model_sources
+
+    folder = Path(tempfile.mkdtemp(prefix="memora-ogm-fastembed-"))
+    os.environ["FASTEMBED_CACHE_PATH"] = str(build_cache(folder, model_sources()))
+    os.environ["HF_HUB_OFFLINE"] = "1"

@@ -14,6 +14,7 @@ from sync_adapter import AwaitableTwin
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 DAY = datetime(2024, 5, 1, 9, 30, tzinfo=timezone.utc)
@@ -213,7 +214,7 @@ async def with_vectors(
 ) -> AsyncIterator[tuple[Neo4jGraphInterface, QdrantDB]]:
     """The async facade with qdrant-client's in-memory store associated, on an emptied graph."""
     clear_database(neo4j_driver, neo4j_connection.database)
-    vectors = QdrantDB(location=":memory:")
+    vectors = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
     conn = neo4j_connection
     graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
     await graph.setup()

@@ -61,7 +61,11 @@ class StandIn:
 def _create(engine: QdrantClient, name: str, body: Any) -> Any:
     request = models.CreateCollection.model_validate(body)
     return engine.create_collection(
-        name, vectors_config=request.vectors, hnsw_config=request.hnsw_config
+        name,
+        vectors_config=request.vectors,
+        sparse_vectors_config=request.sparse_vectors,
+        hnsw_config=request.hnsw_config,
+        quantization_config=request.quantization_config,
     )
 
 
@@ -104,6 +108,16 @@ def _scroll(engine: QdrantClient, name: str, body: Any) -> Any:
     return models.ScrollResult(points=points, next_page_offset=offset)
 
 
+def _retrieve(engine: QdrantClient, name: str, body: Any) -> Any:
+    request = models.PointRequest.model_validate(body)
+    return engine.retrieve(
+        name,
+        ids=request.ids,
+        with_payload=True if request.with_payload is None else request.with_payload,
+        with_vectors=request.with_vector or False,
+    )
+
+
 def _count(engine: QdrantClient, name: str, body: Any) -> Any:
     request = models.CountRequest.model_validate(body)
     return engine.count(name, count_filter=request.filter, exact=True)
@@ -118,6 +132,7 @@ _ROUTES: dict[tuple[str, str], Callable[[QdrantClient, str, Any], Any]] = {
     ("POST", "/points/delete"): _delete,
     ("POST", "/points/query/batch"): _query,
     ("POST", "/points/scroll"): _scroll,
+    ("POST", "/points"): _retrieve,
     ("POST", "/points/count"): _count,
 }
 
@@ -181,7 +196,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _plain(value: Any) -> Any:
-    return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+    """A model as Qdrant's JSON, which leaves unset fields out (so older clients, whose
+    models forbid fields they do not know, read it)."""
+    return (
+        value.model_dump(mode="json", exclude_none=True) if hasattr(value, "model_dump") else value
+    )
 
 
 @contextmanager

@@ -58,6 +58,7 @@ from memora_ogm.schema.storage import (  # noqa: E402
 )
 from memora_ogm.server import connect_or_start  # noqa: E402
 from memora_ogm.testing import clear_database  # noqa: E402
+from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB  # noqa: E402
 
 FIRST_DAY = datetime(2030, 1, 1, 9, 0, tzinfo=timezone.utc)
@@ -313,7 +314,7 @@ async def soak(args: argparse.Namespace) -> int:
     with connect_or_start() as conn:
         driver = GraphDatabase.driver(conn.uri, auth=conn.auth)
         clear_database(driver, conn.database)
-        vectors = QdrantDB(location=":memory:")
+        vectors = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
         proxy = subprocess.Popen(
             [sys.executable, str(Path(__file__).with_name("lost_replies.py")), conn.uri]
             + ["--rate", str(args.lost_replies), "--seed", str(args.seed)],

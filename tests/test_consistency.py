@@ -46,6 +46,7 @@ from memora_ogm.consistency import (
 from memora_ogm.schema.models import Memory
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
 from memora_ogm.vector_db.scope import MemorySearchScope
 
@@ -519,3 +520,63 @@ async def test_pages_of_one_find_what_one_page_finds(
     assert progress == list(range(1, 7))
     points = await _repaired_twice(twin, capsys, expected, exit_after=0)
     assert _payloads(points) == {m.memory_id: _payload(m) for m in saved}
+
+
+def test_the_command_detects_the_earlier_single_vector_layout(
+    neo4j_connection: Neo4jConnection,
+    neo4j_driver: Driver,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A folder written by memora-ogm's earlier store (one unnamed 256-float vector in
+    ``memora_ogm_memories``) is checked and repaired without ``--collection``: the command
+    reads the layout from the collection and re-embeds by feature hashing of that size."""
+    clear_database(neo4j_driver, neo4j_connection.database)
+    for name, value in neo4j_connection.env().items():
+        monkeypatch.setenv(name, value)
+    folder = tmp_path / "earlier"
+    store = sync.QdrantDB(path=folder, embedding_function=HashingEmbedding(256))
+    conn = neo4j_connection
+    with sync.Neo4jGraphInterface(
+        conn.uri, conn.username, conn.password, conn.database, store
+    ) as memora:
+        memora.setup()
+        world = sync_world(memora)
+        memora.save_interaction_with_memories(
+            world.org_id,
+            world.agent_id,
+            world.user_id,
+            conversation(chat("Hi"), DAY, [("lives in Oslo", [0])]),
+        )
+        (memory,) = memora.get_all_user_memories(world.org_id, world.user_id)
+        store.client.delete(store.collection_name, [memory.memory_id], wait=True)
+    store.close()
+
+    assert main(["check", "--qdrant-path", str(folder)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        lines[-1] == "1 memories, 0 points: found 1 missing, 0 orphan, 0 wrong payload, 0 clashing"
+    )
+    assert main(["check", "--qdrant-path", str(folder), "--repair"]) == 0
+    capsys.readouterr()
+    assert main(["check", "--qdrant-path", str(folder)]) == 0
+
+    reopened = sync.QdrantDB(path=folder, embedding_function=HashingEmbedding(256))
+    try:
+        (point,) = reopened.client.retrieve(
+            reopened.collection_name, [memory.memory_id], with_vectors=True
+        )
+        assert reopened.collection_name == "memora_ogm_memories"
+        assert isinstance(point.vector, list)
+        assert np.allclose(point.vector, HashingEmbedding(256).embed(["lives in Oslo"])[0])
+        assert point.payload is not None and point.payload["memory"] == "lives in Oslo"
+    finally:
+        reopened.close()
+
+
+def sync_world(memora: sync.Neo4jGraphInterface) -> World:
+    org = memora.create_organization("Acme")
+    user = memora.create_user(org.org_id, "Ann")
+    agent = memora.create_agent(org.org_id, "Bot")
+    return World(org.org_id, user.user_id, agent.agent_id)

@@ -23,6 +23,7 @@ from test_server_faults import RestartableServer
 
 from memora_ogm import sync
 from memora_ogm.sync import QdrantDB
+from memora_ogm.vector_db.embedding import HashingEmbedding
 
 pytestmark = pytest.mark.local_server
 
@@ -46,7 +47,7 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_four_wri
     """Between two crashes the writers get at least four writes acknowledged."""
     conn = crashing.connection
     assert conn is not None
-    vectors = QdrantDB(path=tmp_path / "vectors")
+    vectors = QdrantDB(path=tmp_path / "vectors", embedding_function=HashingEmbedding())
     memora = sync.Neo4jGraphInterface(
         conn.uri, conn.username, conn.password, conn.database, associated_vector_db=vectors
     )

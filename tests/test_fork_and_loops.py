@@ -34,7 +34,7 @@ from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
-from memora_ogm.vector_db.qdrant import DEFAULT_COLLECTION_NAME
+from memora_ogm.vector_db.qdrant import SINGLE_VECTOR_COLLECTION_NAME
 
 T = TypeVar("T")
 TESTS = Path(__file__).resolve().parent
@@ -242,7 +242,7 @@ def test_prefork_workers_save_memories_and_every_tenant_finds_only_its_own(
     assert wrong == []
     held = {
         point_id: (payload["org_id"], payload["user_id"], payload["memory"])
-        for point_id, payload in qdrant_server[1].points(DEFAULT_COLLECTION_NAME).items()
+        for point_id, payload in qdrant_server[1].points(SINGLE_VECTOR_COLLECTION_NAME).items()
     }
     records = clean_neo4j.execute_query(
         "MATCH (m:Memory) RETURN m.memory_id AS id, m.org_id AS org, m.user_id AS user, "

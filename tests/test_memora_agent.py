@@ -33,6 +33,7 @@ from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 TOPICS = (
@@ -106,7 +107,9 @@ async def agent(neo4j_connection: Neo4jConnection, neo4j_driver: Driver) -> Asyn
     clear_database(neo4j_driver, neo4j_connection.database)
     conn = neo4j_connection
     # Memora's README, with memora-ogm's classes and Qdrant's local mode.
-    vector_db = QdrantDB(async_client=AsyncQdrantClient(location=":memory:"))
+    vector_db = QdrantDB(
+        async_client=AsyncQdrantClient(location=":memory:"), embedding_function=HashingEmbedding()
+    )
     graph_db = Neo4jGraphInterface(
         uri=conn.uri, username=conn.username, password=conn.password, database=conn.database
     )
@@ -457,7 +460,7 @@ async def test_a_store_assigned_after_construction_is_the_one_written(
             if make == "constructor"
             else Neo4jGraphInterface.from_neomodel(conn.database)
         )
-        store: Any = QdrantDB(location=":memory:")
+        store: Any = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
         await store.setup()
     else:
         graph = (
@@ -465,7 +468,7 @@ async def test_a_store_assigned_after_construction_is_the_one_written(
             if make == "constructor"
             else sync.Neo4jGraphInterface.from_neomodel(conn.database)
         )
-        store = sync.QdrantDB(location=":memory:")
+        store = sync.QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
         store.setup()
 
     async def call(method: str, *arguments: Any) -> Any:

@@ -389,6 +389,7 @@ def test_cli_server_start_status_demo_stop(tmp_path: Path) -> None:
 
         demo = _cli("demo", env=env)
         assert demo.returncode == 0, demo.stderr
+        assert "embedder: feature hashing (offline" in demo.stdout
         assert re.search(r"Neo4j Kernel 5\.26\.\d+ community edition", demo.stdout)
         assert f"127.0.0.1:{port}" in demo.stdout
 

@@ -25,6 +25,7 @@ from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database, second_server
 from memora_ogm.transfer import ImportConflict, JsonLinesFile
+from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 
@@ -40,7 +41,7 @@ class Side:
 
 async def _side(conn: Neo4jConnection, driver: Driver) -> Side:
     clear_database(driver, conn.database)
-    vectors = QdrantDB(location=":memory:")
+    vectors = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
     graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
     await graph.setup()
     return Side(graph, vectors, driver, conn)

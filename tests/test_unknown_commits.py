@@ -37,6 +37,7 @@ from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 
@@ -80,10 +81,10 @@ async def setting(
     conn = neo4j_connection
     args = (proxy.uri, conn.username, conn.password, conn.database)
     if request.param == "async":
-        vectors: Any = QdrantDB(location=":memory:")
+        vectors: Any = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
         memora: Any = Neo4jGraphInterface(*args, vectors)
     else:
-        vectors = sync.QdrantDB(location=":memory:")
+        vectors = sync.QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
         memora = AwaitableTwin(sync.Neo4jGraphInterface(*args, vectors), Neo4jGraphInterface)
     await memora.setup()
     world = await make_world(memora)
@@ -239,9 +240,9 @@ async def _facade(kind: str, uri: str, conn: Neo4jConnection) -> tuple[Any, Any]
     """A facade of ``kind`` ("async" or "sync") on ``uri`` with a fresh in-memory Qdrant."""
     args = (uri, conn.username, conn.password, conn.database)
     if kind == "async":
-        vectors: Any = QdrantDB(location=":memory:")
+        vectors: Any = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
         return Neo4jGraphInterface(*args, vectors), vectors
-    vectors = sync.QdrantDB(location=":memory:")
+    vectors = sync.QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
     return AwaitableTwin(sync.Neo4jGraphInterface(*args, vectors), Neo4jGraphInterface), vectors
 
 

@@ -25,6 +25,7 @@ from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 
@@ -85,11 +86,15 @@ async def stores(
     conn = neo4j_connection
     args = (conn.uri, conn.username, conn.password, conn.database)
     if request.param == "async":
-        vectors = FlakyVectorDB(QdrantDB(location=":memory:"))
+        vectors = FlakyVectorDB(
+            QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
+        )
         interface = Neo4jGraphInterface(*args, vectors)  # type: ignore[arg-type]
         found = Stores(interface, vectors, interface.graph)
     else:
-        vectors = FlakyVectorDB(sync.QdrantDB(location=":memory:"))
+        vectors = FlakyVectorDB(
+            sync.QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
+        )
         twin = sync.Neo4jGraphInterface(*args, vectors)  # type: ignore[arg-type]
         found = Stores(AwaitableTwin(twin, Neo4jGraphInterface), vectors, twin.graph)
     await found.graph.setup()

@@ -58,10 +58,12 @@ async def add(
 async def db(request: pytest.FixtureRequest) -> AsyncIterator[QdrantDB]:
     """The async store, or the generated sync one dressed as async: every test runs on both."""
     store: Any = (
-        QdrantDB()
+        QdrantDB(embedding_function=HashingEmbedding())
         if request.param == "async"
         else AwaitableTwin(
-            sync.QdrantDB(), QdrantDB, {"async_client": ("client", AsyncQdrantClient)}
+            sync.QdrantDB(embedding_function=HashingEmbedding()),
+            QdrantDB,
+            {"async_client": ("client", AsyncQdrantClient)},
         )
     )
     await store.setup()
@@ -177,7 +179,7 @@ async def test_scope_may_be_given_by_value(db: QdrantDB) -> None:
 
 @pytest.mark.asyncio
 async def test_search_limit_and_score_threshold() -> None:
-    store = QdrantDB(search_limit=2, score_threshold=None)
+    store = QdrantDB(embedding_function=HashingEmbedding(), search_limit=2, score_threshold=None)
     await store.setup()
     await add(store, "org", "u", "a", [f"user_u visited museum number {i}" for i in range(5)])
     await add(store, "org", "u", "a", ["user_u owns a kayak"])
@@ -187,7 +189,7 @@ async def test_search_limit_and_score_threshold() -> None:
     assert len(await store.search_memory("kayak", ORG, "org")) == 2
     await store.close()
 
-    strict = QdrantDB(score_threshold=0.99)
+    strict = QdrantDB(embedding_function=HashingEmbedding(), score_threshold=0.99)
     await strict.setup()
     await add(strict, "org", "u", "a", ["user_u owns a kayak"])
     assert await strict.search_memory("kayak trips", ORG, "org") == []
@@ -358,6 +360,8 @@ def test_constructor_validates_its_arguments(
         {"embedding_function": "not callable", "embedding_dimension": 3},
         {"embedding_dimension": 0},
         {"embedding_dimension": True},
+        {"embedding_dimension": 8},  # Memora's models have their own
+        {"embedding_function": HashingEmbedding(), "embed_models_cache_dir": "cache"},
         {"search_limit": 0},
         {"score_threshold": float("nan")},
     ]
@@ -395,7 +399,7 @@ def test_the_sync_store_takes_a_sync_embedding_function() -> None:
 @pytest.mark.asyncio
 async def test_setup_is_idempotent_and_creates_a_cosine_collection() -> None:
     client = AsyncQdrantClient(location=":memory:")
-    store = QdrantDB(client, collection_name="memories")
+    store = QdrantDB(client, collection_name="memories", embedding_function=HashingEmbedding())
     await store.setup()
     [memory_id] = await add(store, "o", "u", "a", ["user_u knits"])
     await store.setup()
@@ -411,20 +415,20 @@ async def test_setup_is_idempotent_and_creates_a_cosine_collection() -> None:
 @pytest.mark.asyncio
 async def test_setup_refuses_a_collection_with_other_vectors() -> None:
     client = AsyncQdrantClient(location=":memory:")
-    await QdrantDB(client, embedding_dimension=64).setup()
+    await QdrantDB(client, embedding_function=HashingEmbedding(64)).setup()
     with pytest.raises(ValueError, match="64"):
-        await QdrantDB(client, embedding_dimension=128).setup()
+        await QdrantDB(client, embedding_function=HashingEmbedding(128)).setup()
     await client.close()
 
 
 @pytest.mark.asyncio
 async def test_folder_mode_persists_across_clients(tmp_path: Path) -> None:
-    first = QdrantDB(path=tmp_path / "qdrant")
+    first = QdrantDB(path=tmp_path / "qdrant", embedding_function=HashingEmbedding())
     await first.setup()
     ids = await add(first, "o", "u", "a", ["user_u speaks Portuguese"])
     await first.close()
 
-    second = QdrantDB(path=str(tmp_path / "qdrant"))
+    second = QdrantDB(path=str(tmp_path / "qdrant"), embedding_function=HashingEmbedding())
     await second.setup()
     hits = await second.search_memory("Portuguese", USER, "o", user_id="u")
     assert [m.memory_id for m, _ in hits] == ids
@@ -474,7 +478,7 @@ async def test_a_faulty_embedding_function_writes_nothing() -> None:
         return [["a"] * 8 for _ in texts]  # type: ignore[list-item]
 
     client = AsyncQdrantClient(location=":memory:")
-    await QdrantDB(client, embedding_dimension=8).setup()
+    await QdrantDB(client, embedding_function=HashingEmbedding(8)).setup()
     for embed in (wrong_size, too_few, not_finite, ragged, not_numbers):
         store = QdrantDB(client, embedding_function=embed, embedding_dimension=8)
         with pytest.raises(ValueError, match="embedding function"):
@@ -513,7 +517,7 @@ class FailingUpsertClient(AsyncQdrantClient):
 @pytest.mark.asyncio
 async def test_an_add_failing_part_way_removes_what_it_wrote() -> None:
     client = FailingUpsertClient(fail_on_call=3)
-    store = QdrantDB(client)
+    store = QdrantDB(client, embedding_function=HashingEmbedding())
     await store.setup()
     kept = await add(store, "o", "u", "a", ["user_u was here before"])  # upsert 1
 
@@ -564,7 +568,7 @@ async def test_works_offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    store = QdrantDB()
+    store = QdrantDB(embedding_function=HashingEmbedding())
     await store.setup()
     ids = await add(store, "o", "u", "a", ["user_u repairs old clocks"])
     hits = await store.search_memory("clock repair", USER, "o", user_id="u")

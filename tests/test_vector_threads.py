@@ -45,7 +45,8 @@ from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.base import MemorySearchScope
-from memora_ogm.vector_db.qdrant import DEFAULT_COLLECTION_NAME, QdrantDB
+from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.qdrant import SINGLE_VECTOR_COLLECTION_NAME, QdrantDB
 
 WORKERS = 8
 ROUNDS = 2
@@ -199,7 +200,7 @@ async def test_eight_threads_share_the_sync_interface_and_its_embedded_store(
     clear_database(neo4j_driver, neo4j_connection.database)
     conn = neo4j_connection
     folder = tmp_path / "qdrant"
-    vectors = sync.QdrantDB(path=folder)
+    vectors = sync.QdrantDB(path=folder, embedding_function=HashingEmbedding())
     interface = sync.Neo4jGraphInterface(
         conn.uri, conn.username, conn.password, conn.database, vectors
     )
@@ -220,7 +221,7 @@ async def test_eight_threads_share_the_sync_interface_and_its_embedded_store(
     await check_both_stores(
         neo4j_driver,
         store,
-        lambda: dressed(sync.QdrantDB(path=folder)),
+        lambda: dressed(sync.QdrantDB(path=folder, embedding_function=HashingEmbedding())),
         worlds,
         outcomes,
     )
@@ -235,7 +236,7 @@ async def test_eight_tasks_share_the_async_embedded_store_on_any_event_loop(
     conn = neo4j_connection
     args = (conn.uri, conn.username, conn.password, conn.database)
     folder = tmp_path / "qdrant"
-    vectors = QdrantDB(path=folder)
+    vectors = QdrantDB(path=folder, embedding_function=HashingEmbedding())
     async with Neo4jGraphInterface(*args, vectors) as memora:
         await memora.setup()
         worlds = await make_worlds(memora)
@@ -249,7 +250,13 @@ async def test_eight_tasks_share_the_async_embedded_store_on_any_event_loop(
 
     shares = await asyncio.to_thread(run_loops, [loop_share(first) for first in range(loops)])
     outcomes = [shares[n % loops][n // loops] for n in range(WORKERS)]
-    await check_both_stores(neo4j_driver, vectors, lambda: QdrantDB(path=folder), worlds, outcomes)
+    await check_both_stores(
+        neo4j_driver,
+        vectors,
+        lambda: QdrantDB(path=folder, embedding_function=HashingEmbedding()),
+        worlds,
+        outcomes,
+    )
 
 
 class FailingUpsertClient(QdrantClient):
@@ -268,7 +275,7 @@ class FailingUpsertClient(QdrantClient):
 
 async def test_adds_failing_part_way_in_eight_threads_each_remove_what_they_wrote() -> None:
     """Every add is two upserts (256 points, then 44); a failed one leaves none of its points."""
-    store = sync.QdrantDB(FailingUpsertClient())
+    store = sync.QdrantDB(FailingUpsertClient(), embedding_function=HashingEmbedding())
     store.setup()
 
     def adds(worker: int) -> tuple[set[str], list[str]]:
@@ -321,7 +328,7 @@ async def test_a_task_cancelled_while_waiting_for_the_engine_leaves_it_free() ->
 
 def held(standin: StandIn) -> dict[str, str]:
     """The points the server holds: memory id to text."""
-    points = standin.points(DEFAULT_COLLECTION_NAME)
+    points = standin.points(SINGLE_VECTOR_COLLECTION_NAME)
     return {point_id: payload["memory"] for point_id, payload in points.items()}
 
 
@@ -358,7 +365,7 @@ async def test_a_server_store_serves_asyncio_run_per_call(
     clear_database(neo4j_driver, neo4j_connection.database)
     conn = neo4j_connection
     url, standin = server
-    store = QdrantDB(url=url)
+    store = QdrantDB(url=url, embedding_function=HashingEmbedding())
     memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, store)
 
     def calls() -> list[str]:
@@ -405,7 +412,7 @@ async def test_a_server_store_serves_two_loops_at_once_and_closes_from_a_third(
     clear_database(neo4j_driver, neo4j_connection.database)
     conn = neo4j_connection
     url, standin = server
-    store = QdrantDB(url=url)
+    store = QdrantDB(url=url, embedding_function=HashingEmbedding())
     memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, store)
 
     async def prepare() -> list[World]:
@@ -488,7 +495,11 @@ async def test_a_forked_child_opens_its_own_server_connection(
 ) -> None:
     url, standin = server
     memory_id = str(uuid.uuid4())
-    opened: Any = QdrantDB(url=url) if twin == "async" else sync.QdrantDB(url=url)
+    opened: Any = (
+        QdrantDB(url=url, embedding_function=HashingEmbedding())
+        if twin == "async"
+        else sync.QdrantDB(url=url, embedding_function=HashingEmbedding())
+    )
     store: Any = opened if twin == "async" else dressed(opened)
 
     def child_work() -> object:
@@ -516,7 +527,11 @@ async def test_a_forked_child_refuses_the_embedded_store_it_inherited(
 ) -> None:
     folder = tmp_path / "qdrant"
     where: dict[str, Any] = {"path": folder} if location == "folder" else {}
-    opened: Any = QdrantDB(**where) if twin == "async" else sync.QdrantDB(**where)
+    opened: Any = (
+        QdrantDB(**where, embedding_function=HashingEmbedding())
+        if twin == "async"
+        else sync.QdrantDB(**where, embedding_function=HashingEmbedding())
+    )
     store: Any = opened if twin == "async" else dressed(opened)
 
     def run(called: Any) -> Any:
@@ -552,6 +567,6 @@ async def test_a_forked_child_refuses_the_embedded_store_it_inherited(
             QdrantClient(path=str(folder))
     await store.close()
     if location == "folder":
-        reopened = QdrantDB(path=folder)
+        reopened = QdrantDB(path=folder, embedding_function=HashingEmbedding())
         assert set(await points(reopened)) == {first, third}
         await reopened.close()

@@ -9,7 +9,7 @@ from contextlib import suppress
 from typing import Any, TypeVar
 
 from memora_ogm import fork
-from memora_ogm.vector_db.embedding import EmbeddingFunction, HashingEmbedding
+from memora_ogm.vector_db.embedding import EmbeddingFunction
 
 __all__ = [
     "EmbeddingFunction",
@@ -17,8 +17,9 @@ __all__ = [
     "close_on",
     "close_watcher",
     "current_loop",
-    "default_embedding",
+    "embedding_call",
     "forget_driver",
+    "off_loop",
     "result_of",
     "sleep",
     "watch_loop",
@@ -39,9 +40,14 @@ async def result_of(future: Future[T]) -> T:
     return await asyncio.wrap_future(future)
 
 
-def default_embedding(dimension: int) -> EmbeddingFunction:
-    """The offline ``HashingEmbedding``, whose instances are async callables."""
-    return HashingEmbedding(dimension)
+async def off_loop(function: Callable[[list[str]], T], texts: list[str]) -> T:
+    """CPU-bound work (a local model embedding a batch) in a worker thread, off the loop."""
+    return await asyncio.to_thread(function, texts)
+
+
+def embedding_call(function: EmbeddingFunction) -> EmbeddingFunction:
+    """How this twin calls an embedding function: ``HashingEmbedding`` instances are async."""
+    return function
 
 
 def current_loop() -> asyncio.AbstractEventLoop:

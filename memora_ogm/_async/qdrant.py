@@ -5,7 +5,8 @@ tenant payload indexes, so Qdrant keeps each tenant's points together and builds
 search graph per tenant. A point's id is its ``memory_id``, which makes writes
 idempotent: retrying an add overwrites the same points instead of duplicating them, which
 the graph layer's all-or-nothing writes rely on (SPEC section 6). Everything that does no
-I/O is in :mod:`memora_ogm.vector_db.qdrant_common`, shared with the sync twin.
+I/O is in :mod:`memora_ogm.vector_db.qdrant_common` and :mod:`memora_ogm.vector_db.layouts`
+(the collection layouts: Memora's and memora-ogm's earlier one), shared with the sync twin.
 
 The store is safe to share between threads, tasks and event loops: calls on an embedded
 engine (which is not thread-safe) take turns, each holding the engine for the whole of
@@ -37,14 +38,17 @@ from memora_ogm._async.compat import (
     acquire,
     close_on,
     current_loop,
-    default_embedding,
+    embedding_call,
+    off_loop,
     watch_running_loop,
 )
 from memora_ogm._async.loop_bound import LoopBound
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.schema.models import Memory
+from memora_ogm.vector_db import layouts
 from memora_ogm.vector_db import qdrant_common as common
-from memora_ogm.vector_db.embedding import DEFAULT_DIMENSION
+from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.hybrid import HybridEmbedding
 from memora_ogm.vector_db.scope import MemorySearchScope
 
 logger = logging.getLogger("memora_ogm.vector_db.qdrant")
@@ -106,18 +110,31 @@ class _ServerClients:
 
 
 class QdrantDB(BaseVectorDB):
-    """Memories in a Qdrant collection, embedded by a pluggable function.
+    """Memories in a Qdrant collection: a drop-in for Memora's own ``QdrantDB``.
 
     Connection: pass a ready client (the first argument), or at most one of ``url`` (with
     an optional ``api_key``), ``location`` (``":memory:"`` or a URL) and ``path`` (a folder
     for the embedded store). With none of them the store is embedded and in memory.
 
-    Embedding: ``embedding_function`` turns texts into vectors of ``embedding_dimension``
-    floats; it defaults to the offline ``HashingEmbedding`` (dimension 1024 unless given).
+    Embedding, by default: Memora's two models through fastembed (a dense
+    ``paraphrase-multilingual-MiniLM-L12-v2`` and a sparse ``Splade_PP_en_v1``), searched
+    together and fused by RRF, in Memora's collection layout and by default Memora's
+    collection ``memory_collection_v0_2`` (:class:`~memora_ogm.vector_db.layouts.MemoraLayout`):
+    a collection written by memora-core's ``QdrantDB`` is read and written by this one, and
+    the other way round. The models download on first use into ``embed_models_cache_dir``
+    (``None``: fastembed's default folder); each batch is embedded once, in a worker thread.
+
+    Embedding, by choice: ``embedding_function`` turns texts into vectors of
+    ``embedding_dimension`` floats (``HashingEmbedding()``: offline, lexical, dimension
+    1024), kept in memora-ogm's single-vector layout, by default in the collection
+    ``memora_ogm_memories`` (:class:`~memora_ogm.vector_db.layouts.SingleVectorLayout`): the
+    collection memora-ogm wrote before Memora's models became its default.
 
     Search: at most ``search_limit`` results per query; results scoring at or below
-    ``score_threshold`` (cosine similarity) are dropped, so by default a memory sharing
-    nothing with the query is not returned. ``None`` keeps every result.
+    ``score_threshold`` are dropped. By default that is Memora's 0.35 on the fused RRF score
+    (``1/(2 + rank)`` summed over the two rankings), and 0.0 cosine with an
+    ``embedding_function``, so a memory sharing nothing with the query is not returned.
+    ``None`` keeps every result.
 
     A client passed in is used as given, on whichever event loop calls the store: a
     server client's connections belong to the loop that first used them, so use such a
@@ -129,24 +146,48 @@ class QdrantDB(BaseVectorDB):
     def __init__(
         self,
         async_client: AsyncQdrantClient | None = None,
-        collection_name: str = common.DEFAULT_COLLECTION_NAME,
+        collection_name: str | None = None,
+        embed_models_cache_dir: str | os.PathLike[str] | None = None,
+        enable_logging: bool = False,
         *,
         url: str | None = None,
         api_key: str | None = None,
         location: str | None = None,
         path: str | os.PathLike[str] | None = None,
-        embedding_function: EmbeddingFunction | None = None,
+        embedding_function: EmbeddingFunction | HashingEmbedding | None = None,
         embedding_dimension: int | None = None,
         search_limit: int = 10,
-        score_threshold: float | None = 0.0,
-        enable_logging: bool = False,
+        score_threshold: float | None | common.Default = common.DEFAULT,
     ) -> None:
-        self.collection_name = common.require_id("collection_name", collection_name)
-        self.search_limit = common.positive_int("search_limit", search_limit)
-        self.score_threshold = common.check_score_threshold(score_threshold)
+        if embedding_dimension is None and isinstance(embedding_function, HashingEmbedding):
+            embedding_dimension = embedding_function.dimension
         common.check_embedding_arguments(embedding_function, embedding_dimension)
-        self.embedding_dimension = embedding_dimension or DEFAULT_DIMENSION
-        self.embedding_function = embedding_function or default_embedding(self.embedding_dimension)
+        if embedding_function is not None and embed_models_cache_dir is not None:
+            raise ValueError(
+                "`embed_models_cache_dir` is for Memora's models, not an embedding_function."
+            )
+        self.embedding_function: EmbeddingFunction | None = None
+        self.hybrid_embedding: HybridEmbedding | None = None
+        self.layout: layouts.Layout
+        if embedding_function is None:
+            self.hybrid_embedding = HybridEmbedding(embed_models_cache_dir)
+            self.layout = layouts.MemoraLayout()
+        else:
+            self.embedding_function = embedding_call(embedding_function)
+            self.layout = layouts.SingleVectorLayout(
+                common.positive_int("embedding_dimension", embedding_dimension)
+            )
+        self._default_collection = collection_name is None
+        self.collection_name = common.require_id(
+            "collection_name",
+            self.layout.default_collection if collection_name is None else collection_name,
+        )
+        self.search_limit = common.positive_int("search_limit", search_limit)
+        self.score_threshold = common.check_score_threshold(
+            self.layout.default_score_threshold
+            if score_threshold is common.DEFAULT
+            else score_threshold
+        )
         choices = {"async_client": async_client, "url": url, "location": location, "path": path}
         common.check_connection_choice(choices, url, api_key)
         if async_client is not None and not isinstance(async_client, AsyncQdrantClient):
@@ -172,6 +213,11 @@ class QdrantDB(BaseVectorDB):
     def async_client(self, client: AsyncQdrantClient) -> None:
         self._server_clients = None
         self._process_client = common.ProcessClient(client)
+
+    @property
+    def _embedded(self) -> bool:
+        """Whether the engine is qdrant-client's local mode, which searches exhaustively."""
+        return self._server_clients is None and self._process_client.embedded
 
     @asynccontextmanager
     async def _engine(self) -> AsyncIterator[AsyncQdrantClient]:
@@ -202,9 +248,20 @@ class QdrantDB(BaseVectorDB):
             lambda: AsyncQdrantClient(url=url, api_key=api_key, check_compatibility=False)
         )
 
-    async def _embed(self, texts: list[str]) -> list[list[float]]:
-        output = await self.embedding_function(texts)
-        return common.checked_vectors(output, len(texts), self.embedding_dimension)
+    async def _embed(self, texts: list[str], *, queries: bool) -> list[layouts.Embedded]:
+        """One vector (or named vectors) per text, the whole batch in one call."""
+        if self.hybrid_embedding is None:
+            assert self.embedding_function is not None and isinstance(
+                self.layout, layouts.SingleVectorLayout
+            )
+            output = await self.embedding_function(texts)
+            return list(common.checked_vectors(output, len(texts), self.layout.dimension))
+        embed = (
+            self.hybrid_embedding.embed_queries
+            if queries
+            else self.hybrid_embedding.embed_documents
+        )
+        return [vectors.named() for vectors in await off_loop(embed, texts)]
 
     @override
     async def close(self) -> None:
@@ -228,27 +285,38 @@ class QdrantDB(BaseVectorDB):
     async def setup(self, *args: Any, **kwargs: Any) -> None:
         """Create the collection and its payload indexes if missing; safe to repeat.
 
-        An existing collection must have this store's vector size and cosine distance,
-        else ``ValueError``: writing into it would fail on every add.
+        An existing collection must have this store's layout (Memora's, or with an
+        ``embedding_function`` the single-vector one of its dimension), else ``ValueError``
+        saying how to open it: writing into it would fail on every add. So must a store
+        left at the default collection whose client holds only memora-ogm's earlier
+        default collection: searching an empty new one would silently find nothing.
         """
         async with self._engine() as client:
             if not await client.collection_exists(self.collection_name):
+                await self._refuse_to_hide_earlier_default(client)
                 await self._create_collection(client)
             info = await client.get_collection(self.collection_name)
-            common.check_vectors(
-                self.collection_name, self.embedding_dimension, info.config.params.vectors
-            )
+            layouts.check(self.layout, self.collection_name, info.config.params)
             await self._create_missing_indexes(client, set(info.payload_schema))
         logger.info("Qdrant collection %s is set up", self.collection_name)
+
+    async def _refuse_to_hide_earlier_default(self, client: AsyncQdrantClient) -> None:
+        earlier = layouts.SINGLE_VECTOR_COLLECTION_NAME
+        if (
+            self._default_collection
+            and isinstance(self.layout, layouts.MemoraLayout)
+            and await client.collection_exists(earlier)
+        ):
+            raise ValueError(layouts.earlier_default_message(earlier))
 
     async def _create_collection(self, client: AsyncQdrantClient) -> None:
         try:
             await client.create_collection(
                 collection_name=self.collection_name,
-                vectors_config=common.vector_params(self.embedding_dimension),
                 # Every search filters by org_id, so per-tenant graphs (payload_m) are all
                 # that is needed; m=0 skips building a useless global one.
                 hnsw_config=models.HnswConfigDiff(payload_m=16, m=0),
+                **self.layout.create_arguments(),
             )
         except Exception:
             # Another process may have created it between the check and the create.
@@ -262,7 +330,7 @@ class QdrantDB(BaseVectorDB):
             warnings.filterwarnings(
                 "ignore", message=common.LOCAL_INDEX_WARNING, category=UserWarning
             )
-            for field, schema in common.PAYLOAD_INDEXES.items():
+            for field, schema in self.layout.indexes.items():
                 if field not in existing:
                     await client.create_payload_index(
                         collection_name=self.collection_name,
@@ -287,14 +355,14 @@ class QdrantDB(BaseVectorDB):
         fails part-way, the points this call wrote are deleted again before the error is
         raised, so a failed add leaves nothing behind.
         """
-        payload = common.memory_payload(org_id, user_id, agent_id, obtained_at)
+        tenant = layouts.tenant(org_id, user_id, agent_id, obtained_at)
         point_ids = common.point_ids(memory_ids)
         texts = common.memory_texts(memories, len(point_ids))
         if not texts:
             return
 
-        vectors = await self._embed(texts)
-        points = common.memory_points(payload, list(memory_ids), point_ids, texts, vectors)
+        vectors = await self._embed(texts, queries=False)
+        points = self.layout.points(tenant, list(memory_ids), point_ids, texts, vectors)
         async with self._engine() as client:
             try:
                 for start in range(0, len(points), common.UPSERT_BATCH):
@@ -347,16 +415,16 @@ class QdrantDB(BaseVectorDB):
         ``ORGANIZATION`` scope a ``user_id`` is ignored, as in Memora.
         """
         texts = common.query_texts(queries)
-        search = common.search_filter(memory_search_scope, org_id, user_id, agent_id)
-        vectors = await self._embed(texts)
+        search = layouts.search_filter(self.layout, memory_search_scope, org_id, user_id, agent_id)
+        vectors = await self._embed(texts, queries=True)
         async with self._engine() as client:
             responses = await client.query_batch_points(
                 collection_name=self.collection_name,
-                requests=common.search_requests(
-                    vectors, search, self.search_limit, self.score_threshold
+                requests=self.layout.requests(
+                    vectors, search, self.search_limit, embedded=self._embedded
                 ),
             )
-        return common.search_results(responses)
+        return self.layout.results(responses, self.score_threshold)
 
     @override
     async def delete_memory(self, memory_id: str) -> None:
@@ -373,12 +441,13 @@ class QdrantDB(BaseVectorDB):
     @override
     async def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
         """Delete every memory whose payload names this organisation and user."""
-        await self._delete_points(models.FilterSelector(filter=common.user_filter(org_id, user_id)))
+        selector = models.FilterSelector(filter=layouts.user_filter(self.layout, org_id, user_id))
+        await self._delete_points(selector)
 
     @override
     async def delete_all_organization_memories(self, org_id: str) -> None:
         """Delete every memory whose payload names this organisation."""
-        await self._delete_points(models.FilterSelector(filter=common.organization_filter(org_id)))
+        await self._delete_points(models.FilterSelector(filter=layouts.organization_filter(org_id)))
 
     async def _delete_points(self, selector: models.PointIdsList | models.FilterSelector) -> None:
         async with self._engine() as client:
@@ -407,7 +476,7 @@ class QdrantDB(BaseVectorDB):
                 (org, user): count
                 for org in orgs
                 for user, count in (
-                    await self._facet(client, "user_id", common.organization_filter(org))
+                    await self._facet(client, "user_id", layouts.organization_filter(org))
                 ).items()
             }
 
@@ -431,7 +500,7 @@ class QdrantDB(BaseVectorDB):
         async with self._engine() as client:
             points, following = await client.scroll(
                 self.collection_name,
-                scroll_filter=common.user_filter(org_id, user_id),
+                scroll_filter=layouts.user_filter(self.layout, org_id, user_id),
                 limit=common.positive_int("limit", limit),
                 offset=offset,
                 with_payload=True,

@@ -16,8 +16,9 @@ __all__ = [
     "close_on",
     "close_watcher",
     "current_loop",
-    "default_embedding",
+    "embedding_call",
     "forget_driver",
+    "off_loop",
     "result_of",
     "sleep",
     "watch_loop",
@@ -37,9 +38,15 @@ def result_of(future: Future[T]) -> T:
     return future.result()
 
 
-def default_embedding(dimension: int) -> EmbeddingFunction:
-    """The offline ``HashingEmbedding``, called synchronously."""
-    return HashingEmbedding(dimension).embed
+def off_loop(function: Callable[[list[str]], T], texts: list[str]) -> T:
+    """CPU-bound work (a local model embedding a batch): there is no loop to keep free."""
+    return function(texts)
+
+
+def embedding_call(function: Any) -> EmbeddingFunction:
+    """How this twin calls an embedding function: ``HashingEmbedding`` through its sync
+    ``embed``, so ``embedding_function=HashingEmbedding()`` works in both twins."""
+    return function.embed if isinstance(function, HashingEmbedding) else function
 
 
 def current_loop() -> object:

@@ -5,9 +5,14 @@ Defined in ``memora_ogm._async.qdrant``, from which the sync ``QdrantDB`` over
 """
 
 from memora_ogm._async.qdrant import QdrantDB
-from memora_ogm.vector_db.qdrant_common import (
-    DEFAULT_COLLECTION_NAME,
-    InheritedEmbeddedStoreError,
-)
+from memora_ogm.vector_db.hybrid import EmbedderUnavailableError
+from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME, SINGLE_VECTOR_COLLECTION_NAME
+from memora_ogm.vector_db.qdrant_common import InheritedEmbeddedStoreError
 
-__all__ = ["DEFAULT_COLLECTION_NAME", "InheritedEmbeddedStoreError", "QdrantDB"]
+__all__ = [
+    "MEMORA_COLLECTION_NAME",
+    "SINGLE_VECTOR_COLLECTION_NAME",
+    "EmbedderUnavailableError",
+    "InheritedEmbeddedStoreError",
+    "QdrantDB",
+]

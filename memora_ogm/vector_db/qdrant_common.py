@@ -1,4 +1,6 @@
-"""What ``QdrantDB`` does without I/O: argument checks, payloads, filters, collection checks.
+"""What ``QdrantDB`` does without I/O: argument checks, ids, client bookkeeping.
+
+The collection layouts (payloads, filters, searches) are in :mod:`memora_ogm.vector_db.layouts`.
 
 Shared by the async store (``memora_ogm._async.qdrant``) and its generated sync twin, so
 that only the calls to the Qdrant client exist twice.
@@ -13,6 +15,7 @@ import uuid
 import weakref
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from enum import Enum
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -21,27 +24,18 @@ from qdrant_client.local.async_qdrant_local import AsyncQdrantLocal
 from qdrant_client.local.qdrant_local import QdrantLocal
 
 from memora_ogm import fork
-from memora_ogm.schema.models import Memory
-from memora_ogm.vector_db.scope import MemorySearchScope
-
-DEFAULT_COLLECTION_NAME = "memora_ogm_memories"
-"""Not Memora's ``memory_collection_v0_2``: that collection holds fastembed named dense and
-sparse vectors, which this store's single unnamed vector cannot share."""
 
 UPSERT_BATCH = 256
 LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"
 
-#: Tenant indexes make Qdrant keep each organisation's and user's points together.
-PAYLOAD_INDEXES: dict[str, models.KeywordIndexParams] = {
-    **{
-        field: models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
-        for field in ("org_id", "user_id")
-    },
-    **{
-        field: models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD)
-        for field in ("agent_id", "memory_id")
-    },
-}
+
+class Default(Enum):
+    """A parameter left to the layout's own default."""
+
+    LAYOUT = "layout"
+
+
+DEFAULT = Default.LAYOUT
 
 
 def require_id(name: str, value: object) -> str:
@@ -90,9 +84,17 @@ def check_connection_choice(
 
 
 def check_embedding_arguments(embedding_function: object, embedding_dimension: object) -> None:
-    """A custom embedding must say its dimension: the collection is created with it."""
+    """A custom embedding must say its dimension: the collection is created with it.
+
+    Memora's models have theirs, so a dimension without a function is a mistake.
+    """
     if embedding_dimension is not None:
         positive_int("embedding_dimension", embedding_dimension)
+        if embedding_function is None:
+            raise ValueError(
+                "`embedding_dimension` goes with an `embedding_function`; Memora's models "
+                "(the default) embed in their own dimension."
+            )
     if embedding_function is not None:
         if not callable(embedding_function):
             raise ValueError("`embedding_function` must be callable.")
@@ -143,18 +145,6 @@ def iso_datetime(obtained_at: object) -> str:
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).isoformat()
 
 
-def memory_payload(
-    org_id: object, user_id: object, agent_id: object, obtained_at: object
-) -> dict[str, str]:
-    """The payload every memory of one ``add_memories`` call shares."""
-    return {
-        "org_id": require_id("org_id", org_id),
-        "user_id": require_id("user_id", user_id),
-        "agent_id": require_id("agent_id", agent_id),
-        "obtained_at": iso_datetime(obtained_at),
-    }
-
-
 def memory_texts(memories: object, count: int) -> list[str]:
     texts = require_list("memories", memories)
     if len(texts) != count:
@@ -171,92 +161,8 @@ def query_texts(queries: object) -> list[str]:
     return texts
 
 
-def memory_points(
-    payload: dict[str, str],
-    memory_ids: list[str],
-    ids: list[str],
-    texts: list[str],
-    vectors: list[list[float]],
-) -> list[models.PointStruct]:
-    """One point per memory, its id the canonical UUID (so a retried add overwrites it)."""
-    return [
-        models.PointStruct(
-            id=point, vector=vector, payload={**payload, "memory_id": memory_id, "memory": text}
-        )
-        for point, memory_id, text, vector in zip(ids, memory_ids, texts, vectors, strict=True)
-    ]
-
-
 def match(key: str, value: str) -> models.FieldCondition:
     return models.FieldCondition(key=key, match=models.MatchValue(value=value))
-
-
-def organization_filter(org_id: object) -> models.Filter:
-    return models.Filter(must=[match("org_id", require_id("org_id", org_id))])
-
-
-def user_filter(org_id: object, user_id: object) -> models.Filter:
-    conditions: list[models.Condition] = [
-        match("org_id", require_id("org_id", org_id)),
-        match("user_id", require_id("user_id", user_id)),
-    ]
-    return models.Filter(must=conditions)
-
-
-def search_filter(
-    memory_search_scope: object, org_id: object, user_id: object, agent_id: object
-) -> models.Filter:
-    """The filter of a search; in ``ORGANIZATION`` scope a ``user_id`` is ignored, as in Memora."""
-    try:
-        # By value, so the string "user" or Memora's own enum member work too.
-        scope = MemorySearchScope(getattr(memory_search_scope, "value", memory_search_scope))
-    except ValueError:
-        raise ValueError(
-            "`memory_search_scope` must be a MemorySearchScope (organization or user)."
-        ) from None
-    conditions: list[models.Condition] = [match("org_id", require_id("org_id", org_id))]
-    user = optional_id("user_id", user_id)
-    if scope is MemorySearchScope.USER:
-        if user is None:
-            raise ValueError("`user_id` is required for a USER scope search.")
-        conditions.append(match("user_id", user))
-    agent = optional_id("agent_id", agent_id)
-    if agent is not None:
-        conditions.append(match("agent_id", agent))
-    return models.Filter(must=conditions)
-
-
-def search_requests(
-    vectors: list[list[float]], search: models.Filter, limit: int, score_threshold: float | None
-) -> list[models.QueryRequest]:
-    return [
-        models.QueryRequest(
-            query=vector,
-            filter=search,
-            limit=limit,
-            score_threshold=score_threshold,
-            with_payload=True,
-        )
-        for vector in vectors
-    ]
-
-
-def to_memory(payload: dict[str, Any]) -> Memory:
-    return Memory(
-        org_id=payload["org_id"],
-        agent_id=payload["agent_id"],
-        user_id=payload["user_id"],
-        memory_id=payload["memory_id"],
-        memory=payload["memory"],
-        obtained_at=datetime.fromisoformat(payload["obtained_at"]),
-    )
-
-
-def search_results(responses: list[models.QueryResponse]) -> list[list[tuple[Memory, float]]]:
-    return [
-        [(to_memory(point.payload or {}), point.score) for point in response.points]
-        for response in responses
-    ]
 
 
 #: Tenants one facet count lists at most; more raise rather than pass unchecked.
@@ -273,24 +179,6 @@ def facet_counts(key: str, response: models.FacetResponse) -> dict[str, int]:
 def id_payloads(points: list[models.Record]) -> list[tuple[str, dict[str, Any]]]:
     """(point id, payload) of each point read back."""
     return [(str(point.id), point.payload or {}) for point in points]
-
-
-def vector_params(dimension: int) -> models.VectorParams:
-    return models.VectorParams(size=dimension, distance=models.Distance.COSINE)
-
-
-def check_vectors(collection_name: str, dimension: int, vectors: object) -> None:
-    """An existing collection must match, else every add into it would fail."""
-    if not (
-        isinstance(vectors, models.VectorParams)
-        and vectors.size == dimension
-        and vectors.distance == models.Distance.COSINE
-    ):
-        raise ValueError(
-            f"Collection {collection_name!r} exists with vectors {vectors!r}; this "
-            f"store needs one unnamed {dimension}-dimensional cosine vector. "
-            "Use another collection_name or a matching embedding."
-        )
 
 
 class InheritedEmbeddedStoreError(RuntimeError):

@@ -37,6 +37,7 @@ from memora_ogm.nodes import Date, User
 from memora_ogm.schema.storage import MemoriesAndInteraction
 from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 from memora_ogm.vector_db.base import MemorySearchScope
+from memora_ogm.vector_db.embedding import HashingEmbedding
 
 api = Blueprint("memora", __name__)
 #: Items per page unless the query string says ``limit``.
@@ -73,10 +74,18 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 
 def vector_store(config: Mapping[str, Any]) -> QdrantDB:
-    """A Qdrant server when ``QDRANT_URL`` is set (several processes), else embedded."""
+    """A Qdrant server when ``QDRANT_URL`` is set (several processes), else embedded.
+
+    Embedded by the offline feature hashing, so the example runs where no model can be
+    downloaded; without ``embedding_function`` it embeds with Memora's models.
+    """
     if config["QDRANT_URL"]:
-        return QdrantDB(url=config["QDRANT_URL"], api_key=config["QDRANT_API_KEY"])
-    return QdrantDB(location=config["QDRANT_LOCATION"])
+        return QdrantDB(
+            url=config["QDRANT_URL"],
+            api_key=config["QDRANT_API_KEY"],
+            embedding_function=HashingEmbedding(),
+        )
+    return QdrantDB(location=config["QDRANT_LOCATION"], embedding_function=HashingEmbedding())
 
 
 def memora() -> Neo4jGraphInterface:

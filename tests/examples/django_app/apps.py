@@ -9,6 +9,7 @@ from django.conf import settings
 from neomodel import get_config
 
 from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
+from memora_ogm.vector_db.embedding import HashingEmbedding
 
 
 class MemoraExampleConfig(AppConfig):  # type: ignore[misc]  # Django ships no types
@@ -25,7 +26,11 @@ def memora() -> Neo4jGraphInterface:
     """The interface on neomodel's connection, set up on first use (``setup`` is idempotent)."""
     interface = Neo4jGraphInterface.from_neomodel(
         database=settings.MEMORA_DATABASE,
-        associated_vector_db=QdrantDB(location=settings.MEMORA_QDRANT_LOCATION),
+        # Offline feature hashing, so the example runs where no model can be downloaded;
+        # without embedding_function the store embeds with Memora's models.
+        associated_vector_db=QdrantDB(
+            location=settings.MEMORA_QDRANT_LOCATION, embedding_function=HashingEmbedding()
+        ),
     )
     interface.setup()
     return interface

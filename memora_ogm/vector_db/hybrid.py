@@ -1,0 +1,169 @@
+"""Memora's embedding: two fastembed models, one dense and one sparse, for a hybrid search.
+
+Memora's ``QdrantDB`` (memora-core 0.3.1) embeds through qdrant-client's fastembed
+integration, which qdrant-client 1.20 no longer has; this module calls fastembed itself and
+reproduces what that integration stored, so that the vectors of a collection written by
+either store are the vectors the other computes for the same text:
+
+- the vector names: qdrant-client 1.12's ``fast-<model>`` / ``fast-sparse-<model>``, the
+  model's name after its last ``/``, lower-cased;
+- the dense vector: memora-core pins fastembed 0.5, which embedded
+  ``paraphrase-multilingual-MiniLM-L12-v2`` by its first (``[CLS]``) token, L2-normalised.
+  fastembed 0.6 and later mean-pool that model instead, which gives other vectors, so the
+  same model files are registered here under a private name with 0.5's pooling;
+- the sparse vector: SPLADE as fastembed computes it (unchanged since 0.5).
+
+Models download into ``cache_dir`` on first use and are loaded once per process and folder.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qdrant_client import models
+
+if TYPE_CHECKING:
+    from fastembed import SparseTextEmbedding, TextEmbedding
+
+MEMORA_DENSE_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
+MEMORA_SPARSE_MODEL = "prithivida/Splade_PP_en_v1"
+DENSE_DIMENSION = 384
+_DENSE_AS_FASTEMBED_05 = "memora-ogm/paraphrase-multilingual-MiniLM-L12-v2-cls-pooled"
+
+OFFLINE_CHOICE = (
+    "For an embedding that downloads nothing, pass embedding_function=HashingEmbedding() "
+    "(from memora_ogm.vector_db.embedding: lexical, offline; it keeps memora-ogm's "
+    "single-vector collection, not Memora's)."
+)
+
+
+def _short_name(model: str) -> str:
+    return model.split("/")[-1].lower()
+
+
+DENSE_VECTOR = "fast-" + _short_name(MEMORA_DENSE_MODEL)
+"""``fast-paraphrase-multilingual-minilm-l12-v2``"""
+SPARSE_VECTOR = "fast-sparse-" + _short_name(MEMORA_SPARSE_MODEL)
+"""``fast-sparse-splade_pp_en_v1``"""
+
+
+class EmbedderUnavailableError(RuntimeError):
+    """fastembed or one of Memora's models cannot be had (not installed, not downloadable)."""
+
+
+@dataclass(frozen=True)
+class HybridVectors:
+    """One text's dense and sparse vectors."""
+
+    dense: list[float]
+    sparse: models.SparseVector
+
+    def named(self) -> dict[str, models.Vector]:
+        """The point's vectors under the names Memora's collection gives them."""
+        return {DENSE_VECTOR: self.dense, SPARSE_VECTOR: self.sparse}
+
+
+_loaded: dict[tuple[str, str], Any] = {}
+_loading = threading.Lock()
+
+
+def _fastembed() -> Any:
+    try:
+        import fastembed
+    except ImportError as error:
+        raise EmbedderUnavailableError(
+            f"Memora's embedding needs fastembed, which cannot be imported ({error}); "
+            f"install it with `pip install fastembed`. {OFFLINE_CHOICE}"
+        ) from error
+    return fastembed
+
+
+def _register_dense_as_fastembed_05(fastembed: Any) -> None:
+    """Memora's dense model files, pooled as fastembed 0.5 pooled them."""
+    text_embedding = fastembed.TextEmbedding
+    known = {
+        description["model"]: description for description in text_embedding.list_supported_models()
+    }
+    if _DENSE_AS_FASTEMBED_05 in known:
+        return
+    source = known[MEMORA_DENSE_MODEL]
+    text_embedding.add_custom_model(
+        model=_DENSE_AS_FASTEMBED_05,
+        pooling=fastembed.common.model_description.PoolingType.CLS,
+        normalization=True,
+        sources=fastembed.common.model_description.ModelSource(hf=source["sources"]["hf"]),
+        dim=DENSE_DIMENSION,
+        model_file=source["model_file"],
+        additional_files=source.get("additional_files") or [],
+    )
+
+
+def _load(model: str, cache_dir: str) -> Any:
+    """One of Memora's models from ``cache_dir``, loaded once per process."""
+    with _loading:
+        key = (model, cache_dir)
+        if key not in _loaded:
+            fastembed = _fastembed()
+            try:
+                if model == MEMORA_DENSE_MODEL:
+                    _register_dense_as_fastembed_05(fastembed)
+                    _loaded[key] = fastembed.TextEmbedding(
+                        _DENSE_AS_FASTEMBED_05, cache_dir=cache_dir
+                    )
+                else:
+                    _loaded[key] = fastembed.SparseTextEmbedding(model, cache_dir=cache_dir)
+            except Exception as error:
+                raise EmbedderUnavailableError(
+                    f"Could not load the embedding model {model!r} into {cache_dir!r} ({error}). "
+                    "fastembed downloads it from Hugging Face on first use; on a machine "
+                    "without access, copy a cache folder that holds it there "
+                    f"(embed_models_cache_dir). {OFFLINE_CHOICE}"
+                ) from error
+        return _loaded[key]
+
+
+class HybridEmbedding:
+    """Memora's dense and sparse models, in one cache folder.
+
+    ``cache_dir`` is where the models are downloaded and found; ``None`` is fastembed's
+    own choice (``FASTEMBED_CACHE_PATH``, else a folder in the system's temporary folder).
+    Memora's own store defaults to ``./cache``. The embedding is CPU-bound: the async
+    store calls it in a worker thread.
+    """
+
+    def __init__(self, cache_dir: str | os.PathLike[str] | None = None) -> None:
+        if cache_dir is None:
+            cache_dir = os.environ.get("FASTEMBED_CACHE_PATH") or Path(
+                tempfile.gettempdir(), "fastembed_cache"
+            )
+        self.cache_dir = os.fspath(cache_dir)
+
+    def _models(self) -> tuple[TextEmbedding, SparseTextEmbedding]:
+        return _load(MEMORA_DENSE_MODEL, self.cache_dir), _load(MEMORA_SPARSE_MODEL, self.cache_dir)
+
+    def embed_documents(self, texts: list[str]) -> list[HybridVectors]:
+        """Memories as Memora's store embedded them (``passage_embed``, then SPLADE)."""
+        dense, sparse = self._models()
+        return _pair(list(dense.passage_embed(texts)), list(sparse.embed(texts)))
+
+    def embed_queries(self, texts: list[str]) -> list[HybridVectors]:
+        """Queries as Memora's store embedded them (``embed``, then SPLADE)."""
+        dense, sparse = self._models()
+        return _pair(list(dense.embed(texts)), list(sparse.embed(texts)))
+
+
+def _pair(dense: list[Any], sparse: list[Any]) -> list[HybridVectors]:
+    return [
+        HybridVectors(
+            dense=vector.tolist(),
+            sparse=models.SparseVector(
+                indices=weights.indices.tolist(), values=weights.values.tolist()
+            ),
+        )
+        for vector, weights in zip(dense, sparse, strict=True)
+    ]
