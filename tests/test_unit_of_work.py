@@ -114,6 +114,31 @@ def test_a_read_is_its_matches_and_one_return() -> None:
     assert returned.endswith("AS user")
 
 
+def test_a_batched_unit_keeps_its_plan_and_a_read_does_not_ask_to() -> None:
+    """A statement run batch after batch asks the server to keep its cached plan: the
+    label counts its batches move would otherwise make it plan the statement again."""
+    for batched in (True, False):
+        work = UnitOfWork(batched=batched)
+        user = work.match(User, lambda: UserNotFound("o", "u"), org_id="o", user_id="u")
+        work.output("user", user)
+        first = work.compile()[0].splitlines()[0]
+        assert (first == "CYPHER replan=skip") is batched
+
+
+def test_a_traversal_skips_a_deleted_node_by_one_required_property() -> None:
+    """A node a concurrent delete left without properties is skipped by a property every
+    node of its class has, read alone (``size(keys(...))`` reads them all)."""
+    work = UnitOfWork()
+    interaction = work.match(Interaction, org_id="o", user_id="u", interaction_id="i")
+    messages = work.reachable(
+        interaction, Interaction.first_message, MessageBlock.is_next, "msg_position"
+    )
+    work.output("messages", messages)
+    query, _ = work.compile()
+    assert "WHERE node.msg_position IS NOT NULL" in query
+    assert "keys(" not in query
+
+
 def test_the_server_reports_each_missing_thing_with_its_check(
     neo4j_connection: Neo4jConnection, neo4j_driver: Driver
 ) -> None:
