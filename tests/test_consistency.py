@@ -47,6 +47,7 @@ from memora_ogm.schema.models import Memory
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.hybrid import DENSE_VECTOR, SPARSE_VECTOR
 from memora_ogm.vector_db.qdrant import QdrantDB
 from memora_ogm.vector_db.scope import MemorySearchScope
 
@@ -66,7 +67,10 @@ class Stores:
     store: Any = None
 
     def open_store(self) -> None:
-        self.store = (QdrantDB if self.twin == "async" else sync.QdrantDB)(path=self.folder)
+        # memora-ogm's earlier layout, whose payloads and vectors these tests spell out;
+        # test_memoras_layout_is_checked_and_repaired_too runs the check on Memora's.
+        store = QdrantDB if self.twin == "async" else sync.QdrantDB
+        self.store = store(path=self.folder, embedding_function=HashingEmbedding())
         self.memora.associated_vector_db = self.store
 
     async def close_store(self) -> None:
@@ -245,7 +249,7 @@ async def test_memoras_own_layer_leaves_orphans_on_its_three_paths(
     bob = await twin.memora.create_user(world.org_id, "Bob")
     await twin.close_store()
     conn = twin.conn
-    vectors = QdrantDB(path=twin.folder)
+    vectors = QdrantDB(path=twin.folder, embedding_function=HashingEmbedding())
     # Memora's layer takes any store with Memora's BaseVectorDB methods (untyped here).
     memoras: Any = MemoraGraph(conn.uri, conn.username, conn.password, conn.database)
     memoras.associated_vector_db = vectors
@@ -580,3 +584,67 @@ def sync_world(memora: sync.Neo4jGraphInterface) -> World:
     user = memora.create_user(org.org_id, "Ann")
     agent = memora.create_agent(org.org_id, "Bot")
     return World(org.org_id, user.user_id, agent.agent_id)
+
+
+def test_memoras_layout_is_checked_and_repaired_too(
+    neo4j_connection: Neo4jConnection,
+    neo4j_driver: Driver,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Memora's collection (named dense and sparse vectors, ``document`` in the payload),
+    QdrantDB's default: a point deleted and a text edited behind memora-ogm's back are
+    found, and the command (which reads the layout from the collection) puts both right
+    with both vectors."""
+    clear_database(neo4j_driver, neo4j_connection.database)
+    for name, value in neo4j_connection.env().items():
+        monkeypatch.setenv(name, value)
+    folder = tmp_path / "memora"
+    store = sync.QdrantDB(path=folder)
+    conn = neo4j_connection
+    with sync.Neo4jGraphInterface(
+        conn.uri, conn.username, conn.password, conn.database, store
+    ) as memora:
+        memora.setup()
+        world = sync_world(memora)
+        memora.save_interaction_with_memories(
+            world.org_id,
+            world.agent_id,
+            world.user_id,
+            conversation(chat("Hi"), DAY, [("lives in Oslo", [0]), ("likes tea", [0])]),
+        )
+        by_text = {
+            m.memory: m.memory_id for m in memora.get_all_user_memories(world.org_id, world.user_id)
+        }
+        collection = store.collection_name
+        store.client.delete(collection, [by_text["lives in Oslo"]], wait=True)
+        store.client.set_payload(
+            collection, {"document": "likes coffee"}, [by_text["likes tea"]], wait=True
+        )
+    store.close()
+
+    assert main(["check", "--qdrant-path", str(folder)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == (
+        "2 memories, 1 points: found 1 missing, 0 orphan, 1 wrong payload, 0 clashing"
+    )
+    assert any("text: graph 'likes tea', store 'likes coffee'" in line for line in lines)
+    assert main(["check", "--qdrant-path", str(folder), "--repair"]) == 0
+    capsys.readouterr()
+    assert main(["check", "--qdrant-path", str(folder)]) == 0
+
+    reopened = sync.QdrantDB(path=folder)
+    try:
+        points = reopened.client.retrieve(
+            collection, list(by_text.values()), with_payload=True, with_vectors=True
+        )
+        assert collection == "memory_collection_v0_2"
+        assert {str(p.id): (p.payload or {})["document"] for p in points} == {
+            memory_id: text for text, memory_id in by_text.items()
+        }
+        for point in points:
+            assert isinstance(point.vector, dict)
+            assert set(point.vector) == {DENSE_VECTOR, SPARSE_VECTOR}
+    finally:
+        reopened.close()
