@@ -38,6 +38,7 @@ from qdrant_client import models
 from memora_ogm import Neo4jGraphInterface
 from memora_ogm._async.consistency import CHECK_PAGE
 from memora_ogm.server import LocalNeo4jServer
+from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 T = TypeVar("T")
@@ -159,7 +160,7 @@ async def bare_read(driver: Any, org: str) -> int:
 async def main(count: int, users: int) -> None:
     rows = memories(WARM_UP, WARM_UP_MEMORIES, users) + memories(ORG, count, users)
     with LocalNeo4jServer() as conn, GraphDatabase.driver(conn.uri, auth=conn.auth) as driver:
-        store = QdrantDB(location=":memory:", embedding_dimension=DIMENSION)
+        store = QdrantDB(location=":memory:", embedding_function=HashingEmbedding(DIMENSION))
         graph = Neo4jGraphInterface.from_connection(conn, store)
         await graph.setup()
         loading = time.perf_counter()

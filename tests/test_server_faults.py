@@ -34,6 +34,7 @@ from memora_ogm.errors import RetriesExhausted
 from memora_ogm.server import LocalNeo4jServer, Neo4jConnection
 from memora_ogm.server.local import free_port, generate_password
 from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 pytestmark = pytest.mark.local_server
@@ -178,7 +179,8 @@ async def test_a_write_in_flight_when_the_server_dies_leaves_nothing_behind(
     assert server.connection is not None
     driver = server.driver()
     clear_database(driver, server.connection.database)
-    inner = (QdrantDB if twin == "async" else sync.QdrantDB)(path=str(tmp_path / "qdrant"))
+    store = QdrantDB if twin == "async" else sync.QdrantDB
+    inner = store(path=str(tmp_path / "qdrant"), embedding_function=HashingEmbedding())
     vectors = CrashingVectorDB(inner, server.crash)
     graph = facades(server.connection, (vectors, vectors))[twin]
     try:
