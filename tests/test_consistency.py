@@ -30,10 +30,10 @@ from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
 from memora_ogm._async import consistency as async_check
-from memora_ogm._async import transfer as async_transfer
+from memora_ogm._async import paging as async_paging
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._sync import consistency as sync_check
-from memora_ogm._sync import transfer as sync_transfer
+from memora_ogm._sync import paging as sync_paging
 from memora_ogm.cli import main
 from memora_ogm.consistency import (
     ClashingMemoryId,
@@ -514,9 +514,9 @@ async def test_pages_of_one_find_what_one_page_finds(
     for module in (async_check, sync_check):
         monkeypatch.setattr(module, "CHECK_PAGE", 1)
         monkeypatch.setattr(module, "RESOLVE_BATCH", 1)
-    for module in (async_transfer, sync_transfer):
-        monkeypatch.setattr(module, "EXPORT_FIRST_PAGE", 1)
-        monkeypatch.setattr(module, "EXPORT_PAGE_NODES", 1)
+    for module in (async_paging, sync_paging):
+        monkeypatch.setattr(module, "FIRST_PAGE", 1)
+        monkeypatch.setattr(module, "PAGE_NODES", 1)
     progress: list[int] = []
 
     assert await twin.memora.check_consistency(progress=progress.append) == expected

@@ -24,7 +24,7 @@ from interaction_helpers import DAY, LATER, NO_MEMORY, World, chat, conversation
 from neo4j import AsyncSession, Driver
 from neo4j._async.work.transaction import AsyncTransactionBase
 
-from memora_ogm._async import transfer as async_transfer
+from memora_ogm._async import paging as async_paging
 from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.errors import NotFoundError
@@ -242,12 +242,12 @@ PREPARED: dict[str, Call] = {
 async def _pages_of_one(stream: AsyncIterator[Any]) -> list[Any]:
     """An export a page per node: the statements of the pages after the first (keyset
     reads after a key)."""
-    saved = async_transfer.EXPORT_FIRST_PAGE, async_transfer.EXPORT_PAGE_NODES
-    async_transfer.EXPORT_FIRST_PAGE = async_transfer.EXPORT_PAGE_NODES = 1
+    saved = async_paging.FIRST_PAGE, async_paging.PAGE_NODES
+    async_paging.FIRST_PAGE = async_paging.PAGE_NODES = 1
     try:
         return await _collect(stream)
     finally:
-        async_transfer.EXPORT_FIRST_PAGE, async_transfer.EXPORT_PAGE_NODES = saved
+        async_paging.FIRST_PAGE, async_paging.PAGE_NODES = saved
 
 
 class Recorder:

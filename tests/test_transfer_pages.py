@@ -11,7 +11,9 @@ import pytest
 from test_vector_consistency import Stores, stores
 from transfer_helpers import build_organisation, records_of
 
+from memora_ogm._async import paging as async_paging
 from memora_ogm._async import transfer as async_transfer
+from memora_ogm._sync import paging as sync_paging
 from memora_ogm._sync import transfer as sync_transfer
 
 __all__ = ["stores"]  # the fixture, imported so pytest finds it here
@@ -20,9 +22,10 @@ __all__ = ["stores"]  # the fixture, imported so pytest finds it here
 def small_pages(monkeypatch: pytest.MonkeyPatch, held_updates: int) -> None:
     """Pages of one node each, and at most ``held_updates`` contrary updates held back
     for the end of a user's memories (the rest read again after them)."""
+    for pages in (async_paging, sync_paging):
+        monkeypatch.setattr(pages, "FIRST_PAGE", 1)
+        monkeypatch.setattr(pages, "PAGE_NODES", 1)
     for module in (async_transfer, sync_transfer):
-        monkeypatch.setattr(module, "EXPORT_FIRST_PAGE", 1)
-        monkeypatch.setattr(module, "EXPORT_PAGE_NODES", 1)
         monkeypatch.setattr(module, "EXPORT_HELD_UPDATES", held_updates)
 
 

@@ -32,7 +32,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph
 from memora_ogm._async.nodes import Memory, Org, User
-from memora_ogm._async.transfer import _pages, _Part
+from memora_ogm._async.paging import Part, pages
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import add_to_vector_db
 from memora_ogm.consistency import (
@@ -62,9 +62,9 @@ RESOLVE_BATCH = 10_000
 #: Orphan points deleted per call by ``repair``.
 DELETE_BATCH = 1_000
 
-_ORGS = _Part(Org, "org_id")
-_USERS = _Part(User, "user_id")
-_MEMORIES = _Part(Memory, "memory_id")
+_ORGS = Part(Org, "org_id")
+_USERS = Part(User, "user_id")
+_MEMORIES = Part(Memory, "memory_id")
 
 
 @runtime_checkable
@@ -103,8 +103,8 @@ def _memory(values: dict[str, Any]) -> models.Memory:
     )
 
 
-async def _keys(graph: Graph, part: _Part, **owner: str) -> AsyncIterator[str]:
-    async for page in _pages(graph, part, **owner):
+async def _keys(graph: Graph, part: Part, **owner: str) -> AsyncIterator[str]:
+    async for page in pages(graph, part, **owner):
         for values, _ in page:
             yield values[part.key]
 
@@ -114,14 +114,14 @@ async def _graph_tenants(graph: Graph, org_id: str | None) -> set[Tenant]:
     return {(org, user) for org in orgs async for user in _keys(graph, _USERS, org_id=org)}
 
 
-async def _memory_pages(graph: Graph, tenant: Tenant) -> AsyncIterator[list[models.Memory]]:
+async def _memorypages(graph: Graph, tenant: Tenant) -> AsyncIterator[list[models.Memory]]:
     org_id, user_id = tenant
-    async for page in _pages(graph, _MEMORIES, org_id=org_id, user_id=user_id):
+    async for page in pages(graph, _MEMORIES, org_id=org_id, user_id=user_id):
         yield [_memory(values) for values, _ in page]
 
 
 async def _memory_ids(graph: Graph, tenant: Tenant) -> AsyncIterator[str]:
-    async for page in _memory_pages(graph, tenant):
+    async for page in _memorypages(graph, tenant):
         for memory in page:
             yield memory.memory_id
 
@@ -188,7 +188,7 @@ class _Check:
         """Check each memory of the tenant against its point; the number of its points
         filed under the tenant."""
         filed = 0
-        async for page in _memory_pages(self.graph, tenant):
+        async for page in _memorypages(self.graph, tenant):
             for start in range(0, len(page), CHECK_PAGE):
                 memories = page[start : start + CHECK_PAGE]
                 payloads = await self.store.payloads([m.memory_id for m in memories])

@@ -33,7 +33,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.nodes import Memory, Org, User
-from memora_ogm._sync.transfer import _pages, _Part
+from memora_ogm._sync.paging import Part, pages
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import add_to_vector_db
 from memora_ogm.consistency import (
@@ -63,9 +63,9 @@ RESOLVE_BATCH = 10_000
 #: Orphan points deleted per call by ``repair``.
 DELETE_BATCH = 1_000
 
-_ORGS = _Part(Org, "org_id")
-_USERS = _Part(User, "user_id")
-_MEMORIES = _Part(Memory, "memory_id")
+_ORGS = Part(Org, "org_id")
+_USERS = Part(User, "user_id")
+_MEMORIES = Part(Memory, "memory_id")
 
 
 @runtime_checkable
@@ -104,8 +104,8 @@ def _memory(values: dict[str, Any]) -> models.Memory:
     )
 
 
-def _keys(graph: Graph, part: _Part, **owner: str) -> Iterator[str]:
-    for page in _pages(graph, part, **owner):
+def _keys(graph: Graph, part: Part, **owner: str) -> Iterator[str]:
+    for page in pages(graph, part, **owner):
         for values, _ in page:
             yield values[part.key]
 
@@ -115,14 +115,14 @@ def _graph_tenants(graph: Graph, org_id: str | None) -> set[Tenant]:
     return {(org, user) for org in orgs for user in _keys(graph, _USERS, org_id=org)}
 
 
-def _memory_pages(graph: Graph, tenant: Tenant) -> Iterator[list[models.Memory]]:
+def _memorypages(graph: Graph, tenant: Tenant) -> Iterator[list[models.Memory]]:
     org_id, user_id = tenant
-    for page in _pages(graph, _MEMORIES, org_id=org_id, user_id=user_id):
+    for page in pages(graph, _MEMORIES, org_id=org_id, user_id=user_id):
         yield [_memory(values) for values, _ in page]
 
 
 def _memory_ids(graph: Graph, tenant: Tenant) -> Iterator[str]:
-    for page in _memory_pages(graph, tenant):
+    for page in _memorypages(graph, tenant):
         for memory in page:
             yield memory.memory_id
 
@@ -189,7 +189,7 @@ class _Check:
         """Check each memory of the tenant against its point; the number of its points
         filed under the tenant."""
         filed = 0
-        for page in _memory_pages(self.graph, tenant):
+        for page in _memorypages(self.graph, tenant):
             for start in range(0, len(page), CHECK_PAGE):
                 memories = page[start : start + CHECK_PAGE]
                 payloads = self.store.payloads([m.memory_id for m in memories])

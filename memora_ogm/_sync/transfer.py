@@ -1,11 +1,10 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
 """Tenant export, import and move, in the format of :mod:`memora_ogm.transfer`.
 
-Exports page through the tenant by key (keyset pagination on the node keys), each page
-one compiled read statement (:meth:`memora_ogm.unit_of_work.UnitOfWork.page`) that
-brings the nodes back as projected maps with what their records need (an interaction's
-messages and days, a memory's sources, day and newer memories), so memory stays flat
-whatever the tenant's size and no node object is built.
+Exports page through the tenant by key (:mod:`memora_ogm._async.paging`), each page one
+compiled read statement that brings the nodes back as projected maps with what their
+records need (an interaction's messages and days, a memory's sources, day and newer
+memories), so memory stays flat whatever the tenant's size and no node object is built.
 
 Imports check the whole input first (:class:`memora_ogm.transfer.Validator`) and, in the
 same pass, against the graph: that none of it exists yet (``on_conflict="fail"``) or
@@ -23,7 +22,6 @@ written, so that the server does not wait for Python.
 from __future__ import annotations
 
 import copy
-import functools
 import os
 import pickle
 import tempfile
@@ -55,6 +53,7 @@ from memora_ogm._sync.nodes import (
     User,
 )
 from memora_ogm._sync.organization import match_org
+from memora_ogm._sync.paging import Part, pages
 from memora_ogm._sync.user import match_user
 from memora_ogm.errors import (
     AgentNotFound,
@@ -66,17 +65,11 @@ from memora_ogm.errors import (
 )
 from memora_ogm.projection import projection, reading
 from memora_ogm.transfer import ImportConflict, MemoryIdsTaken, Record, Rekeying
-from memora_ogm.unit_of_work import Compiled, Prepared, Ref, Related, UnitOfWork
+from memora_ogm.unit_of_work import Compiled, Ref, Related, UnitOfWork
 from memora_ogm.validation import check_flag, check_ids
 
 N = TypeVar("N", bound=MemoraNode)
 
-#: Nodes an export page brings back at most (an interaction's messages and days count).
-EXPORT_PAGE_NODES = 20_000
-#: Characters of text (messages, memories) an export page brings back at most.
-EXPORT_PAGE_CHARS = 8 * 1024 * 1024
-#: Nodes of a user's first page of a kind, before the size of its nodes is known.
-EXPORT_FIRST_PAGE = 500
 #: A user's contrary updates held back until the last of the user's memories is exported.
 EXPORT_HELD_UPDATES = 50_000
 #: Records a move's export reports its progress after, each time.
@@ -113,19 +106,9 @@ class MoveVerificationFailed(MemoraOGMError):
 # --------------------------------------------------------------------------- export
 
 
-@dataclass(frozen=True)
-class _Part:
-    """A node class an export pages through by ``key``, with what each node's row brings
-    along (``related``: name -> what it reaches)."""
-
-    cls: type
-    key: str
-    related: tuple[tuple[str, Related], ...] = ()
-
-
-_USERS = _Part(User, "user_id")
-_AGENTS = _Part(Agent, "agent_id")
-_INTERACTIONS = _Part(
+_USERS = Part(User, "user_id")
+_AGENTS = Part(Agent, "agent_id")
+_INTERACTIONS = Part(
     Interaction,
     "interaction_id",
     (
@@ -140,7 +123,7 @@ _INTERACTIONS = _Part(
         ("dates", Related((Interaction.has_occurrence_on,), ("date",))),
     ),
 )
-_MEMORIES = _Part(
+_MEMORIES = Part(
     Memory,
     "memory_id",
     (
@@ -160,78 +143,6 @@ _MEMORIES = _Part(
 )
 
 
-@functools.cache
-def _page_read(part: _Part, owner: tuple[str, ...], first: bool) -> Prepared:
-    """The read of one page of ``part`` for the ``owner`` property values (the first page,
-    or one after a key), declared and compiled once."""
-
-    def declare(work: UnitOfWork, limit: Any, after: Any = None, **keys: Any) -> None:
-        page = work.page(part.cls, part.key, after, limit, **keys)
-        work.output_each("page", page, **dict(part.related))
-
-    return Prepared(declare)
-
-
-Row = tuple[dict[str, Any], dict[str, Any]]
-"""A node of a page: its properties inflated by attribute name, and its row as read (with
-what it brings along)."""
-
-
-def _weight(part: _Part, page: list[Row]) -> tuple[int, int]:
-    """The nodes a page brought back and the characters of text they hold (the messages
-    and memories dominate a page's size)."""
-    nodes = chars = 0
-    for values, row in page:
-        nodes += 1
-        chars += sum(len(value) for value in values.values() if type(value) is str)
-        for name, _ in part.related:
-            reached = row[name]
-            nodes += len(reached)
-            for item in reached:
-                if type(item) is list:
-                    chars += sum(len(value) for value in item if type(value) is str)
-                elif type(item) is str:
-                    chars += len(item)
-    return nodes, chars
-
-
-def _pages(
-    graph: Graph, part: _Part, after: str | None = None, **owner: str
-) -> Iterator[list[Row]]:
-    """The ``owner``'s nodes of ``part`` in key order (those after ``after``), a page per
-    statement.
-
-    Each page starts after the last key of the one before (the index of the node key
-    serves it, whatever the tenant's size), and holds as many nodes as the last page's
-    size per node lets it within :data:`EXPORT_PAGE_NODES` and :data:`EXPORT_PAGE_CHARS`.
-    """
-    fields = projection(reading(part.cls))
-    limit = EXPORT_FIRST_PAGE
-
-    def inflated(rows: list[dict[str, Any]]) -> list[Row]:
-        return [(fields.values(row), row) for row in rows]
-
-    while True:
-        values: dict[str, Any] = {"limit": limit, **owner}
-        if after is not None:
-            values["after"] = after
-        read = _page_read(part, tuple(owner), after is None).bind(**values)
-        page = graph.read_unit(read, lambda row: inflated(row["page"]))
-        if page:
-            yield page
-        if len(page) < limit:
-            return
-        after = page[-1][0][part.key]
-        nodes, chars = _weight(part, page)
-        limit = max(
-            1,
-            min(
-                EXPORT_PAGE_NODES * len(page) // nodes,
-                EXPORT_PAGE_CHARS * len(page) // max(chars, 1),
-            ),
-        )
-
-
 def _interaction(values: dict[str, Any], row: dict[str, Any]) -> Record:
     return transfer.interaction(values, row["messages"], [day.to_native() for day in row["dates"]])
 
@@ -249,12 +160,12 @@ def _user_content(graph: Graph, org_id: str, user_id: str) -> Iterator[Record]:
     memories, from the last memory whose updates are held.
     """
     owned = {"org_id": org_id, "user_id": user_id}
-    for page in _pages(graph, _INTERACTIONS, **owned):
+    for page in pages(graph, _INTERACTIONS, **owned):
         for values, row in page:
             yield _interaction(values, row)
     held: list[tuple[str, str]] = []
     rest: str | None = None  # the last memory whose updates are held, once they overflow
-    for page in _pages(graph, _MEMORIES, **owned):
+    for page in pages(graph, _MEMORIES, **owned):
         for values, row in page:
             yield _memory(values, row)
             if rest is None:
@@ -264,7 +175,7 @@ def _user_content(graph: Graph, org_id: str, user_id: str) -> Iterator[Record]:
     for older, newer in held:
         yield transfer.contrary_update(org_id, user_id, older, newer)
     if rest is not None:
-        for page in _pages(graph, _MEMORIES, rest, **owned):
+        for page in pages(graph, _MEMORIES, rest, **owned):
             for values, row in page:
                 for newer in row["newer"]:
                     yield transfer.contrary_update(org_id, user_id, values["memory_id"], newer)
@@ -284,16 +195,16 @@ def export_records(graph: Graph, org_id: str, user_id: str | None) -> Iterator[R
     yield transfer.organization(org)
     counts[transfer.ORGANIZATION] += 1
     users = {"org_id": org_id} if user_id is None else {"org_id": org_id, "user_id": user_id}
-    for page in _pages(graph, _USERS, **users):
+    for page in pages(graph, _USERS, **users):
         counts[transfer.USER] += len(page)
         for values, _ in page:
             yield transfer.user(values)
-    for page in _pages(graph, _AGENTS, org_id=org_id):
+    for page in pages(graph, _AGENTS, org_id=org_id):
         for values, _ in page:
             if user_id is None or values["user_id"] in (None, user_id):
                 counts[transfer.AGENT] += 1
                 yield transfer.agent(values)
-    for page in _pages(graph, _USERS, **users):
+    for page in pages(graph, _USERS, **users):
         for values, _ in page:
             for record in _user_content(graph, org_id, values["user_id"]):
                 counts[record["type"]] += 1

@@ -1,0 +1,100 @@
+# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
+"""Keyset pages of a tenant's nodes: what an export and the consistency check stream.
+
+A tenant's nodes of one class are read in the order of their key, a page per compiled
+read statement (:meth:`memora_ogm.unit_of_work.UnitOfWork.page`), each page starting
+after the last key of the one before, so the index of the key serves every page and
+memory stays flat whatever the tenant's size. A page brings each node back as a
+projected map with what its row reaches (:class:`~memora_ogm.unit_of_work.Related`), and
+its size adapts to the nodes' weight: a page of long conversations holds fewer.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from memora_ogm._sync.graph import Graph
+from memora_ogm.projection import projection, reading
+from memora_ogm.unit_of_work import Prepared, Related, UnitOfWork
+
+#: Nodes a page brings back at most (an interaction's messages and days count).
+PAGE_NODES = 20_000
+#: Characters of text (messages, memories) a page brings back at most.
+PAGE_CHARS = 8 * 1024 * 1024
+#: Nodes of a tenant's first page of a kind, before the size of its nodes is known.
+FIRST_PAGE = 500
+
+
+@dataclass(frozen=True)
+class Part:
+    """A node class paged through by ``key``, with what each node's row brings along
+    (``related``: name -> what it reaches)."""
+
+    cls: type
+    key: str
+    related: tuple[tuple[str, Related], ...] = ()
+
+
+Row = tuple[dict[str, Any], dict[str, Any]]
+"""A node of a page: its properties inflated by attribute name, and its row as read (with
+what it brings along)."""
+
+
+@functools.cache
+def _page_read(part: Part, owner: tuple[str, ...], first: bool) -> Prepared:
+    """The read of one page of ``part`` for the ``owner`` property values (the first page,
+    or one after a key), declared and compiled once."""
+
+    def declare(work: UnitOfWork, limit: Any, after: Any = None, **keys: Any) -> None:
+        page = work.page(part.cls, part.key, after, limit, **keys)
+        work.output_each("page", page, **dict(part.related))
+
+    return Prepared(declare)
+
+
+def _weight(part: Part, page: list[Row]) -> tuple[int, int]:
+    """The nodes a page brought back and the characters of text they hold (the messages
+    and memories dominate a page's size)."""
+    nodes = chars = 0
+    for values, row in page:
+        nodes += 1
+        chars += sum(len(value) for value in values.values() if type(value) is str)
+        for name, _ in part.related:
+            reached = row[name]
+            nodes += len(reached)
+            for item in reached:
+                if type(item) is list:
+                    chars += sum(len(value) for value in item if type(value) is str)
+                elif type(item) is str:
+                    chars += len(item)
+    return nodes, chars
+
+
+def pages(graph: Graph, part: Part, after: str | None = None, **owner: str) -> Iterator[list[Row]]:
+    """The ``owner``'s nodes of ``part`` in key order (those after ``after``), a page per
+    statement, each as many nodes as the last page's size per node lets it within
+    :data:`PAGE_NODES` and :data:`PAGE_CHARS`."""
+    fields = projection(reading(part.cls))
+    limit = FIRST_PAGE
+
+    def inflated(rows: list[dict[str, Any]]) -> list[Row]:
+        return [(fields.values(row), row) for row in rows]
+
+    while True:
+        values: dict[str, Any] = {"limit": limit, **owner}
+        if after is not None:
+            values["after"] = after
+        read = _page_read(part, tuple(owner), after is None).bind(**values)
+        page = graph.read_unit(read, lambda row: inflated(row["page"]))
+        if page:
+            yield page
+        if len(page) < limit:
+            return
+        after = page[-1][0][part.key]
+        nodes, chars = _weight(part, page)
+        limit = max(
+            1, min(PAGE_NODES * len(page) // nodes, PAGE_CHARS * len(page) // max(chars, 1))
+        )
