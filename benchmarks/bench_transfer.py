@@ -1,7 +1,8 @@
 """Export, import and delete an organisation beside a bare-driver baseline doing the same work.
 
     python benchmarks/bench_transfer.py [--nodes 1000000] [--users 100] [--interactions N]
-                                        [--library-first] [--heap-mb 1024] [--pagecache-mb 512]
+                                        [--rounds 2] [--library-first] [--heap-mb 1024]
+                                        [--pagecache-mb 512]
 
 Times ``import_records``, ``export_organization``, ``delete_user`` and
 ``delete_organization`` of memora-ogm against a baseline that uses the neo4j driver
@@ -21,8 +22,11 @@ Both sides first run every statement once on a small organisation, untimed (a co
 server plans and compiles), and the baseline imports and deletes one copy, untimed: an
 import into a fresh store was measured 20 to 30 s slower at 100k nodes than into one
 that held a copy, whichever side ran it (``--no-prefill`` skips it). Then they work on
-identical copies, one copy at a time, and take turns to go first; "first" is the
-baseline, or memora-ogm with ``--library-first``:
+identical copies, one copy at a time, in ``--rounds`` rounds (2 by default) of the six
+steps below, taking turns to go first: "first" is the baseline in odd rounds and
+memora-ogm in even ones (the other way round with ``--library-first``). A side's
+nodes/s of a work is its nodes over its seconds, summed over the rounds, so that one
+slow moment of a shared machine, or the order, does not decide a ratio:
 
 1. the first side imports copy 1; the baseline's export of it must give the file's digest;
 2. the second side deletes copy 1 (``delete_organization``);
@@ -562,27 +566,44 @@ def _iso(value: Any) -> str:
 # --------------------------------------------------------------------------- run
 
 
+#: The works in the order the table shows them.
+WORKS = ("import", "export", "delete_user", "delete_organization")
+
+
 class Results:
+    """Each side's runs of each work, over the rounds: nodes/s of a side is its nodes over
+    its seconds summed, so that every round (and each order of the sides) counts alike."""
+
     def __init__(self) -> None:
-        self.rows: list[tuple[str, int, Timed, int, Timed]] = []
+        self.runs: dict[str, dict[str, list[tuple[int, Timed]]]] = {}
 
-    def add(self, work: str, nodes: int, library: Timed, bare: Timed, bare_nodes: int = 0) -> None:
-        """``bare_nodes`` when the baseline's copy differs in size (``nodes`` otherwise)."""
-        self.rows.append((work, nodes, library, bare_nodes or nodes, bare))
+    def add(self, work: str, side: str, nodes: int, timed: Timed) -> None:
+        self.runs.setdefault(work, {}).setdefault(side, []).append((nodes, timed))
 
-    def print(self, heap_mb: float, pagecache_mb: int) -> None:
+    def sides(self, work: str) -> tuple[tuple[int, float, Timed], tuple[int, float, Timed]]:
+        """(nodes, seconds, the run of highest RSS) of memora-ogm's runs, then the bare's."""
+
+        def total(side: str) -> tuple[int, float, Timed]:
+            runs = self.runs[work][side]
+            peak = max((timed for _, timed in runs), key=lambda timed: timed.rss.mb)
+            return sum(n for n, _ in runs), sum(t.seconds for _, t in runs), peak
+
+        return total(LibrarySide.name), total(BareSide.name)
+
+    def print(self, heap_mb: float, pagecache_mb: int, rounds: int) -> None:
         print()
-        print(f"server heap max {heap_mb:.0f} MiB, page cache {pagecache_mb} MiB")
+        print(f"server heap max {heap_mb:.0f} MiB, page cache {pagecache_mb} MiB, {rounds} rounds")
         print(
             f"{'work':<20} {'nodes':>9} {'memora-ogm':>11} {'bare':>11} {'ratio':>6} "
             f"{'ogm s':>7} {'bare s':>7} {'ogm RSS':>13} {'bare RSS':>13}"
         )
-        for work, nodes, library, bare_nodes, bare in self.rows:
-            ours, theirs = nodes / library.seconds, bare_nodes / bare.seconds
+        for work in WORKS:
+            (nodes, seconds, peak), (bare_nodes, bare_seconds, bare_peak) = self.sides(work)
+            ours, theirs = nodes / seconds, bare_nodes / bare_seconds
             print(
-                f"{work:<20} {nodes:>9,} {ours:>9,.0f}/s {theirs:>9,.0f}/s {ours / theirs:>6.2f} "
-                f"{library.seconds:>7.1f} {bare.seconds:>7.1f} "
-                f"{library.rss.shown():>13} {bare.rss.shown():>13}"
+                f"{work:<20} {nodes // rounds:>9,} {ours:>9,.0f}/s {theirs:>9,.0f}/s "
+                f"{ours / theirs:>6.2f} {seconds:>7.1f} {bare_seconds:>7.1f} "
+                f"{peak.rss.shown():>13} {bare_peak.rss.shown():>13}"
             )
         print(f"lifetime max RSS of the Python process: {lifetime_max_rss_mb():.0f} MB")
 
@@ -660,6 +681,71 @@ async def warm_up(sides: tuple[Side, Side], path: Path) -> None:
     path.unlink()
 
 
+async def one_round(
+    first: Side,
+    second: Side,
+    bare: BareSide,
+    driver: Driver,
+    org_id: str,
+    source: Path,
+    expected: transfer.Digest,
+    results: Results,
+    failures: list[str],
+) -> None:
+    """Steps 1 to 6 of the module's docstring, each side's runs added to ``results``."""
+
+    async def timing(side: Side, work: str, nodes: int, call: Awaitable[Any]) -> Any:
+        with Timed(side.name, work) as timer:
+            result = await call
+        results.add(work, side.name, nodes, timer)
+        return result
+
+    print(f"copy 1: {first.name} import, checked by the bare export; {second.name} delete")
+    with Timed(first.name, "import") as timer:
+        await first.import_file(source)
+    copy1 = signature(driver)
+    nodes = node_count(copy1)
+    results.add("import", first.name, nodes, timer)
+    print(f"  graph: {nodes:,} nodes", flush=True)
+    check(
+        (await bare.digest(org_id)).hexdigest() == expected.hexdigest(),
+        "copy 1 exports (bare export) as the file",
+        failures,
+    )
+    await timing(second, "delete_organization", nodes, second.delete_organization(org_id))
+    check(node_count(signature(driver)) == 0, "copy 1 deleted whole", failures)
+
+    print(f"copy 2: {second.name} import; exports; user deletes; {first.name} delete")
+    await timing(second, "import", nodes, second.import_file(source))
+    copy2 = signature(driver)
+    check(copy2 == copy1, "both imports made the same graph", failures)
+    if copy2 != copy1:
+        print(f"    copy 1 - copy 2: {dict(difference(copy1, copy2))}")
+        print(f"    copy 2 - copy 1: {dict(difference(copy2, copy1))}")
+
+    for side in (second, first):
+        digest = await timing(side, "export", nodes, side.digest(org_id))
+        check(digest.hexdigest() == expected.hexdigest(), f"{side.name} export", failures)
+
+    after: list[Counter[str]] = [copy2]
+    for side, user_id in ((first, "u00000"), (second, "u00001")):
+        with Timed(side.name, "delete_user") as timer:
+            await side.delete_user(org_id, user_id)
+        after.append(signature(driver))
+        removed = difference(after[-2], after[-1])
+        results.add("delete_user", side.name, node_count(removed), timer)
+    removed_first, removed_second = difference(after[0], after[1]), difference(after[1], after[2])
+    check(removed_first == removed_second, "both user deletes removed the same", failures)
+    if removed_first != removed_second:
+        print(f"    {first.name} removed {dict(removed_first)}")
+        print(f"    {second.name} removed {dict(removed_second)}")
+
+    # Each side's rate on its own copy (copy 2 lacks the two deleted users).
+    remaining = node_count(after[2])
+    await timing(first, "delete_organization", remaining, first.delete_organization(org_id))
+    check(node_count(signature(driver)) == 0, "copy 2 deleted whole", failures)
+
+
 async def run(
     users: int,
     interactions: int,
@@ -667,6 +753,7 @@ async def run(
     pagecache_mb: int,
     library_first: bool,
     prefill: bool,
+    rounds: int,
 ) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench-transfer-"))
     source = workdir / "source.jsonl"
@@ -692,94 +779,30 @@ async def run(
                 baseline = Baseline(driver)
                 heap = driver.execute_query(HEAP).records[0]["max"] / 2**20
                 library, bare = LibrarySide(graph), BareSide(baseline)
-                first, second = (library, bare) if library_first else (bare, library)
-                await warm_up((first, second), workdir / "warm-up.jsonl")
-                timed: dict[tuple[str, str], Timed] = {}
-
-                async def timing(side: Side, work: str, call: Awaitable[Any]) -> Any:
-                    with Timed(side.name, work) as timer:
-                        result = await call
-                    timed[(work, side.name)] = timer
-                    return result
-
+                sides = (library, bare) if library_first else (bare, library)
+                await warm_up(sides, workdir / "warm-up.jsonl")
                 if prefill:
                     print("copy 0: bare import and delete, untimed (the store grows once)")
                     await bare.import_file(source)
                     await bare.delete_organization(org_id)
-                print(
-                    f"copy 1: {first.name} import, checked by the bare export; {second.name} delete"
-                )
-                await timing(first, "import", first.import_file(source))
-                copy1 = signature(driver)
-                nodes = node_count(copy1)
-                print(f"  graph: {nodes:,} nodes", flush=True)
-                check(
-                    (await bare.digest(org_id)).hexdigest() == expected.hexdigest(),
-                    "copy 1 exports (bare export) as the file",
-                    failures,
-                )
-                await timing(second, "delete_organization", second.delete_organization(org_id))
-                check(node_count(signature(driver)) == 0, "copy 1 deleted whole", failures)
-
-                print(f"copy 2: {second.name} import; exports; user deletes; {first.name} delete")
-                await timing(second, "import", second.import_file(source))
-                copy2 = signature(driver)
-                check(copy2 == copy1, "both imports made the same graph", failures)
-                if copy2 != copy1:
-                    print(f"    copy 1 - copy 2: {dict(difference(copy1, copy2))}")
-                    print(f"    copy 2 - copy 1: {dict(difference(copy2, copy1))}")
-                results.add(
-                    "import", nodes, timed[("import", library.name)], timed[("import", bare.name)]
-                )
-
-                for side in (second, first):
-                    digest = await timing(side, "export", side.digest(org_id))
-                    check(
-                        digest.hexdigest() == expected.hexdigest(), f"{side.name} export", failures
+                for number in range(rounds):
+                    # Each round swaps the sides, so that each goes first as often.
+                    ours_first = library_first == (number % 2 == 0)
+                    first, second = (library, bare) if ours_first else (bare, library)
+                    print(f"round {number + 1} of {rounds}: {first.name} first")
+                    await one_round(
+                        first, second, bare, driver, org_id, source, expected, results, failures
                     )
-                results.add(
-                    "export", nodes, timed[("export", library.name)], timed[("export", bare.name)]
-                )
-
-                after: list[Counter[str]] = [copy2]
-                for side, user_id in ((first, "u00000"), (second, "u00001")):
-                    await timing(side, "delete_user", side.delete_user(org_id, user_id))
-                    after.append(signature(driver))
-                removed = [difference(after[0], after[1]), difference(after[1], after[2])]
-                check(removed[0] == removed[1], "both user deletes removed the same", failures)
-                if removed[0] != removed[1]:
-                    print(f"    {first.name} removed {dict(removed[0])}")
-                    print(f"    {second.name} removed {dict(removed[1])}")
-                results.add(
-                    "delete_user",
-                    node_count(removed[1]),
-                    timed[("delete_user", library.name)],
-                    timed[("delete_user", bare.name)],
-                )
-
-                remaining = node_count(after[2])
-                await timing(first, "delete_organization", first.delete_organization(org_id))
-                check(node_count(signature(driver)) == 0, "copy 2 deleted whole", failures)
-                # Each side's rate on its own copy (copy 2 lacks the two deleted users).
-                sizes = {second.name: nodes, first.name: remaining}
-                results.add(
-                    "delete_organization",
-                    sizes[library.name],
-                    timed[("delete_organization", library.name)],
-                    timed[("delete_organization", bare.name)],
-                    sizes[bare.name],
-                )
             await graph.close()
     finally:
         source.unlink()
         workdir.rmdir()
-    print(f"\norder: {first.name} imported copy 1, {second.name} copy 2")
-    results.print(heap, pagecache_mb)
+    results.print(heap, pagecache_mb, rounds)
     over = [
-        f"{work} ({timer.side})"
-        for work, _, library_timer, _, bare_timer in results.rows
-        for timer in (library_timer, bare_timer)
-        if timer.rss.mb >= LIMIT_MB
+        f"{work} ({side})"
+        for work, runs in results.runs.items()
+        for side, timed in runs.items()
+        if any(timer.rss.mb >= LIMIT_MB for _, timer in timed)
     ]
     if over:
         print(f"peak RSS at or over {LIMIT_MB} MB in: {', '.join(over)}")
@@ -815,7 +838,15 @@ def main() -> None:
         type=int,
         default=int(os.environ.get("MEMORA_OGM_NEO4J_PAGECACHE_MB") or 512),
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="rounds of the six steps, the sides swapping who goes first each round",
+    )
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if args.users < 2:
         parser.error("--users must be at least 2 (two users are deleted)")
     interactions = args.interactions or interactions_for(args.nodes, args.users)
@@ -827,6 +858,7 @@ def main() -> None:
             args.pagecache_mb,
             args.library_first,
             args.prefill,
+            args.rounds,
         )
     )
 
