@@ -19,14 +19,16 @@ TRANSACTIONS``. It does not validate or check conflicts, which the library's imp
 does first: it is the server's speed for the same graph.
 
 Both sides first run every statement once on a small organisation, untimed (a cold
-server plans and compiles), and the baseline imports and deletes one copy, untimed: an
-import into a fresh store was measured 20 to 30 s slower at 100k nodes than into one
-that held a copy, whichever side ran it (``--no-prefill`` skips it). Then they work on
-identical copies, one copy at a time, in ``--rounds`` rounds (2 by default) of the six
-steps below, taking turns to go first: "first" is the baseline in odd rounds and
-memora-ogm in even ones (the other way round with ``--library-first``). A side's
-nodes/s of a work is its nodes over its seconds, summed over the rounds, so that one
-slow moment of a shared machine, or the order, does not decide a ratio:
+server plans them), then import and delete the whole organisation once each, untimed
+(``--no-prefill`` skips it): the server's JIT compiles a side's code paths on their first
+run at scale (a first organisation delete took twice the server CPU of the next, at 100k
+nodes), and an import into a fresh store was measured 20 to 30 s slower at 100k nodes
+than into one that held a copy, whichever side ran it. Then they work on identical
+copies, one copy at a time, in ``--rounds`` rounds (2 by default) of the six steps
+below, taking turns to go first: "first" is the baseline in odd rounds and memora-ogm in
+even ones (the other way round with ``--library-first``). A side's nodes/s of a work is
+its nodes over its seconds, summed over the rounds, so that one slow moment of a shared
+machine, or the order, does not decide a ratio:
 
 1. the first side imports copy 1; the baseline's export of it must give the file's digest;
 2. the second side deletes copy 1 (``delete_organization``);
@@ -782,9 +784,10 @@ async def run(
                 sides = (library, bare) if library_first else (bare, library)
                 await warm_up(sides, workdir / "warm-up.jsonl")
                 if prefill:
-                    print("copy 0: bare import and delete, untimed (the store grows once)")
-                    await bare.import_file(source)
-                    await bare.delete_organization(org_id)
+                    print("copy 0, untimed: each side imports once and deletes once, at scale")
+                    for importing, deleting in ((bare, library), (library, bare)):
+                        await importing.import_file(source)
+                        await deleting.delete_organization(org_id)
                 for number in range(rounds):
                     # Each round swaps the sides, so that each goes first as often.
                     ours_first = library_first == (number % 2 == 0)
@@ -828,7 +831,7 @@ def main() -> None:
         "--no-prefill",
         dest="prefill",
         action="store_false",
-        help="skip the untimed copy 0 (then the side importing first writes a fresh store)",
+        help="skip the untimed import and delete at scale of each side (first import: fresh store)",
     )
     parser.add_argument(
         "--heap-mb", type=int, default=int(os.environ.get("MEMORA_OGM_NEO4J_HEAP_MB") or 1024)
