@@ -503,6 +503,12 @@ def test_a_folder_store_refuses_a_collection_name_that_is_no_folder_name(
     assert not (tmp_path / "qdrant").exists()
 
 
+@pytest.mark.parametrize("path", [123, ""])
+def test_a_path_that_is_no_folder_path_is_refused(path: Any) -> None:
+    with pytest.raises(ValueError, match="`path` must be a folder's path"):
+        QdrantDB(path=path)
+
+
 def counting_embedding(
     calls: list[list[str]], dimension: int
 ) -> Callable[[list[str]], Awaitable[list[list[float]]]]:
