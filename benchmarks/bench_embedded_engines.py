@@ -1,7 +1,6 @@
 """The two candidates for memora-ogm's embedded vector engine, side by side (issue 23).
 
-Run: ``python benchmarks/bench_embedded_engines.py [--points 100000] [--queries 200]``
-(needs the ``bench`` extra: ``pip install -e '.[bench]'`` for ``qdrant-edge-py``).
+Run: ``python benchmarks/bench_embedded_engines.py [--points 100000] [--queries 200]``.
 
 - ``local``: qdrant-client's local mode, ``QdrantClient(path=...)``, the engine behind
   ``QdrantDB(path=...)`` today (the sync client; the async one wraps the same code).

@@ -10,6 +10,7 @@
     memora-ogm --version
     memora-ogm export / import / move                 tenants out and in (memora_ogm.cli_transfer)
     memora-ogm check [--org ID] [--repair] ...        graph against vector store (cli_check)
+    memora-ogm vectors migrate --qdrant-path DIR      local-mode folder to Qdrant Edge (cli_vectors)
 
 Each subcommand is an ``add_<name>_parser(subparsers)`` function that registers
 its parser and sets ``func``; add new ones to ``SUBCOMMANDS``.
@@ -27,6 +28,7 @@ from contextlib import contextmanager
 from memora_ogm import __version__
 from memora_ogm.cli_check import add_check_parser
 from memora_ogm.cli_transfer import TRANSFER_SUBCOMMANDS
+from memora_ogm.cli_vectors import add_vectors_parser
 from memora_ogm.inspector import add_inspect_parser
 from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
 from memora_ogm.server.connection import Neo4jConnection
@@ -233,6 +235,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]]
     add_inspect_parser,
     *TRANSFER_SUBCOMMANDS,
     add_check_parser,
+    add_vectors_parser,
 ]
 
 

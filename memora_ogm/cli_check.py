@@ -5,7 +5,7 @@
 
 The graph is the server named by ``NEO4J_URI`` & co., else the one ``memora-ogm server
 start`` runs; the store is a folder of the embedded engine (what ``QdrantDB(path=...)``
-opens) or a Qdrant server (``QDRANT_API_KEY`` is its key, when set). Each difference is
+opens: Qdrant Edge) or a Qdrant server (``QDRANT_API_KEY`` is its key, when set). Each difference is
 printed on its own line, then a summary; a progress bar goes to standard error when it
 is a terminal.
 
@@ -39,36 +39,10 @@ class CheckError(Exception):
     """The check cannot run, with a message for the user."""
 
 
-def _layout(where: dict[str, Any], collection: str | None) -> dict[str, Any]:
-    """The store's options for the layout the collection was written in: Memora's (named
-    dense and sparse vectors, embedded by Memora's models), or memora-ogm's earlier one
-    (one unnamed vector; repair embeds by feature hashing of its dimension, the one
-    embedder the command knows). Without ``--collection``, Memora's collection, else
-    the earlier default one when only that exists."""
-    from qdrant_client import QdrantClient, models
-
-    from memora_ogm.vector_db.embedding import HashingEmbedding
-    from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME, SINGLE_VECTOR_COLLECTION_NAME
-
-    client = QdrantClient(**where)
-    try:
-        names = [collection] if collection else [MEMORA_COLLECTION_NAME]
-        if collection is None:
-            names.append(SINGLE_VECTOR_COLLECTION_NAME)
-        for name in names:
-            if client.collection_exists(name):
-                vectors = client.get_collection(name).config.params.vectors
-                if isinstance(vectors, models.VectorParams):
-                    embedding = HashingEmbedding(vectors.size)
-                    return {"collection_name": name, "embedding_function": embedding}
-                return {"collection_name": name}
-        raise CheckError(f"no collection {names[0]!r} in the vector store")
-    finally:
-        client.close()
-
-
 def _store(args: argparse.Namespace) -> QdrantDB:
     from memora_ogm.sync import QdrantDB
+    from memora_ogm.vector_db.detect import stored_layout
+    from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME
 
     where: dict[str, Any]
     if args.qdrant_url:
@@ -78,7 +52,12 @@ def _store(args: argparse.Namespace) -> QdrantDB:
     else:
         # Opening a missing folder would make an empty store, and every memory "missing".
         raise CheckError(f"no Qdrant folder {args.qdrant_path}")
-    return QdrantDB(**where, **_layout(where, args.collection))
+    options = stored_layout(where, args.collection)
+    if options is None:
+        raise CheckError(
+            f"no collection {args.collection or MEMORA_COLLECTION_NAME!r} in the vector store"
+        )
+    return QdrantDB(**where, **options)
 
 
 def _check(args: argparse.Namespace) -> ConsistencyReport:

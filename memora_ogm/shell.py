@@ -84,13 +84,19 @@ class Display:
 
 
 def _vectors(args: argparse.Namespace) -> tuple[QdrantDB | None, str]:
+    """The store ``QdrantDB`` opens there, in the layout its collection was written in (as
+    ``memora-ogm check`` reads it); Memora's layout for a new one."""
     from memora_ogm.sync import QdrantDB
+    from memora_ogm.vector_db.detect import stored_layout
 
+    where: dict[str, Any]
     if args.qdrant_path is not None:
-        return QdrantDB(path=args.qdrant_path), f"Qdrant, local mode in {args.qdrant_path}"
-    if args.qdrant_url is not None:
-        return QdrantDB(url=args.qdrant_url), f"Qdrant at {args.qdrant_url}"
-    return None, "none (pass --qdrant-path DIR or --qdrant-url URL)"
+        where, label = {"path": args.qdrant_path}, f"Qdrant Edge in {args.qdrant_path}"
+    elif args.qdrant_url is not None:
+        where, label = {"url": args.qdrant_url}, f"Qdrant at {args.qdrant_url}"
+    else:
+        return None, "none (pass --qdrant-path DIR or --qdrant-url URL)"
+    return QdrantDB(**where, **(stored_layout(where, None) or {})), label
 
 
 def namespace(memora: Neo4jGraphInterface, vectors: QdrantDB | None) -> dict[str, Any]:
@@ -258,6 +264,10 @@ def add_shell_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         "--plain", action="store_true", help="the standard library REPL even if IPython is here"
     )
     where = shell.add_mutually_exclusive_group()
-    where.add_argument("--qdrant-path", default=None, help="a local Qdrant store in this folder")
+    where.add_argument(
+        "--qdrant-path",
+        default=None,
+        help="the embedded store (Qdrant Edge) in this folder, as QdrantDB(path=)",
+    )
     where.add_argument("--qdrant-url", default=None, help="a Qdrant server")
     shell.set_defaults(func=cmd_shell)

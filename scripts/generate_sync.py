@@ -51,6 +51,7 @@ REPLACEMENTS = {
     "AsyncOneOrMore": "OneOrMore",
     "AsyncZeroOrMore": "ZeroOrMore",
     "AsyncQdrantClient": "QdrantClient",
+    "AsyncEdgeClient": "EdgeClient",
     "async_client": "client",
 }
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import qdrant_edge
 from interaction_helpers import DAY, LATER, World, chat, conversation, make_world, save
 from memora.graph_db.neo4j import Neo4jGraphInterface as MemoraGraph
 from neo4j import Driver
@@ -34,6 +35,7 @@ from memora_ogm._async import paging as async_paging
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._sync import consistency as sync_check
 from memora_ogm._sync import paging as sync_paging
+from memora_ogm._sync.edge import EdgeClient
 from memora_ogm.cli import main
 from memora_ogm.consistency import (
     ClashingMemoryId,
@@ -78,9 +80,21 @@ class Stores:
         await _maybe(self.store.close())
 
     async def client_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """A call on the store's own qdrant-client client, behind memora-ogm's back."""
+        """A call on the store's own client (Qdrant Edge's adapter), behind memora-ogm's back."""
         client = self.store.async_client if self.twin == "async" else self.store.client
         return await _maybe(getattr(client, name)(self.store.collection_name, *args, **kwargs))
+
+    async def behind_the_store(self, *operations: qdrant_edge.UpdateOperation) -> None:
+        """Write to the store's Edge shard behind memora-ogm's back (qdrant-client's
+        ``set_payload``, which the store never calls, has no twin in its Edge adapter)."""
+        await self.close_store()
+        shard = qdrant_edge.EdgeShard.load(str(self.folder / self.store.collection_name))
+        try:
+            for operation in operations:
+                shard.update(operation)
+        finally:
+            shard.close()
+        self.open_store()
 
     async def points(self) -> Points:
         found: Points = {}
@@ -111,6 +125,10 @@ class Stores:
             database_=self.conn.database,
         ).records
         return [tuple(record) for record in records]
+
+
+def set_payload(point_id: str, payload: dict[str, Any]) -> qdrant_edge.UpdateOperation:
+    return qdrant_edge.UpdateOperation.set_payload([point_id], payload)
 
 
 async def _maybe(value: Any) -> Any:
@@ -345,16 +363,10 @@ async def test_edited_payloads_are_written_again_from_the_graph(
     world = await make_world(twin.memora)
     edited, moved, refiled = await _saved(twin, world, "lives in Oslo", "likes tea", "runs")
     vectors = await twin.points()
-    await twin.client_call(
-        "set_payload",
-        payload={"memory": "lives in Rome", "agent_id": "intruder"},
-        points=[edited.memory_id],
-    )
-    await twin.client_call(
-        "set_payload", payload={"obtained_at": LATER.isoformat()}, points=[moved.memory_id]
-    )
-    await twin.client_call(
-        "set_payload", payload={"org_id": "elsewhere"}, points=[refiled.memory_id]
+    await twin.behind_the_store(
+        set_payload(edited.memory_id, {"memory": "lives in Rome", "agent_id": "intruder"}),
+        set_payload(moved.memory_id, {"obtained_at": LATER.isoformat()}),
+        set_payload(refiled.memory_id, {"org_id": "elsewhere"}),
     )
     drifted, graph = await twin.points(), twin.graph_memories()
 
@@ -500,7 +512,7 @@ async def test_pages_of_one_find_what_one_page_finds(
     await twin.client_call(
         "delete", points_selector=qmodels.PointIdsList(points=[saved[1].memory_id])
     )
-    await twin.client_call("set_payload", payload={"memory": "edited"}, points=[saved[4].memory_id])
+    await twin.behind_the_store(set_payload(saved[4].memory_id, {"memory": "edited"}))
     expected = ConsistencyReport(
         None,
         memories=6,
@@ -526,6 +538,46 @@ async def test_pages_of_one_find_what_one_page_finds(
     assert _payloads(points) == {m.memory_id: _payload(m) for m in saved}
 
 
+def saved_then_drifted(
+    connection: Neo4jConnection,
+    driver: Driver,
+    monkeypatch: pytest.MonkeyPatch,
+    store: sync.QdrantDB,
+    texts: list[str],
+    drift: Callable[[qdrant_edge.EdgeShard, dict[str, str]], None],
+) -> dict[str, str]:
+    """Save one interaction with ``texts`` as memories through ``store`` (a folder), close
+    it, then let ``drift`` write to the collection's Edge shard behind memora-ogm's back.
+    The command's environment names the graph. Returns each text's memory id."""
+    clear_database(driver, connection.database)
+    for name, value in connection.env().items():
+        monkeypatch.setenv(name, value)
+    conn = connection
+    with sync.Neo4jGraphInterface(
+        conn.uri, conn.username, conn.password, conn.database, store
+    ) as memora:
+        memora.setup()
+        world = sync_world(memora)
+        memora.save_interaction_with_memories(
+            world.org_id,
+            world.agent_id,
+            world.user_id,
+            conversation(chat("Hi"), DAY, [(text, [0]) for text in texts]),
+        )
+        by_text = {
+            m.memory: m.memory_id for m in memora.get_all_user_memories(world.org_id, world.user_id)
+        }
+    assert isinstance(store.client, EdgeClient)
+    shard_folder = store.client.folder / store.collection_name
+    store.close()
+    shard = qdrant_edge.EdgeShard.load(str(shard_folder))
+    try:
+        drift(shard, by_text)
+    finally:
+        shard.close()
+    return by_text
+
+
 def test_the_command_detects_the_earlier_single_vector_layout(
     neo4j_connection: Neo4jConnection,
     neo4j_driver: Driver,
@@ -536,26 +588,19 @@ def test_the_command_detects_the_earlier_single_vector_layout(
     """A folder written by memora-ogm's earlier store (one unnamed 256-float vector in
     ``memora_ogm_memories``) is checked and repaired without ``--collection``: the command
     reads the layout from the collection and re-embeds by feature hashing of that size."""
-    clear_database(neo4j_driver, neo4j_connection.database)
-    for name, value in neo4j_connection.env().items():
-        monkeypatch.setenv(name, value)
     folder = tmp_path / "earlier"
-    store = sync.QdrantDB(path=folder, embedding_function=HashingEmbedding(256))
-    conn = neo4j_connection
-    with sync.Neo4jGraphInterface(
-        conn.uri, conn.username, conn.password, conn.database, store
-    ) as memora:
-        memora.setup()
-        world = sync_world(memora)
-        memora.save_interaction_with_memories(
-            world.org_id,
-            world.agent_id,
-            world.user_id,
-            conversation(chat("Hi"), DAY, [("lives in Oslo", [0])]),
-        )
-        (memory,) = memora.get_all_user_memories(world.org_id, world.user_id)
-        store.client.delete(store.collection_name, [memory.memory_id], wait=True)
-    store.close()
+
+    def delete(shard: qdrant_edge.EdgeShard, by_text: dict[str, str]) -> None:
+        shard.update(qdrant_edge.UpdateOperation.delete_points([by_text["lives in Oslo"]]))
+
+    by_text = saved_then_drifted(
+        neo4j_connection,
+        neo4j_driver,
+        monkeypatch,
+        sync.QdrantDB(path=folder, embedding_function=HashingEmbedding(256)),
+        ["lives in Oslo"],
+        delete,
+    )
 
     assert main(["check", "--qdrant-path", str(folder)]) == 1
     lines = capsys.readouterr().out.splitlines()
@@ -569,7 +614,7 @@ def test_the_command_detects_the_earlier_single_vector_layout(
     reopened = sync.QdrantDB(path=folder, embedding_function=HashingEmbedding(256))
     try:
         (point,) = reopened.client.retrieve(
-            reopened.collection_name, [memory.memory_id], with_vectors=True
+            reopened.collection_name, [by_text["lives in Oslo"]], with_vectors=True
         )
         assert reopened.collection_name == "memora_ogm_memories"
         assert isinstance(point.vector, list)
@@ -597,32 +642,20 @@ def test_memoras_layout_is_checked_and_repaired_too(
     QdrantDB's default: a point deleted and a text edited behind memora-ogm's back are
     found, and the command (which reads the layout from the collection) puts both right
     with both vectors."""
-    clear_database(neo4j_driver, neo4j_connection.database)
-    for name, value in neo4j_connection.env().items():
-        monkeypatch.setenv(name, value)
     folder = tmp_path / "memora"
-    store = sync.QdrantDB(path=folder)
-    conn = neo4j_connection
-    with sync.Neo4jGraphInterface(
-        conn.uri, conn.username, conn.password, conn.database, store
-    ) as memora:
-        memora.setup()
-        world = sync_world(memora)
-        memora.save_interaction_with_memories(
-            world.org_id,
-            world.agent_id,
-            world.user_id,
-            conversation(chat("Hi"), DAY, [("lives in Oslo", [0]), ("likes tea", [0])]),
-        )
-        by_text = {
-            m.memory: m.memory_id for m in memora.get_all_user_memories(world.org_id, world.user_id)
-        }
-        collection = store.collection_name
-        store.client.delete(collection, [by_text["lives in Oslo"]], wait=True)
-        store.client.set_payload(
-            collection, {"document": "likes coffee"}, [by_text["likes tea"]], wait=True
-        )
-    store.close()
+
+    def delete_and_edit(shard: qdrant_edge.EdgeShard, by_text: dict[str, str]) -> None:
+        shard.update(qdrant_edge.UpdateOperation.delete_points([by_text["lives in Oslo"]]))
+        shard.update(set_payload(by_text["likes tea"], {"document": "likes coffee"}))
+
+    by_text = saved_then_drifted(
+        neo4j_connection,
+        neo4j_driver,
+        monkeypatch,
+        sync.QdrantDB(path=folder),
+        ["lives in Oslo", "likes tea"],
+        delete_and_edit,
+    )
 
     assert main(["check", "--qdrant-path", str(folder)]) == 1
     lines = capsys.readouterr().out.splitlines()
@@ -636,6 +669,7 @@ def test_memoras_layout_is_checked_and_repaired_too(
 
     reopened = sync.QdrantDB(path=folder)
     try:
+        collection = reopened.collection_name
         points = reopened.client.retrieve(
             collection, list(by_text.values()), with_payload=True, with_vectors=True
         )

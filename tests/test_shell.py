@@ -19,7 +19,8 @@ from neo4j import Driver
 
 from memora_ogm.pretty import format_value
 from memora_ogm.server import Neo4jConnection
-from memora_ogm.sync import Neo4jGraphInterface
+from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
+from memora_ogm.vector_db.embedding import HashingEmbedding
 
 SHELL = [sys.executable, "-m", "memora_ogm.cli", "shell"]
 ANSI = r"(?:\x1b\[[0-9;?]*[a-zA-Z])*"  # IPython colours its prompts
@@ -106,6 +107,25 @@ def test_shell_c_runs_code_without_a_prompt(
     assert "UserNotFound" in failed.stderr
 
 
+def test_qdrant_path_opens_the_folder_in_the_layout_it_was_written_in(
+    neo4j_connection: Neo4jConnection, tmp_path: Path
+) -> None:
+    """As ``memora-ogm check`` does: a folder of the earlier single-vector layout opens with
+    feature hashing of its dimension, through Qdrant Edge, as QdrantDB(path=) would."""
+    folder = tmp_path / "earlier"
+    earlier = QdrantDB(path=folder, embedding_function=HashingEmbedding(64))
+    earlier.setup()
+    earlier.close()
+    code = (
+        "print(vectors.collection_name, type(vectors.client).__name__, "
+        "vectors.embedding_function is not None)"
+    )
+    done = _shell(neo4j_connection, "--qdrant-path", str(folder), "-c", code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["memora_ogm_memories EdgeClient True"]
+    assert f"vector store: Qdrant Edge in {folder}" in done.stderr
+
+
 def test_a_script_on_stdin_runs_and_writes_through_the_facade(
     tenants: tuple[Tenant, Tenant], neo4j_connection: Neo4jConnection, driver: Driver
 ) -> None:
@@ -159,7 +179,7 @@ def test_plain_repl_under_a_terminal(
     _expect_lines(
         child,
         f"Neo4j at {neo4j_connection.uri}",
-        f"vector store: Qdrant, local mode in {tmp_path / 'q'}",
+        f"vector store: Qdrant Edge in {tmp_path / 'q'}",
         "memora    memora_ogm.sync.Neo4jGraphInterface",
         "db        neomodel's db",
     )

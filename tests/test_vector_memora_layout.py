@@ -22,6 +22,7 @@ from qdrant_client import AsyncQdrantClient, models
 from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
+from memora_ogm._async.edge import AsyncEdgeClient
 from memora_ogm.vector_db import hybrid
 from memora_ogm.vector_db.base import MemorySearchScope
 from memora_ogm.vector_db.embedding import HashingEmbedding
@@ -44,15 +45,18 @@ def new_ids(count: int) -> list[str]:
     return [str(uuid.uuid4()) for _ in range(count)]
 
 
-@pytest_asyncio.fixture(params=["async", "sync"])
-async def db(request: pytest.FixtureRequest) -> AsyncIterator[QdrantDB]:
-    """The default store, async or its sync twin dressed as async."""
+@pytest_asyncio.fixture(params=["async", "sync", "async-edge", "sync-edge"])
+async def db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[QdrantDB]:
+    """The default store, async or its sync twin dressed as async, in memory (qdrant-client's
+    local mode) or in a folder (Qdrant Edge)."""
+    where: dict[str, Any] = {}
+    engine: type = AsyncQdrantClient
+    if request.param.endswith("-edge"):
+        where, engine = {"path": tmp_path / "qdrant"}, AsyncEdgeClient
     store: Any = (
-        QdrantDB()
-        if request.param == "async"
-        else AwaitableTwin(
-            sync.QdrantDB(), QdrantDB, {"async_client": ("client", AsyncQdrantClient)}
-        )
+        QdrantDB(**where)
+        if request.param.startswith("async")
+        else AwaitableTwin(sync.QdrantDB(**where), QdrantDB, {"async_client": ("client", engine)})
     )
     await store.setup()
     yield store
@@ -162,9 +166,8 @@ async def test_rrf_fusion_orders_by_both_rankings(db: QdrantDB) -> None:
     [query] = HybridEmbedding().embed_queries(["where does she live"])
 
     async def ranking(vector: Any, using: str) -> list[str]:
-        response = await db.async_client.query_points(
-            db.collection_name, query=vector, using=using, limit=10
-        )
+        request = models.QueryRequest(query=vector, using=using, limit=10)
+        [response] = await db.async_client.query_batch_points(db.collection_name, [request])
         return [str(point.id) for point in response.points if point.score > 0.4]
 
     assert await ranking(query.dense, DENSE) == [home, oslo, music]

@@ -1,4 +1,5 @@
-"""QdrantDB against a real qdrant-client in local mode (in memory or in a folder): no mocks."""
+"""QdrantDB against real engines, no mocks: qdrant-client's local mode in memory, Qdrant Edge
+in a folder."""
 
 from __future__ import annotations
 
@@ -19,9 +20,12 @@ from qdrant_client import AsyncQdrantClient, QdrantClient, models
 from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
+from memora_ogm._async.edge import AsyncEdgeClient
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db.base import MemorySearchScope
+from memora_ogm.vector_db.edge_common import FolderInUseError, LocalModeFolderError
 from memora_ogm.vector_db.embedding import DEFAULT_DIMENSION, HashingEmbedding
+from memora_ogm.vector_db.layouts import SINGLE_VECTOR_COLLECTION_NAME, vector_params
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 OBTAINED_AT = "2024-06-01T08:30:00+00:00"
@@ -54,16 +58,21 @@ async def add(
     return ids
 
 
-@pytest_asyncio.fixture(params=["async", "sync"])
-async def db(request: pytest.FixtureRequest) -> AsyncIterator[QdrantDB]:
-    """The async store, or the generated sync one dressed as async: every test runs on both."""
+@pytest_asyncio.fixture(params=["async", "sync", "async-edge", "sync-edge"])
+async def db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[QdrantDB]:
+    """The async store, or the generated sync one dressed as async, in memory (local mode)
+    or in a folder (Qdrant Edge): every test runs on the four."""
+    where: dict[str, Any] = {}
+    engine: type = AsyncQdrantClient
+    if request.param.endswith("-edge"):
+        where, engine = {"path": tmp_path / "qdrant"}, AsyncEdgeClient
     store: Any = (
-        QdrantDB(embedding_function=HashingEmbedding())
-        if request.param == "async"
+        QdrantDB(embedding_function=HashingEmbedding(), **where)
+        if request.param.startswith("async")
         else AwaitableTwin(
-            sync.QdrantDB(embedding_function=HashingEmbedding()),
+            sync.QdrantDB(embedding_function=HashingEmbedding(), **where),
             QdrantDB,
-            {"async_client": ("client", AsyncQdrantClient)},
+            {"async_client": ("client", engine)},
         )
     )
     await store.setup()
@@ -433,6 +442,71 @@ async def test_folder_mode_persists_across_clients(tmp_path: Path) -> None:
     hits = await second.search_memory("Portuguese", USER, "o", user_id="u")
     assert [m.memory_id for m, _ in hits] == ids
     await second.close()
+
+
+@pytest.mark.asyncio
+async def test_a_folder_is_a_qdrant_edge_shard_per_collection(tmp_path: Path) -> None:
+    folder = tmp_path / "qdrant"
+    store = QdrantDB(path=folder, embedding_function=HashingEmbedding())
+    await store.setup()
+    assert isinstance(store.async_client, AsyncEdgeClient)
+    assert (folder / SINGLE_VECTOR_COLLECTION_NAME / "edge_config.json").is_file()
+    await store.close()
+
+
+@pytest.mark.asyncio
+async def test_a_folder_has_one_opener(tmp_path: Path) -> None:
+    """A second store on an open folder, in this process or another, fails at once and
+    says why; closing the first frees the folder."""
+    folder = tmp_path / "qdrant"
+    first = QdrantDB(path=folder, embedding_function=HashingEmbedding())
+    await first.setup()
+    with pytest.raises(FolderInUseError, match="already open"):
+        QdrantDB(path=folder, embedding_function=HashingEmbedding())
+    other = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from memora_ogm.sync import QdrantDB; QdrantDB(path=sys.argv[1])",
+            str(folder),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert other.returncode != 0 and "FolderInUseError" in other.stderr
+    await first.close()
+    second = QdrantDB(path=folder, embedding_function=HashingEmbedding())
+    await second.setup()
+    await second.close()
+
+
+@pytest.mark.asyncio
+async def test_a_local_mode_folder_names_the_command_that_moves_it(tmp_path: Path) -> None:
+    """A folder written by qdrant-client's local mode (the engine of path= before Qdrant
+    Edge) must not open as an empty store: every memory would look missing."""
+    folder = tmp_path / "qdrant"
+    client = QdrantClient(path=str(folder))
+    client.create_collection(SINGLE_VECTOR_COLLECTION_NAME, vectors_config=vector_params(8))
+    client.close()
+    with pytest.raises(LocalModeFolderError) as raised:
+        QdrantDB(path=folder, embedding_function=HashingEmbedding())
+    assert f"memora-ogm vectors migrate --qdrant-path {folder}" in str(raised.value)
+    assert sorted(path.name for path in folder.iterdir()) == [".lock", "collection", "meta.json"]
+
+
+@pytest.mark.parametrize("name", ["", "a/b", "..", ".hidden"])
+def test_a_folder_store_refuses_a_collection_name_that_is_no_folder_name(
+    tmp_path: Path, name: str
+) -> None:
+    with pytest.raises(ValueError, match="collection_name|cannot name a folder"):
+        QdrantDB(path=tmp_path / "qdrant", collection_name=name)
+    assert not (tmp_path / "qdrant").exists()
+
+
+@pytest.mark.parametrize("path", [123, ""])
+def test_a_path_that_is_no_folder_path_is_refused(path: Any) -> None:
+    with pytest.raises(ValueError, match="`path` must be a folder's path"):
+        QdrantDB(path=path)
 
 
 def counting_embedding(

@@ -1,5 +1,6 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""``BaseVectorDB`` over Qdrant, remote or embedded (qdrant-client's local mode).
+"""``BaseVectorDB`` over Qdrant: a server, Qdrant Edge in a folder, or qdrant-client's
+local mode in memory.
 
 One collection holds the memories of every organisation; ``org_id`` and ``user_id`` are
 tenant payload indexes, so Qdrant keeps each tenant's points together and builds its
@@ -9,9 +10,10 @@ the graph layer's all-or-nothing writes rely on (SPEC section 6). Everything tha
 I/O is in :mod:`memora_ogm.vector_db.qdrant_common` and :mod:`memora_ogm.vector_db.layouts`
 (the collection layouts: Memora's and memora-ogm's earlier one), shared with the sync twin.
 
-The store is safe to share between threads, tasks and event loops: calls on an embedded
-engine (which is not thread-safe) take turns, each holding the engine for the whole of
-one method, undo included; a Qdrant server is called concurrently. A store opened with
+The store is safe to share between threads, tasks and event loops: calls on the in-memory
+engine (qdrant-client's local mode, which is not thread-safe) take turns, each holding the
+engine for the whole of one method, undo included; a Qdrant server and Qdrant Edge (whose
+shards lock inside) are called concurrently. A store opened with
 ``url=`` holds one server client per process and event loop (an async client's
 connections belong to the loop that opened them), opened on first use there and closed
 when that loop shuts down its async generators (``asyncio.run`` does) or by ``close()``.
@@ -43,16 +45,20 @@ from memora_ogm._sync.compat import (
     off_loop,
     watch_running_loop,
 )
+from memora_ogm._sync.edge import EdgeClient
 from memora_ogm._sync.loop_bound import LoopBound
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.schema.models import Memory
-from memora_ogm.vector_db import layouts
+from memora_ogm.vector_db import edge_common, layouts
 from memora_ogm.vector_db import qdrant_common as common
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.hybrid import HybridEmbedding
 from memora_ogm.vector_db.scope import MemorySearchScope
 
 logger = logging.getLogger("memora_ogm.vector_db.qdrant")
+
+#: What a store calls: qdrant-client (a server, or local mode in memory) or Qdrant Edge.
+_Engine = QdrantClient | EdgeClient
 
 
 class _LoopClient(LoopBound):
@@ -117,6 +123,19 @@ class QdrantDB(BaseVectorDB):
     an optional ``api_key``), ``location`` (``":memory:"`` or a URL) and ``path`` (a folder
     for the embedded store). With none of them the store is embedded and in memory.
 
+    ``path=DIR`` opens Qdrant Edge, the server's engine in-process: each collection is a
+    shard in ``DIR/<collection name>``, written through a WAL and flushed after every add
+    and delete, searched through its tenant indexes. One store opens a folder at a time
+    (a second opener, here or in another process, gets ``FolderInUseError``); a folder
+    written by qdrant-client's local mode (before memora-ogm embedded Edge) raises
+    ``LocalModeFolderError`` naming the command that moves it,
+    ``memora-ogm vectors migrate --qdrant-path DIR``.
+
+    In memory (``":memory:"`` or no argument) the engine stays qdrant-client's local mode:
+    it is for tests and prototypes and nothing persists; it opens and sets up a collection
+    in about 35 ms, Edge in a temporary folder in about 135 ms (indexes created and flushed),
+    and it searches exhaustively, which is quick at the sizes kept in memory.
+
     Embedding, by default: Memora's two models through fastembed (a dense
     ``paraphrase-multilingual-MiniLM-L12-v2`` and a sparse ``Splade_PP_en_v1``), searched
     together and fused by RRF, in Memora's collection layout and by default Memora's
@@ -141,12 +160,13 @@ class QdrantDB(BaseVectorDB):
     server client's connections belong to the loop that first used them, so use such a
     store from one event loop (or pass ``url=``, which opens a client per loop). A
     forked child replaces it with a client of the same options, and ``close()`` closes
-    it. An embedded engine, given or opened here, serves every loop of its process.
+    it. An embedded engine, given or opened here, serves every loop of its process; a
+    folder's (another store's ``async_client``) may be passed to open another collection in it.
     """
 
     def __init__(
         self,
-        client: QdrantClient | None = None,
+        client: _Engine | None = None,
         collection_name: str | None = None,
         embed_models_cache_dir: str | os.PathLike[str] | None = None,
         enable_logging: bool = False,
@@ -191,8 +211,16 @@ class QdrantDB(BaseVectorDB):
         )
         choices = {"client": client, "url": url, "location": location, "path": path}
         common.check_connection_choice(choices, url, api_key)
-        if client is not None and not isinstance(client, QdrantClient):
-            raise ValueError("The client must be a qdrant_client." + QdrantClient.__name__)
+        if client is not None and not isinstance(client, (QdrantClient, EdgeClient)):
+            raise ValueError(
+                "The client must be a qdrant_client."
+                + QdrantClient.__name__
+                + " or another store's "
+                + EdgeClient.__name__
+                + "."
+            )
+        if path is not None:
+            edge_common.shard_folder(edge_common.folder_path(path), self.collection_name)
         # Last, once the arguments are known good: opening a folder locks it.
         self._server_clients: _ServerClients | None = None
         if url is None:
@@ -203,7 +231,7 @@ class QdrantDB(BaseVectorDB):
             logging.basicConfig(level=logging.INFO)
 
     @property
-    def client(self) -> QdrantClient:
+    def client(self) -> _Engine:
         """The Qdrant client of this process and, with ``url=``, of the running event loop
         (opened on first use there, so read it on that loop)."""
         if self._server_clients is not None:
@@ -211,18 +239,18 @@ class QdrantDB(BaseVectorDB):
         return self._process_client.get()
 
     @client.setter
-    def client(self, client: QdrantClient) -> None:
+    def client(self, client: _Engine) -> None:
         self._server_clients = None
         self._process_client = common.ProcessClient(client)
 
     @property
-    def _embedded(self) -> bool:
+    def _local_mode(self) -> bool:
         """Whether the engine is qdrant-client's local mode, which searches exhaustively."""
-        return self._server_clients is None and self._process_client.embedded
+        return self._server_clients is None and self._process_client.local_mode
 
     @contextmanager
-    def _engine(self) -> Iterator[QdrantClient]:
-        """The client, held alone while in use when it is an embedded engine."""
+    def _engine(self) -> Iterator[_Engine]:
+        """The client, held alone while in use when it is the in-memory engine."""
         client = self.client
         lock = None if self._server_clients is not None else self._process_client.lock
         if lock is None:
@@ -235,9 +263,9 @@ class QdrantDB(BaseVectorDB):
             lock.release()
 
     @staticmethod
-    def _open(location: str | None, path: str | os.PathLike[str] | None) -> QdrantClient:
+    def _open(location: str | None, path: str | os.PathLike[str] | None) -> _Engine:
         if path is not None:
-            return QdrantClient(path=os.fspath(path))
+            return EdgeClient(path)
         return QdrantClient(location=location or ":memory:")
 
     @staticmethod
@@ -301,7 +329,7 @@ class QdrantDB(BaseVectorDB):
             self._create_missing_indexes(client, set(info.payload_schema))
         logger.info("Qdrant collection %s is set up", self.collection_name)
 
-    def _refuse_to_hide_earlier_default(self, client: QdrantClient) -> None:
+    def _refuse_to_hide_earlier_default(self, client: _Engine) -> None:
         earlier = layouts.SINGLE_VECTOR_COLLECTION_NAME
         if (
             self._default_collection
@@ -310,13 +338,11 @@ class QdrantDB(BaseVectorDB):
         ):
             raise ValueError(layouts.earlier_default_message(earlier))
 
-    def _create_collection(self, client: QdrantClient) -> None:
+    def _create_collection(self, client: _Engine) -> None:
         try:
             client.create_collection(
                 collection_name=self.collection_name,
-                # Every search filters by org_id, so per-tenant graphs (payload_m) are all
-                # that is needed; m=0 skips building a useless global one.
-                hnsw_config=models.HnswConfigDiff(payload_m=16, m=0),
+                hnsw_config=common.TENANT_HNSW,
                 **self.layout.create_arguments(),
             )
         except Exception:
@@ -325,7 +351,7 @@ class QdrantDB(BaseVectorDB):
                 raise
         logger.info("Created Qdrant collection %s", self.collection_name)
 
-    def _create_missing_indexes(self, client: QdrantClient, existing: set[str]) -> None:
+    def _create_missing_indexes(self, client: _Engine, existing: set[str]) -> None:
         with warnings.catch_warnings():
             # Local mode accepts the calls but warns that it ignores them; that is expected.
             warnings.filterwarnings(
@@ -377,7 +403,7 @@ class QdrantDB(BaseVectorDB):
                 raise
         logger.info("Added %d memories to %s", len(points), self.collection_name)
 
-    def _discard(self, client: QdrantClient, point_ids: list[str]) -> None:
+    def _discard(self, client: _Engine, point_ids: list[str]) -> None:
         """Best-effort removal after a failed add; the add's own error is what matters."""
         try:
             self._delete_points_with(client, models.PointIdsList(points=list(point_ids)))
@@ -422,7 +448,7 @@ class QdrantDB(BaseVectorDB):
             responses = client.query_batch_points(
                 collection_name=self.collection_name,
                 requests=self.layout.requests(
-                    vectors, search, self.search_limit, embedded=self._embedded
+                    vectors, search, self.search_limit, local_mode=self._local_mode
                 ),
             )
         return self.layout.results(responses, self.score_threshold)
@@ -455,7 +481,9 @@ class QdrantDB(BaseVectorDB):
             self._delete_points_with(client, selector)
 
     def _delete_points_with(
-        self, client: QdrantClient, selector: models.PointIdsList | models.FilterSelector
+        self,
+        client: _Engine,
+        selector: models.PointIdsList | models.FilterSelector,
     ) -> None:
         client.delete(collection_name=self.collection_name, points_selector=selector, wait=True)
         logger.info("Deleted %s from %s", type(selector).__name__, self.collection_name)
@@ -471,17 +499,15 @@ class QdrantDB(BaseVectorDB):
                 orgs = list(self._facet(client, "org_id", None))
             else:
                 orgs = [common.require_id("org_id", org_id)]
-            return {
-                (org, user): count
-                for org in orgs
-                for user, count in (
-                    self._facet(client, "user_id", layouts.organization_filter(org))
-                ).items()
-            }
+            counts: dict[tuple[str, str], int] = {}
+            for org in orgs:
+                within = layouts.organization_filter(org)
+                users = self._facet(client, self.layout.user_facet, within)
+                for value, count in users.items():
+                    counts[org, self.layout.facet_user(org, value)] = count
+            return counts
 
-    def _facet(
-        self, client: QdrantClient, key: str, within: models.Filter | None
-    ) -> dict[str, int]:
+    def _facet(self, client: _Engine, key: str, within: models.Filter | None) -> dict[str, int]:
         response = client.facet(
             self.collection_name,
             key=key,

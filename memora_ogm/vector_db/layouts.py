@@ -145,11 +145,20 @@ class MemoraLayout:
     def user_conditions(self, org_id: str, user_id: str) -> list[models.Condition]:
         return [match("org_id", org_id), match("org_user_id", f"{org_id}:{user_id}")]
 
+    #: The indexed field a facet count of an organisation's users reads (a server and Edge
+    #: count only indexed fields; ``user_id`` is not one in Memora's collection).
+    user_facet = "org_user_id"
+
+    @staticmethod
+    def facet_user(org_id: str, value: str) -> str:
+        """The user of an ``org_user_id`` within ``org_id`` (which may itself hold ``:``)."""
+        return value.removeprefix(f"{org_id}:")
+
     def requests(
-        self, vectors: list[Embedded], search: models.Filter, limit: int, embedded: bool
+        self, vectors: list[Embedded], search: models.Filter, limit: int, local_mode: bool
     ) -> list[models.QueryRequest]:
         """Memora's hybrid query. Its search parameters (no rescoring of quantised scores)
-        are left out on an embedded engine, which searches exactly and warns about them."""
+        are left out on qdrant-client's local mode, which searches exactly and warns about them."""
         prefetch_limit = max(self.prefetch_limit, limit)
         requests = []
         for vector in vectors:
@@ -175,7 +184,7 @@ class MemoraLayout:
                     limit=limit,
                     with_payload=True,
                     params=None
-                    if embedded
+                    if local_mode
                     else models.SearchParams(
                         quantization=models.QuantizationSearchParams(rescore=False)
                     ),
@@ -265,8 +274,14 @@ class SingleVectorLayout:
     def user_conditions(self, org_id: str, user_id: str) -> list[models.Condition]:
         return [match("org_id", org_id), match("user_id", user_id)]
 
+    user_facet = "user_id"
+
+    @staticmethod
+    def facet_user(org_id: str, value: str) -> str:
+        return value
+
     def requests(
-        self, vectors: list[Embedded], search: models.Filter, limit: int, embedded: bool
+        self, vectors: list[Embedded], search: models.Filter, limit: int, local_mode: bool
     ) -> list[models.QueryRequest]:
         requests = []
         for vector in vectors:

@@ -19,13 +19,17 @@ from enum import Enum
 from typing import Any, Generic, TypeVar
 
 import numpy as np
-from qdrant_client import AsyncQdrantClient, QdrantClient, models
+from qdrant_client import models
 from qdrant_client.local.async_qdrant_local import AsyncQdrantLocal
 from qdrant_client.local.qdrant_local import QdrantLocal
 
 from memora_ogm import fork
+from memora_ogm.vector_db.edge_common import EdgeFolder
 
 UPSERT_BATCH = 256
+#: Every search filters by org_id, so per-tenant graphs (payload_m) are all that is needed;
+#: m=0 skips building a useless global one.
+TENANT_HNSW = models.HnswConfigDiff(payload_m=16, m=0)
 LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"
 
 
@@ -191,7 +195,8 @@ class InheritedEmbeddedStoreError(RuntimeError):
     """
 
 
-ClientT = TypeVar("ClientT", QdrantClient, AsyncQdrantClient)
+#: A qdrant-client client, or the Qdrant Edge adapter of a folder (``memora_ogm._async.edge``).
+ClientT = TypeVar("ClientT")
 LocalEngine = QdrantLocal | AsyncQdrantLocal
 
 #: One lock per embedded engine, whichever stores and threads share it (a folder can be
@@ -217,18 +222,19 @@ _clients = _Clients()
 fork.register(_clients)
 
 
-def _local_engine(client: QdrantClient | AsyncQdrantClient) -> LocalEngine | None:
+def _local_engine(client: object) -> LocalEngine | None:
     """The embedded engine behind a client (qdrant-client keeps it in ``_client``), if any."""
     engine = getattr(client, "_client", None)
     return engine if isinstance(engine, LocalEngine) else None
 
 
 class ProcessClient(Generic[ClientT]):
-    """A qdrant-client client as this process may use it.
+    """A Qdrant client as this process may use it.
 
-    qdrant-client's local mode (a folder or ``:memory:``) is not thread-safe: concurrent
-    calls corrupt its arrays and its SQLite transactions. :attr:`lock` serialises every
-    call on one engine; it is ``None`` for a server, which needs none.
+    qdrant-client's local mode (``:memory:``) is not thread-safe: concurrent calls corrupt
+    its arrays. :attr:`lock` serialises every call on one such engine; it is ``None`` for a
+    server and for Qdrant Edge (a folder), whose shards lock inside and which holds the GIL
+    through every call.
 
     After ``os.fork()`` the child never touches the parent's client: :meth:`get` opens a
     new client with the same options for a server client passed in (the parent's pooled
@@ -241,7 +247,9 @@ class ProcessClient(Generic[ClientT]):
         self._client: ClientT = client
         self._pid = os.getpid()
         engine = _local_engine(client)
-        self.embedded = engine is not None
+        #: qdrant-client's local mode, which searches exhaustively.
+        self.local_mode = engine is not None
+        self.embedded = self.local_mode or isinstance(client, EdgeFolder)
         self.lock: threading.Lock | None = None
         with _clients.lock:
             if engine is not None:
@@ -265,7 +273,8 @@ class ProcessClient(Generic[ClientT]):
                 "(url=) shared by all of them."
             )
         fork.keep(self._client)
-        self._client = type(self._client)(**self._client.init_options)
+        server: Any = self._client
+        self._client = type(self._client)(**server.init_options)
         self._pid = os.getpid()
 
     def closable(self) -> ClientT | None:
@@ -274,6 +283,9 @@ class ProcessClient(Generic[ClientT]):
 
     def _detach_inherited(self) -> None:
         """In a forked child: the copy must not release the parent's folder lock on close."""
+        if isinstance(self._client, EdgeFolder) and self._pid != os.getpid():
+            self._client.forget_inherited()
+            return
         engine = _local_engine(self._client)
         if engine is not None and self._pid != os.getpid():
             # The engine's close() unlocks this file, whose lock the child shares with the

@@ -1,0 +1,159 @@
+# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
+"""The embedded engine of ``QdrantDB(path=DIR)``: Qdrant Edge, behind the qdrant-client calls
+the store makes.
+
+Each collection is one Edge shard, the folder ``DIR/<collection name>``, opened on first use.
+The methods take and return qdrant-client's ``models`` (translated by
+:mod:`memora_ogm.vector_db.edge_common`), so the collection layouts are the same for every
+engine. Edge holds the GIL through each call and its shard locks its own WAL and segments,
+so the client is safe to share between threads without a lock of the store's; the calls are
+short (about a millisecond for a tenant's search), so they run on the event loop directly.
+
+Durability: Edge appends each update to its WAL before returning, which survives a crash
+of the process but not of the machine; every write here is followed by ``flush()``, since
+the store promises that a memory it acknowledged is kept. A flush syncs to disk: about
+20 ms on a loaded development machine, most of what an add of a few memories costs,
+which a save (a few per conversation turn) can afford. ``optimize()`` (building HNSW
+graphs) is never called: it holds the GIL for minutes, and searches filtered to one tenant
+are fast without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import qdrant_edge as edge
+from qdrant_client import models
+from qdrant_client.http import models as rest
+
+from memora_ogm.vector_db import edge_common as common
+
+
+class EdgeClient(common.EdgeFolder):
+    """A folder of Qdrant Edge shards, one per collection, with qdrant-client's methods.
+
+    Opening takes the folder's lock: a second opener, in this process or another, gets
+    :class:`~memora_ogm.vector_db.edge_common.FolderInUseError`; a folder of qdrant-client's
+    local mode raises :class:`~memora_ogm.vector_db.edge_common.LocalModeFolderError` naming
+    the command that moves it.
+    """
+
+    def collection_exists(self, collection_name: str) -> bool:
+        return common.is_shard(common.shard_folder(self.folder, collection_name))
+
+    def get_collection(self, collection_name: str) -> common.CollectionInfo:
+        shard = self._shard(collection_name)
+        params = common.collection_params(common.shard_folder(self.folder, collection_name))
+        return common.CollectionInfo(
+            config=common.CollectionConfig(params=params),
+            payload_schema=dict(shard.info().payload_schema),
+        )
+
+    def create_collection(
+        self,
+        collection_name: str,
+        vectors_config: models.VectorParams | dict[str, models.VectorParams] | None = None,
+        sparse_vectors_config: dict[str, models.SparseVectorParams] | None = None,
+        hnsw_config: models.HnswConfigDiff | None = None,
+        quantization_config: models.QuantizationConfig | None = None,
+    ) -> bool:
+        config = common.shard_config(
+            vectors_config, sparse_vectors_config, hnsw_config, quantization_config
+        )
+        self._create_shard(collection_name, config)
+        return True
+
+    def create_payload_index(
+        self,
+        collection_name: str,
+        field_name: str,
+        field_schema: models.KeywordIndexParams,
+        wait: bool = True,
+    ) -> None:
+        shard = self._shard(collection_name)
+        shard.update(
+            edge.UpdateOperation.create_field_index(field_name, common.field_index(field_schema))
+        )
+        shard.flush()
+
+    def upsert(
+        self, collection_name: str, points: Sequence[models.PointStruct], wait: bool = True
+    ) -> None:
+        shard = self._shard(collection_name)
+        shard.update(edge.UpdateOperation.upsert_points([common.point(one) for one in points]))
+        shard.flush()
+
+    def delete(
+        self,
+        collection_name: str,
+        points_selector: models.PointIdsList | models.FilterSelector,
+        wait: bool = True,
+    ) -> None:
+        shard = self._shard(collection_name)
+        shard.update(common.selector_operation(points_selector))
+        shard.flush()
+
+    def query_batch_points(
+        self, collection_name: str, requests: Sequence[models.QueryRequest]
+    ) -> list[rest.QueryResponse]:
+        batch = edge.QueryBatchRequest([common.query_request(request) for request in requests])
+        return [
+            common.query_response(points)
+            for points in self._shard(collection_name).query_batch(batch)
+        ]
+
+    def facet(
+        self,
+        collection_name: str,
+        key: str,
+        facet_filter: models.Filter | None = None,
+        limit: int = 10,
+        exact: bool = False,
+    ) -> models.FacetResponse:
+        request = edge.FacetRequest(
+            key, limit=limit, exact=exact, filter=common.condition_filter(facet_filter)
+        )
+        return common.facet_response(self._shard(collection_name).facet(request))
+
+    def count(
+        self, collection_name: str, count_filter: models.Filter | None = None, exact: bool = True
+    ) -> models.CountResult:
+        """Used by ``memora-ogm vectors migrate`` to check that every point arrived."""
+        request = edge.CountRequest(exact=exact, filter=common.condition_filter(count_filter))
+        return models.CountResult(count=self._shard(collection_name).count(request))
+
+    def scroll(
+        self,
+        collection_name: str,
+        scroll_filter: models.Filter | None = None,
+        limit: int = 10,
+        offset: models.ExtendedPointId | None = None,
+        with_payload: bool = True,
+        with_vectors: bool = False,
+    ) -> tuple[list[models.Record], models.ExtendedPointId | None]:
+        request = edge.ScrollRequest(
+            offset=None if offset is None else common.point_ids([offset])[0],
+            limit=limit,
+            filter=common.condition_filter(scroll_filter),
+            with_payload=with_payload,
+            with_vector=with_vectors,
+        )
+        found, following = self._shard(collection_name).scroll(request)
+        records = [common.record(one, with_vectors) for one in found]
+        return records, None if following is None else common.record_id(following)
+
+    def retrieve(
+        self,
+        collection_name: str,
+        ids: Sequence[models.ExtendedPointId],
+        with_payload: bool = True,
+        with_vectors: bool = False,
+    ) -> list[models.Record]:
+        found = self._shard(collection_name).retrieve(
+            common.point_ids(ids), with_payload, with_vectors
+        )
+        return [common.record(one, with_vectors) for one in found]
+
+    def close(self) -> None:
+        """Flush and close every shard and release the folder; closing twice is a no-op."""
+        self.release()

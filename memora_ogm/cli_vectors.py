@@ -1,0 +1,44 @@
+"""``memora-ogm vectors``: maintenance of the embedded vector store.
+
+    memora-ogm vectors migrate --qdrant-path DIR
+
+``migrate`` moves a folder written by qdrant-client's local mode (``QdrantDB(path=DIR)``
+before it embedded Qdrant Edge) into Qdrant Edge, keeping the old folder as
+``DIR.local-mode``; on a folder that already is an Edge store it does nothing. Exit
+status: 0 when the folder is an Edge store afterwards, 2 on an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EXIT_DONE, EXIT_ERROR = 0, 2
+
+
+def cmd_vectors_migrate(args: argparse.Namespace) -> int:
+    from memora_ogm.vector_db.edge_migration import migrate
+
+    try:
+        done = migrate(args.qdrant_path)
+    except Exception as error:  # exit status 2 for any failure, with its message
+        print(f"memora-ogm: {error}", file=sys.stderr, flush=True)
+        return EXIT_ERROR
+    if not done.moved:
+        print(f"nothing to migrate: {done.folder} is a Qdrant Edge store already")
+        return EXIT_DONE
+    for collection in done.moved:
+        print(f"{collection.name}: {collection.points} points")
+    print(f"{done.folder} is now a Qdrant Edge store; the old folder is kept in {done.backup}")
+    return EXIT_DONE
+
+
+def add_vectors_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    vectors = subparsers.add_parser("vectors", help="maintenance of the embedded vector store")
+    actions = vectors.add_subparsers(dest="vectors_command", required=True)
+    migrate = actions.add_parser(
+        "migrate",
+        help="move a folder of qdrant-client's local mode into Qdrant Edge (QdrantDB(path=))",
+    )
+    migrate.add_argument("--qdrant-path", required=True, help="the folder, as QdrantDB(path=)")
+    migrate.set_defaults(func=cmd_vectors_migrate)

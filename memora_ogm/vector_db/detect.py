@@ -1,0 +1,44 @@
+"""Which layout a vector store's collection was written in, read from the store itself.
+
+Shared by the commands that open a store they did not create (``memora-ogm check`` and
+``memora-ogm shell``), so that both open exactly what ``QdrantDB`` would: a folder through
+Qdrant Edge, a server through qdrant-client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+
+from memora_ogm._sync.edge import EdgeClient
+from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME, SINGLE_VECTOR_COLLECTION_NAME
+
+
+def stored_layout(where: dict[str, Any], collection: str | None) -> dict[str, Any] | None:
+    """``QdrantDB``'s options for the layout the collection was written in, ``None`` when
+    there is no such collection.
+
+    ``where`` is ``{"path": DIR}`` or ``{"url": URL, "api_key": KEY}``. Memora's layout
+    (named dense and sparse vectors) needs no option; memora-ogm's earlier one (one unnamed
+    vector) is embedded by feature hashing of its dimension, the one embedder a command
+    knows. Without ``collection``: Memora's collection, else the earlier default one.
+    """
+    client: QdrantClient | EdgeClient = (
+        EdgeClient(where["path"]) if "path" in where else QdrantClient(**where)
+    )
+    names = [collection] if collection else [MEMORA_COLLECTION_NAME, SINGLE_VECTOR_COLLECTION_NAME]
+    try:
+        for name in names:
+            if client.collection_exists(name):
+                vectors = client.get_collection(name).config.params.vectors
+                if isinstance(vectors, models.VectorParams):
+                    return {
+                        "collection_name": name,
+                        "embedding_function": HashingEmbedding(vectors.size),
+                    }
+                return {"collection_name": name}
+        return None
+    finally:
+        client.close()

@@ -1,0 +1,144 @@
+"""Moving a folder of qdrant-client's local mode (what ``QdrantDB(path=DIR)`` wrote before
+issue 23) into Qdrant Edge, once: ``memora-ogm vectors migrate --qdrant-path DIR``.
+
+Every collection is scrolled in large pages with its vectors and payloads (local mode
+re-sorts the whole collection for each page, so few pages is what makes it quick) and
+upserted into a new Edge store beside ``DIR``, with the payload indexes of its layout;
+once every count matches, ``DIR`` is renamed ``DIR.local-mode`` (kept, for the user to
+delete) and the new store takes its name. Until that rename nothing in ``DIR`` changes,
+so an interrupted run leaves the old store whole, and the next run starts again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+from qdrant_client import QdrantClient, models
+
+from memora_ogm._sync.edge import EdgeClient
+from memora_ogm.vector_db import edge_common, layouts
+from memora_ogm.vector_db.qdrant_common import TENANT_HNSW
+
+#: Points read from local mode at once.
+PAGE = 4096
+#: Suffixes of the old folder, kept after the move, and of the new one while it is built.
+BACKUP_SUFFIX = ".local-mode"
+STAGING_SUFFIX = ".edge-migrating"
+
+
+class MigrationError(RuntimeError):
+    """The folder cannot be moved, with a message for the user."""
+
+
+@dataclass(frozen=True)
+class MovedCollection:
+    name: str
+    points: int
+
+
+@dataclass(frozen=True)
+class Migration:
+    """What a run did: the collections moved (none when there was nothing to move), and
+    where the old folder is kept."""
+
+    folder: Path
+    backup: Path
+    moved: list[MovedCollection]
+
+
+def backup_folder(folder: Path) -> Path:
+    return folder.with_name(folder.name + BACKUP_SUFFIX)
+
+
+def migrate(path: str | os.PathLike[str], page: int = PAGE) -> Migration:
+    """Move the local-mode store in ``path`` into Qdrant Edge; a folder that already is an
+    Edge store is left alone (``moved`` is empty), anything else raises ``MigrationError``."""
+    folder = edge_common.folder_path(path)
+    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+        raise ValueError("`page` must be a positive integer.")
+    backup = backup_folder(folder)
+    if not edge_common.is_local_mode_folder(folder):
+        if folder.is_dir() and (backup.exists() or _holds_shards(folder)):
+            return Migration(folder, backup, [])
+        raise MigrationError(f"no vector store of qdrant-client's local mode in {folder}")
+    if backup.exists():
+        raise MigrationError(
+            f"{backup} exists already: move it away (it may be an earlier migration's "
+            "backup) and run the command again"
+        )
+    staging = folder.with_name(folder.name + STAGING_SUFFIX)
+    if staging.exists():
+        shutil.rmtree(staging)  # an interrupted run's, never opened by a store
+    try:
+        source = QdrantClient(path=str(folder))
+    except RuntimeError as error:  # local mode's own lock: a store has the folder open
+        raise MigrationError(f"{folder} is in use: {error}") from None
+    try:
+        target = EdgeClient(staging)
+        try:
+            moved = [
+                _move(source, target, collection.name, page)
+                for collection in source.get_collections().collections
+            ]
+        finally:
+            target.close()
+    finally:
+        source.close()
+    folder.rename(backup)
+    staging.rename(folder)
+    edge_common.fsync_folder(folder.parent)
+    return Migration(folder, backup, moved)
+
+
+def _holds_shards(folder: Path) -> bool:
+    return any(edge_common.is_shard(path) for path in folder.iterdir())
+
+
+def _layout_of(params: models.CollectionParams) -> layouts.Layout | None:
+    """The layout a collection fits, whose payload indexes it gets (local mode had none)."""
+    vectors = params.vectors
+    candidates: list[layouts.Layout] = [layouts.MemoraLayout()]
+    if isinstance(vectors, models.VectorParams):
+        candidates.append(layouts.SingleVectorLayout(vectors.size))
+    return next((layout for layout in candidates if layout.fits(params)), None)
+
+
+def _move(source: QdrantClient, target: EdgeClient, name: str, page: int) -> MovedCollection:
+    config = source.get_collection(name).config
+    params = config.params
+    vectors = params.vectors
+    target.create_collection(
+        name,
+        vectors_config=vectors if isinstance(vectors, models.VectorParams) else dict(vectors or {}),
+        sparse_vectors_config=dict(params.sparse_vectors or {}),
+        hnsw_config=TENANT_HNSW,
+        quantization_config=config.quantization_config,
+    )
+    layout = _layout_of(params)
+    for field, schema in ({} if layout is None else layout.indexes).items():
+        target.create_payload_index(name, field, schema)
+    offset: models.ExtendedPointId | None = None
+    while True:
+        records, offset = source.scroll(
+            name, limit=page, offset=offset, with_payload=True, with_vectors=True
+        )
+        points = [
+            models.PointStruct(
+                id=record.id,
+                vector=cast(models.VectorStruct, record.vector),
+                payload=record.payload,
+            )
+            for record in records
+        ]
+        if points:
+            target.upsert(name, points)
+        if offset is None:
+            break
+    expected, found = source.count(name).count, target.count(name).count
+    if found != expected:
+        raise MigrationError(f"collection {name!r}: {expected} points read, {found} written")
+    return MovedCollection(name, found)
