@@ -1,16 +1,18 @@
 """The consistency check over one organisation, beside a bare scroll and a bare read.
 
-    python benchmarks/bench_check.py [--memories 100000] [--users 10]
+    python benchmarks/bench_check.py [--memories 100000] [--users 10] [--engine edge|memory]
 
 Loads an organisation of ``--memories`` memories spread over ``--users`` users into an
 embedded Neo4j (bulk ``UNWIND`` statements of the driver) and the same memories as points
-into ``QdrantDB``'s embedded engine in memory (bulk upserts, 16-dimensional vectors: the
-check reads no vector). Then, in this order, each with its wall time and the peak RSS
-of the Python process:
+into ``QdrantDB``'s embedded engine (bulk upserts, 16-dimensional vectors: the check
+reads no vector): Qdrant Edge in a temporary folder, ``QdrantDB(path=...)`` (``edge``, the
+default), or qdrant-client's local mode in memory (``memory``). Then, in this order, each
+with its wall time and the peak RSS of the Python process:
 
 1. the bare scroll: every point of the collection with its payload, in pages of the
-   check's size, by the qdrant-client client alone (the collection also holds a small
-   organisation, which both sides read once first, untimed: a cold server plans);
+   check's size, by the engine alone (``qdrant_edge.EdgeShard.scroll``, or the
+   qdrant-client client in memory); the collection also holds a small organisation,
+   which both sides read once first, untimed: a cold server plans;
 2. the bare read: the organisation's memories (the properties the check compares),
    streamed by the neo4j driver alone, one statement;
 3. ``check_consistency(org_id)``, which must find the stores in agreement.
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import tempfile
 import threading
 import time
 import uuid
@@ -32,6 +35,7 @@ from collections.abc import Awaitable
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
+import qdrant_edge as edge
 from neo4j import GraphDatabase
 from qdrant_client import models
 
@@ -141,7 +145,12 @@ async def load(store: QdrantDB, driver: Any, rows: list[dict[str, str]]) -> None
         await store.async_client.upsert(store.collection_name, points=points, wait=True)
 
 
-async def bare_scroll(store: QdrantDB) -> int:
+async def bare_scroll(store: QdrantDB, folder: str | None) -> int:
+    """Every point with its payload, a page of the check's size at a time: from the Edge
+    shard in ``folder`` (the store closed first: one opener), else by the store's client."""
+    if folder is not None:
+        await store.close()
+        return edge_scroll(os.path.join(folder, store.collection_name))
     count, offset = 0, None
     while True:
         points, offset = await store.async_client.scroll(
@@ -152,16 +161,45 @@ async def bare_scroll(store: QdrantDB) -> int:
             return count
 
 
+def edge_scroll(shard_folder: str) -> int:
+    shard = edge.EdgeShard.load(shard_folder)
+    count, offset = 0, None
+    try:
+        while True:
+            request = edge.ScrollRequest(
+                offset=offset, limit=CHECK_PAGE, with_payload=True, with_vector=False
+            )
+            points, offset = shard.scroll(request)
+            count += len(points)
+            if offset is None:
+                return count
+    finally:
+        shard.close()
+
+
 async def bare_read(driver: Any, org: str) -> int:
     with driver.session() as session:
         return sum(1 for _ in session.run(BARE_READ, org=org))
 
 
-async def main(count: int, users: int) -> None:
+async def main(count: int, users: int, engine: str) -> None:
     rows = memories(WARM_UP, WARM_UP_MEMORIES, users) + memories(ORG, count, users)
-    with LocalNeo4jServer() as conn, GraphDatabase.driver(conn.uri, auth=conn.auth) as driver:
-        store = QdrantDB(location=":memory:", embedding_function=HashingEmbedding(DIMENSION))
-        graph = Neo4jGraphInterface.from_connection(conn, store)
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-check-") as workdir,
+        LocalNeo4jServer() as conn,
+        GraphDatabase.driver(conn.uri, auth=conn.auth) as driver,
+    ):
+        folder = os.path.join(workdir, "vectors") if engine == "edge" else None
+
+        def opened() -> tuple[QdrantDB, Neo4jGraphInterface]:
+            embedding = HashingEmbedding(DIMENSION)
+            if folder is None:
+                store = QdrantDB(location=":memory:", embedding_function=embedding)
+            else:
+                store = QdrantDB(path=folder, embedding_function=embedding)
+            return store, Neo4jGraphInterface.from_connection(conn, store)
+
+        store, graph = opened()
         await graph.setup()
         loading = time.perf_counter()
         await load(store, driver, rows)
@@ -170,7 +208,10 @@ async def main(count: int, users: int) -> None:
         assert await bare_read(driver, WARM_UP) == WARM_UP_MEMORIES
         assert (await graph.check_consistency(WARM_UP)).agree
         scroll, read, check = Phase("bare scroll"), Phase("bare read"), Phase("check")
-        assert await scroll.run(bare_scroll(store)) == count + WARM_UP_MEMORIES
+        assert await scroll.run(bare_scroll(store, folder)) == count + WARM_UP_MEMORIES
+        if folder is not None:  # the bare scroll closed the store to open its folder
+            await graph.close()
+            store, graph = opened()
         assert await read.run(bare_read(driver, ORG)) == count
         report = await check.run(graph.check_consistency(ORG))
         assert report.agree and report.memories == report.points == count, report.summary()
@@ -189,5 +230,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--users", type=int, default=10)
+    parser.add_argument("--engine", choices=("edge", "memory"), default="edge")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.memories, arguments.users))
+    asyncio.run(main(arguments.memories, arguments.users, arguments.engine))

@@ -625,7 +625,23 @@ class LibrarySide:
         self.graph = graph
 
     async def import_file(self, path: Path) -> None:
-        await self.graph.import_records(transfer.JsonLinesFile(path))
+        """The import; prints how long it took before its first batch was written: the
+        validating pass over the whole input and the check against the graph, which come
+        first and which the baseline does not do."""
+        started = time.perf_counter()
+        written: list[float] = []
+
+        def progress(done: int, total: int) -> None:
+            if not written:
+                written.append(time.perf_counter())
+
+        await self.graph.import_records(transfer.JsonLinesFile(path), progress=progress)
+        if written:
+            print(
+                f"  memora-ogm import: first batch written after {written[0] - started:.1f} s "
+                "(validation and checks first)",
+                flush=True,
+            )
 
     async def digest(self, org_id: str) -> transfer.Digest:
         digest = transfer.Digest()
