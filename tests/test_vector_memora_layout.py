@@ -7,6 +7,9 @@ the whole run by ``conftest.py``): dense search knows the stand-in's synonyms
 
 from __future__ import annotations
 
+import os
+import select
+import signal
 import subprocess
 import sys
 import threading
@@ -301,3 +304,32 @@ def test_without_fastembed_the_error_names_the_install_and_the_offline_choice() 
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("memora_ogm.vector_db.hybrid.EmbedderUnavailableError: ")
     assert "pip install fastembed" in last and "embedding_function=HashingEmbedding()" in last
+
+
+def test_a_forked_child_embeds_with_the_models_its_parent_loaded() -> None:
+    """A prefork server (gunicorn --preload) loads the models in the parent: each child
+    embeds with the inherited ONNX sessions, a batch large enough for their thread pools,
+    and gets the parent's vectors."""
+    embedding = HybridEmbedding()
+    texts = ["user_a resides in Oslo", "she walks the dog"]
+    parent = embedding.embed_documents(texts)
+    reading, writing = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        code = 1
+        try:
+            vectors = embedding.embed_documents(texts + ["a house in Paris with a cat"] * 2_000)
+            code = 0 if vectors[:2] == parent else 2
+        finally:
+            os.write(writing, bytes([code]))
+            os._exit(0)
+    os.close(writing)
+    try:
+        ready = select.select([reading], [], [], 60)[0]
+        if not ready:
+            os.kill(child, signal.SIGKILL)
+        assert ready, "the child did not embed within 60 s"
+        assert os.read(reading, 1) == bytes([0]), "the child's vectors differ from the parent's"
+    finally:
+        os.close(reading)
+        os.waitpid(child, 0)
