@@ -62,8 +62,6 @@ from memora_ogm.plan import (
 from memora_ogm.projection import projection, reading
 from memora_ogm.properties import ZonedDateTimeProperty, sent_form
 
-#: Set and removed again to take a node's write lock without changing it.
-LOCK_PROPERTY = "memora_lock"
 #: The head of a batched unit's statement (see ``UnitOfWork(batched=True)``).
 KEEP_PLAN = "CYPHER replan=skip"
 
@@ -307,12 +305,15 @@ class UnitOfWork:
 
         The locks of matched nodes come first in the body; a lock taken later in the
         body (of nodes found there) comes where it is declared.
+
+        The lock is taken by setting a label the node has already: the server takes the
+        node's write lock before it finds the label there, and writes nothing, so the
+        commit has nothing to apply for it (a property set and removed again would make
+        each locked node a write of its commit). ``tests/test_unit_of_work.py`` holds a
+        second writer off with it.
         """
         self._writes = True
-        name = identifier(LOCK_PROPERTY)
-        clause = Update(
-            cy("FOREACH (node IN ", ref.items, f" | SET node.{name} = true REMOVE node.{name})")
-        )
+        clause = Update(cy("FOREACH (node IN ", ref.items, f" | SET node:{label(ref.cls)})"))
         (self._body if self._body else self._locks).append(clause)
 
     def _bind(self, cls: type, expression: Cypher, many: bool, created: bool = False) -> Ref:

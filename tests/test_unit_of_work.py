@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from neo4j import Driver
+from neo4j.exceptions import Neo4jError
 
 from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Org, User
 from memora_ogm._async.user import USER
@@ -179,6 +180,39 @@ def test_the_server_reports_each_missing_thing_with_its_check(
         assert row["missing"] == expected + missing_memories
         with pytest.raises(error):
             work.raise_missing(row["missing"])
+
+
+def test_a_lock_holds_a_second_writer_off_and_writes_nothing(
+    neo4j_connection: Neo4jConnection, neo4j_driver: Driver
+) -> None:
+    """A unit's lock (a label the node has already, set again) keeps the node's write
+    lock until its transaction ends: a second writer waits for it, and gives up when its
+    own timeout comes first. The lock itself changes nothing in the graph."""
+    clear_database(neo4j_driver, neo4j_connection.database)
+    neo4j_driver.execute_query(
+        "CREATE (:Org {org_id: 'o', org_name: 'Acme'})", database_=neo4j_connection.database
+    )
+    work = UnitOfWork()
+    work.lock(work.match(Org, lambda: None, org_id="o"))
+    query, params = work.compile()
+    assert "FOREACH (node IN [org] | SET node:Org)" in query
+
+    with neo4j_driver.session(database=neo4j_connection.database) as holder:
+        locking = holder.begin_transaction()
+        summary = locking.run(query, params).consume()
+        assert not summary.counters.contains_updates
+        with neo4j_driver.session(database=neo4j_connection.database) as other:
+            waiting = other.begin_transaction(timeout=1)
+            with pytest.raises(Neo4jError, match="(?i)lock|terminated|timeout"):
+                waiting.run("MATCH (org:Org {org_id: 'o'}) SET org.org_name = 'Other'").consume()
+        locking.rollback()
+
+    records, _, _ = neo4j_driver.execute_query(
+        "MATCH (org:Org {org_id: 'o'}) RETURN properties(org) AS org, labels(org) AS labels",
+        database_=neo4j_connection.database,
+    )
+    assert records[0]["org"] == {"org_id": "o", "org_name": "Acme"}
+    assert records[0]["labels"] == ["Org"]
 
 
 def test_variables_are_named_after_classes_and_parameters_after_properties() -> None:

@@ -5,9 +5,9 @@ OPTIONAL MATCH (user)-[:INTERACTIONS_IN]->(interaction_collection:InteractionCol
 WITH interaction_collection, CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END + CASE WHEN interaction_collection IS NULL THEN [[1, null]] ELSE [] END AS missing
 OPTIONAL CALL (interaction_collection, missing) {
 WITH interaction_collection, missing WHERE missing = []
-FOREACH (node IN [interaction_collection] | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN [interaction_collection] | SET node:InteractionCollection)
 WITH COLLECT { MATCH (node:Interaction {org_id: $org_id, user_id: $user_id}) WHERE node.interaction_id IS NOT NULL RETURN node LIMIT $interactions_limit } AS interactions
-FOREACH (node IN interactions | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN interactions | SET node:Interaction)
 WITH interactions CALL (interactions) { UNWIND interactions AS start WITH start MATCH (start)<-[:INTERACTION_SOURCE]-(node:Memory) WHERE node.org_id IS NOT NULL WITH DISTINCT node LIMIT $memories_limit RETURN collect(node) AS memories }
 WITH interactions, memories, COLLECT { UNWIND memories AS start MATCH (start)-[:DATE_OBTAINED]->(node:Date) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS dates
 WITH interactions, memories, dates, COLLECT { UNWIND interactions AS start MATCH (start)-[:HAS_OCCURRENCE_ON]->(node:Date) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS dates_2

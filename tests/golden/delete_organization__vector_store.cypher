@@ -4,14 +4,14 @@ OPTIONAL MATCH (org:Org {org_id: $org_id})
 WITH org, CASE WHEN org IS NULL THEN [[0, null]] ELSE [] END AS missing
 OPTIONAL CALL (org, missing) {
 WITH org, missing WHERE missing = []
-FOREACH (node IN [org] | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN [org] | SET node:Org)
 WITH org, COLLECT { MATCH (node:User {org_id: $org_id}) WHERE node.user_id IS NOT NULL RETURN node LIMIT $users_limit } AS users
 WITH org, users, COLLECT { UNWIND users AS start MATCH (start)-[:INTERACTIONS_IN]->(node:InteractionCollection) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS interaction_collections
 WITH org, users, interaction_collections, COLLECT { UNWIND users AS start MATCH (start)-[:HAS_MEMORIES]->(node:MemoryCollection) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS memory_collections
-FOREACH (node IN interaction_collections | SET node.memora_lock = true REMOVE node.memora_lock)
-FOREACH (node IN memory_collections | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN interaction_collections | SET node:InteractionCollection)
+FOREACH (node IN memory_collections | SET node:MemoryCollection)
 WITH org, users, interaction_collections, memory_collections, COLLECT { MATCH (node:Interaction {org_id: $org_id}) WHERE node.user_id IS NOT NULL AND node.interaction_id IS NOT NULL RETURN node LIMIT $interactions_limit } AS interactions
-FOREACH (node IN interactions | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN interactions | SET node:Interaction)
 WITH org, users, interaction_collections, memory_collections, interactions, COLLECT { MATCH (node:Memory {org_id: $org_id}) WHERE node.user_id IS NOT NULL AND node.memory_id IS NOT NULL RETURN node LIMIT $memories_limit } AS memories
 WITH org, users, interaction_collections, memory_collections, interactions, memories, COLLECT { MATCH (node:Agent {org_id: $org_id}) WHERE node.agent_id IS NOT NULL RETURN node LIMIT $agents_limit } AS agents
 WITH org, users, interaction_collections, memory_collections, interactions, memories, agents, COLLECT { UNWIND memories AS start MATCH (start)-[:DATE_OBTAINED]->(node:Date) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS dates

@@ -6,11 +6,11 @@ OPTIONAL MATCH (user)-[:HAS_MEMORIES]->(memory_collection:MemoryCollection)
 WITH user, interaction_collection, memory_collection, CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END AS missing
 OPTIONAL CALL (user, interaction_collection, memory_collection, missing) {
 WITH user, interaction_collection, memory_collection, missing WHERE missing = []
-FOREACH (node IN [user] | SET node.memora_lock = true REMOVE node.memora_lock)
-FOREACH (node IN [interaction_collection] | SET node.memora_lock = true REMOVE node.memora_lock)
-FOREACH (node IN [memory_collection] | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN [user] | SET node:User)
+FOREACH (node IN [interaction_collection] | SET node:InteractionCollection)
+FOREACH (node IN [memory_collection] | SET node:MemoryCollection)
 WITH user, interaction_collection, memory_collection, COLLECT { MATCH (node:Interaction {org_id: $org_id, user_id: $user_id}) WHERE node.interaction_id IS NOT NULL RETURN node LIMIT $interactions_limit } AS interactions
-FOREACH (node IN interactions | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN interactions | SET node:Interaction)
 WITH user, interaction_collection, memory_collection, interactions, COLLECT { MATCH (node:Memory {org_id: $org_id, user_id: $user_id}) WHERE node.memory_id IS NOT NULL RETURN node LIMIT $memories_limit } AS memories
 WITH user, interaction_collection, memory_collection, interactions, memories, COLLECT { UNWIND memories AS start MATCH (start)-[:DATE_OBTAINED]->(node:Date) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS dates
 WITH user, interaction_collection, memory_collection, interactions, memories, dates, COLLECT { UNWIND interactions AS start MATCH (start)-[:HAS_OCCURRENCE_ON]->(node:Date) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS dates_2

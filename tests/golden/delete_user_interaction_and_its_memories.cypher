@@ -4,7 +4,7 @@ OPTIONAL MATCH (interaction:Interaction {org_id: $org_id, user_id: $user_id, int
 WITH interaction, CASE WHEN interaction IS NULL THEN [[0, null]] ELSE [] END AS missing
 OPTIONAL CALL (interaction, missing) {
 WITH interaction, missing WHERE missing = []
-FOREACH (node IN [interaction] | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN [interaction] | SET node:Interaction)
 WITH interaction CALL (interaction) { UNWIND [interaction] AS start WITH start MATCH (start)<-[:INTERACTION_SOURCE]-(node:Memory) WHERE node.org_id IS NOT NULL WITH DISTINCT node LIMIT $memories_limit RETURN collect(node) AS memories }
 WITH interaction, memories, COLLECT { UNWIND memories AS start MATCH (start)-[:DATE_OBTAINED]->(node:Date) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS dates
 WITH interaction, memories, dates, COLLECT { UNWIND [interaction] AS start MATCH (start)-[:HAS_OCCURRENCE_ON]->(node:Date) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS dates_2

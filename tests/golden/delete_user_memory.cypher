@@ -6,9 +6,9 @@ WITH memory, memory_collection, CASE WHEN memory IS NULL THEN [[0, null]] ELSE [
 OPTIONAL CALL (memory, memory_collection, missing) {
 WITH memory, memory_collection, missing WHERE missing = []
 WITH memory, memory_collection, COLLECT { UNWIND [memory] AS start MATCH (start)-[:INTERACTION_SOURCE]->(node:Interaction) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS interactions
-FOREACH (node IN interactions | SET node.memora_lock = true REMOVE node.memora_lock)
-FOREACH (node IN [memory_collection] | SET node.memora_lock = true REMOVE node.memora_lock)
-FOREACH (node IN [memory] | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN interactions | SET node:Interaction)
+FOREACH (node IN [memory_collection] | SET node:MemoryCollection)
+FOREACH (node IN [memory] | SET node:Memory)
 RETURN true AS written
 }
 RETURN missing

@@ -36,7 +36,7 @@ OPTIONAL MATCH (org:Org {org_id: $org_id})
 WITH org, CASE WHEN org IS NULL THEN [[0, null]] ELSE [] END AS missing
 OPTIONAL CALL (org, missing) {
 WITH org, missing WHERE missing = []
-FOREACH (node IN [org] | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN [org] | SET node:Org)
 WITH org CALL () { UNWIND $users AS row CREATE (node:User) SET node = row.p, node.created_at = CASE WHEN $times[row.t[0]] IS NULL THEN null ELSE datetime({epochSeconds: $times[row.t[0]][0], nanosecond: $times[row.t[0]][1], timezone: $times[row.t[0]][2]}) END RETURN collect(node) AS users }
 FOREACH (node IN users | CREATE (node)-[:BELONGS_TO]->(org))
 WITH users CALL () { UNWIND $interaction_collections AS row CREATE (node:InteractionCollection) SET node = row RETURN collect(node) AS interaction_collections }
@@ -57,7 +57,7 @@ CALL () { UNWIND $agent_keys AS key OPTIONAL MATCH (found:Agent {}) RETURN colle
 WITH org, users, agents, CASE WHEN org IS NULL THEN [[0, null]] ELSE [] END + [key IN user_missing | [1, key]] + [key IN agent_missing | [2, key]] AS missing
 OPTIONAL CALL (org, users, agents, missing) {
 WITH org, users, agents, missing WHERE missing = []
-FOREACH (node IN [org] | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN [org] | SET node:Org)
 WITH org, users, agents CALL () { UNWIND $agents AS row CREATE (node:Agent) SET node = row.p, node.created_at = CASE WHEN $times[row.t[0]] IS NULL THEN null ELSE datetime({epochSeconds: $times[row.t[0]][0], nanosecond: $times[row.t[0]][1], timezone: $times[row.t[0]][2]}) END RETURN collect(node) AS agents_2 }
 FOREACH (node IN agents_2 | CREATE (org)-[:HAS_AGENT]->(node))
 WITH org, users, agents, agents_2 CALL (users, agents_2) { UNWIND $has_agent AS pair WITH users[pair[0]] AS a, agents_2[pair[1]] AS b CREATE (a)-[:HAS_AGENT]->(b) }
@@ -75,7 +75,7 @@ CALL () { UNWIND $user_keys AS key OPTIONAL MATCH (found:User {org_id: key.org_i
 WITH users, [key IN user_missing | [0, key]] AS missing
 OPTIONAL CALL (users, missing) {
 WITH users, missing WHERE missing = []
-FOREACH (node IN users | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN users | SET node:User)
 WITH [start IN users | head([(start)-[:INTERACTIONS_IN]->(node:InteractionCollection) | node])] AS interaction_collections
 WITH interaction_collections CALL () { UNWIND $interactions AS row CREATE (node:Interaction) SET node = row.p, node.created_at = CASE WHEN $times[row.t[0]] IS NULL THEN null ELSE datetime({epochSeconds: $times[row.t[0]][0], nanosecond: $times[row.t[0]][1], timezone: $times[row.t[0]][2]}) END, node.updated_at = CASE WHEN $times[row.t[1]] IS NULL THEN null ELSE datetime({epochSeconds: $times[row.t[1]][0], nanosecond: $times[row.t[1]][1], timezone: $times[row.t[1]][2]}) END RETURN collect(node) AS interactions }
 WITH interaction_collections, interactions CALL () { UNWIND $message_blocks AS row CREATE (node:MessageBlock) SET node = row RETURN collect(node) AS message_blocks }
@@ -97,7 +97,7 @@ CALL () { UNWIND $interaction_keys AS key OPTIONAL MATCH (found:Interaction {org
 WITH users, interactions, [key IN user_missing | [0, key]] + [key IN interaction_missing | [1, key]] AS missing
 OPTIONAL CALL (users, interactions, missing) {
 WITH users, interactions, missing WHERE missing = []
-FOREACH (node IN users | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN users | SET node:User)
 WITH interactions, [start IN users | head([(start)-[:HAS_MEMORIES]->(node:MemoryCollection) | node])] AS memory_collections
 WITH interactions, memory_collections CALL () { UNWIND $memories AS row CREATE (node:Memory) SET node = row.p, node.obtained_at = CASE WHEN $times[row.t[0]] IS NULL THEN null ELSE datetime({epochSeconds: $times[row.t[0]][0], nanosecond: $times[row.t[0]][1], timezone: $times[row.t[0]][2]}) END RETURN collect(node) AS memories }
 WITH interactions, memory_collections, memories CALL (interactions, memories) { UNWIND $interaction_source AS pair WITH memories[pair[0]] AS a, interactions[pair[1]] AS b CREATE (a)-[:INTERACTION_SOURCE]->(b) }

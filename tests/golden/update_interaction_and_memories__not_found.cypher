@@ -6,7 +6,7 @@ OPTIONAL MATCH (user)-[:HAS_MEMORIES]->(memory_collection:MemoryCollection)
 WITH interaction, memory_collection, CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END + CASE WHEN interaction IS NULL THEN [[1, null]] ELSE [] END + CASE WHEN agent IS NULL THEN [[2, null]] ELSE [] END + CASE WHEN memory_collection IS NULL THEN [[3, null]] ELSE [] END AS missing
 OPTIONAL CALL (interaction, memory_collection, missing) {
 WITH interaction, memory_collection, missing WHERE missing = []
-FOREACH (node IN [interaction] | SET node.memora_lock = true REMOVE node.memora_lock)
+FOREACH (node IN [interaction] | SET node:Interaction)
 WITH interaction, memory_collection, COLLECT { UNWIND [interaction] AS start MATCH (start)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(node:MessageBlock) WHERE node.msg_position IS NOT NULL RETURN DISTINCT node ORDER BY node.msg_position } AS message_blocks
 WITH interaction, memory_collection, message_blocks, coalesce(head([k IN range(0, size($message_blocks) - 1) WHERE k >= size(message_blocks) OR NOT coalesce(message_blocks[k].role = $message_blocks[k].role AND message_blocks[k].content = $message_blocks[k].content, false)]), size($message_blocks)) AS message_blocks_kept
 FOREACH (node IN message_blocks[message_blocks_kept..] | DETACH DELETE node)
