@@ -24,7 +24,7 @@ from neo4j.exceptions import Neo4jError
 from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Org, User
 from memora_ogm._async.user import USER
 from memora_ogm.chains import keep_common_prefix
-from memora_ogm.errors import AgentNotFound, MemoryNotFound, UserNotFound
+from memora_ogm.errors import AgentNotFound, MemoryNotFound, OrganizationNotFound, UserNotFound
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.unit_of_work import Count, Prepared, UnitOfWork
@@ -193,7 +193,7 @@ def test_a_lock_holds_a_second_writer_off_and_writes_nothing(
         "CREATE (:Org {org_id: 'o', org_name: 'Acme'})", database_=neo4j_connection.database
     )
     work = UnitOfWork()
-    work.lock(work.match(Org, lambda: None, org_id="o"))
+    work.lock(work.match(Org, lambda: OrganizationNotFound("o"), org_id="o"))
     query, params = work.compile()
     assert "FOREACH (node IN [org] | SET node:Org)" in query
 
