@@ -9,14 +9,32 @@ synchronous ``db``::
     memora = Neo4jGraphInterface(uri, username, password, database, QdrantDB(path="qdrant"))
     memora.setup()
     org = memora.create_organization("Acme")
+
+``QdrantDB`` is imported on first use: qdrant-client imports fastembed and onnxruntime
+when it is imported, and a process that has loaded onnxruntime 1.29 or later never
+finishes exiting after ``os.fork()`` (see ``onnxruntime`` in pyproject.toml). An app
+without a vector store keeps them out of its processes.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from memora_ogm._sync.base import BaseGraphDB
 from memora_ogm._sync.interface import Neo4jGraphInterface
-from memora_ogm._sync.qdrant import QdrantDB
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.vector_db.embedding import SyncEmbeddingFunction as EmbeddingFunction
 from memora_ogm.vector_db.scope import MemorySearchScope
+
+if TYPE_CHECKING:
+    from memora_ogm._sync.qdrant import QdrantDB
+
+
+def __getattr__(name: str) -> Any:
+    if name == "QdrantDB":
+        from memora_ogm._sync.qdrant import QdrantDB
+
+        return QdrantDB
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BaseGraphDB",

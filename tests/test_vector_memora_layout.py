@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -333,3 +334,61 @@ def test_a_forked_child_embeds_with_the_models_its_parent_loaded() -> None:
     finally:
         os.close(reading)
         os.waitpid(child, 0)
+
+
+def _first_embedding_without_models(
+    env: dict[str, str],
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """A fresh interpreter whose store embeds once with no model in its cache and the hub
+    not asked to stay offline: its outcome, and how long it took."""
+    script = (
+        "import uuid\n"
+        "from memora_ogm.sync import QdrantDB\n"
+        "store = QdrantDB()\n"
+        "print(store.hybrid_embedding.cache_dir, flush=True)\n"
+        "store.setup()\n"
+        "store.add_memories('o', 'u', 'a', [str(uuid.uuid4())], ['likes pizza'], "
+        f"{OBTAINED_AT!r})\n"
+    )
+    quiet = {
+        k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "FASTEMBED_CACHE_PATH")
+    }
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).resolve().parent.parent,
+        env={**quiet, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done, time.monotonic() - started
+
+
+def test_an_unresolvable_model_hub_fails_the_first_embedding_at_once(tmp_path: Path) -> None:
+    """No cached model and a hub whose name cannot resolve (``.invalid``, RFC 6761): the
+    error comes in seconds, not after fastembed's retries of 3, 9 and 27 s, and says why.
+    The models' folder is the user's cache folder, not the system's temporary one."""
+    home = tmp_path / "home"
+    done, seconds = _first_embedding_without_models(
+        {"HOME": str(home), "XDG_CACHE_HOME": "", "HF_ENDPOINT": "https://hub.memora-ogm.invalid"}
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.stdout.strip() == str(home / ".cache" / "memora-ogm" / "fastembed")
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("memora_ogm.vector_db.hybrid.EmbedderUnavailableError: ")
+    assert "'hub.memora-ogm.invalid' does not resolve" in last
+    assert "embedding_function=HashingEmbedding()" in last
+    assert seconds < 15, seconds
+
+
+def test_the_cache_folder_follows_xdg_and_the_callers_choice_wins(tmp_path: Path) -> None:
+    assert hybrid.HybridEmbedding(tmp_path / "mine").cache_dir == str(tmp_path / "mine")
+    quiet = {k: v for k, v in os.environ.items() if k != "FASTEMBED_CACHE_PATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", "from memora_ogm.vector_db.hybrid import HybridEmbedding as H\n"
+         "print(H().cache_dir)"],
+        env={**quiet, "XDG_CACHE_HOME": str(tmp_path / "xdg")},
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert done.stdout.strip() == str(tmp_path / "xdg" / "memora-ogm" / "fastembed")

@@ -13,14 +13,17 @@ either store are the vectors the other computes for the same text:
   same model files are registered here under a private name with 0.5's pooling;
 - the sparse vector: SPLADE as fastembed computes it (unchanged since 0.5).
 
-Models download into ``cache_dir`` on first use and are loaded once per process and folder.
+Models download into ``cache_dir`` on first use (a per-user cache folder by default) and
+are loaded once per process and folder. fastembed, and with it onnxruntime, is imported
+only then.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
+import socket
 import threading
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -103,20 +106,64 @@ def _register_dense_as_fastembed_05(fastembed: Any) -> None:
     )
 
 
+def default_cache_dir() -> Path:
+    """Where Memora's models are kept unless the caller or ``FASTEMBED_CACHE_PATH`` says:
+    the user's cache folder, which outlives a reboot (fastembed's own default is in the
+    system's temporary folder)."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base, "memora-ogm", "fastembed")
+
+
+def _hub_host() -> str:
+    """The host fastembed downloads from: the Hugging Face hub, or ``HF_ENDPOINT``."""
+    try:
+        from huggingface_hub import constants
+
+        endpoint = constants.ENDPOINT
+    except ImportError:  # pragma: no cover - fastembed depends on huggingface_hub
+        endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    return urllib.parse.urlsplit(endpoint).hostname or ""
+
+
+def _hub_unresolvable() -> str | None:
+    """Why a download is certain to fail (the hub's name does not resolve), else None.
+
+    fastembed retries a failed download after 3, 9 and 27 s and offers no option to
+    retry less; a name that does not resolve will not resolve on the next try either."""
+    host = _hub_host()
+    try:
+        socket.getaddrinfo(host, 443, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as error:
+        return f"the model hub's host {host!r} does not resolve ({error})"
+    return None
+
+
+def _model(fastembed: Any, model: str, cache_dir: str, local_files_only: bool) -> Any:
+    if model == MEMORA_DENSE_MODEL:
+        _register_dense_as_fastembed_05(fastembed)
+        return fastembed.TextEmbedding(
+            _DENSE_AS_FASTEMBED_05, cache_dir=cache_dir, local_files_only=local_files_only
+        )
+    return fastembed.SparseTextEmbedding(
+        model, cache_dir=cache_dir, local_files_only=local_files_only
+    )
+
+
 def _load(model: str, cache_dir: str) -> Any:
-    """One of Memora's models from ``cache_dir``, loaded once per process."""
+    """One of Memora's models from ``cache_dir``, loaded once per process: from the cache
+    when it holds the model, else downloaded, unless the download cannot succeed."""
     with _loading:
         key = (model, cache_dir)
         if key not in _loaded:
             fastembed = _fastembed()
             try:
-                if model == MEMORA_DENSE_MODEL:
-                    _register_dense_as_fastembed_05(fastembed)
-                    _loaded[key] = fastembed.TextEmbedding(
-                        _DENSE_AS_FASTEMBED_05, cache_dir=cache_dir
-                    )
-                else:
-                    _loaded[key] = fastembed.SparseTextEmbedding(model, cache_dir=cache_dir)
+                try:
+                    _loaded[key] = _model(fastembed, model, cache_dir, local_files_only=True)
+                except Exception:
+                    unreachable = _hub_unresolvable()
+                    if unreachable is not None:
+                        raise RuntimeError(unreachable) from None
+                    _loaded[key] = _model(fastembed, model, cache_dir, local_files_only=False)
             except Exception as error:
                 raise EmbedderUnavailableError(
                     f"Could not load the embedding model {model!r} into {cache_dir!r} ({error}). "
@@ -130,17 +177,15 @@ def _load(model: str, cache_dir: str) -> Any:
 class HybridEmbedding:
     """Memora's dense and sparse models, in one cache folder.
 
-    ``cache_dir`` is where the models are downloaded and found; ``None`` is fastembed's
-    own choice (``FASTEMBED_CACHE_PATH``, else a folder in the system's temporary folder).
+    ``cache_dir`` is where the models are downloaded and found; ``None`` is
+    ``FASTEMBED_CACHE_PATH`` when set, else :func:`default_cache_dir`.
     Memora's own store defaults to ``./cache``. The embedding is CPU-bound: the async
     store calls it in a worker thread.
     """
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None = None) -> None:
         if cache_dir is None:
-            cache_dir = os.environ.get("FASTEMBED_CACHE_PATH") or Path(
-                tempfile.gettempdir(), "fastembed_cache"
-            )
+            cache_dir = os.environ.get("FASTEMBED_CACHE_PATH") or default_cache_dir()
         self.cache_dir = os.fspath(cache_dir)
 
     def _models(self) -> tuple[TextEmbedding, SparseTextEmbedding]:
