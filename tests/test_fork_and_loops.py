@@ -12,11 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
-import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -26,9 +25,11 @@ from typing import Any, TypeVar
 
 import neo4j
 import pytest
+import web_servers
 from neo4j import Driver
 from qdrant_standin import StandIn, qdrant_standin
 from test_connections import interface
+from web_servers import STOP_BOUND, Served, serve
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
@@ -91,13 +92,6 @@ def test_forked_children_and_their_parent_each_get_only_their_own_answers(
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def qdrant_server() -> Iterator[tuple[str, StandIn]]:
     """A Qdrant server the workers share: its URL, and what it holds."""
@@ -106,51 +100,35 @@ def qdrant_server() -> Iterator[tuple[str, StandIn]]:
 
 
 @pytest.fixture
-def preforked_flask(
+def preforked(
     neo4j_connection: Neo4jConnection, clean_neo4j: Driver, qdrant_server: tuple[str, StandIn]
-) -> Iterator[str]:
+) -> Iterator[Served]:
     """The Flask example under ``gunicorn --preload -w 4`` with a Qdrant server, as its
     docstring says to run it: the app, its interface and its ``setup()`` run in the
-    master, whose connections every worker inherits."""
-    port = _free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "--preload",
-            "-w",
-            "4",
-            "-b",
-            f"127.0.0.1:{port}",
-            "--chdir",
-            str(TESTS),
-            "examples.flask_app:create_app()",
-        ],
-        env={**_environment(neo4j_connection), "QDRANT_URL": qdrant_server[0]},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/orgs/none/users/none", timeout=2)
-        except urllib.error.HTTPError:
-            break  # a 404 from the app: the workers answer
-        except OSError as error:
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                raise AssertionError(
-                    f"gunicorn did not start: {server.communicate()[1]}"
-                ) from error
-            time.sleep(0.2)
-    try:
-        yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    master, whose connections every worker inherits. Stopped by SIGTERM at the end, every
+    worker gone within ``web_servers.STOP_BOUND`` seconds."""
+    command = ["gunicorn", "--preload", "-w", "4", "-b", "127.0.0.1:{port}", "--chdir", str(TESTS)]
+    env = {**_environment(neo4j_connection), "QDRANT_URL": qdrant_server[0]}
+    with serve(
+        [sys.executable, "-m", *command, "examples.flask_app:create_app()"], env, "/orgs/none"
+    ) as served:
+        yield served
+
+
+@pytest.fixture
+def preforked_flask(preforked: Served) -> str:
+    return preforked.url
+
+
+def test_a_prefork_web_server_stops_within_seconds_of_sigterm(preforked: Served) -> None:
+    """A deploy's restart: SIGTERM to gunicorn's master after its four workers answered;
+    master and workers end by a normal exit, in seconds, not by the master's SIGKILL after
+    its 30 s graceful timeout (onnxruntime 1.29+ hung every worker in ``exit()``)."""
+    with pytest.raises(urllib.error.HTTPError, match="404"):
+        urllib.request.urlopen(f"{preforked.url}/orgs/none/users/none", timeout=10)
+    assert len(web_servers.children(preforked.process.pid)) == 4
+    assert preforked.stop() < STOP_BOUND
+    assert preforked.process.returncode == 0
 
 
 def test_a_prefork_web_server_serves_every_tenant_its_own_user(
