@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from memora_ogm import __version__
@@ -30,6 +31,7 @@ from memora_ogm.cli_check import add_check_parser
 from memora_ogm.cli_transfer import TRANSFER_SUBCOMMANDS
 from memora_ogm.cli_vectors import add_vectors_parser
 from memora_ogm.inspector import add_inspect_parser
+from memora_ogm.migrations import MIGRATIONS
 from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
 from memora_ogm.server.connection import Neo4jConnection
 from memora_ogm.server.local import LocalNeo4jError, LocalNeo4jServer, stop_process
@@ -200,21 +202,24 @@ def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
 # --------------------------------------------------------------------------- migrate
 
 
-async def _migrate(conn: Neo4jConnection) -> list[str]:
-    from memora_ogm import Neo4jGraphInterface
-
-    async with Neo4jGraphInterface.from_connection(conn) as graph:
-        return await graph.migrate()
-
-
 def cmd_migrate(args: argparse.Namespace) -> int:
-    """Migrate the database named by NEO4J_URI & co. or the one `server start` runs."""
-    conn = existing_connection()
+    """Migrate the database named by NEO4J_URI & co. or the one `server start` runs;
+    with ``--list``, print each migration as applied ``[X]`` or pending ``[ ]``."""
+    from memora_ogm.sync import Neo4jGraphInterface
+
+    conn = existing_connection(args.environ)
     if conn is None:
         _info(f"memora-ogm: nothing to migrate: {NO_SERVER_HINT}")
         return 1
-    applied = asyncio.run(_migrate(conn))
-    print(f"applied: {', '.join(applied)}" if applied else "already up to date")
+    with Neo4jGraphInterface.from_connection(conn) as graph:
+        if args.list:
+            applied = set(graph.applied_migrations())
+            for migration in MIGRATIONS:
+                mark = "X" if migration.version in applied else " "
+                print(f" [{mark}] {migration.version}_{migration.name}")
+            return 0
+        done = graph.migrate()
+    print(f"applied: {', '.join(done)}" if done else "already up to date")
     return 0
 
 
@@ -222,7 +227,47 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     migrate = subparsers.add_parser(
         "migrate", help="apply pending schema and data migrations (memora_ogm.migrations)"
     )
+    migrate.add_argument(
+        "--list", action="store_true", help="show applied [X] and pending [ ] migrations"
+    )
     migrate.set_defaults(func=cmd_migrate)
+
+
+# --------------------------------------------------------------------------- setup
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    """Constraints and indexes, and the vector store's collection when one is named."""
+    from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
+
+    conn = existing_connection(args.environ)
+    if conn is None:
+        _info(f"memora-ogm: nothing to set up: {NO_SERVER_HINT}")
+        return 1
+    store = None
+    if args.qdrant_url or args.qdrant_path:
+        api_key = args.environ.get("QDRANT_API_KEY") if args.qdrant_url else None
+        store = QdrantDB(
+            collection_name=args.collection,
+            url=args.qdrant_url,
+            api_key=api_key,
+            path=args.qdrant_path,
+        )
+    with Neo4jGraphInterface.from_connection(conn, store) as graph:
+        graph.setup()
+    print("constraints and indexes installed" + (", collection ready" if store else ""))
+    return 0
+
+
+def add_setup_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    setup = subparsers.add_parser(
+        "setup", help="install constraints and indexes (and the vector collection); idempotent"
+    )
+    where = setup.add_mutually_exclusive_group()
+    where.add_argument("--qdrant-path", help="folder of the embedded store, as QdrantDB(path=)")
+    where.add_argument("--qdrant-url", help="a Qdrant server (key: $QDRANT_API_KEY)")
+    setup.add_argument("--collection", default=None, help="collection (default: Memora's)")
+    setup.set_defaults(func=cmd_setup)
 
 
 # --------------------------------------------------------------------------- main
@@ -231,6 +276,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]]
     add_server_parser,
     add_demo_parser,
     add_migrate_parser,
+    add_setup_parser,
     add_shell_parser,
     add_inspect_parser,
     *TRANSFER_SUBCOMMANDS,
@@ -250,8 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Run one command; ``environ`` stands in for the process's environment variables
+    (``NEO4J_URI`` & co., ``QDRANT_API_KEY``), as the framework integrations pass their
+    settings."""
     args = build_parser().parse_args(argv)
+    args.environ = os.environ if environ is None else environ
     try:
         return int(args.func(args))
     except (NoNeo4jAvailableError, LocalNeo4jError) as exc:

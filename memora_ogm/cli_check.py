@@ -17,7 +17,6 @@ Exit status: 0 when the stores agree, 1 when they differ, 2 on an error. With
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,7 +45,7 @@ def _store(args: argparse.Namespace) -> QdrantDB:
 
     where: dict[str, Any]
     if args.qdrant_url:
-        where = {"url": args.qdrant_url, "api_key": os.environ.get(ENV_QDRANT_API_KEY)}
+        where = {"url": args.qdrant_url, "api_key": args.environ.get(ENV_QDRANT_API_KEY)}
     elif Path(args.qdrant_path).is_dir():
         where = {"path": args.qdrant_path}
     else:
@@ -63,7 +62,7 @@ def _store(args: argparse.Namespace) -> QdrantDB:
 def _check(args: argparse.Namespace) -> ConsistencyReport:
     from memora_ogm.sync import Neo4jGraphInterface
 
-    conn = existing_connection()
+    conn = existing_connection(args.environ)
     if conn is None:
         raise CheckError(f"no server: {NO_SERVER_HINT}")
     store = _store(args)

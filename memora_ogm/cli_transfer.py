@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -47,8 +46,8 @@ def _info(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _source() -> Neo4jConnection:
-    conn = existing_connection()
+def _source(args: argparse.Namespace) -> Neo4jConnection:
+    conn = existing_connection(args.environ)
     if conn is None:
         raise CommandError(f"no server: {NO_SERVER_HINT}")
     return conn
@@ -128,7 +127,7 @@ def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argpar
 @_reporting
 def cmd_export(args: argparse.Namespace) -> int:
     """Written to ``FILE.partial`` first: a failed export leaves no file that looks whole."""
-    conn = _source()
+    conn = _source(args)
     partial = Path(f"{args.output}.partial") if args.output else None
     try:
         with _interface(conn) as graph, _bar("export") as bar:
@@ -169,7 +168,7 @@ def add_export_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 
 @_reporting
 def cmd_import(args: argparse.Namespace) -> int:
-    conn = _source()
+    conn = _source(args)
     stages = _Stages()
     try:
         with _interface(conn) as graph:
@@ -214,8 +213,8 @@ def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 def cmd_move(args: argparse.Namespace) -> int:
     from memora_ogm._sync.transfer import move_organization
 
-    source = _source()
-    password = args.to_password or os.environ.get(ENV_TO_PASSWORD)
+    source = _source(args)
+    password = args.to_password or args.environ.get(ENV_TO_PASSWORD)
     if password is None:
         raise CommandError(f"give the target's password (--to-password or ${ENV_TO_PASSWORD})")
     target = Neo4jConnection(

@@ -219,7 +219,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     if args.user is not None and args.org is None:
         print("memora-ogm: --user needs --org", file=sys.stderr)
         return 2
-    conn = existing_connection()
+    conn = existing_connection(args.environ)
     if conn is None:
         print(f"memora-ogm: nothing to inspect: {NO_SERVER_HINT}", file=sys.stderr)
         return 1

@@ -14,7 +14,7 @@ from memora_ogm._async.consistency import Neo4jConsistency
 from memora_ogm._async.graph import Graph
 from memora_ogm._async.interaction import Neo4jInteraction
 from memora_ogm._async.memory import Neo4jMemory
-from memora_ogm._async.migrate import run_migrations
+from memora_ogm._async.migrate import applied_versions, run_migrations
 from memora_ogm._async.organization import Neo4jOrganization
 from memora_ogm._async.schema import install_node_keys
 from memora_ogm._async.transfer import Neo4jTransfer
@@ -156,3 +156,7 @@ class Neo4jGraphInterface(
     async def migrate(self) -> list[str]:
         """Apply every pending migration of ``memora_ogm.migrations``; returns their versions."""
         return await run_migrations(self.graph, MIGRATIONS)
+
+    async def applied_migrations(self) -> list[str]:
+        """The versions of the migrations this database has had, oldest first."""
+        return await applied_versions(self.graph)

@@ -15,7 +15,7 @@ from memora_ogm._sync.consistency import Neo4jConsistency
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.interaction import Neo4jInteraction
 from memora_ogm._sync.memory import Neo4jMemory
-from memora_ogm._sync.migrate import run_migrations
+from memora_ogm._sync.migrate import applied_versions, run_migrations
 from memora_ogm._sync.organization import Neo4jOrganization
 from memora_ogm._sync.schema import install_node_keys
 from memora_ogm._sync.transfer import Neo4jTransfer
@@ -157,3 +157,7 @@ class Neo4jGraphInterface(
     def migrate(self) -> list[str]:
         """Apply every pending migration of ``memora_ogm.migrations``; returns their versions."""
         return run_migrations(self.graph, MIGRATIONS)
+
+    def applied_migrations(self) -> list[str]:
+        """The versions of the migrations this database has had, oldest first."""
+        return applied_versions(self.graph)
