@@ -93,14 +93,15 @@ class _Stages:
             self.bar = None
 
 
-def _fail(error: Exception) -> int:
-    _info(f"memora-ogm: {error}")
-    return 1
+#: Exit statuses: the command failed on what was found (missing organisation, conflict,
+#: failed verification, no server), or on its input (an unreadable or malformed file),
+#: argparse's status for a bad command line.
+EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
 
 
 def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Expected failures (bad file, conflict, failed verification, missing org) exit 1 with
-    their message, not a traceback."""
+    """Expected failures print their message, not a traceback, and exit 2 for bad input,
+    1 for the rest."""
 
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
@@ -108,15 +109,12 @@ def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argpar
 
         try:
             return command(args)
-        except (
-            CommandError,
-            NotFoundError,
-            ImportFormatError,
-            ImportConflict,
-            MoveVerificationFailed,
-            OSError,
-        ) as error:
-            return _fail(error)
+        except (ImportFormatError, OSError) as error:
+            _info(f"memora-ogm: {error}")
+            return EXIT_BAD_INPUT
+        except (CommandError, NotFoundError, ImportConflict, MoveVerificationFailed) as error:
+            _info(f"memora-ogm: {error}")
+            return EXIT_FAILED
 
     return run
 

@@ -203,7 +203,7 @@ async def test_cli_export_import_and_move(
         monkeypatch.setenv(name, value)
     bad = tmp_path / "bad.jsonl"
     bad.write_text(path.read_text(encoding="utf-8").replace('"version":1', '"version":9'))
-    assert main(["import", str(bad)]) == 1
+    assert main(["import", str(bad)]) == 2  # bad input
     assert "line 1: format version 9 is not supported" in capsys.readouterr().err
     assert snapshot(target.driver) == ([], [])
     assert main(["import", str(path)]) == 0
