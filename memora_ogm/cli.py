@@ -237,7 +237,9 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
-    """Constraints and indexes, and the vector store's collection when one is named."""
+    """Constraints and indexes, and the vector store's collection when one is named, in
+    the layout of the embedder ``EMBEDDER`` names (as the framework integrations read it)."""
+    from memora_ogm.contrib.config import MEMORA_MODELS, MemoraConfig
     from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 
     conn = existing_connection(args.environ)
@@ -246,13 +248,15 @@ def cmd_setup(args: argparse.Namespace) -> int:
         return 1
     store = None
     if args.qdrant_url or args.qdrant_path:
-        api_key = args.environ.get("QDRANT_API_KEY") if args.qdrant_url else None
-        store = QdrantDB(
-            collection_name=args.collection,
-            url=args.qdrant_url,
-            api_key=api_key,
-            path=args.qdrant_path,
+        where = MemoraConfig(
+            conn,
+            qdrant_url=args.qdrant_url,
+            qdrant_api_key=args.environ.get("QDRANT_API_KEY") if args.qdrant_url else None,
+            qdrant_path=args.qdrant_path,
+            collection=args.collection,
+            embedder=args.environ.get("EMBEDDER") or MEMORA_MODELS,
         )
+        store = QdrantDB(**where.store_options())
     with Neo4jGraphInterface.from_connection(conn, store) as graph:
         graph.setup()
     print("constraints and indexes installed" + (", collection ready" if store else ""))

@@ -8,12 +8,14 @@ another reads a user's timeline, a view each app builds on the node classes.
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from neo4j import Driver
+from web_servers import example
 
 from memora_ogm import sync
 from memora_ogm.server import Neo4jConnection
@@ -31,26 +33,28 @@ class App:
 
 
 def flask_app(conn: Neo4jConnection) -> Iterator[App]:
-    from examples.flask_app import create_app
+    """``examples/flask_app.py`` with an embedded vector store, set up by its command."""
+    create_app = example("flask_app").create_app
+    with tempfile.TemporaryDirectory() as qdrant:
+        app = create_app(
+            {
+                "TESTING": True,
+                **{f"MEMORA_OGM_{name}": value for name, value in conn.env().items()},
+                "MEMORA_OGM_QDRANT_PATH": qdrant,
+                "MEMORA_OGM_EMBEDDER": "hashing",
+            }
+        )
+        setup = app.test_cli_runner().invoke(args=["memora-ogm", "setup"])
+        assert setup.exit_code == 0, setup.output
+        client = app.test_client()
 
-    app = create_app(
-        {
-            "TESTING": True,
-            "NEO4J_URI": conn.uri,
-            "NEO4J_USERNAME": conn.username,
-            "NEO4J_PASSWORD": conn.password,
-            "NEO4J_DATABASE": conn.database,
-            "NEOMODEL_NEO4J_BOLT_URL": conn.neomodel_url,
-        }
-    )
-    client = app.test_client()
+        def call(method: str, url: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+            response = client.open(url, method=method, json=body)
+            return response.status_code, response.get_json(silent=True)
 
-    def call(method: str, url: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-        response = client.open(url, method=method, json=body)
-        return response.status_code, response.get_json(silent=True)
-
-    yield App(call, app.extensions["memora"])
-    app.extensions["memora"].close()
+        state = app.extensions["memora_ogm"]
+        yield App(call, state.interface.get())
+        state.close()
 
 
 def django_app(conn: Neo4jConnection) -> Iterator[App]:

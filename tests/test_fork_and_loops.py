@@ -15,9 +15,6 @@ import os
 import subprocess
 import sys
 import threading
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,14 +25,13 @@ import pytest
 import web_servers
 from neo4j import Driver
 from qdrant_standin import StandIn, qdrant_standin
+from served_tenants import serve_tenants
 from test_connections import interface
-from web_servers import STOP_BOUND, Served, serve
+from web_servers import EXAMPLES, STOP_BOUND, example, serve
 
-from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
-from memora_ogm.vector_db.qdrant import SINGLE_VECTOR_COLLECTION_NAME
 
 T = TypeVar("T")
 TESTS = Path(__file__).resolve().parent
@@ -99,137 +95,38 @@ def qdrant_server() -> Iterator[tuple[str, StandIn]]:
         yield running
 
 
-@pytest.fixture
-def preforked(
+def test_a_preforked_flask_app_serves_every_tenant_its_own_then_stops_on_sigterm(
     neo4j_connection: Neo4jConnection, clean_neo4j: Driver, qdrant_server: tuple[str, StandIn]
-) -> Iterator[Served]:
-    """The Flask example under ``gunicorn --preload -w 4`` with a Qdrant server, as its
-    docstring says to run it: the app, its interface and its ``setup()`` run in the
-    master, whose connections every worker inherits. Stopped by SIGTERM at the end, every
-    worker gone within ``web_servers.STOP_BOUND`` seconds."""
-    command = ["gunicorn", "--preload", "-w", "4", "-b", "127.0.0.1:{port}", "--chdir", str(TESTS)]
-    env = {**_environment(neo4j_connection), "QDRANT_URL": qdrant_server[0]}
-    with serve(
-        [sys.executable, "-m", *command, "examples.flask_app:create_app()"], env, "/orgs/none"
-    ) as served:
-        yield served
-
-
-@pytest.fixture
-def preforked_flask(preforked: Served) -> str:
-    return preforked.url
-
-
-def test_a_prefork_web_server_stops_within_seconds_of_sigterm(preforked: Served) -> None:
-    """A deploy's restart: SIGTERM to gunicorn's master after its four workers answered;
-    master and workers end by a normal exit, in seconds, not by the master's SIGKILL after
-    its 30 s graceful timeout (onnxruntime 1.29+ hung every worker in ``exit()``)."""
-    with pytest.raises(urllib.error.HTTPError, match="404"):
-        urllib.request.urlopen(f"{preforked.url}/orgs/none/users/none", timeout=10)
-    assert len(web_servers.children(preforked.process.pid)) == 4
-    assert preforked.stop() < STOP_BOUND
-    assert preforked.process.returncode == 0
-
-
-def test_a_prefork_web_server_serves_every_tenant_its_own_user(
-    preforked_flask: str, neo4j_connection: Neo4jConnection
 ) -> None:
-    """Six tenants' users read 3,000 times by 16 client threads through four preforked
-    workers: every response is the requested tenant's user."""
-    conn = neo4j_connection
-    with sync.Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database) as memora:
-        tenants = []
-        for number in range(6):
-            org = memora.create_organization(f"Tenant {number}")
-            user = memora.create_user(org.org_id, f"User of tenant {number}")
-            tenants.append((org.org_id, user.user_id, user.user_name))
-
-    def read(number: int) -> tuple[str, str, str]:
-        org_id, user_id, _ = tenants[number % len(tenants)]
-        address = f"{preforked_flask}/orgs/{org_id}/users/{user_id}"
-        with urllib.request.urlopen(address, timeout=60) as reply:
-            body = json.load(reply)
-        return body["org_id"], body["user_id"], body["user_name"]
-
-    with ThreadPoolExecutor(16) as clients:
-        answers = list(clients.map(read, range(3000)))
-    wrong = [
-        (number, answer)
-        for number, answer in enumerate(answers)
-        if answer != tenants[number % len(tenants)]
+    """The Flask example's app factory (``memora_ogm.contrib.flask``) under ``gunicorn
+    --preload -w 4``, set up by ``flask memora-ogm setup``: the app is built in the master,
+    each worker opens its own facade on its first request. 16 client threads send six
+    tenants' 3,000 requests (saves with a memory through the shared Qdrant server, searches,
+    reads); no answer is another tenant's. Then a deploy's restart: SIGTERM to the master,
+    and master and workers end by a normal exit within ``STOP_BOUND`` seconds, not by the
+    master's SIGKILL after its 30 s graceful timeout (onnxruntime 1.29+ hung every worker
+    in ``exit()``)."""
+    url, standin = qdrant_server
+    settings = {**neo4j_connection.env(), "QDRANT_URL": url, "EMBEDDER": "hashing"}
+    app = example("flask_app").create_app(
+        {f"MEMORA_OGM_{name}": value for name, value in settings.items()}
+    )
+    assert app.test_cli_runner().invoke(args=["memora-ogm", "setup"]).exit_code == 0
+    command = [
+        "gunicorn",
+        "--preload",
+        "-w",
+        "4",
+        "-b",
+        "127.0.0.1:{port}",
+        "flask_app:create_app()",
     ]
-    assert wrong == []
-
-
-def test_prefork_workers_save_memories_and_every_tenant_finds_only_its_own(
-    preforked_flask: str,
-    qdrant_server: tuple[str, StandIn],
-    neo4j_connection: Neo4jConnection,
-    clean_neo4j: Driver,
-) -> None:
-    """16 client threads save 60 interactions with a memory each for six tenants through
-    the four preforked workers, then search each memory back 5 times (300 searches):
-    every save lands in both stores, and every search answers with the requested
-    tenant's memories only, the one searched for first, whichever worker saved it."""
-    conn = neo4j_connection
-    with sync.Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database) as memora:
-        tenants = []
-        for number in range(6):
-            org = memora.create_organization(f"Tenant {number}")
-            user = memora.create_user(org.org_id, f"User of tenant {number}")
-            agent = memora.create_agent(org.org_id, f"Bot of tenant {number}")
-            tenants.append((org.org_id, user.user_id, agent.agent_id))
-
-    def fact(number: int) -> str:
-        return f"tenant {number % 6} fact {number // 6 % 10}"
-
-    def save(number: int) -> int:
-        org_id, user_id, agent_id = tenants[number % 6]
-        body = {
-            "agent_id": agent_id,
-            "interaction": [{"role": "user", "content": f"remember: {fact(number)}"}],
-            "memories": [{"memory": fact(number), "source_msg_block_pos": [0]}],
-        }
-        saving = urllib.request.Request(
-            f"{preforked_flask}/orgs/{org_id}/users/{user_id}/interactions",
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(saving, timeout=60) as reply:
-            status: int = reply.status
-            return status
-
-    def search(number: int) -> list[tuple[str, str, str]]:
-        org_id, user_id, _ = tenants[number % 6]
-        query = urllib.parse.urlencode({"q": fact(number)})
-        address = f"{preforked_flask}/orgs/{org_id}/users/{user_id}/memories/search?{query}"
-        with urllib.request.urlopen(address, timeout=60) as reply:
-            found = json.load(reply)
-        return [(memory["org_id"], memory["user_id"], memory["memory"]) for memory in found]
-
-    with ThreadPoolExecutor(16) as clients:
-        assert list(clients.map(save, range(60))) == [201] * 60
-        answers = list(clients.map(search, range(300)))
-    wrong = [
-        (number, answer)
-        for number, answer in enumerate(answers)
-        if not answer
-        or answer[0][2] != fact(number)
-        or {(org_id, user_id) for org_id, user_id, _ in answer} != {tenants[number % 6][:2]}
-    ]
-    assert wrong == []
-    held = {
-        point_id: (payload["org_id"], payload["user_id"], payload["memory"])
-        for point_id, payload in qdrant_server[1].points(SINGLE_VECTOR_COLLECTION_NAME).items()
-    }
-    records = clean_neo4j.execute_query(
-        "MATCH (m:Memory) RETURN m.memory_id AS id, m.org_id AS org, m.user_id AS user, "
-        "m.memory AS memory"
-    ).records
-    assert held == {
-        record["id"]: (record["org"], record["user"], record["memory"]) for record in records
-    }
-    assert sorted(memory for _, _, memory in held.values()) == sorted(map(fact, range(60)))
+    env = {**_environment(neo4j_connection), **settings}
+    with serve([sys.executable, "-m", *command], env, "/orgs/none", cwd=EXAMPLES) as served:
+        assert serve_tenants(served.url, neo4j_connection, clean_neo4j, standin) == []
+        assert len(web_servers.children(served.process.pid)) == 4
+        assert served.stop() < STOP_BOUND
+        assert served.process.returncode == 0
 
 
 def _in_thread(work: Callable[[], T]) -> T:

@@ -9,9 +9,11 @@ of being killed quietly by its master.
 
 from __future__ import annotations
 
+import importlib
 import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -19,9 +21,19 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 #: Seconds from SIGTERM until the master and all its workers must be gone.
 STOP_BOUND = 5.0
+#: The example apps a user copies, served from their own folder as the docs run them.
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def example(name: str) -> ModuleType:
+    """``examples/<name>.py``, imported as the top-level module ``name``."""
+    if str(EXAMPLES) not in sys.path:
+        sys.path.append(str(EXAMPLES))
+    return importlib.import_module(name)
 
 
 def free_port() -> int:

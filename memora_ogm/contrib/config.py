@@ -89,8 +89,10 @@ class MemoraConfig:
         return bool(self.qdrant_url or self.qdrant_path)
 
     def environ(self) -> dict[str, str]:
-        """The settings as the ``memora-ogm`` command's environment variables."""
-        values = {**self.neo4j.env(), "QDRANT_API_KEY": self.qdrant_api_key}
+        """The settings as the ``memora-ogm`` command's environment variables (``EMBEDDER``
+        when it names one: ``memora-ogm setup`` creates the collection of its layout)."""
+        embedder = self.embedder if isinstance(self.embedder, str) else None
+        values = {**self.neo4j.env(), "QDRANT_API_KEY": self.qdrant_api_key, "EMBEDDER": embedder}
         return {name: value for name, value in values.items() if value is not None}
 
     def store_options(self) -> dict[str, Any]:

@@ -1,0 +1,213 @@
+"""The Flask extension: ``MemoraOGM(app)``, or ``ext.init_app(app)`` in an app factory.
+
+    ext = MemoraOGM()
+
+    def create_app():
+        app = Flask(__name__)
+        app.config["MEMORA_OGM_NEO4J_URI"] = "bolt://localhost:7687"
+        ext.init_app(app)
+        return app
+
+Settings are the config keys ``MEMORA_OGM_`` + each name of
+:data:`~memora_ogm.contrib.config.NAMES` (``MEMORA_OGM_NEO4J_URI``,
+``MEMORA_OGM_QDRANT_URL``, ...); a key left out falls back to the environment variable
+of the name (``NEO4J_URI``, ...). The extension keeps nothing on itself: each app's state
+is ``app.extensions["memora_ogm"]``, so one extension serves several apps per process.
+
+- ``ext.interface``: the current app's sync facade, one per process, opened on first use
+  (so a ``gunicorn --preload`` master opens nothing its workers would inherit) and closed
+  when the process exits.
+- In every app context the node classes (``memora_ogm.nodes``) read the current app's
+  Neo4j, on a driver of this process; the binding is undone in ``teardown_appcontext``.
+- ``flask memora-ogm setup|migrate|check|export|import|inspect``: the ``memora-ogm``
+  commands, same options and exit codes, on the app's settings.
+- ``flask shell`` has ``memora`` (the facade), the node classes and neomodel's ``db``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from contextvars import Token
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import click
+from flask import Flask, current_app, g
+from flask.cli import AppGroup, with_appcontext
+
+from memora_ogm.contrib.config import NAMES, MemoraConfig, PerProcess
+
+if TYPE_CHECKING:
+    from neo4j import Driver
+
+    from memora_ogm import sync
+
+#: The key of the app's state in ``app.extensions``, and the prefix of its config keys.
+EXTENSION = "memora_ogm"
+CONFIG_PREFIX = "MEMORA_OGM_"
+#: The ``memora-ogm`` commands the ``flask memora-ogm`` group runs.
+COMMANDS = ("setup", "migrate", "check", "export", "import", "inspect")
+#: Commands whose vector store options default to the app's store.
+STORE_COMMANDS = ("setup", "check")
+#: Where an app context keeps what it bound (``g`` is per app context).
+_BOUND = "_memora_ogm_bound"
+
+
+def close_sync(memora: sync.Neo4jGraphInterface) -> None:
+    """Close a facade and its vector store: ``close()`` leaves the store to its owner."""
+    memora.close()
+    store = memora.get_associated_vector_db()
+    if store is not None:
+        store.close()
+
+
+def _open_driver(config: MemoraConfig) -> Driver:
+    from neo4j import GraphDatabase
+
+    return GraphDatabase.driver(
+        config.neo4j.uri, auth=config.neo4j.auth, notifications_min_severity="OFF"
+    )
+
+
+@dataclass
+class MemoraState:
+    """One app's settings and what it holds per process: ``app.extensions["memora_ogm"]``."""
+
+    config: MemoraConfig
+    interface: PerProcess[sync.Neo4jGraphInterface]
+    #: neomodel's driver for the node classes in this app's contexts; a separate one, so
+    #: that using them never opens the facade's vector store (an embedded one locks its
+    #: folder, which the ``check`` command then could not open).
+    driver: PerProcess[Driver]
+
+    @classmethod
+    def from_app(cls, app: Flask) -> MemoraState:
+        keys = {CONFIG_PREFIX + name: name for name in NAMES}
+        config = MemoraConfig.from_settings(
+            {name: app.config[key] for key, name in keys.items() if key in app.config}
+        )
+        return cls(
+            config,
+            PerProcess(config.open_sync, close_sync),
+            PerProcess(lambda: _open_driver(config), lambda driver: driver.close()),
+        )
+
+    def close(self) -> None:
+        """Close what this process opened for the app (also done at exit)."""
+        self.interface.close()
+        self.driver.close()
+
+
+def state(app: Flask) -> MemoraState:
+    """The app's state; a clear error when the extension was never given the app."""
+    found = app.extensions.get(EXTENSION)
+    if not isinstance(found, MemoraState):
+        raise RuntimeError(
+            f"memora-ogm is not set up on the Flask app {app.name!r}: call "
+            "MemoraOGM(app) or ext.init_app(app) in the app factory before using it"
+        )
+    return found
+
+
+class MemoraOGM:
+    """memora-ogm for Flask apps; holds no app (``init_app`` registers each one)."""
+
+    def __init__(self, app: Flask | None = None) -> None:
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        """Read the app's settings and register its teardown, commands and shell names."""
+        if EXTENSION in app.extensions:
+            raise RuntimeError(f"memora-ogm is already set up on the Flask app {app.name!r}")
+        app.extensions[EXTENSION] = MemoraState.from_app(app)
+        app.teardown_appcontext(unbind_nodes)
+        app.shell_context_processor(shell_context)
+        app.cli.add_command(commands)
+        from flask import appcontext_pushed
+
+        appcontext_pushed.connect(bind_nodes, app, weak=False)
+
+    @property
+    def interface(self) -> sync.Neo4jGraphInterface:
+        """The current app's sync facade in this process, opened on first use."""
+        return state(current_app).interface.get()
+
+    def config(self, app: Flask | None = None) -> MemoraConfig:
+        """The settings the extension read for ``app`` (the current app by default)."""
+        return state(app or current_app).config
+
+
+def bind_nodes(app: Flask, **_: Any) -> None:
+    """In a new app context, point neomodel (the node classes) at this app's Neo4j.
+
+    neomodel's driver is process-wide; memora-ogm lets neomodel see another one per
+    context (:data:`memora_ogm._sync.connection.unit_driver`), so several apps in one
+    process each read their own server, and a forked worker its own driver.
+    """
+    from neomodel import db
+
+    from memora_ogm._sync.connection import unit_driver
+
+    found = state(app)
+    setattr(g, _BOUND, (unit_driver.set(found.driver.get()), db._database_name))
+    db._database_name = found.config.neo4j.database
+
+
+def unbind_nodes(_: BaseException | None = None) -> None:
+    """What :func:`bind_nodes` bound for this app context, undone."""
+    from neomodel import db
+
+    from memora_ogm._sync.connection import unit_driver
+
+    bound: tuple[Token[Driver | None], str | None] | None = g.pop(_BOUND, None)
+    if bound is not None:
+        unit_driver.reset(bound[0])
+        db._database_name = bound[1]
+
+
+def shell_context() -> dict[str, Any]:
+    """``flask shell``'s names: those ``memora-ogm shell`` preloads, on this app's facade."""
+    from memora_ogm.shell import namespace
+
+    memora = state(current_app).interface.get()
+    return {**namespace(memora, None), "vectors": memora.get_associated_vector_db()}
+
+
+commands = AppGroup("memora-ogm", help="memora-ogm's commands on this app's settings.")
+
+
+def command_line(name: str, args: Sequence[str], config: MemoraConfig) -> list[str]:
+    """``memora-ogm`` arguments: ``args``, after the app's store for the commands that
+    take one and were given none (a later option wins over an earlier one in argparse)."""
+    defaults: list[str] = []
+    if name in STORE_COMMANDS and not any(arg.startswith("--qdrant-") for arg in args):
+        if config.qdrant_url:
+            defaults += ["--qdrant-url", config.qdrant_url]
+        elif config.qdrant_path:
+            defaults += ["--qdrant-path", config.qdrant_path]
+        if config.collection:
+            defaults += ["--collection", config.collection]
+    return [name, *defaults, *args]
+
+
+def _command(name: str) -> click.Command:
+    @click.command(
+        name,
+        help=f"memora-ogm {name} on this app's settings (memora-ogm {name} --help: options).",
+        context_settings={"ignore_unknown_options": True, "help_option_names": []},
+    )
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    @with_appcontext
+    def run(args: tuple[str, ...]) -> None:
+        from memora_ogm import cli
+
+        config = state(current_app).config
+        sys.exit(cli.main(command_line(name, args, config), environ=config.environ()))
+
+    return run
+
+
+for _name in COMMANDS:
+    commands.add_command(_command(_name))
