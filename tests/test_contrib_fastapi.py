@@ -7,10 +7,12 @@ import os
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
 import web_servers
+from docs_blocks import follow
 from fastapi import Depends, FastAPI, Request
 from fastapi.testclient import TestClient
 from neo4j import Driver
@@ -100,3 +102,15 @@ def test_uvicorn_workers_serve_every_tenant_its_own_then_stop_on_sigterm(
         assert serve_tenants(served.url, neo4j_connection, clean_neo4j, held) == []
         assert len(web_servers.children(served.process.pid)) >= 2
         assert served.stop() < STOP_BOUND
+
+
+def test_the_docs_quick_start_saves_and_reads_an_interaction_with_memories(
+    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, tmp_path: Path
+) -> None:
+    """``docs/fastapi.md`` followed in an empty folder, with the environment its first step
+    sets: the last step prints the interaction's messages and memories, read back."""
+    env = {**os.environ, **neo4j_connection.env(), "QDRANT_PATH": "qdrant"}
+    *_, last = follow("fastapi.md", tmp_path, env)
+    assert "['drinks green tea', 'lives in Oslo']" in last.stdout
+    memories = clean_neo4j.execute_query("MATCH (m:Memory) RETURN m.memory AS text").records
+    assert sorted(record["text"] for record in memories) == ["drinks green tea", "lives in Oslo"]

@@ -9,12 +9,14 @@ and every ``flask memora-ogm`` command on success, on drift and on bad input.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import Result
+from docs_blocks import follow
 from flask import Flask
 from neo4j import Driver
 from qdrant_standin import StandIn, qdrant_standin
@@ -297,3 +299,15 @@ def test_export_import_and_inspect_with_their_exit_codes(
     restored = flask_cli(app, "import", str(exported))
     assert restored.exit_code == 0, restored.output
     assert graph_counts(clean_neo4j) == before
+
+
+def test_the_docs_quick_start_saves_and_reads_an_interaction_with_memories(
+    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, tmp_path: Path
+) -> None:
+    """``docs/flask.md`` followed in an empty folder, with the environment its first step
+    sets: the last step prints the interaction's messages and memories, read back."""
+    env = {**os.environ, **neo4j_connection.env(), "QDRANT_PATH": "qdrant"}
+    *_, last = follow("flask.md", tmp_path, env)
+    assert "['drinks green tea', 'lives in Oslo']" in last.stdout
+    memories = clean_neo4j.execute_query("MATCH (m:Memory) RETURN m.memory AS text").records
+    assert sorted(record["text"] for record in memories) == ["drinks green tea", "lives in Oslo"]
