@@ -135,7 +135,7 @@ def test_the_app_given_to_the_constructor_is_set_up_and_settings_fall_back_to_th
     neo4j_connection: Neo4jConnection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``MemoraOGM(app)`` sets the app up at once; ``NEO4J_*`` fill what the config omits,
-    and an unknown ``MEMORA_OGM_`` key of a known name's typo is not silently dropped."""
+    a missing ``NEO4J_URI`` is an error, and a second ``init_app`` of one app is refused."""
     for name, value in neo4j_connection.env().items():
         monkeypatch.setenv(name, value)
     app = Flask(__name__)
