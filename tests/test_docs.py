@@ -1,0 +1,205 @@
+"""The docs: the site builds with ``mkdocs build --strict``, every page's quick-start steps
+run as written against a real Neo4j and leave what they say, and the README stays a
+short front page whose links resolve.
+
+A page marks its steps with ``<!-- quickstart: ... -->`` comments (``tests/docs_blocks.py``).
+Every page with marks is followed here; a page other than the framework pages (whose
+servers their own tests run) also needs its assertions in ``CHECKS``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from docs_blocks import DOCS, follow, steps
+from neo4j import Driver
+
+from memora_ogm.server import Neo4jConnection
+
+ROOT = DOCS.parent
+README = ROOT / "README.md"
+README_MAX_LINES = 250
+#: Written by the Django, Flask and FastAPI work; their own tests run the servers.
+FRAMEWORK_PAGES = {"django.md", "flask.md", "fastapi.md"}
+PAGES_WITH_STEPS = sorted(page.name for page in DOCS.glob("*.md") if steps(page))
+
+Ran = list[subprocess.CompletedProcess[str]]
+
+
+def _environment(conn: Neo4jConnection, folder: Path) -> dict[str, str]:
+    """The reader's shell: this server's ``NEO4J_*``, no server state or Qdrant of ours."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "QDRANT_"))}
+    return {**env, **conn.env(), "MEMORA_OGM_HOME": str(folder / ".memora-ogm")}
+
+
+def _rows(driver: Driver, conn: Neo4jConnection, query: str) -> list[dict[str, Any]]:
+    records, _, _ = driver.execute_query(query, database_=conn.database)
+    return [record.data() for record in records]
+
+
+def _output(ran: Ran) -> str:
+    return "".join(done.stdout + done.stderr for done in ran)
+
+
+_ANNS_MEMORIES = """
+    MATCH (o:Org)<-[:BELONGS_TO]-(u:User)-[:HAS_MEMORIES]->(:MemoryCollection)
+          -[:INCLUDES]->(m:Memory)-[:INTERACTION_SOURCE]->(:Interaction)
+    RETURN o.org_id AS org_id, o.org_name AS org, u.user_id AS user_id, u.user_name AS user,
+           m.memory_id AS memory_id, m.memory AS memory
+    ORDER BY m.memory
+"""
+
+
+def _one_memory_of_ann_in_oslo(driver: Driver, conn: Neo4jConnection, ran: Ran) -> None:
+    (row,) = _rows(driver, conn, _ANNS_MEMORIES)
+    assert (row["org"], row["user"]) == ("Acme", "Ann")
+    assert row["memory"] == f"user_{row['user_id']} lives in Oslo"
+    assert "Ann lives in Oslo" in ran[-1].stdout
+    assert "Acme" in ran[-1].stdout  # memora-ogm inspect
+    assert "users 1, agents 1, interactions 1, memories 1" in ran[-1].stdout
+
+
+def check_quick_start(driver: Driver, conn: Neo4jConnection, ran: Ran, folder: Path) -> None:
+    _one_memory_of_ann_in_oslo(driver, conn, ran)
+
+
+def check_vector_store(driver: Driver, conn: Neo4jConnection, ran: Ran, folder: Path) -> None:
+    (row,) = _rows(driver, conn, _ANNS_MEMORIES)
+    assert f"user_{row['user_id']} lives in Oslo" in ran[-1].stdout  # the search's hit
+    assert "1 memories, 1 points: found 0 missing" in ran[-1].stdout  # memora-ogm check
+    assert (folder / "memora-qdrant").is_dir()
+
+
+def check_export_import(driver: Driver, conn: Neo4jConnection, ran: Ran, folder: Path) -> None:
+    records = [json.loads(line) for line in (folder / "acme.jsonl").read_text().splitlines()]
+    (organization,) = [r for r in records if r["type"] == "organization"]
+    (memory,) = [r for r in records if r["type"] == "memory"]
+    # Deleted, then imported again: the same organisation and memory, every id as exported.
+    (row,) = _rows(driver, conn, _ANNS_MEMORIES)
+    assert (row["org_id"], row["memory_id"]) == (organization["org_id"], memory["memory_id"])
+    output = _output(ran)
+    assert "exit status 1" in output and "exists" in output
+    assert "imported 1 organization, 1 user, 1 agent, 1 interaction, 1 memory" in output
+    assert "exit status 2" in output and "line 1: not a memora-ogm-export file" in output
+
+
+def check_checking(driver: Driver, conn: Neo4jConnection, ran: Ran, folder: Path) -> None:
+    rows = _rows(driver, conn, _ANNS_MEMORIES)
+    assert [row["memory"].split(" ", 1)[1] for row in rows] == ["has a cat", "lives in Oslo"]
+    output = ran[-1].stdout
+    assert "2 memories, 1 points: found 1 missing" in output and "exit status 1" in output
+    # --repair exits 0 (the follow asserts it) only when the stores agree afterwards.
+    assert output.rstrip().endswith("2 memories, 1 points: repaired 1 missing, 0 orphan, "
+                                    "0 wrong payload, 0 clashing")  # fmt: skip
+
+
+def check_migrations(driver: Driver, conn: Neo4jConnection, ran: Ran, folder: Path) -> None:
+    migrations = _rows(driver, conn, "MATCH (m:MemoraMigration) RETURN m.version AS version")
+    assert migrations == [{"version": "0001"}]
+    lines = ran[-1].stdout.splitlines()
+    assert lines == [
+        "constraints and indexes installed",
+        " [ ] 0001_memora_v0_3_x",
+        "applied: 0001",
+        " [X] 0001_memora_v0_3_x",
+    ]
+
+
+Check = Callable[[Driver, Neo4jConnection, Ran, Path], None]
+CHECKS: dict[str, Check] = {
+    "index.md": check_quick_start,
+    "vector-store.md": check_vector_store,
+    "export-import.md": check_export_import,
+    "checking.md": check_checking,
+    "migrations.md": check_migrations,
+}
+
+
+def test_the_site_builds_strict(tmp_path: Path) -> None:
+    """A broken link, a missing anchor, a page outside the nav or a missing snippet fails."""
+    if importlib.util.find_spec("material") is None:
+        pytest.fail("mkdocs-material is not installed: pip install -e '.[test]' (or '.[docs]')")
+    site = tmp_path / "site"
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    for page in DOCS.glob("*.md"):
+        folder = site if page.stem == "index" else site / page.stem
+        assert (folder / "index.html").is_file(), page.name
+
+
+def test_every_page_with_steps_is_checked() -> None:
+    assert {"index.md", "migrations.md"} <= set(PAGES_WITH_STEPS)
+    unchecked = set(PAGES_WITH_STEPS) - FRAMEWORK_PAGES - set(CHECKS)
+    assert not unchecked, f"pages with quick-start steps and no assertions in CHECKS: {unchecked}"
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_STEPS)
+def test_a_pages_quick_start_runs_as_written(
+    page: str, neo4j_connection: Neo4jConnection, clean_neo4j: Driver, tmp_path: Path
+) -> None:
+    ran = follow(page, tmp_path, _environment(neo4j_connection, tmp_path))
+    check = CHECKS.get(page)
+    if check is not None:
+        check(clean_neo4j, neo4j_connection, ran, tmp_path)
+
+
+def test_the_readmes_example_runs_as_written(
+    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, tmp_path: Path
+) -> None:
+    ran = follow(README, tmp_path, _environment(neo4j_connection, tmp_path))
+    _one_memory_of_ann_in_oslo(clean_neo4j, neo4j_connection, ran)
+
+
+def test_the_readme_is_a_short_front_page() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= README_MAX_LINES
+    # The two commands that work on a fresh machine, exactly.
+    assert "python3 -m pip install -e . && memora-ogm demo" in text
+    assert "bash scripts/test.sh" in text
+
+
+_LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
+_HEADING = re.compile(r"^#{1,6}\s+(?P<title>.+?)\s*#*$")
+
+
+def _anchor(title: str) -> str:
+    """The anchor GitHub (and mkdocs' toc) gives a heading."""
+    return re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", title.strip().lower()))
+
+
+def _anchors(page: Path) -> set[str]:
+    found, fenced = set(), False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and (heading := _HEADING.match(line)):
+            found.add(_anchor(heading["title"]))
+    return found
+
+
+def test_every_relative_link_of_the_readme_resolves() -> None:
+    links = _LINK.findall(README.read_text(encoding="utf-8"))
+    relative = [link for link in links if not re.match(r"[a-z]+:", link)]
+    assert any(link.startswith("docs/") for link in relative)
+    for link in relative:
+        path, _, anchor = link.partition("#")
+        target = ROOT / path if path else README
+        assert target.is_file(), f"README links to {link}: no such file"
+        if anchor and target.suffix == ".md":
+            assert anchor in _anchors(target), f"README links to {link}: no such heading"
