@@ -3,8 +3,8 @@ run as written against a real Neo4j and leave what they say, and the README stay
 short front page whose links resolve.
 
 A page marks its steps with ``<!-- quickstart: ... -->`` comments (``tests/docs_blocks.py``).
-Every page with marks is followed here; a page other than the framework pages (whose
-servers their own tests run) also needs its assertions in ``CHECKS``.
+Every page with marks is followed here with its assertions in ``CHECKS``, except the
+framework pages, which their own tests (``tests/test_contrib_*.py``) follow and serve.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from memora_ogm.server import Neo4jConnection
 ROOT = DOCS.parent
 README = ROOT / "README.md"
 README_MAX_LINES = 250
-#: Written by the Django, Flask and FastAPI work; their own tests run the servers.
+#: Followed by their own tests (``tests/test_contrib_<framework>.py``), which serve them.
 FRAMEWORK_PAGES = {"django.md", "flask.md", "fastapi.md"}
 PAGES_WITH_STEPS = sorted(page.name for page in DOCS.glob("*.md") if steps(page))
+FOLLOWED_HERE = [page for page in PAGES_WITH_STEPS if page not in FRAMEWORK_PAGES]
 
 Ran = list[subprocess.CompletedProcess[str]]
 
@@ -145,18 +146,19 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
 
 def test_every_page_with_steps_is_checked() -> None:
     assert {"index.md", "migrations.md"} <= set(PAGES_WITH_STEPS)
-    unchecked = set(PAGES_WITH_STEPS) - FRAMEWORK_PAGES - set(CHECKS)
+    unchecked = set(FOLLOWED_HERE) - set(CHECKS)
     assert not unchecked, f"pages with quick-start steps and no assertions in CHECKS: {unchecked}"
+    for page in FRAMEWORK_PAGES & set(PAGES_WITH_STEPS):
+        test = ROOT / "tests" / f"test_contrib_{Path(page).stem}.py"
+        assert f'follow("{page}"' in test.read_text(encoding="utf-8"), f"{test.name} follows {page}"
 
 
-@pytest.mark.parametrize("page", PAGES_WITH_STEPS)
+@pytest.mark.parametrize("page", FOLLOWED_HERE)
 def test_a_pages_quick_start_runs_as_written(
     page: str, neo4j_connection: Neo4jConnection, clean_neo4j: Driver, tmp_path: Path
 ) -> None:
     ran = follow(page, tmp_path, _environment(neo4j_connection, tmp_path))
-    check = CHECKS.get(page)
-    if check is not None:
-        check(clean_neo4j, neo4j_connection, ran, tmp_path)
+    CHECKS[page](clean_neo4j, neo4j_connection, ran, tmp_path)
 
 
 def test_the_readmes_example_runs_as_written(
