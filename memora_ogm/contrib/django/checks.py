@@ -86,7 +86,7 @@ def check_graph(**kwargs: Any) -> list[checks.CheckMessage]:
                 )
             ]
         try:
-            return _schema_findings(interface)
+            return schema_findings(interface)
         except Neo4jError as error:  # e.g. a database that does not exist
             return [
                 checks.Error(
@@ -97,7 +97,7 @@ def check_graph(**kwargs: Any) -> list[checks.CheckMessage]:
             ]
 
 
-def _schema_findings(interface: Any) -> list[checks.CheckMessage]:
+def schema_findings(interface: Any) -> list[checks.CheckMessage]:
     graph = interface.graph
     found: list[checks.CheckMessage] = []
     if not graph.has_apoc():
@@ -160,11 +160,16 @@ def _vector_store_problem(config: MemoraConfig) -> str | None:
     if config.qdrant_url:
         from qdrant_client import QdrantClient
 
+        from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME
+
         client = QdrantClient(
-            url=config.qdrant_url, api_key=config.qdrant_api_key, timeout=int(TIMEOUT)
+            url=config.qdrant_url,
+            api_key=config.qdrant_api_key,
+            timeout=int(TIMEOUT),
+            check_compatibility=False,
         )
-        try:
-            client.get_collections()
+        try:  # one request; a missing collection is memora_setup's business, not this
+            client.collection_exists(config.collection or MEMORA_COLLECTION_NAME)
         except Exception as error:  # any failure to answer is the finding
             return str(error) or type(error).__name__
         finally:
