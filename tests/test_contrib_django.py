@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -202,16 +203,18 @@ def test_exit_statuses_reach_the_shell(
         ("memora_migrate", "--list", "extra"): 2,
         ("memora_export",): 2,  # --org is required
     }
-    ran = {
-        argv: subprocess.run(
+
+    def manage(argv: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
             [sys.executable, "manage.py", *argv],
             cwd=folder,
             env=project_env(neo4j_connection),
             capture_output=True,
             text=True,
         )
-        for argv in commands
-    }
+
+    with ThreadPoolExecutor(3) as pool:
+        ran = dict(zip(commands, pool.map(manage, commands), strict=True))
     assert {argv: done.returncode for argv, done in ran.items()} == commands, {
         argv: done.stderr[-600:] for argv, done in ran.items()
     }

@@ -2,7 +2,8 @@
 
 Six tenants talk to it at once, 16 client threads, 3,000 requests per server: every
 answer must be its own tenant's, every saved memory must be in the graph afterwards, and
-SIGTERM must end the master and every worker within ``STOP_BOUND`` seconds.
+SIGTERM must end the master and every worker within ``STOP_BOUND`` seconds. Under
+``--preload`` the master has used the facade before it forks.
 """
 
 from __future__ import annotations
@@ -30,9 +31,17 @@ SAVE_EVERY = 10
 
 GUNICORN = [sys.executable, "-m", "gunicorn", "mysite.wsgi", "-w", "4", "-b", "127.0.0.1:{port}"]
 UVICORN = [sys.executable, "-m", "uvicorn", "mysite.asgi:application", "--workers", "2"]
+#: A gunicorn config whose master uses the facade after loading the app and before it
+#: forks the workers: each worker must open its own instead of sharing the master's.
+MASTER_USES_THE_FACADE = """
+def when_ready(server):
+    from memora_ogm.contrib.django import get_interface
+
+    get_interface().get_all_organizations()
+"""
 SERVERS = {
     "gunicorn": (GUNICORN, ""),
-    "gunicorn-preload": ([*GUNICORN, "--preload"], ""),
+    "gunicorn-preload": ([*GUNICORN, "--preload", "-c", "master_uses_the_facade.py"], ""),
     "uvicorn": ([*UVICORN, "--host", "127.0.0.1", "--port", "{port}"], "/async"),
 }
 
@@ -86,6 +95,7 @@ def test_tenants_only_see_their_own_memories_and_workers_stop(
 ) -> None:
     command, prefix = SERVERS[server]
     folder = quickstart_project(neo4j_connection)
+    (folder / "master_uses_the_facade.py").write_text(MASTER_USES_THE_FACADE)
     env = project_env(neo4j_connection)
     with serve(command, env, "/start", cwd=folder) as served:
         client = Client(served.url)
