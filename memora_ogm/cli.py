@@ -237,7 +237,9 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
-    """Constraints and indexes, and the vector store's collection when one is named."""
+    """Constraints and indexes, and the vector store's collection when one is named (in
+    the layout of the embedder the application uses, ``--embedder``)."""
+    from memora_ogm.contrib.config import MEMORA_MODELS, ConfigurationError, MemoraConfig
     from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 
     conn = existing_connection(args.environ)
@@ -246,13 +248,19 @@ def cmd_setup(args: argparse.Namespace) -> int:
         return 1
     store = None
     if args.qdrant_url or args.qdrant_path:
-        api_key = args.environ.get("QDRANT_API_KEY") if args.qdrant_url else None
-        store = QdrantDB(
-            collection_name=args.collection,
-            url=args.qdrant_url,
-            api_key=api_key,
-            path=args.qdrant_path,
+        where = MemoraConfig(
+            conn,
+            qdrant_url=args.qdrant_url,
+            qdrant_api_key=args.environ.get("QDRANT_API_KEY") if args.qdrant_url else None,
+            qdrant_path=args.qdrant_path,
+            collection=args.collection,
+            embedder=args.embedder or MEMORA_MODELS,
         )
+        try:
+            store = QdrantDB(**where.store_options())
+        except ConfigurationError as error:
+            _info(f"memora-ogm: {error}")
+            return 2
     with Neo4jGraphInterface.from_connection(conn, store) as graph:
         graph.setup()
     print("constraints and indexes installed" + (", collection ready" if store else ""))
@@ -267,6 +275,12 @@ def add_setup_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     where.add_argument("--qdrant-path", help="folder of the embedded store, as QdrantDB(path=)")
     where.add_argument("--qdrant-url", help="a Qdrant server (key: $QDRANT_API_KEY)")
     setup.add_argument("--collection", default=None, help="collection (default: Memora's)")
+    setup.add_argument(
+        "--embedder",
+        default=None,
+        help="the application's embedder, whose layout the collection takes: memora "
+        "(Memora's models, the default), hashing, or a dotted path to a function",
+    )
     setup.set_defaults(func=cmd_setup)
 
 

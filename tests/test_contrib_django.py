@@ -83,10 +83,13 @@ def saved(memora_settings: dict[str, Any]) -> dict[str, str]:
     return {"org_id": org.org_id, "user_id": user.user_id, "memory_id": memory.memory_id}
 
 
-def stores(settings: dict[str, Any], driver: Driver) -> tuple[int, dict[tuple[str, str], int]]:
-    """What the graph (its node count) and the vector store (points per tenant) hold."""
+def stores(driver: Driver) -> tuple[int, dict[tuple[str, str], int]]:
+    """What the graph (its node count) and ``MEMORA_OGM``'s vector store (points per
+    tenant) hold."""
+    from memora_ogm.contrib.django import memora_config
+
     nodes = driver.execute_query("MATCH (n) RETURN count(n) AS nodes").records[0]["nodes"]
-    store = sync.QdrantDB(path=settings["QDRANT_PATH"])
+    store = sync.QdrantDB(**memora_config().store_options())
     try:
         return nodes, store.tenants()
     finally:
@@ -147,6 +150,26 @@ def test_setup_migrate_inspect_and_check_succeed(
     assert "1 memories, 1 points: found 0 missing, 0 orphan" in out
 
 
+def test_setup_makes_the_collection_the_projects_embedder_writes(
+    memora_settings: dict[str, Any], clean_neo4j: Driver
+) -> None:
+    from django.test import override_settings
+
+    from memora_ogm.contrib.django import memora_config
+
+    hashing = {**memora_settings, "EMBEDDER": "hashing"}
+    with override_settings(MEMORA_OGM=hashing):
+        assert run("memora_setup") == 0
+        store = sync.QdrantDB(**memora_config().store_options())
+        try:
+            assert store.client.collection_exists(store.collection_name)
+        finally:
+            store.close()
+        before = stores(clean_neo4j)
+        assert run("memora_setup", "--embedder", "no_such_module.embed") == 2
+        assert stores(clean_neo4j) == before
+
+
 def test_check_exits_1_on_drift_and_repair_mends_it(
     saved: dict[str, str], memora_settings: dict[str, Any], clean_neo4j: Driver
 ) -> None:
@@ -156,7 +179,7 @@ def test_check_exits_1_on_drift_and_repair_mends_it(
     assert run("memora_check") == 1
     assert run("memora_check", "--repair") == 0
     assert run("memora_check") == 0
-    assert stores(memora_settings, clean_neo4j)[1] == {(saved["org_id"], saved["user_id"]): 1}
+    assert stores(clean_neo4j)[1] == {(saved["org_id"], saved["user_id"]): 1}
 
 
 def test_export_and_import_round_trip_with_their_exit_statuses(
@@ -168,7 +191,7 @@ def test_export_and_import_round_trip_with_their_exit_statuses(
     assert run("memora_import", str(exported)) == 1  # everything exists already: conflict
     assert run("memora_import", str(exported), "--on-conflict", "skip") == 0
 
-    before = stores(memora_settings, clean_neo4j)
+    before = stores(clean_neo4j)
     malformed = tmp_path / "malformed.jsonl"
     malformed.write_text(exported.read_text().splitlines()[0] + "\n{not json\n")
     assert run("memora_import", str(malformed)) == 2
@@ -176,7 +199,7 @@ def test_export_and_import_round_trip_with_their_exit_statuses(
     assert run("memora_export", "--org", saved["org_id"], "-o", str(tmp_path / "no/dir.jsonl")) == 2
     assert run("memora_check", "--qdrant-path", str(tmp_path / "no-store")) == 2
     assert run("memora_inspect", "--user", saved["user_id"]) == 2  # --user needs --org
-    assert stores(memora_settings, clean_neo4j) == before
+    assert stores(clean_neo4j) == before
     assert json.loads(exported.read_text().splitlines()[1])  # a record after the header
 
 
@@ -191,7 +214,7 @@ def test_exit_statuses_reach_the_shell(
     store = sync.QdrantDB(path=memora_settings["QDRANT_PATH"])
     store.delete_memory(saved["memory_id"])
     store.close()
-    before = stores(memora_settings, clean_neo4j)
+    before = stores(clean_neo4j)
     bad_file = tmp_path / "bad.jsonl"
     bad_file.write_text("not json\n")
     folder = quickstart_project(neo4j_connection)
@@ -218,7 +241,7 @@ def test_exit_statuses_reach_the_shell(
     assert {argv: done.returncode for argv, done in ran.items()} == commands, {
         argv: done.stderr[-600:] for argv, done in ran.items()
     }
-    assert stores(memora_settings, clean_neo4j) == before
+    assert stores(clean_neo4j) == before
 
 
 # --------------------------------------------------------------------------- checks

@@ -59,12 +59,15 @@ def command_line(parser: argparse.ArgumentParser, options: Mapping[str, Any]) ->
 
 
 def with_store_defaults(options: Mapping[str, Any], config: MemoraConfig) -> dict[str, Any]:
-    """``options`` with ``MEMORA_OGM``'s vector store and collection where none was given."""
+    """``options`` with ``MEMORA_OGM``'s vector store, collection and embedder (when it is
+    named, not a function object) where none was given."""
     filled = dict(options)
     if not any(filled.get(name) for name in STORE_OPTIONS):
         filled.update(qdrant_url=config.qdrant_url, qdrant_path=config.qdrant_path)
     if not filled.get("collection"):
         filled["collection"] = config.collection
+    if not filled.get("embedder") and isinstance(config.embedder, str):
+        filled["embedder"] = config.embedder
     return filled
 
 
