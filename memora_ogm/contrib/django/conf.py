@@ -27,8 +27,8 @@ NEOMODEL_SETTINGS = {
     "NEOMODEL_NEO4J_BOLT_URL": "database_url",
     "NEOMODEL_FORCE_TIMEZONE": "force_timezone",
     "NEOMODEL_MAX_CONNECTION_POOL_SIZE": "max_connection_pool_size",
-    "NEOMODEL_MAX_POOL_SIZE": "max_connection_pool_size",  # the name before 0.0.5
-    "NEOMODEL_ENCRYPTED_CONNECTION": "encrypted",
+    "NEOMODEL_MAX_POOL_SIZE": "max_connection_pool_size",  # its name before 0.0.7
+    "NEOMODEL_ENCRYPTED_CONNECTION": "encrypted",  # read until 0.0.6
 }
 
 
