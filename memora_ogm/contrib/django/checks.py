@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core import checks
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
@@ -20,7 +20,9 @@ from memora_ogm.contrib.config import MemoraConfig
 from memora_ogm.contrib.django.conf import memora_config
 from memora_ogm.migrations import MIGRATIONS
 from memora_ogm.nodes import NODE_CLASSES
-from memora_ogm.server.connection import Neo4jSettingsError
+
+if TYPE_CHECKING:
+    from memora_ogm import sync
 
 TAG = "memora_ogm"
 #: Seconds a check waits for a server to answer.
@@ -41,7 +43,7 @@ def register() -> None:
 def _config() -> tuple[MemoraConfig | None, list[checks.CheckMessage]]:
     try:
         return memora_config(), []
-    except (ValueError, Neo4jSettingsError) as error:  # ConfigurationError is a ValueError
+    except ValueError as error:  # ConfigurationError, Neo4jSettingsError
         return None, [
             checks.Error(
                 f"memora-ogm's settings are unusable: {error}",
@@ -97,7 +99,8 @@ def check_graph(**kwargs: Any) -> list[checks.CheckMessage]:
             ]
 
 
-def schema_findings(interface: Any) -> list[checks.CheckMessage]:
+def schema_findings(interface: sync.Neo4jGraphInterface) -> list[checks.CheckMessage]:
+    """APOC, the schema's constraints and the migrations, on a reachable server."""
     graph = interface.graph
     found: list[checks.CheckMessage] = []
     if not graph.has_apoc():
