@@ -238,8 +238,8 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 
 def cmd_setup(args: argparse.Namespace) -> int:
     """Constraints and indexes, and the vector store's collection when one is named, in
-    the layout of the embedder ``EMBEDDER`` names (as the framework integrations read it)."""
-    from memora_ogm.contrib.config import MEMORA_MODELS, MemoraConfig
+    the layout of the embedder the application uses (``--embedder``, else ``EMBEDDER``)."""
+    from memora_ogm.contrib.config import MEMORA_MODELS, ConfigurationError, MemoraConfig
     from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 
     conn = existing_connection(args.environ)
@@ -254,9 +254,13 @@ def cmd_setup(args: argparse.Namespace) -> int:
             qdrant_api_key=args.environ.get("QDRANT_API_KEY") if args.qdrant_url else None,
             qdrant_path=args.qdrant_path,
             collection=args.collection,
-            embedder=args.environ.get("EMBEDDER") or MEMORA_MODELS,
+            embedder=args.embedder or args.environ.get("EMBEDDER") or MEMORA_MODELS,
         )
-        store = QdrantDB(**where.store_options())
+        try:
+            store = QdrantDB(**where.store_options())
+        except ConfigurationError as error:
+            _info(f"memora-ogm: {error}")
+            return 2
     with Neo4jGraphInterface.from_connection(conn, store) as graph:
         graph.setup()
     print("constraints and indexes installed" + (", collection ready" if store else ""))
@@ -271,6 +275,12 @@ def add_setup_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     where.add_argument("--qdrant-path", help="folder of the embedded store, as QdrantDB(path=)")
     where.add_argument("--qdrant-url", help="a Qdrant server (key: $QDRANT_API_KEY)")
     setup.add_argument("--collection", default=None, help="collection (default: Memora's)")
+    setup.add_argument(
+        "--embedder",
+        default=None,
+        help="the application's embedder, whose layout the collection takes: memora "
+        "(Memora's models, the default), hashing, or a dotted path to a function",
+    )
     setup.set_defaults(func=cmd_setup)
 
 

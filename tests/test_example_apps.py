@@ -58,17 +58,12 @@ def flask_app(conn: Neo4jConnection) -> Iterator[App]:
 
 
 def django_app(conn: Neo4jConnection) -> Iterator[App]:
-    import django
-    from django.apps import apps
+    from django_setup import example_project
 
-    if not apps.ready:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("DJANGO_SETTINGS_MODULE", "examples.django_app.settings")
-            patch.setenv("NEOMODEL_NEO4J_BOLT_URL", conn.neomodel_url)
-            patch.setenv("NEO4J_DATABASE", conn.database)
-            django.setup()
+    example_project(conn)
     from django.test import Client
-    from examples.django_app.apps import memora
+
+    from memora_ogm.contrib.django import get_interface
 
     client = Client()
 
@@ -77,7 +72,9 @@ def django_app(conn: Neo4jConnection) -> Iterator[App]:
         response = client.generic(method, url, data, content_type="application/json")
         return response.status_code, json.loads(response.content) if response.content else None
 
-    yield App(call, memora())  # the app's interface and connection stay open, as in a server
+    memora = get_interface()  # the process's interface stays open, as in a server
+    memora.setup()
+    yield App(call, memora)
 
 
 @pytest.fixture(params=[flask_app, django_app], ids=["flask", "django"])

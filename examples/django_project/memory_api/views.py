@@ -1,4 +1,4 @@
-"""JSON views; a missing object is a 404 and bad input a 400, as in the Flask example."""
+"""JSON views on this process's facade; a missing object is a 404 and bad input a 400."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from pydantic import BaseModel
 
-from examples.django_app.apps import memora
+from memora_ogm.contrib.django import get_interface
 from memora_ogm.errors import NotFoundError, UserNotFound
 from memora_ogm.nodes import Date, User
 from memora_ogm.schema.storage import MemoriesAndInteraction
@@ -61,28 +61,28 @@ def page(request: HttpRequest, default_limit: int = PAGE_SIZE) -> tuple[int, int
 
 @api("POST")
 def organizations(request: HttpRequest) -> HttpResponse:
-    org = memora().create_organization(body(request)["org_name"])
+    org = get_interface().create_organization(body(request)["org_name"])
     return JsonResponse(as_json(org), status=201)
 
 
 @api("POST")
 def agents(request: HttpRequest, org_id: str) -> HttpResponse:
-    agent = memora().create_agent(org_id, body(request)["agent_label"])
+    agent = get_interface().create_agent(org_id, body(request)["agent_label"])
     return JsonResponse(as_json(agent), status=201)
 
 
 @api("POST")
 def users(request: HttpRequest, org_id: str) -> HttpResponse:
-    user = memora().create_user(org_id, body(request)["user_name"])
+    user = get_interface().create_user(org_id, body(request)["user_name"])
     return JsonResponse(as_json(user), status=201)
 
 
 @api("GET", "DELETE")
 def user(request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
     if request.method == "DELETE":
-        memora().delete_user(org_id, user_id)
+        get_interface().delete_user(org_id, user_id)
         return HttpResponse(status=204)
-    return JsonResponse(as_json(memora().get_user(org_id, user_id)))
+    return JsonResponse(as_json(get_interface().get_user(org_id, user_id)))
 
 
 @api("GET", "POST")
@@ -90,14 +90,14 @@ def interactions(request: HttpRequest, org_id: str, user_id: str) -> HttpRespons
     if request.method == "POST":
         data = body(request)
         agent_id = data.pop("agent_id")
-        interaction_id, created_at = memora().save_interaction_with_memories(
+        interaction_id, created_at = get_interface().save_interaction_with_memories(
             org_id, agent_id, user_id, MemoriesAndInteraction.model_validate(data)
         )
         return JsonResponse(
             {"interaction_id": interaction_id, "created_at": created_at.isoformat()}, status=201
         )
     skip, limit = page(request)
-    found = memora().get_all_user_interactions(org_id, user_id, skip=skip, limit=limit)
+    found = get_interface().get_all_user_interactions(org_id, user_id, skip=skip, limit=limit)
     return JsonResponse([as_json(interaction) for interaction in found], safe=False)
 
 
@@ -105,7 +105,7 @@ def interactions(request: HttpRequest, org_id: str, user_id: str) -> HttpRespons
 def interaction(
     request: HttpRequest, org_id: str, user_id: str, interaction_id: str
 ) -> HttpResponse:
-    memora().delete_user_interaction_and_its_memories(org_id, user_id, interaction_id)
+    get_interface().delete_user_interaction_and_its_memories(org_id, user_id, interaction_id)
     return HttpResponse(status=204)
 
 
@@ -113,14 +113,15 @@ def interaction(
 def memories(request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
     skip, limit = page(request)
     agent_id = request.GET.get("agent_id")
-    found = memora().get_all_user_memories(org_id, user_id, agent_id, skip=skip, limit=limit)
+    found = get_interface().get_all_user_memories(org_id, user_id, agent_id, skip=skip, limit=limit)
     return JsonResponse([as_json(memory) for memory in found], safe=False)
 
 
 @api("GET")
 def timeline(request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
     """The days the user talked on, newest first, each with its interactions: read through
-    the node classes on neomodel's connection, ``Date`` traversed along ``interactions``."""
+    the node classes on neomodel's connection (which the app points at ``MEMORA_OGM``'s
+    server), ``Date`` traversed along ``interactions``."""
     if User.nodes.get_or_none(org_id=org_id, user_id=user_id) is None:
         raise UserNotFound(org_id, user_id)
     days = Date.nodes.filter(org_id=org_id, user_id=user_id).order_by("-date")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from examples.django_app import views
+from memory_api import views
 
 USER = "orgs/<str:org_id>/users/<str:user_id>"
 

@@ -1,0 +1,1 @@
+"""A JSON API over Memora's graph: organisations, agents, users, conversations, memories."""

@@ -1,0 +1,206 @@
+"""``manage.py check``'s memora-ogm checks: ids ``memora_ogm.E…`` and ``memora_ogm.W…``.
+
+They are tagged ``memora_ogm`` (``manage.py check --tag memora_ogm`` runs them alone) and
+not Django's ``database`` tag, whose checks run only with ``--database``: a plain
+``manage.py check`` asks the server. The server's checks share one short connection
+(:data:`TIMEOUT` to connect), the vector store's one request; the embedded vector store
+is a deploy check (``manage.py check --deploy``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from django.core import checks
+from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
+
+from memora_ogm.contrib.config import MemoraConfig
+from memora_ogm.contrib.django.conf import memora_config
+from memora_ogm.migrations import MIGRATIONS
+from memora_ogm.nodes import NODE_CLASSES
+
+if TYPE_CHECKING:
+    from memora_ogm import sync
+
+TAG = "memora_ogm"
+#: Seconds a check waits for a server to answer.
+TIMEOUT = 3.0
+#: The names of the constraints the schema's keys are installed as.
+CONSTRAINTS = frozenset(cls.__node_key__[0] for cls in NODE_CLASSES if cls.__node_key__)
+#: The constraints the server has, by name (schema introspection, no data read).
+SHOW_CONSTRAINTS = "SHOW CONSTRAINTS YIELD name RETURN name"
+
+
+def register() -> None:
+    """Add the checks to Django's registry (the app's ``ready()``; idempotent)."""
+    checks.register(check_graph, TAG)
+    checks.register(check_vector_store, TAG)
+    checks.register(check_embedded_store_deployed, TAG, deploy=True)
+
+
+def _config() -> tuple[MemoraConfig | None, list[checks.CheckMessage]]:
+    try:
+        return memora_config(), []
+    except ValueError as error:  # ConfigurationError, Neo4jSettingsError
+        return None, [
+            checks.Error(
+                f"memora-ogm's settings are unusable: {error}",
+                hint="Set MEMORA_OGM['NEO4J_URI'] (or the NEO4J_URI environment variable) "
+                "and the other names docs/django.md lists, and only those.",
+                id="memora_ogm.E001",
+            )
+        ]
+
+
+def check_graph(**kwargs: Any) -> list[checks.CheckMessage]:
+    """Neo4j reachable with these credentials, with APOC, constraints and migrations."""
+    from memora_ogm.sync import Neo4jGraphInterface
+
+    config, errors = _config()
+    if config is None:
+        return errors
+    conn = config.neo4j
+    driver_config = {"connection_timeout": TIMEOUT, "connection_acquisition_timeout": TIMEOUT}
+    with Neo4jGraphInterface(
+        conn.uri, conn.username, conn.password, conn.database, driver_config=driver_config
+    ) as interface:
+        graph = interface.graph
+        try:
+            graph.driver().verify_connectivity()
+        except AuthError as error:
+            return [
+                checks.Error(
+                    f"Neo4j at {conn.uri} refused user {conn.username!r}: {error.message}",
+                    hint="Correct NEO4J_USERNAME and NEO4J_PASSWORD in MEMORA_OGM "
+                    "(or the environment).",
+                    id="memora_ogm.E003",
+                )
+            ]
+        except (ServiceUnavailable, OSError, ValueError) as error:
+            return [
+                checks.Error(
+                    f"Neo4j is not reachable at {conn.uri}: {error}",
+                    hint="Start Neo4j or correct MEMORA_OGM['NEO4J_URI']; for a local "
+                    "server, run `memora-ogm server start` and use what it prints.",
+                    id="memora_ogm.E002",
+                )
+            ]
+        try:
+            return schema_findings(interface)
+        except Neo4jError as error:  # e.g. a database that does not exist
+            return [
+                checks.Error(
+                    f"Neo4j at {conn.uri} refused database {conn.database!r}: {error.message}",
+                    hint="Correct MEMORA_OGM['NEO4J_DATABASE'] or create the database.",
+                    id="memora_ogm.E002",
+                )
+            ]
+
+
+def schema_findings(interface: sync.Neo4jGraphInterface) -> list[checks.CheckMessage]:
+    """APOC, the schema's constraints and the migrations, on a reachable server."""
+    graph = interface.graph
+    found: list[checks.CheckMessage] = []
+    if not graph.has_apoc():
+        found.append(
+            checks.Warning(
+                "Neo4j has no APOC: memories' user_/agent_ placeholders are resolved in "
+                "Python (memora_ogm.placeholders) after each read, not on the server.",
+                hint="Install APOC core on the server for server-side resolution, or "
+                "silence memora_ogm.W001 to keep the Python fallback.",
+                id="memora_ogm.W001",
+            )
+        )
+    installed = graph.query(SHOW_CONSTRAINTS, {}, lambda rows: {row["name"] for row in rows})
+    missing = sorted(CONSTRAINTS - installed)
+    if missing:
+        found.append(
+            checks.Warning(
+                f"Neo4j lacks memora-ogm's constraints {', '.join(missing)}: concurrent "
+                "writes can duplicate organisations, users or days.",
+                hint="Run `python manage.py memora_setup` (idempotent).",
+                id="memora_ogm.W002",
+            )
+        )
+    applied = set(interface.applied_migrations())
+    pending = [f"{m.version}_{m.name}" for m in MIGRATIONS if m.version not in applied]
+    if pending:
+        found.append(
+            checks.Warning(
+                f"memora-ogm migrations are pending: {', '.join(pending)}.",
+                hint="Run `python manage.py memora_migrate` "
+                "(`--list` shows applied and pending ones).",
+                id="memora_ogm.W003",
+            )
+        )
+    return found
+
+
+def check_vector_store(**kwargs: Any) -> list[checks.CheckMessage]:
+    """The vector store answers (``QDRANT_URL``) or its folder can be written
+    (``QDRANT_PATH``); silent when none is configured."""
+    config, errors = _config()
+    if config is None or not config.has_vector_store:
+        return []
+    problem = _vector_store_problem(config)
+    if problem is None:
+        return []
+    where = config.qdrant_url or config.qdrant_path
+    return [
+        checks.Error(
+            f"the vector store at {where} is not usable: {problem}",
+            hint="Start the Qdrant server or correct QDRANT_URL and QDRANT_API_KEY"
+            if config.qdrant_url
+            else "Point QDRANT_PATH at a folder this process may create and write.",
+            id="memora_ogm.E004",
+        )
+    ]
+
+
+def _vector_store_problem(config: MemoraConfig) -> str | None:
+    if config.qdrant_url:
+        from qdrant_client import QdrantClient
+
+        from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME
+
+        client = QdrantClient(
+            url=config.qdrant_url,
+            api_key=config.qdrant_api_key,
+            timeout=int(TIMEOUT),
+            check_compatibility=False,
+        )
+        try:  # one request; a missing collection is memora_setup's business, not this
+            client.collection_exists(config.collection or MEMORA_COLLECTION_NAME)
+        except Exception as error:  # any failure to answer is the finding
+            return str(error) or type(error).__name__
+        finally:
+            client.close()
+        return None
+    assert config.qdrant_path is not None
+    folder = Path(config.qdrant_path)
+    existing = next(parent for parent in (folder, *folder.parents) if parent.exists())
+    if not existing.is_dir():
+        return f"{existing} is not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    return None
+
+
+def check_embedded_store_deployed(**kwargs: Any) -> list[checks.CheckMessage]:
+    """An embedded store (``QDRANT_PATH``) is one process's: a second worker cannot open
+    its folder, so a prefork or multi-worker server needs a Qdrant server."""
+    config, _ = _config()
+    if config is None or not config.qdrant_path:
+        return []
+    return [
+        checks.Warning(
+            f"the vector store is embedded (QDRANT_PATH={config.qdrant_path}): only one "
+            "process can open it, so gunicorn -w N, uvicorn --workers N or several "
+            "servers fail or lose writes.",
+            hint="Use a Qdrant server (MEMORA_OGM['QDRANT_URL']) when deploying with more "
+            "than one process; silence memora_ogm.W004 if the server runs one process.",
+            id="memora_ogm.W004",
+        )
+    ]

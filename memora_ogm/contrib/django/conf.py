@@ -1,0 +1,90 @@
+"""The project's settings as memora-ogm's: ``MEMORA_OGM``, and django_neomodel's ``NEOMODEL_*``.
+
+A project that drops django_neomodel keeps its settings: :func:`apply_neomodel_settings`
+gives neomodel the values django_neomodel gave it, and ``NEOMODEL_NEO4J_BOLT_URL`` also
+names memora-ogm's server when neither ``MEMORA_OGM`` nor the environment has
+``NEO4J_URI``. A project with ``MEMORA_OGM`` alone gets neomodel pointed at that server
+(:func:`point_neomodel_at_memora`), so the node classes work in views and the shell.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from neomodel import get_config
+
+from memora_ogm.contrib.config import ConfigurationError, MemoraConfig
+
+#: The Django setting holding memora-ogm's settings.
+SETTING = "MEMORA_OGM"
+#: Every setting a django_neomodel release read into neomodel's config, and the
+#: ``neomodel.get_config()`` field it sets. (``NEOMODEL_SIGNALS`` is not here: it drove
+#: ``DjangoNode``'s model signals, which memora-ogm leaves out; see docs/django.md.)
+NEOMODEL_SETTINGS = {
+    "NEOMODEL_NEO4J_BOLT_URL": "database_url",
+    "NEOMODEL_FORCE_TIMEZONE": "force_timezone",
+    "NEOMODEL_MAX_CONNECTION_POOL_SIZE": "max_connection_pool_size",
+    "NEOMODEL_MAX_POOL_SIZE": "max_connection_pool_size",  # its name before 0.0.7
+    "NEOMODEL_ENCRYPTED_CONNECTION": "encrypted",  # read until 0.0.6
+}
+
+
+def apply_neomodel_settings() -> dict[str, Any]:
+    """Give neomodel's config the ``NEOMODEL_*`` settings the project has; what was set."""
+    values = {
+        field: getattr(settings, name)
+        for name, field in NEOMODEL_SETTINGS.items()
+        if hasattr(settings, name)
+    }
+    if values:
+        get_config().update(**values)
+    return values
+
+
+def point_neomodel_at_memora() -> None:
+    """Put the node classes (``User.nodes`` & co., on neomodel's own connection) on the
+    project's server, unless the project gave neomodel one itself (``NEOMODEL_*``
+    settings or environment variables). Nothing connects until a node class is used."""
+    neomodel = get_config()
+    if neomodel.database_url or neomodel.driver:
+        return
+    try:
+        conn = memora_config().neo4j
+        neomodel.update(database_url=conn.neomodel_url, database_name=conn.database)
+    except ValueError:  # unusable settings: the checks say so (memora_ogm.E001)
+        return
+
+
+def neo4j_settings_from_url(url: str) -> dict[str, str]:
+    """``scheme://user:password@host:port[/database]`` (neomodel's URL) as ``NEO4J_*``
+    settings, split as neomodel splits it: credentials at the last ``@``, the user at
+    the first ``:``, nothing unquoted."""
+    parts = urlsplit(url)
+    credentials, at, host = parts.netloc.rpartition("@")
+    username, colon, password = credentials.partition(":")
+    if not (parts.scheme and at and colon and host):
+        raise ConfigurationError(
+            "NEOMODEL_NEO4J_BOLT_URL is not bolt://user:password@host:port[/database]"
+        )
+    found = {
+        "NEO4J_URI": f"{parts.scheme}://{host}",
+        "NEO4J_USERNAME": username,
+        "NEO4J_PASSWORD": password,
+    }
+    database = parts.path.strip("/")
+    if database:
+        found["NEO4J_DATABASE"] = database
+    return found
+
+
+def memora_config() -> MemoraConfig:
+    """The project's memora-ogm settings, read now: ``MEMORA_OGM``, then the environment,
+    then ``NEOMODEL_NEO4J_BOLT_URL`` for the server when neither names one."""
+    chosen: dict[str, Any] = dict(getattr(settings, SETTING, {}))
+    url = getattr(settings, "NEOMODEL_NEO4J_BOLT_URL", None)
+    if url and not chosen.get("NEO4J_URI") and not os.environ.get("NEO4J_URI"):
+        chosen = {**neo4j_settings_from_url(url), **chosen}
+    return MemoraConfig.from_settings(chosen)

@@ -1,0 +1,50 @@
+"""This process's facades, opened on first use from the project's settings.
+
+Each is held by a :class:`~memora_ogm.contrib.config.PerProcess`: built at import, opened
+by the first call in a process, opened anew in a forked child (a ``gunicorn --preload``
+worker never uses its master's), and closed when the process exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from memora_ogm.contrib.config import PerProcess
+from memora_ogm.contrib.django.conf import memora_config
+
+if TYPE_CHECKING:
+    from memora_ogm import Neo4jGraphInterface, sync
+
+
+def _open_sync() -> sync.Neo4jGraphInterface:
+    return memora_config().open_sync()
+
+
+def _close_sync(interface: sync.Neo4jGraphInterface) -> None:
+    interface.close()
+
+
+def _open_async() -> Neo4jGraphInterface:
+    return memora_config().open_async()
+
+
+def _close_async(interface: Neo4jGraphInterface) -> None:
+    """At exit no event loop runs here any more: one is made for the close, which also
+    closes the drivers other loops left open."""
+    asyncio.run(interface.close())
+
+
+_sync_interface = PerProcess(_open_sync, _close_sync)
+_async_interface = PerProcess(_open_async, _close_async)
+
+
+def get_interface() -> sync.Neo4jGraphInterface:
+    """The sync facade of this process (for sync views, commands, Celery tasks)."""
+    return _sync_interface.get()
+
+
+def get_async_interface() -> Neo4jGraphInterface:
+    """The async facade of this process (for async views); it keeps a driver per event
+    loop, so ASGI servers and ``async_to_sync`` callers can share it."""
+    return _async_interface.get()

@@ -1,0 +1,8 @@
+"""``manage.py memora_check``: ``memora-ogm check`` on the project's ``MEMORA_OGM`` settings."""
+
+from memora_ogm.cli_check import add_check_parser
+from memora_ogm.contrib.django.management.wrapped import WrappedCommand
+
+
+class Command(WrappedCommand):
+    declare = staticmethod(add_check_parser)

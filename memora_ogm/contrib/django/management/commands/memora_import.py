@@ -1,0 +1,8 @@
+"""``manage.py memora_import``: ``memora-ogm import`` on the project's ``MEMORA_OGM`` settings."""
+
+from memora_ogm.cli_transfer import add_import_parser
+from memora_ogm.contrib.django.management.wrapped import WrappedCommand
+
+
+class Command(WrappedCommand):
+    declare = staticmethod(add_import_parser)
