@@ -92,13 +92,22 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableServ
         restartable.stop()
 
 
+#: Seconds a write whose commit went unanswered keeps asking the server whether it landed
+#: (120 by default). Here the server stays down until the call has failed, so each such
+#: write waited the whole window; a short one tests the same outcome.
+OUTCOME_WINDOW = 2.0
+
+
 def facades(conn: Neo4jConnection, vectors: tuple[Any, Any] = (None, None)) -> dict[str, Any]:
     """Both twins on ``conn``, the sync one dressed as async; ``vectors`` for each."""
     args = (conn.uri, conn.username, conn.password, conn.database)
-    return {
+    twins = {
         "async": Neo4jGraphInterface(*args, vectors[0]),
-        "sync": AwaitableTwin(sync.Neo4jGraphInterface(*args, vectors[1]), Neo4jGraphInterface),
+        "sync": sync.Neo4jGraphInterface(*args, vectors[1]),
     }
+    for twin in twins.values():
+        twin.graph.outcome_timeout = OUTCOME_WINDOW
+    return {"async": twins["async"], "sync": AwaitableTwin(twins["sync"], Neo4jGraphInterface)}
 
 
 @pytest.fixture
