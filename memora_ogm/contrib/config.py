@@ -133,6 +133,23 @@ class MemoraConfig:
         return Neo4jGraphInterface.from_connection(self.neo4j, store)
 
 
+def close_sync(memora: sync.Neo4jGraphInterface) -> None:
+    """Close a facade the integration opened, and its vector store (``close()`` leaves
+    the store to its owner, which here is the integration)."""
+    memora.close()
+    store = memora.get_associated_vector_db()
+    if store is not None:
+        store.close()
+
+
+async def close_async(memora: Neo4jGraphInterface) -> None:
+    """:func:`close_sync` for the async facade."""
+    await memora.close()
+    store = memora.get_associated_vector_db()
+    if store is not None:
+        await store.close()
+
+
 T = TypeVar("T")
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 
-from memora_ogm.contrib.config import MemoraConfig
+from memora_ogm.contrib.config import MemoraConfig, close_async
 
 if TYPE_CHECKING:
     from memora_ogm import Neo4jGraphInterface
@@ -34,14 +34,6 @@ if TYPE_CHECKING:
 STATE_KEY = "memora_ogm"
 #: An app's own lifespan, as ``FastAPI(lifespan=...)`` takes it.
 Lifespan = Callable[[Any], AbstractAsyncContextManager[Mapping[str, Any] | None]]
-
-
-async def close_async(memora: Neo4jGraphInterface) -> None:
-    """Close a facade and its vector store: ``close()`` leaves the store to its owner."""
-    await memora.close()
-    store = memora.get_associated_vector_db()
-    if store is not None:
-        await store.close()
 
 
 def memora_lifespan(

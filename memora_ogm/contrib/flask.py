@@ -36,7 +36,7 @@ import click
 from flask import Flask, current_app, g
 from flask.cli import AppGroup, with_appcontext
 
-from memora_ogm.contrib.config import NAMES, MemoraConfig, PerProcess
+from memora_ogm.contrib.config import NAMES, MemoraConfig, PerProcess, close_sync
 
 if TYPE_CHECKING:
     from neo4j import Driver
@@ -52,14 +52,6 @@ COMMANDS = ("setup", "migrate", "check", "export", "import", "inspect")
 STORE_COMMANDS = ("setup", "check")
 #: Where an app context keeps what it bound (``g`` is per app context).
 _BOUND = "_memora_ogm_bound"
-
-
-def close_sync(memora: sync.Neo4jGraphInterface) -> None:
-    """Close a facade and its vector store: ``close()`` leaves the store to its owner."""
-    memora.close()
-    store = memora.get_associated_vector_db()
-    if store is not None:
-        store.close()
 
 
 def _open_driver(config: MemoraConfig) -> Driver:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from memora_ogm.contrib.config import PerProcess
+from memora_ogm.contrib.config import PerProcess, close_async, close_sync
 from memora_ogm.contrib.django.conf import memora_config
 
 if TYPE_CHECKING:
@@ -21,22 +21,18 @@ def _open_sync() -> sync.Neo4jGraphInterface:
     return memora_config().open_sync()
 
 
-def _close_sync(interface: sync.Neo4jGraphInterface) -> None:
-    interface.close()
-
-
 def _open_async() -> Neo4jGraphInterface:
     return memora_config().open_async()
 
 
-def _close_async(interface: Neo4jGraphInterface) -> None:
+def _close_async_at_exit(interface: Neo4jGraphInterface) -> None:
     """At exit no event loop runs here any more: one is made for the close, which also
     closes the drivers other loops left open."""
-    asyncio.run(interface.close())
+    asyncio.run(close_async(interface))
 
 
-_sync_interface = PerProcess(_open_sync, _close_sync)
-_async_interface = PerProcess(_open_async, _close_async)
+_sync_interface = PerProcess(_open_sync, close_sync)
+_async_interface = PerProcess(_open_async, _close_async_at_exit)
 
 
 def get_interface() -> sync.Neo4jGraphInterface:
