@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 # The facade fixtures (`memora`, parametrised async/sync, and `driver`).
 from graph_fixtures import driver, memora  # noqa: F401
+from qdrant_standin import StandIn, qdrant_standin
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -36,3 +38,10 @@ def _offline_models() -> None:
     folder = Path(tempfile.mkdtemp(prefix="memora-ogm-fastembed-"))
     os.environ["FASTEMBED_CACHE_PATH"] = str(build_cache(folder, model_sources()))
     os.environ["HF_HUB_OFFLINE"] = "1"
+
+
+@pytest.fixture
+def qdrant_server() -> Iterator[tuple[str, StandIn]]:
+    """A Qdrant server (the stand-in) that processes share: its URL, and what it holds."""
+    with qdrant_standin() as running:
+        yield running

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
 import web_servers
-from docs_blocks import follow
 from fastapi import Depends, FastAPI, Request
 from fastapi.testclient import TestClient
 from neo4j import Driver
-from qdrant_standin import StandIn, qdrant_standin
+from qdrant_standin import StandIn
 from served_tenants import serve_tenants
 from web_servers import EXAMPLES, STOP_BOUND, serve
 
@@ -27,14 +25,8 @@ from memora_ogm.server import Neo4jConnection
 Memora = Annotated[Neo4jGraphInterface, Depends(get_interface)]
 
 
-@pytest.fixture
-def standin() -> Iterator[tuple[str, StandIn]]:
-    with qdrant_standin() as running:
-        yield running
-
-
 def test_the_lifespan_composes_with_the_apps_own_and_closes_the_facade(
-    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, standin: tuple[str, StandIn]
+    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, qdrant_server: tuple[str, StandIn]
 ) -> None:
     """The app's own lifespan starts with the facade open (and may use it), its state
     reaches the requests next to the facade, and it stops before the facade closes; a
@@ -49,7 +41,7 @@ def test_the_lifespan_composes_with_the_apps_own_and_closes_the_facade(
         yield {"startup_org": org.org_id}
         events.append("own stopped")
 
-    settings = {**neo4j_connection.env(), "QDRANT_URL": standin[0], "EMBEDDER": "hashing"}
+    settings = {**neo4j_connection.env(), "QDRANT_URL": qdrant_server[0], "EMBEDDER": "hashing"}
     app = FastAPI(lifespan=memora_lifespan(own, settings))
 
     @app.post("/orgs/{name}")
@@ -85,14 +77,14 @@ def test_get_interface_without_the_lifespan_says_how_to_add_it() -> None:
 
 
 def test_uvicorn_workers_serve_every_tenant_its_own_then_stop_on_sigterm(
-    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, standin: tuple[str, StandIn]
+    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, qdrant_server: tuple[str, StandIn]
 ) -> None:
     """``examples/fastapi_app.py`` under ``uvicorn --workers 2``, set up by ``memora-ogm
     setup``: each worker's lifespan opens its facade. 16 client threads send six tenants'
     3,000 requests (saves with a memory through the shared Qdrant server, searches,
     reads); no answer is another tenant's. SIGTERM ends the master and both workers
     within ``STOP_BOUND`` seconds."""
-    url, held = standin
+    url, held = qdrant_server
     settings = {**neo4j_connection.env(), "QDRANT_URL": url, "EMBEDDER": "hashing"}
     assert cli.main(["setup", "--qdrant-url", url], environ=settings) == 0
     command = [sys.executable, "-m", "uvicorn", "fastapi_app:app", "--workers", "2"]
@@ -102,15 +94,3 @@ def test_uvicorn_workers_serve_every_tenant_its_own_then_stop_on_sigterm(
         assert serve_tenants(served.url, neo4j_connection, clean_neo4j, held) == []
         assert len(web_servers.children(served.process.pid)) >= 2
         assert served.stop() < STOP_BOUND
-
-
-def test_the_docs_quick_start_saves_and_reads_an_interaction_with_memories(
-    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, tmp_path: Path
-) -> None:
-    """``docs/fastapi.md`` followed in an empty folder, with the environment its first step
-    sets: the last step prints the interaction's messages and memories, read back."""
-    env = {**os.environ, **neo4j_connection.env(), "QDRANT_PATH": "qdrant"}
-    *_, last = follow("fastapi.md", tmp_path, env)
-    assert "['drinks green tea', 'lives in Oslo']" in last.stdout
-    memories = clean_neo4j.execute_query("MATCH (m:Memory) RETURN m.memory AS text").records
-    assert sorted(record["text"] for record in memories) == ["drinks green tea", "lives in Oslo"]

@@ -19,7 +19,7 @@ from click.testing import Result
 from docs_blocks import follow
 from flask import Flask
 from neo4j import Driver
-from qdrant_standin import StandIn, qdrant_standin
+from qdrant_standin import StandIn
 
 from memora_ogm import nodes
 from memora_ogm._sync.connection import unit_driver
@@ -48,17 +48,11 @@ def make_app(config: dict[str, Any], ext: MemoraOGM | None = None) -> Flask:
 
 
 @pytest.fixture
-def standin() -> Iterator[tuple[str, StandIn]]:
-    with qdrant_standin() as running:
-        yield running
-
-
-@pytest.fixture
 def app(
-    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, standin: tuple[str, StandIn]
+    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, qdrant_server: tuple[str, StandIn]
 ) -> Iterator[Flask]:
     """An app on the test server and the Qdrant stand-in; what it opened closed after."""
-    made = make_app(settings(neo4j_connection, QDRANT_URL=standin[0]))
+    made = make_app(settings(neo4j_connection, QDRANT_URL=qdrant_server[0]))
     yield made
     state(made).close()
 
@@ -192,21 +186,21 @@ def test_an_app_context_binds_the_node_classes_to_its_app_and_teardown_undoes_it
 
 
 def test_setup_on_bad_input_exits_2_and_changes_nothing_then_sets_up_both_stores(
-    app: Flask, clean_neo4j: Driver, standin: tuple[str, StandIn]
+    app: Flask, clean_neo4j: Driver, qdrant_server: tuple[str, StandIn]
 ) -> None:
     from test_schema_setup import _drop_all_constraints
 
     _drop_all_constraints(clean_neo4j)
-    bad = flask_cli(app, "setup", "--qdrant-url", standin[0], "--qdrant-path", "/tmp/x")
+    bad = flask_cli(app, "setup", "--qdrant-url", qdrant_server[0], "--qdrant-path", "/tmp/x")
     assert bad.exit_code == 2 and "not allowed with" in bad.stderr
     assert constraints(clean_neo4j) == set()
-    assert not standin[1].engine.collection_exists(COLLECTION)
+    assert not qdrant_server[1].engine.collection_exists(COLLECTION)
 
     done = flask_cli(app, "setup")  # the app's Qdrant server and embedder by default
     assert done.exit_code == 0, done.output
     assert "collection ready" in done.stdout
     assert {"unique_org_id", "unique_org_user", "unique_user_memory"} <= constraints(clean_neo4j)
-    assert standin[1].engine.collection_exists(COLLECTION)
+    assert qdrant_server[1].engine.collection_exists(COLLECTION)
     assert flask_cli(app, "setup").exit_code == 0, "idempotent"
 
 
@@ -268,7 +262,7 @@ def test_check_agrees_finds_drift_repairs_it_and_fails_on_a_missing_store(
 
 
 def test_export_import_and_inspect_with_their_exit_codes(
-    app: Flask, clean_neo4j: Driver, standin: tuple[str, StandIn], tmp_path: Path
+    app: Flask, clean_neo4j: Driver, qdrant_server: tuple[str, StandIn], tmp_path: Path
 ) -> None:
     assert flask_cli(app, "setup").exit_code == 0
     org_id, user_id, _ = a_user_with_a_memory(app)
@@ -284,14 +278,14 @@ def test_export_import_and_inspect_with_their_exit_codes(
     assert flask_cli(app, "inspect", "--user", user_id).exit_code == 2, "--user needs --org"
     assert flask_cli(app, "inspect", "--org", "nowhere").exit_code == 1
 
-    before, points = graph_counts(clean_neo4j), standin[1].points(COLLECTION)
+    before, points = graph_counts(clean_neo4j), qdrant_server[1].points(COLLECTION)
     malformed = tmp_path / "bad.jsonl"
     malformed.write_text(exported.read_text().replace('"memory"', '"memroy"', 1) + "{not json\n")
     bad = flask_cli(app, "import", str(malformed))
     assert bad.exit_code == 2, bad.output
     conflict = flask_cli(app, "import", str(exported))
     assert conflict.exit_code == 1 and org_id in conflict.stderr
-    assert graph_counts(clean_neo4j) == before and standin[1].points(COLLECTION) == points
+    assert graph_counts(clean_neo4j) == before and qdrant_server[1].points(COLLECTION) == points
 
     with app.app_context():
         state(app).interface.get().delete_organization(org_id)
@@ -301,13 +295,15 @@ def test_export_import_and_inspect_with_their_exit_codes(
     assert graph_counts(clean_neo4j) == before
 
 
+@pytest.mark.parametrize("page", ["flask.md", "fastapi.md"])
 def test_the_docs_quick_start_saves_and_reads_an_interaction_with_memories(
-    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, tmp_path: Path
+    page: str, neo4j_connection: Neo4jConnection, clean_neo4j: Driver, tmp_path: Path
 ) -> None:
-    """``docs/flask.md`` followed in an empty folder, with the environment its first step
-    sets: the last step prints the interaction's messages and memories, read back."""
+    """``docs/flask.md`` and ``docs/fastapi.md`` followed in an empty folder, with the
+    environment their first step sets: the last step prints the interaction's messages and
+    memories, read back."""
     env = {**os.environ, **neo4j_connection.env(), "QDRANT_PATH": "qdrant"}
-    *_, last = follow("flask.md", tmp_path, env)
+    *_, last = follow(page, tmp_path, env)
     assert "['drinks green tea', 'lives in Oslo']" in last.stdout
     memories = clean_neo4j.execute_query("MATCH (m:Memory) RETURN m.memory AS text").records
     assert sorted(record["text"] for record in memories) == ["drinks green tea", "lives in Oslo"]

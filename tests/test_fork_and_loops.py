@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,7 +24,7 @@ import neo4j
 import pytest
 import web_servers
 from neo4j import Driver
-from qdrant_standin import StandIn, qdrant_standin
+from qdrant_standin import StandIn
 from served_tenants import serve_tenants
 from test_connections import interface
 from web_servers import EXAMPLES, STOP_BOUND, example, serve
@@ -88,13 +88,6 @@ def test_forked_children_and_their_parent_each_get_only_their_own_answers(
     }
 
 
-@pytest.fixture
-def qdrant_server() -> Iterator[tuple[str, StandIn]]:
-    """A Qdrant server the workers share: its URL, and what it holds."""
-    with qdrant_standin() as running:
-        yield running
-
-
 def test_a_preforked_flask_app_serves_every_tenant_its_own_then_stops_on_sigterm(
     neo4j_connection: Neo4jConnection, clean_neo4j: Driver, qdrant_server: tuple[str, StandIn]
 ) -> None:
@@ -106,7 +99,7 @@ def test_a_preforked_flask_app_serves_every_tenant_its_own_then_stops_on_sigterm
     and master and workers end by a normal exit within ``STOP_BOUND`` seconds, not by the
     master's SIGKILL after its 30 s graceful timeout (onnxruntime 1.29+ hung every worker
     in ``exit()``)."""
-    url, standin = qdrant_server
+    url, qdrant_server = qdrant_server
     settings = {**neo4j_connection.env(), "QDRANT_URL": url, "EMBEDDER": "hashing"}
     app = example("flask_app").create_app(
         {f"MEMORA_OGM_{name}": value for name, value in settings.items()}
@@ -123,7 +116,7 @@ def test_a_preforked_flask_app_serves_every_tenant_its_own_then_stops_on_sigterm
     ]
     env = {**_environment(neo4j_connection), **settings}
     with serve([sys.executable, "-m", *command], env, "/orgs/none", cwd=EXAMPLES) as served:
-        assert serve_tenants(served.url, neo4j_connection, clean_neo4j, standin) == []
+        assert serve_tenants(served.url, neo4j_connection, clean_neo4j, qdrant_server) == []
         assert len(web_servers.children(served.process.pid)) == 4
         assert served.stop() < STOP_BOUND
         assert served.process.returncode == 0
