@@ -17,4 +17,12 @@ fi
 # (qdrant-client 1.12.1, fastembed 0.5) in a virtual environment the test makes once, from
 # PyPI, under ${MEMORA_OGM_TEST_CACHE:-~/.cache/memora-ogm-tests}; no model is downloaded:
 # tests/fastembed_standins.py builds stand-ins of Memora's models (onnx, tokenizers).
+# Two workers (pytest-xdist), each with a Neo4j of its own from the same chain (Docker, else
+# the embedded server), a test module at a time: the suite mostly waits on servers and
+# subprocesses, so two streams fit two cores. A server of your own (NEO4J_URI) is shared,
+# and its tests empty it between them, so then one worker. MEMORA_OGM_TEST_WORKERS overrides.
+workers="${MEMORA_OGM_TEST_WORKERS:-$([ -n "${NEO4J_URI:-}" ] && echo 1 || echo 2)}"
+if [ "$workers" -gt 1 ]; then
+    set -- -n "$workers" --dist loadfile "$@"
+fi
 exec python3 -m pytest "$@"
