@@ -16,7 +16,7 @@ from memora_ogm._async.interaction import Neo4jInteraction
 from memora_ogm._async.memory import Neo4jMemory
 from memora_ogm._async.migrate import applied_versions, run_migrations
 from memora_ogm._async.organization import Neo4jOrganization
-from memora_ogm._async.schema import install_node_keys
+from memora_ogm._async.schema import CONSTRAINT_NAMES, install_node_keys, missing_node_keys
 from memora_ogm._async.transfer import Neo4jTransfer
 from memora_ogm._async.user import Neo4jUser
 from memora_ogm._async.vector_base import BaseVectorDB
@@ -156,6 +156,14 @@ class Neo4jGraphInterface(
     async def migrate(self) -> list[str]:
         """Apply every pending migration of ``memora_ogm.migrations``; returns their versions."""
         return await run_migrations(self.graph, MIGRATIONS)
+
+    async def missing_constraints(self) -> list[str]:
+        """The names of the schema's constraints this database lacks (``setup()`` adds
+        them), for health checks."""
+        await self.graph.connect()
+        return await self.graph.query(
+            CONSTRAINT_NAMES, {}, lambda rows: missing_node_keys({row["name"] for row in rows})
+        )
 
     async def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""

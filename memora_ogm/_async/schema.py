@@ -28,6 +28,9 @@ CALL dbms.components() YIELD name, versions, edition
 RETURN name, versions[0] AS version, edition
 """
 
+#: The names of the server's constraints; ``missing_node_keys`` compares them with the schema's.
+CONSTRAINT_NAMES = "SHOW CONSTRAINTS YIELD name RETURN name"
+
 #: Sends one statement: the facade's graph (``Graph.cypher``, in the setup's transaction),
 #: or neomodel's own connection for neomodel's ``install_labels``.
 Send = Callable[[str], Awaitable[object]]
@@ -68,6 +71,15 @@ async def install_node_keys(enterprise: bool, send: Send) -> None:
     """Install every node key of the Memora schema (idempotent)."""
     for cls in NODE_CLASSES:
         await install_node_key(cls, enterprise, send)
+
+
+def missing_node_keys(installed: set[str]) -> list[str]:
+    """The schema's node keys not among the ``installed`` constraint names, sorted."""
+    return sorted(
+        cls.__node_key__[0]
+        for cls in NODE_CLASSES
+        if cls.__node_key__ is not None and cls.__node_key__[0] not in installed
+    )
 
 
 def extend_neomodel_schema() -> None:

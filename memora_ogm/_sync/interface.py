@@ -17,7 +17,7 @@ from memora_ogm._sync.interaction import Neo4jInteraction
 from memora_ogm._sync.memory import Neo4jMemory
 from memora_ogm._sync.migrate import applied_versions, run_migrations
 from memora_ogm._sync.organization import Neo4jOrganization
-from memora_ogm._sync.schema import install_node_keys
+from memora_ogm._sync.schema import CONSTRAINT_NAMES, install_node_keys, missing_node_keys
 from memora_ogm._sync.transfer import Neo4jTransfer
 from memora_ogm._sync.user import Neo4jUser
 from memora_ogm._sync.vector_base import BaseVectorDB
@@ -157,6 +157,14 @@ class Neo4jGraphInterface(
     def migrate(self) -> list[str]:
         """Apply every pending migration of ``memora_ogm.migrations``; returns their versions."""
         return run_migrations(self.graph, MIGRATIONS)
+
+    def missing_constraints(self) -> list[str]:
+        """The names of the schema's constraints this database lacks (``setup()`` adds
+        them), for health checks."""
+        self.graph.connect()
+        return self.graph.query(
+            CONSTRAINT_NAMES, {}, lambda rows: missing_node_keys({row["name"] for row in rows})
+        )
 
     def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""

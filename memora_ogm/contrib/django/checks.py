@@ -19,7 +19,6 @@ from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 from memora_ogm.contrib.config import MemoraConfig
 from memora_ogm.contrib.django.conf import memora_config
 from memora_ogm.migrations import MIGRATIONS
-from memora_ogm.nodes import NODE_CLASSES
 
 if TYPE_CHECKING:
     from memora_ogm import sync
@@ -27,10 +26,6 @@ if TYPE_CHECKING:
 TAG = "memora_ogm"
 #: Seconds a check waits for a server to answer.
 TIMEOUT = 3.0
-#: The names of the constraints the schema's keys are installed as.
-CONSTRAINTS = frozenset(cls.__node_key__[0] for cls in NODE_CLASSES if cls.__node_key__)
-#: The constraints the server has, by name (schema introspection, no data read).
-SHOW_CONSTRAINTS = "SHOW CONSTRAINTS YIELD name RETURN name"
 
 
 def register() -> None:
@@ -113,8 +108,7 @@ def schema_findings(interface: sync.Neo4jGraphInterface) -> list[checks.CheckMes
                 id="memora_ogm.W001",
             )
         )
-    installed = graph.query(SHOW_CONSTRAINTS, {}, lambda rows: {row["name"] for row in rows})
-    missing = sorted(CONSTRAINTS - installed)
+    missing = interface.missing_constraints()
     if missing:
         found.append(
             checks.Warning(
