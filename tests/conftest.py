@@ -20,6 +20,34 @@ from graph_fixtures import driver, memora  # noqa: F401
 from qdrant_standin import StandIn, qdrant_standin
 
 
+#: The modules that take longest (servers started, killed and restarted, web servers,
+#: a wheel and a venv built), first in the run, so that the two workers of
+#: ``scripts/test.sh`` (a module at a time) end together instead of one idling while the
+#: other finishes a long module. The rest keep their order.
+LONGEST_FIRST = (
+    "test_local_server_security.py",
+    "test_crash_writers.py",
+    "test_server_faults.py",
+    "test_server.py",
+    "test_memora_interop.py",
+    "test_contrib_django_servers.py",
+    "test_wheel.py",
+    "test_bad_input.py",
+    "test_transfer_move.py",
+    "test_isolation.py",
+    "test_docs.py",
+    "test_fork_and_loops.py",
+    "test_contrib_django.py",
+    "test_contrib_flask.py",
+    "test_contrib_fastapi.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: position for position, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.has_plugin("memora_ogm"):
         config.pluginmanager.import_plugin("memora_ogm.testing")
