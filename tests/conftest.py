@@ -19,7 +19,6 @@ import pytest
 from graph_fixtures import driver, memora  # noqa: F401
 from qdrant_standin import StandIn, qdrant_standin
 
-
 #: The modules that take longest (servers started, killed and restarted, web servers,
 #: a wheel and a venv built), first in the run, so that the two workers of
 #: ``scripts/test.sh`` (a module at a time) end together instead of one idling while the
