@@ -21,8 +21,10 @@ fi
 # the embedded server), a test module at a time: the suite mostly waits on servers and
 # subprocesses, so two streams fit two cores. A server of your own (NEO4J_URI) is shared,
 # and its tests empty it between them, so then one worker. MEMORA_OGM_TEST_WORKERS overrides.
+# Modules go out in the order tests/conftest.py gives them (the longest first), not
+# xdist's default of the most tests first, which left the long one-test modules for last.
 workers="${MEMORA_OGM_TEST_WORKERS:-$([ -n "${NEO4J_URI:-}" ] && echo 1 || echo 2)}"
 if [ "$workers" -gt 1 ]; then
-    set -- -n "$workers" --dist loadfile "$@"
+    set -- -n "$workers" --dist loadfile --no-loadscope-reorder "$@"
 fi
 exec python3 -m pytest "$@"
