@@ -18,6 +18,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -54,6 +55,9 @@ ENV_NEO4J_VERSION = "MEMORA_OGM_NEO4J_VERSION"
 ENV_HEAP_MB = "MEMORA_OGM_NEO4J_HEAP_MB"
 ENV_PAGECACHE_MB = "MEMORA_OGM_NEO4J_PAGECACHE_MB"
 ENV_START_TIMEOUT = "MEMORA_OGM_NEO4J_START_TIMEOUT"
+#: More options for the server's JVM, split as a shell splits them (scripts/test.sh sets
+#: them for its short-lived test servers).
+ENV_JAVA_OPTS = "MEMORA_OGM_NEO4J_JAVA_OPTS"
 # When set, every launched JVM leaves "<pid>" files in this folder while it runs,
 # so that a CI script can make sure none is left behind (see .ci/run).
 ENV_PID_DIR = "MEMORA_OGM_PID_DIR"
@@ -560,6 +564,7 @@ class LocalNeo4jServer:
             java,
             f"-Xmx{self.heap_mb}m",
             "-XX:+ExitOnOutOfMemoryError",
+            *shlex.split(self._environ.get(ENV_JAVA_OPTS, "")),
             "-Dfile.encoding=UTF-8",
             "-cp",
             artifacts.java_classpath(),
