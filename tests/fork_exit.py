@@ -48,7 +48,10 @@ def main(case: str) -> None:
         done, status = os.waitpid(child, os.WNOHANG)
         if done:
             seconds = time.monotonic() - started
-            report = {"exited": True, "status": os.waitstatus_to_exitcode(status)}
+            report: dict[str, object] = {
+                "exited": True,
+                "status": os.waitstatus_to_exitcode(status),
+            }
             break
         time.sleep(0.02)
     else:

@@ -89,7 +89,9 @@ def serve_tenants(
         saved = list(clients.map(save, range(SAVES)))
         searched = list(clients.map(search, range(SEARCHES)))
         reads = list(clients.map(read, range(REQUESTS - SAVES - SEARCHES)))
-    wrong = [(number, status) for number, status in enumerate(saved) if status != 201]
+    wrong: list[tuple[int, object]] = [
+        (number, status) for number, status in enumerate(saved) if status != 201
+    ]
     wrong += [(SAVES + number, "search") for number, ok in enumerate(searched) if not ok]
     wrong += [(SAVES + SEARCHES + number, "read") for number, ok in enumerate(reads) if not ok]
 

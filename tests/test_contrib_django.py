@@ -25,7 +25,7 @@ from qdrant_standin import qdrant_standin
 from web_servers import free_port
 
 from memora_ogm import sync
-from memora_ogm.schema.storage import MemoriesAndInteraction
+from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
 
 MEMORY = "Ann likes green tea"
@@ -73,7 +73,7 @@ def saved(memora_settings: dict[str, Any]) -> dict[str, str]:
         user = memora.create_user(org.org_id, "Ann")
         conversation = MemoriesAndInteraction(
             interaction=[{"role": "user", "content": "I drink green tea"}],
-            memories=[{"memory": MEMORY, "source_msg_block_pos": [0]}],
+            memories=[MemoryToStore(memory=MEMORY, source_msg_block_pos=[0])],
         )
         memora.save_interaction_with_memories(
             org.org_id, agent.agent_id, user.user_id, conversation

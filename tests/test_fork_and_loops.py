@@ -99,7 +99,7 @@ def test_a_preforked_flask_app_serves_every_tenant_its_own_then_stops_on_sigterm
     and master and workers end by a normal exit within ``STOP_BOUND`` seconds, not by the
     master's SIGKILL after its 30 s graceful timeout (onnxruntime 1.29+ hung every worker
     in ``exit()``)."""
-    url, qdrant_server = qdrant_server
+    url, held = qdrant_server
     settings = {**neo4j_connection.env(), "QDRANT_URL": url, "EMBEDDER": "hashing"}
     app = example("flask_app").create_app(
         {f"MEMORA_OGM_{name}": value for name, value in settings.items()}
@@ -116,7 +116,7 @@ def test_a_preforked_flask_app_serves_every_tenant_its_own_then_stops_on_sigterm
     ]
     env = {**_environment(neo4j_connection), **settings}
     with serve([sys.executable, "-m", *command], env, "/orgs/none", cwd=EXAMPLES) as served:
-        assert serve_tenants(served.url, neo4j_connection, clean_neo4j, qdrant_server) == []
+        assert serve_tenants(served.url, neo4j_connection, clean_neo4j, held) == []
         assert len(web_servers.children(served.process.pid)) == 4
         assert served.stop() < STOP_BOUND
         assert served.process.returncode == 0

@@ -101,7 +101,7 @@ OUTCOME_WINDOW = 2.0
 def facades(conn: Neo4jConnection, vectors: tuple[Any, Any] = (None, None)) -> dict[str, Any]:
     """Both twins on ``conn``, the sync one dressed as async; ``vectors`` for each."""
     args = (conn.uri, conn.username, conn.password, conn.database)
-    twins = {
+    twins: dict[str, Any] = {
         "async": Neo4jGraphInterface(*args, vectors[0]),
         "sync": sync.Neo4jGraphInterface(*args, vectors[1]),
     }

@@ -34,11 +34,13 @@ if TYPE_CHECKING:
 STATE_KEY = "memora_ogm"
 #: An app's own lifespan, as ``FastAPI(lifespan=...)`` takes it.
 Lifespan = Callable[[Any], AbstractAsyncContextManager[Mapping[str, Any] | None]]
+#: memora-ogm's lifespan: it always yields a state (the facade's, with the app's own).
+StateLifespan = Callable[[Any], AbstractAsyncContextManager[dict[str, Any]]]
 
 
 def memora_lifespan(
     own: Lifespan | None = None, settings: Mapping[str, Any] | None = None
-) -> Lifespan:
+) -> StateLifespan:
     """A lifespan that opens the facade (from ``settings`` by the names of
     :data:`~memora_ogm.contrib.config.NAMES`, else the environment) around ``own``.
 
