@@ -4,6 +4,13 @@
 # an embedded Neo4j Community built from Maven Central). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# tests/test_memora_interop.py runs memora-core 0.3.1's own QdrantDB with its own pins
+# (qdrant-client 1.12.1, fastembed 0.5) in a virtual environment of its own, under
+# ${MEMORA_OGM_TEST_CACHE:-~/.cache/memora-ogm-tests}: built here in the background while
+# memora-ogm installs (half a minute from PyPI on a fresh machine, then cached), and the
+# tests wait for it under its lock. No model is downloaded: tests/fastembed_standins.py
+# builds stand-ins of Memora's models (onnx, tokenizers).
+python3 tests/memora_core_venv.py >/dev/null 2>&1 &
 PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q -e '.[test]'
 # Memora's release, whose agent and graph layer tests/test_memora_*.py drive. Without its
 # dependencies: its pins (neo4j 5.20, pydantic 2.10, ...) conflict with neomodel 7, and
@@ -13,10 +20,6 @@ MEMORA_CORE=0.3.1
 if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('memora-core') != '$MEMORA_CORE')" 2>/dev/null; then
     PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --no-deps "memora-core==$MEMORA_CORE"
 fi
-# tests/test_memora_interop.py runs memora-core 0.3.1's own QdrantDB with its own pins
-# (qdrant-client 1.12.1, fastembed 0.5) in a virtual environment the test makes once, from
-# PyPI, under ${MEMORA_OGM_TEST_CACHE:-~/.cache/memora-ogm-tests}; no model is downloaded:
-# tests/fastembed_standins.py builds stand-ins of Memora's models (onnx, tokenizers).
 # Test servers live minutes and answer small statements: HotSpot's first compiler alone
 # halves the CPU of an embedded server's start (10.1 to 5.1 CPU-seconds measured) and of
 # short work, on a machine whose two cores the suite keeps busy.
