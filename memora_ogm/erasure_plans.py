@@ -1,6 +1,6 @@
 """The erasure's own operations on a unit of work: Memora's chains and bounded batches.
 
-A batch of an erasure (:mod:`memora_ogm._async.erasure`) takes at most so many nodes of
+A batch of an erasure (:mod:`memora_ogm.calls.erasure`) takes at most so many nodes of
 each kind; these declare what is Memora's own in it, on top of the generic compiler
 (:mod:`memora_ogm.unit_of_work`, through its extension points :meth:`UnitOfWork.add`,
 :meth:`UnitOfWork.param` and :meth:`UnitOfWork.output_value`): the tails of the

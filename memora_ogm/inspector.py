@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from memora_ogm import convert
 from memora_ogm._sync.nodes import Agent, Interaction, Memory, Org, User
-from memora_ogm._sync.organization import match_org
-from memora_ogm._sync.user import match_user
+from memora_ogm.calls.organization import match_org
+from memora_ogm.calls.user import match_user
 from memora_ogm.errors import NotFoundError
 from memora_ogm.pretty import memory_lines, message_line, when
 from memora_ogm.projection import reading

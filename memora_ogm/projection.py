@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, TypeVar, cast
 
 from neomodel.properties import IntegerProperty, Property, StringProperty
@@ -178,13 +181,32 @@ def projection(cls: type) -> NodeProjection:
     return NodeProjection(cls)
 
 
+#: The node classes (a ``nodes`` module) of the twin whose facade runs a call: the shared
+#: declarations name the async classes, and read through the twin's (:func:`reading`).
+_twin: ContextVar[ModuleType | None] = ContextVar("memora_ogm_twin", default=None)
+
+
+@contextmanager
+def reading_through(nodes: ModuleType) -> Iterator[None]:
+    """Read through the classes of ``nodes`` (one twin's) while declaring and running a call."""
+    token = _twin.set(nodes)
+    try:
+        yield
+    finally:
+        _twin.reset(token)
+
+
 def reading(cls: N) -> N:
     """The class the facade reads ``cls``'s nodes through: the most derived subclass
-    declaring the same label set, as neomodel inflates them (``cls`` when there is none).
+    declaring the same label set, as neomodel inflates them (``cls`` when there is none),
+    among the running twin's classes (:func:`reading_through`).
 
     Two unrelated subclasses claiming the label are the clash neomodel reports too
     (``TypeError`` here). Walks ``cls``'s subclasses, which a package class has none of
     unless the application declares one, once per call (not per row)."""
+    twin = _twin.get()
+    if twin is not None:
+        cls = getattr(twin, cls.__name__, cls)
     pending: list[type] = cls.__subclasses__()
     if not pending:
         return cls

@@ -16,11 +16,11 @@ from neomodel import StringProperty
 
 from memora_ogm import queries
 from memora_ogm._async import nodes as async_nodes
-from memora_ogm._async.agent import ORG_AGENTS
 from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Org, User
-from memora_ogm._async.organization import ORGANIZATION
-from memora_ogm._async.user import USER
 from memora_ogm._sync import nodes as sync_nodes
+from memora_ogm.calls.agent import ORG_AGENTS
+from memora_ogm.calls.organization import ORGANIZATION
+from memora_ogm.calls.user import USER
 from memora_ogm.errors import NodeVanished
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.projection import projection, reading

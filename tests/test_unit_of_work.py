@@ -22,7 +22,7 @@ from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 
 from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Org, User
-from memora_ogm._async.user import USER
+from memora_ogm.calls.user import USER
 from memora_ogm.chains import keep_common_prefix
 from memora_ogm.errors import AgentNotFound, MemoryNotFound, OrganizationNotFound, UserNotFound
 from memora_ogm.server import Neo4jConnection

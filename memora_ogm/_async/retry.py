@@ -14,16 +14,15 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from neo4j.exceptions import ClientError, ServiceUnavailable, SessionExpired, TransientError
 from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
 from memora_ogm._async.compat import sleep
+from memora_ogm.calls import Landed
 from memora_ogm.errors import ConflictError, NodeVanished, OutcomeUnknown, RetriesExhausted
-from memora_ogm.unit_of_work import UnitOfWork
 
 T = TypeVar("T")
 logger = logging.getLogger("memora_ogm")
@@ -96,26 +95,6 @@ async def retried(work: Callable[[], Awaitable[T]], max_attempts: int, base_back
             logger.info("retrying after %s (attempt %d): %s", type(error).__name__, attempt, error)
             await sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-@dataclass(frozen=True)
-class Landed:
-    """What shows that a write took effect when its commit went unanswered: the node of
-    ``cls`` with ``keys`` exists (``present``), or no longer does (a delete).
-
-    One node is enough, since a transaction commits whole or not at all: the node the
-    write creates with an id of its own, or the one it deletes.
-    """
-
-    cls: type
-    keys: Mapping[str, Any]
-    present: bool = True
-
-    def probe(self) -> UnitOfWork:
-        """The read that answers: it outputs ``node``, null when there is none."""
-        probe = UnitOfWork()
-        probe.output("node", probe.match(self.cls, **self.keys))
-        return probe
 
 
 async def ask_outcome(landed: Landed, found: Callable[[], Awaitable[bool]], timeout: float) -> bool:

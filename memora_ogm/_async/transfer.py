@@ -34,12 +34,6 @@ from memora_ogm import convert, transfer
 from memora_ogm._async.compat import result_of
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph, Landed, VectorChanges
-from memora_ogm._async.interaction import (
-    InteractionWrite,
-    NewInteraction,
-    NewMemory,
-    declare_interactions,
-)
 from memora_ogm._async.nodes import (
     Agent,
     Interaction,
@@ -51,9 +45,15 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm._async.organization import match_org
 from memora_ogm._async.paging import Part, pages
-from memora_ogm._async.user import match_user
+from memora_ogm.calls.interaction import (
+    InteractionWrite,
+    NewInteraction,
+    NewMemory,
+    declare_interactions,
+)
+from memora_ogm.calls.organization import match_org
+from memora_ogm.calls.user import match_user
 from memora_ogm.errors import (
     AgentNotFound,
     InteractionNotFound,

@@ -9,48 +9,12 @@ the graph's commit.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 
 from memora_ogm._async.vector_base import BaseVectorDB
+from memora_ogm.calls import VectorChanges
 from memora_ogm.schema.models import Memory as MemoryModel
 
 logger = logging.getLogger("memora_ogm")
-
-
-class VectorChanges:
-    """The memories one write transaction adds to and removes from the vector store.
-
-    ``removed`` holds the memories as they were, so that a failed commit can put
-    them back; a purge also clears whatever else the store holds for that user or
-    organisation. Without a vector store (``tracked`` false) nothing is recorded, and
-    the memories given are never built.
-    """
-
-    def __init__(self, tracked: bool = True) -> None:
-        self.tracked = tracked
-        self.added: list[MemoryModel] = []
-        self.removed: list[MemoryModel] = []
-        self.purged_users: list[tuple[str, str]] = []
-        self.purged_organizations: list[str] = []
-
-    def add(self, memories: Iterable[MemoryModel]) -> None:
-        if self.tracked:
-            self.added.extend(memories)
-
-    def remove(self, memories: Iterable[MemoryModel]) -> None:
-        if self.tracked:
-            self.removed.extend(memories)
-
-    def purge_user(self, org_id: str, user_id: str) -> None:
-        if self.tracked:
-            self.purged_users.append((org_id, user_id))
-
-    def purge_organization(self, org_id: str) -> None:
-        if self.tracked:
-            self.purged_organizations.append(org_id)
-
-    def __bool__(self) -> bool:
-        return bool(self.added or self.removed or self.purged_users or self.purged_organizations)
 
 
 async def add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> None:

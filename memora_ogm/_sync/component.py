@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 
 from memora_ogm._sync.base import BaseGraphDB
-from memora_ogm._sync.erasure import BATCH_SIZE
 from memora_ogm._sync.graph import Graph
+from memora_ogm.calls.erasure import BATCH_SIZE
 
 
 class GraphComponent(BaseGraphDB):
@@ -16,5 +16,5 @@ class GraphComponent(BaseGraphDB):
     graph: Graph
     logger: logging.Logger
     #: Memories and messages one batch of an erasure deletes at most (see
-    #: :mod:`memora_ogm._async.erasure`): within the server's transaction memory.
+    #: :mod:`memora_ogm.calls.erasure`): within the server's transaction memory.
     erase_batch_size: int = BATCH_SIZE

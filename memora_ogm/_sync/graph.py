@@ -22,36 +22,39 @@ together or neither does.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from neo4j import Driver, GraphDatabase, Record, Session, Transaction
 from neo4j.exceptions import IncompleteCommit
 from neomodel import db
 
+from memora_ogm._sync import nodes
 from memora_ogm._sync.connection import (
     Connection,
     bind_neomodel,
     bookmarks_for,
     neomodel_driver,
 )
-from memora_ogm._sync.retry import CONNECTION_LOST, Landed, ask_outcome, retried
+from memora_ogm._sync.retry import CONNECTION_LOST, ask_outcome, retried
 from memora_ogm._sync.schema import EDITION
 from memora_ogm._sync.vector_base import BaseVectorDB
-from memora_ogm._sync.vector_changes import VectorChanges, VectorCommit
-from memora_ogm.errors import NodeVanished
+from memora_ogm._sync.vector_changes import VectorCommit
+from memora_ogm.calls import Batches, Call, Landed, Query, VectorChanges, nothing
+from memora_ogm.errors import NodeVanished, NotFoundError
+from memora_ogm.projection import reading_through
 from memora_ogm.queries import APOC_AVAILABLE
 from memora_ogm.unit_of_work import Statement, UnitOfWork
 
 __all__ = ["Graph", "Landed", "VectorChanges", "nothing"]
 
+logger = logging.getLogger("memora_ogm")
+
 T = TypeVar("T")
-
-
-def nothing(row: dict[str, Any]) -> None:
-    """The result of a write that returns nothing."""
+P = ParamSpec("P")
 
 
 def _row(record: Record) -> dict[str, Any]:
@@ -62,6 +65,11 @@ def _row(record: Record) -> dict[str, Any]:
     maps and lists, never entities.
     """
     return dict(zip(record.keys(), record, strict=True))
+
+
+def _answer(statement: Statement | Query, rows: list[dict[str, Any]]) -> Any:
+    """What a call's result is of: a hand-written read's rows, a unit of work's one row."""
+    return rows if isinstance(statement, Query) else _only_row(statement, rows)
 
 
 def _only_row(work: Statement, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -326,6 +334,78 @@ class Graph:
             return result(row)
 
         return self.write(attempt, landed)
+
+    def execute(self, declare: Callable[P, Call[T]], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Declare a facade call with the arguments (:mod:`memora_ogm.calls`) and run it.
+
+        A read, or a write that changes no vectors (or has no vector store to change),
+        runs as one auto-commit statement (:meth:`query`); any other write in a
+        transaction, its statements on it and its vector changes around its commit
+        (:meth:`write`). The call reads through this twin's node classes.
+        """
+        with reading_through(nodes):
+            call = declare(*args, **kwargs)
+            answer = self._execute(call)
+        if call.log:
+            logger.info(call.log)
+        return answer
+
+    def _execute(self, call: Call[T]) -> T:
+        statement = call.statement
+        if statement is None:
+            return call.result(None)
+        query, params = statement.compile()
+        if not call.write or (not call.before and (call.vectors is None or self.vector_db is None)):
+            return self.query(
+                query,
+                params,
+                lambda rows: call.result(_answer(statement, rows)),
+                write=call.write,
+                landed=call.landed,
+            )
+
+        def attempt(changes: VectorChanges) -> T:
+            for before in call.before:
+                self.run(before)
+            row = _answer(statement, self.cypher(query, **params))
+            if call.vectors is not None:
+                call.vectors(row, changes)
+            return call.result(row)
+
+        return self.write(attempt, call.landed)
+
+    def execute_batches(
+        self, declare: Callable[P, Batches], *args: P.args, **kwargs: P.kwargs
+    ) -> None:
+        """Declare batched work with the arguments and run its statement, each batch a
+        write of its own (retried on its own), until a batch says it is done.
+
+        A batch that finds what the work starts from gone after an earlier batch ends it:
+        that batch took exactly what was left, so it could not tell that nothing was.
+        """
+        with reading_through(nodes):
+            batches = declare(*args, **kwargs)
+            query, params = batches.statement.compile()
+
+            def step(changes: VectorChanges) -> dict[str, Any]:
+                row = _only_row(batches.statement, self.cypher(query, **params))
+                batches.vectors(row, changes)
+                return row
+
+            first = True
+            while True:
+                try:
+                    row = self.write(step, batches.landed)
+                except NotFoundError:
+                    if first:
+                        raise
+                    return
+                if batches.done(row):
+                    if batches.log:
+                        logger.info(batches.log)
+                    return
+                first = False
+                params = {**params, **batches.carried(row)}
 
     def components(self) -> list[dict[str, Any]]:
         """The server's components: each one's ``name``, ``version`` and ``edition``."""

@@ -35,12 +35,6 @@ from memora_ogm import convert, transfer
 from memora_ogm._sync.compat import result_of
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph, Landed, VectorChanges
-from memora_ogm._sync.interaction import (
-    InteractionWrite,
-    NewInteraction,
-    NewMemory,
-    declare_interactions,
-)
 from memora_ogm._sync.nodes import (
     Agent,
     Interaction,
@@ -52,9 +46,15 @@ from memora_ogm._sync.nodes import (
     Org,
     User,
 )
-from memora_ogm._sync.organization import match_org
 from memora_ogm._sync.paging import Part, pages
-from memora_ogm._sync.user import match_user
+from memora_ogm.calls.interaction import (
+    InteractionWrite,
+    NewInteraction,
+    NewMemory,
+    declare_interactions,
+)
+from memora_ogm.calls.organization import match_org
+from memora_ogm.calls.user import match_user
 from memora_ogm.errors import (
     AgentNotFound,
     InteractionNotFound,

@@ -1,5 +1,4 @@
-# Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""Erasure of any size: bounded batches, each one unit of work in its own transaction.
+"""Erasure of any size: bounded batches, each one statement in its own transaction.
 
 A user, an organisation or a single interaction can hold more than the server's
 transaction memory can delete at once, so each erasure runs batch after batch until a
@@ -32,10 +31,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from memora_ogm import convert
-from memora_ogm._sync.graph import Graph, Landed, VectorChanges
-from memora_ogm._sync.nodes import Interaction, Memory, MessageBlock
+from memora_ogm._async.nodes import Interaction, Memory, MessageBlock
+from memora_ogm.calls import Batches, Landed, Row, VectorChanges, key_of
 from memora_ogm.erasure_plans import chain_tails, output_first_key
-from memora_ogm.errors import NotFoundError
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 
@@ -56,10 +54,10 @@ INTERACTIONS = 8
 FINISHED = "finished"
 #: The parameter of a batch naming the chains' last nodes the batch before left, so that a
 #: long chain is walked back from there instead of from its start each batch (linear work
-#: in its length); :func:`erase_in_batches` passes on what each batch returns.
+#: in its length); :func:`batches` passes on what each batch returns.
 TAILS = "tails"
 #: The key of a memory, as statements return it.
-MEMORY_ID_NAMES = ("org_id", "user_id", "memory_id")
+MEMORY_ID_NAMES = key_of(Memory)
 
 
 def per_batch(size: int, share: int = 1) -> int:
@@ -133,44 +131,33 @@ def erase(
     return groups
 
 
-def erase_in_batches(
-    graph: Graph,
-    batch: UnitOfWork,
+def batches(
+    work: UnitOfWork,
     last: Callable[[VectorChanges], None] | None = None,
     top: Landed | None = None,
-) -> None:
-    """Run ``batch`` (which returns ``memories`` and :data:`FINISHED`) until it finishes.
+    log: str = "",
+) -> Batches:
+    """Run ``work`` (which returns ``memories`` and :data:`FINISHED`) until it finishes.
 
-    Each batch is a write of its own, retried on its own: its graph deletes and the
-    removal of its memories from the vector store commit together or not at all. ``last``
-    records the vector changes of the final batch (a purge of the user or organisation).
-    A batch whose commit went unanswered is resolved by what shows it landed: the final
-    batch's ``top`` (the node it deletes last) is gone, or a batch's first memory is; a
-    batch that deleted neither may simply run again.
+    Each batch's graph deletes and the removal of its memories from the vector store
+    commit together or not at all. ``last`` records the vector changes of the final batch
+    (a purge of the user or organisation). A batch whose commit went unanswered is
+    resolved by what shows it landed: the final batch's ``top`` (the node it deletes
+    last) is gone, or a batch's first memory is; a batch that deleted neither may simply
+    run again.
     """
 
-    def step(changes: VectorChanges) -> dict[str, Any]:
-        row = graph.run(batch)
+    def vectors(row: Row, changes: VectorChanges) -> None:
         changes.remove(removed_memories(row))
         if row[FINISHED] and last is not None:
             last(changes)
-        return row
 
-    def landed(row: dict[str, Any]) -> Landed | None:
+    def landed(row: Row) -> Landed | None:
         return top if row[FINISHED] and top is not None else gone(row["memories"])
 
-    first = True
-    while True:
-        try:
-            row = graph.write(step, landed)
-        except NotFoundError:
-            if first:
-                raise
-            # What the erasure starts from went with the batch before: it took exactly
-            # what was left, so it could not tell that nothing was (or another erased it).
-            return
-        if row[FINISHED]:
-            return
-        first = False
-        if TAILS in batch.params:
-            batch.params[TAILS] = {tail[0]: tail for tail in row[f"{TAILS}_ends"]}
+    def carried(row: Row) -> dict[str, Any]:
+        if TAILS not in work.params:
+            return {}
+        return {TAILS: {tail[0]: tail for tail in row[f"{TAILS}_ends"]}}
+
+    return Batches(work, lambda row: bool(row[FINISHED]), vectors, landed, carried, log)

@@ -4,7 +4,7 @@ An interaction's messages form a chain ``(Interaction)-[:FIRST_MESSAGE]->(m0)
 -[:IS_NEXT]->(m1)...`` with positions 0..n-1. Each write is a unit of work
 (:mod:`memora_ogm.unit_of_work`) declared on the node classes: a save is one
 statement and an update one, whatever the number of messages or memories; a
-delete runs in bounded batches of one statement each (:mod:`memora_ogm._async.erasure`).
+delete runs in bounded batches of one statement each (:mod:`memora_ogm.calls.erasure`).
 Every input is validated before anything is written.
 """
 
@@ -17,16 +17,6 @@ from datetime import date, datetime
 from typing import Any, TypeVar
 
 from memora_ogm import convert, queries
-from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.erasure import (
-    FINISHED,
-    MEMORY_ID_NAMES,
-    erase,
-    erase_in_batches,
-    per_batch,
-)
-from memora_ogm._async.graph import Landed, VectorChanges, nothing
-from memora_ogm._async.memory import Reads, resolving_read, user_page
 from memora_ogm._async.nodes import (
     Agent,
     Date,
@@ -37,6 +27,9 @@ from memora_ogm._async.nodes import (
     MessageBlock,
     User,
 )
+from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
+from memora_ogm.calls.erasure import FINISHED, MEMORY_ID_NAMES, batches, erase, per_batch
+from memora_ogm.calls.memory import Reads, user_page
 from memora_ogm.chains import keep_common_prefix
 from memora_ogm.erasure_plans import room
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
@@ -481,12 +474,10 @@ def _new_memories(
     ]
 
 
-def _adding(
-    memories: list[dict[str, Any]],
-) -> Callable[[dict[str, Any], VectorChanges], None]:
+def _adding(memories: list[dict[str, Any]]) -> Callable[[Row, VectorChanges], None]:
     """Records the new ``memories`` (stored properties) as added to the vector store."""
 
-    def record(_: dict[str, Any], changes: VectorChanges) -> None:
+    def record(_: Row, changes: VectorChanges) -> None:
         changes.add(convert.memory_for_vector(memory) for memory in memories)
 
     return record
@@ -499,275 +490,260 @@ def _chain(work: UnitOfWork, interactions: Ref) -> Ref:
     )
 
 
-class Neo4jInteraction(GraphComponent):
-    async def save_interaction_with_memories(
-        self,
-        org_id: str,
-        agent_id: str,
-        user_id: str,
-        memories_and_interaction: MemoriesAndInteraction,
-    ) -> tuple[str, datetime]:
-        """Store a new interaction with its messages and memories; return its id and date.
+def save_interaction_with_memories(
+    org_id: str,
+    agent_id: str,
+    user_id: str,
+    memories_and_interaction: MemoriesAndInteraction,
+) -> Call[tuple[str, datetime]]:
+    """Store a new interaction with its messages and memories; return its id and date.
 
-        The user and agent must exist (else not-found and nothing is written
-        anywhere). Memories are stored even without messages; every memory is
-        linked to its Date (``DATE_OBTAINED``). One statement: it needs no lock of its
-        own, since every node it relies on is one it links to, and a delete of any of
-        them takes that node's lock first (a save that loses the race fails on the
-        deleted node, and its retry finds it missing).
-        """
-        check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id)
-        data = check_memories_and_interaction(memories_and_interaction)
-        when = data.interaction_date
+    The user and agent must exist (else not-found and nothing is written
+    anywhere). Memories are stored even without messages; every memory is
+    linked to its Date (``DATE_OBTAINED``). One statement: it needs no lock of its
+    own, since every node it relies on is one it links to, and a delete of any of
+    them takes that node's lock first (a save that loses the race fails on the
+    deleted node, and its retry finds it missing).
+    """
+    check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id)
+    data = check_memories_and_interaction(memories_and_interaction)
+    when = data.interaction_date
 
-        work = UnitOfWork()
-        user = work.match(
-            User, lambda: UserNotFound(org_id, user_id), org_id=org_id, user_id=user_id
-        )
-        owner = _owner(work, user, (org_id, user_id, agent_id), data)
-        collection = work.match_related(
-            user, User.interactions_in, lambda: UserNotFound(org_id, user_id)
-        )
-        props = node_properties(
-            Interaction,
-            {
-                "org_id": org_id,
-                "user_id": user_id,
-                "agent_id": agent_id,
-                "created_at": when,
-                "updated_at": when,
-            },
-        )
-        collection_of_memories, superseded, wanted = owner
-        _, memories = declare_interactions(
-            work,
-            InteractionWrite(
-                interactions_in=collection,
-                memories_in=collection_of_memories,
-                new=[NewInteraction(0, props, data.interaction, [day_of(when)])],
-                memories=_new_memories(props, data, wanted),
-                superseded=superseded,
-            ),
-        )
+    work = UnitOfWork()
 
-        interaction_id = props["interaction_id"]
-        landed = Landed(
-            Interaction, {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
-        )
-        await self.graph.write_unit(work, nothing, _adding(memories), landed)
-        self.logger.info("saved interaction %s of user %s", interaction_id, user_id)
-        return interaction_id, when
+    def missing() -> UserNotFound:
+        return UserNotFound(org_id, user_id)
 
-    async def update_interaction_and_memories(
-        self,
-        org_id: str,
-        agent_id: str,
-        user_id: str,
-        interaction_id: str,
-        updated_memories_and_interaction: MemoriesAndInteraction,
-    ) -> tuple[str, datetime]:
-        """Make the stored chain equal the new message list and add the new memories.
-
-        The chain is compared with the new list by role and content inside the
-        write transaction: from the first difference on, stored messages are
-        deleted and the new tail appended (their memories stay, without
-        ``MESSAGE_SOURCE``). ``updated_at`` and ``agent_id`` are set and the
-        interaction is linked to the update's Date. One statement: it locks the
-        interaction first, then compares, deletes and appends on the server.
-        """
-        check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id, interaction_id=interaction_id)
-        data = check_memories_and_interaction(updated_memories_and_interaction)
-        when = data.interaction_date
-        key: dict[str, Any] = {
+    user = work.match(User, missing, org_id=org_id, user_id=user_id)
+    memories_in, superseded, wanted = _owner(work, user, (org_id, user_id, agent_id), data)
+    collection = work.match_related(user, User.interactions_in, missing)
+    props = node_properties(
+        Interaction,
+        {
             "org_id": org_id,
             "user_id": user_id,
-            "interaction_id": interaction_id,
-        }
+            "agent_id": agent_id,
+            "created_at": when,
+            "updated_at": when,
+        },
+    )
+    _, memories = declare_interactions(
+        work,
+        InteractionWrite(
+            interactions_in=collection,
+            memories_in=memories_in,
+            new=[NewInteraction(0, props, data.interaction, [day_of(when)])],
+            memories=_new_memories(props, data, wanted),
+            superseded=superseded,
+        ),
+    )
+    interaction_id = props["interaction_id"]
+    key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
+    return Call(
+        work,
+        lambda _: (interaction_id, when),
+        write=True,
+        vectors=_adding(memories),
+        landed=Landed(Interaction, key),
+        log=f"saved interaction {interaction_id} of user {user_id}",
+    )
 
-        def missing() -> InteractionNotFound:
-            return InteractionNotFound(org_id, user_id, interaction_id)
 
+def update_interaction_and_memories(
+    org_id: str,
+    agent_id: str,
+    user_id: str,
+    interaction_id: str,
+    updated_memories_and_interaction: MemoriesAndInteraction,
+) -> Call[tuple[str, datetime]]:
+    """Make the stored chain equal the new message list and add the new memories.
+
+    The chain is compared with the new list by role and content inside the
+    write transaction: from the first difference on, stored messages are
+    deleted and the new tail appended (their memories stay, without
+    ``MESSAGE_SOURCE``). ``updated_at`` and ``agent_id`` are set and the
+    interaction is linked to the update's Date. One statement: it locks the
+    interaction first, then compares, deletes and appends on the server.
+    """
+    check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id, interaction_id=interaction_id)
+    data = check_memories_and_interaction(updated_memories_and_interaction)
+    when = data.interaction_date
+    key: dict[str, Any] = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
+
+    def missing() -> InteractionNotFound:
+        return InteractionNotFound(org_id, user_id, interaction_id)
+
+    work = UnitOfWork()
+    user = work.match(User, missing, org_id=org_id, user_id=user_id)
+    interaction = work.match(Interaction, missing, lock=True, **key)
+    collection, superseded, wanted = _owner(work, user, (org_id, user_id, agent_id), data)
+    kept, created = keep_common_prefix(
+        work, _chain(work, interaction), _messages(data.interaction), ("role", "content")
+    )
+    work.set(interaction, agent_id=agent_id, updated_at=when)
+    chain = work.concat(kept, created)
+    _link_chains(work, interaction, chain, [len(data.interaction)])
+    _, memories = declare_interactions(
+        work,
+        InteractionWrite(
+            memories_in=collection,
+            existing=interaction,
+            chain=chain,
+            existing_days=[(0, (org_id, user_id, day_of(when)))],
+            memories=_new_memories({**key, "agent_id": agent_id}, data, wanted),
+            superseded=superseded,
+        ),
+    )
+    # Its first new memory shows it landed; without one, it may run again.
+    landed = (
+        Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}) if memories else None
+    )
+    return Call(
+        work,
+        lambda _: (interaction_id, when),
+        write=True,
+        vectors=_adding(memories),
+        landed=landed,
+        log=f"updated interaction {interaction_id} of user {user_id}",
+    )
+
+
+def get_interaction(
+    apoc: bool,
+    org_id: str,
+    user_id: str,
+    interaction_id: str,
+    with_messages: bool = True,
+    with_memories: bool = True,
+) -> Call[models.Interaction]:
+    """One interaction; unrequested messages or memories come back as empty lists."""
+    check_ids(org_id=org_id, user_id=user_id, interaction_id=interaction_id)
+    check_flag("with_messages", with_messages)
+    check_flag("with_memories", with_memories)
+    if not with_memories:
         work = UnitOfWork()
-        user = work.match(User, missing, org_id=org_id, user_id=user_id)
-        interaction = work.match(Interaction, missing, lock=True, **key)
-        owner = _owner(work, user, (org_id, user_id, agent_id), data)
-        kept, created = keep_common_prefix(
-            work, _chain(work, interaction), _messages(data.interaction), ("role", "content")
-        )
-        work.set(interaction, agent_id=agent_id, updated_at=when)
-        chain = work.concat(kept, created)
-        _link_chains(work, interaction, chain, [len(data.interaction)])
-        collection, superseded, wanted = owner
-        _, memories = declare_interactions(
-            work,
-            InteractionWrite(
-                memories_in=collection,
-                existing=interaction,
-                chain=chain,
-                existing_days=[(0, (org_id, user_id, day_of(when)))],
-                memories=_new_memories({**key, "agent_id": agent_id}, data, wanted),
-                superseded=superseded,
-            ),
-        )
-
-        # Its first new memory shows it landed; without one, it may run again.
-        landed = (
-            Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES})
-            if memories
-            else None
-        )
-        await self.graph.write_unit(work, nothing, _adding(memories), landed)
-        self.logger.info("updated interaction %s of user %s", interaction_id, user_id)
-        return interaction_id, when
-
-    async def get_interaction(
-        self,
-        org_id: str,
-        user_id: str,
-        interaction_id: str,
-        with_messages: bool = True,
-        with_memories: bool = True,
-    ) -> models.Interaction:
-        """One interaction; unrequested messages or memories come back as empty lists."""
-        check_ids(org_id=org_id, user_id=user_id, interaction_id=interaction_id)
-        check_flag("with_messages", with_messages)
-        check_flag("with_memories", with_memories)
-        if not with_memories:
-            work = UnitOfWork()
-            interaction = work.match(
-                Interaction,
-                lambda: InteractionNotFound(org_id, user_id, interaction_id),
-                org_id=org_id,
-                user_id=user_id,
-                interaction_id=interaction_id,
-            )
-            work.output("interaction", interaction)
-            if with_messages:
-                work.output("messages", _chain(work, interaction))
-
-            node, message = reading(Interaction), reading(MessageBlock)
-
-            def bare(row: dict[str, Any]) -> models.Interaction:
-                messages = row.get("messages") or []
-                return convert.interaction(
-                    row["interaction"],
-                    [convert.message_block(m, message) for m in messages],
-                    [],
-                    node,
-                )
-
-            return await self.graph.read_unit(work, bare)
-        reads = await Reads.of(self.graph)
-
-        def found(rows: list[dict[str, Any]]) -> models.Interaction:
-            if not rows:
-                raise InteractionNotFound(org_id, user_id, interaction_id)
-            return reads.interaction_of(rows[0]["details"])
-
-        return await resolving_read(
-            self.graph,
-            queries.USER_INTERACTION,
-            reads,
-            found,
-            org_id=org_id,
-            user_id=user_id,
-            interaction_id=interaction_id,
-            with_messages=with_messages,
-            with_memories=True,
-        )
-
-    async def get_all_user_interactions(
-        self,
-        org_id: str,
-        user_id: str,
-        with_their_messages: bool = True,
-        with_their_memories: bool = True,
-        skip: int = 0,
-        limit: int = 100,
-    ) -> list[models.Interaction]:
-        """One page of the user's interactions, newest ``updated_at`` first.
-
-        Ordered by the calendar day of ``updated_at`` (in its own offset), then by
-        ``updated_at``: the same order unless timestamps mix offsets across midnight.
-        A missing user raises ``UserNotFound`` (checked in the same statement).
-        """
-        check_ids(org_id=org_id, user_id=user_id)
-        check_flag("with_their_messages", with_their_messages)
-        check_flag("with_their_memories", with_their_memories)
-        check_page(skip, limit)
-        return await user_page(
-            self.graph,
-            queries.INTERACTIONS_PAGE,
-            "details",
-            Reads.interaction_of,
-            org_id,
-            user_id,
-            with_messages=with_their_messages,
-            with_memories=with_their_memories,
-            skip=skip,
-            limit=limit,
-        )
-
-    async def delete_user_interaction_and_its_memories(
-        self, org_id: str, user_id: str, interaction_id: str
-    ) -> None:
-        """Delete the interaction with its messages and memories (in both stores), in
-        bounded batches however long it is (see :mod:`memora_ogm._async.erasure`).
-
-        A Date node goes once nothing links to it. Each batch locks the interaction first
-        (as an update does). The interaction goes in the batch that deletes the last of
-        its messages and memories: until then it is there, its chain a prefix of what it
-        was, and calling again finishes. All or nothing holds per batch: each batch's
-        memories leave both stores in one commit, or neither.
-        """
-        check_ids(org_id=org_id, user_id=user_id, interaction_id=interaction_id)
-        size = self.erase_batch_size
-        work = UnitOfWork(batched=True)
         interaction = work.match(
             Interaction,
             lambda: InteractionNotFound(org_id, user_id, interaction_id),
-            lock=True,
             org_id=org_id,
             user_id=user_id,
             interaction_id=interaction_id,
         )
-        memories = work.reachable(interaction, Interaction.memories, limit=per_batch(size))
-        room(
-            work,
-            erase(work, size, self.graph.vector_db is not None, memories, interaction),
-            FINISHED,
-        )
+        work.output("interaction", interaction)
+        if with_messages:
+            work.output("messages", _chain(work, interaction))
 
-        key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
-        await erase_in_batches(self.graph, work, top=Landed(Interaction, key, present=False))
-        self.logger.info("deleted interaction %s of user %s", interaction_id, user_id)
+        def bare(row: Row) -> models.Interaction:
+            message = reading(MessageBlock)
+            return convert.interaction(
+                row["interaction"],
+                [convert.message_block(m, message) for m in row.get("messages") or []],
+                [],
+                reading(Interaction),
+            )
 
-    async def delete_all_user_interactions_and_their_memories(
-        self, org_id: str, user_id: str
-    ) -> None:
-        """Delete every interaction of the user with its messages and memories (in both
-        stores), in bounded batches (see :mod:`memora_ogm._async.erasure`).
+        return Call(work, bare)
+    reads = Reads.of(apoc)
 
-        Each batch locks the user's interaction collection (so no save adds an interaction
-        meanwhile), then the interactions it takes (so no update adds messages). All or
-        nothing holds per batch: each batch's memories leave both stores in one commit,
-        or neither; an interrupted call leaves the user with fewer interactions (the ones
-        it was working on possibly shortened from their tail), and calling again finishes.
-        """
-        check_ids(org_id=org_id, user_id=user_id)
+    def found(rows: list[Row]) -> models.Interaction:
+        if not rows:
+            raise InteractionNotFound(org_id, user_id, interaction_id)
+        return reads.interaction_of(rows[0]["details"])
 
-        def missing() -> UserNotFound:
-            return UserNotFound(org_id, user_id)
+    statement = reads.query(
+        queries.USER_INTERACTION,
+        org_id=org_id,
+        user_id=user_id,
+        interaction_id=interaction_id,
+        with_messages=with_messages,
+        with_memories=True,
+    )
+    return Call(statement, found)
 
-        size = self.erase_batch_size
-        work = UnitOfWork(batched=True)
-        user = work.match(User, missing, org_id=org_id, user_id=user_id)
-        work.match_related(user, User.interactions_in, missing, lock=True)
-        interactions = work.nodes(Interaction, per_batch(size, 4), org_id=org_id, user_id=user_id)
-        work.lock(interactions)
-        memories = work.reachable(interactions, Interaction.memories, limit=per_batch(size))
-        groups = erase(work, size, self.graph.vector_db is not None, memories, interactions)
-        room(work, [*groups, (interactions, per_batch(size, 4))], FINISHED)
 
-        await erase_in_batches(self.graph, work)
-        self.logger.info("deleted all interactions of user %s", user_id)
+def get_all_user_interactions(
+    apoc: bool,
+    org_id: str,
+    user_id: str,
+    with_their_messages: bool = True,
+    with_their_memories: bool = True,
+    skip: int = 0,
+    limit: int = 100,
+) -> Call[list[models.Interaction]]:
+    """One page of the user's interactions, newest ``updated_at`` first.
+
+    Ordered by the calendar day of ``updated_at`` (in its own offset), then by
+    ``updated_at``: the same order unless timestamps mix offsets across midnight.
+    A missing user raises ``UserNotFound`` (checked in the same statement).
+    """
+    check_ids(org_id=org_id, user_id=user_id)
+    check_flag("with_their_messages", with_their_messages)
+    check_flag("with_their_memories", with_their_memories)
+    check_page(skip, limit)
+    return user_page(
+        apoc,
+        queries.INTERACTIONS_PAGE,
+        "details",
+        Reads.interaction_of,
+        org_id,
+        user_id,
+        with_messages=with_their_messages,
+        with_memories=with_their_memories,
+        skip=skip,
+        limit=limit,
+    )
+
+
+def delete_user_interaction_and_its_memories(
+    org_id: str, user_id: str, interaction_id: str, size: int, vectors: bool
+) -> Batches:
+    """Delete the interaction with its messages and memories (in both stores), in
+    bounded batches however long it is (see :mod:`memora_ogm.calls.erasure`).
+
+    A Date node goes once nothing links to it. Each batch locks the interaction first
+    (as an update does). The interaction goes in the batch that deletes the last of
+    its messages and memories: until then it is there, its chain a prefix of what it
+    was, and calling again finishes. All or nothing holds per batch: each batch's
+    memories leave both stores in one commit, or neither.
+    """
+    check_ids(org_id=org_id, user_id=user_id, interaction_id=interaction_id)
+    key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
+    work = UnitOfWork(batched=True)
+    interaction = work.match(
+        Interaction, lambda: InteractionNotFound(org_id, user_id, interaction_id), lock=True, **key
+    )
+    memories = work.reachable(interaction, Interaction.memories, limit=per_batch(size))
+    room(work, erase(work, size, vectors, memories, interaction), FINISHED)
+    return batches(
+        work,
+        top=Landed(Interaction, key, present=False),
+        log=f"deleted interaction {interaction_id} of user {user_id}",
+    )
+
+
+def delete_all_user_interactions_and_their_memories(
+    org_id: str, user_id: str, size: int, vectors: bool
+) -> Batches:
+    """Delete every interaction of the user with its messages and memories (in both
+    stores), in bounded batches (see :mod:`memora_ogm.calls.erasure`).
+
+    Each batch locks the user's interaction collection (so no save adds an interaction
+    meanwhile), then the interactions it takes (so no update adds messages). All or
+    nothing holds per batch: each batch's memories leave both stores in one commit,
+    or neither; an interrupted call leaves the user with fewer interactions (the ones
+    it was working on possibly shortened from their tail), and calling again finishes.
+    """
+    check_ids(org_id=org_id, user_id=user_id)
+
+    def missing() -> UserNotFound:
+        return UserNotFound(org_id, user_id)
+
+    work = UnitOfWork(batched=True)
+    user = work.match(User, missing, org_id=org_id, user_id=user_id)
+    work.match_related(user, User.interactions_in, missing, lock=True)
+    interactions = work.nodes(Interaction, per_batch(size, 4), org_id=org_id, user_id=user_id)
+    work.lock(interactions)
+    memories = work.reachable(interactions, Interaction.memories, limit=per_batch(size))
+    groups = erase(work, size, vectors, memories, interactions)
+    room(work, [*groups, (interactions, per_batch(size, 4))], FINISHED)
+    return batches(work, log=f"deleted all interactions of user {user_id}")

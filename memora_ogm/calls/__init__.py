@@ -1,0 +1,146 @@
+"""Facade calls declared apart from running them: what a call sends, and what it means.
+
+Each public method of the facade is a short function here (a module per domain) that
+checks its arguments and declares a :class:`Call`: its statement over the node classes,
+the mapping of the statement's answer to the return model, what the call changes in the
+vector store, and what shows that it took effect when its commit goes unanswered. An
+erasure declares :class:`Batches`, one statement run until it finishes. The declarations
+do no I/O, so both twins share them and ``tests/test_compile.py`` compiles every one of
+them without a server; ``Graph.execute`` and ``Graph.execute_batches`` (one door per
+twin) run them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from memora_ogm.schema.models import Memory as MemoryModel
+from memora_ogm.unit_of_work import Statement, UnitOfWork
+
+T = TypeVar("T")
+Row = dict[str, Any]
+
+
+class VectorChanges:
+    """The memories one write transaction adds to and removes from the vector store.
+
+    ``removed`` holds the memories as they were, so that a failed commit can put
+    them back; a purge also clears whatever else the store holds for that user or
+    organisation. Without a vector store (``tracked`` false) nothing is recorded, and
+    the memories given are never built.
+    """
+
+    def __init__(self, tracked: bool = True) -> None:
+        self.tracked = tracked
+        self.added: list[MemoryModel] = []
+        self.removed: list[MemoryModel] = []
+        self.purged_users: list[tuple[str, str]] = []
+        self.purged_organizations: list[str] = []
+
+    def add(self, memories: Iterable[MemoryModel]) -> None:
+        if self.tracked:
+            self.added.extend(memories)
+
+    def remove(self, memories: Iterable[MemoryModel]) -> None:
+        if self.tracked:
+            self.removed.extend(memories)
+
+    def purge_user(self, org_id: str, user_id: str) -> None:
+        if self.tracked:
+            self.purged_users.append((org_id, user_id))
+
+    def purge_organization(self, org_id: str) -> None:
+        if self.tracked:
+            self.purged_organizations.append(org_id)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.purged_users or self.purged_organizations)
+
+
+@dataclass(frozen=True)
+class Landed:
+    """What shows that a write took effect when its commit went unanswered: the node of
+    ``cls`` with ``keys`` exists (``present``), or no longer does (a delete).
+
+    One node is enough, since a transaction commits whole or not at all: the node the
+    write creates with an id of its own, or the one it deletes.
+    """
+
+    cls: type
+    keys: Mapping[str, Any]
+    present: bool = True
+
+    def probe(self) -> UnitOfWork:
+        """The read that answers: it outputs ``node``, null when there is none."""
+        probe = UnitOfWork()
+        probe.output("node", probe.match(self.cls, **self.keys))
+        return probe
+
+
+@dataclass(frozen=True)
+class Query:
+    """A hand-written read of :mod:`memora_ogm.queries` with its parameters; its call's
+    result is of all its rows (a unit of work's is of its one row)."""
+
+    text: str
+    params: dict[str, Any]
+
+    def compile(self) -> tuple[str, dict[str, Any]]:
+        return self.text, self.params
+
+
+def key_of(cls: type) -> tuple[str, ...]:
+    """The property names of ``cls``'s key (its ``__node_key__``), in order."""
+    key: tuple[str, tuple[str, ...]] = cls.__node_key__  # type: ignore[attr-defined]
+    return key[1]
+
+
+def nothing(_: Any) -> None:
+    """The result of a write that returns nothing."""
+
+
+Vectors = Callable[[Row, VectorChanges], None]
+"""Records, from a write's row, what it changes in the vector store."""
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One facade call, declared: run by ``Graph.execute``.
+
+    A read runs as one auto-commit statement. A write does too unless it changes the
+    vector store (when one is attached) or has statements to run ``before`` it: then it
+    runs in a transaction whose vector changes are applied just before the graph commits.
+    """
+
+    #: None for a call with nothing to ask the server (a batch of no ids).
+    statement: Statement | Query | None
+    #: The return value, of the statement's one row (its rows for a :class:`Query`).
+    result: Callable[[Any], T]
+    write: bool = False
+    vectors: Vectors | None = None
+    #: What shows the write took effect if its commit goes unanswered; without it, the
+    #: write runs again then (it may run twice).
+    landed: Landed | None = None
+    #: Statements of the same transaction that run first (a delete's locks).
+    before: tuple[Statement, ...] = ()
+    #: What the facade's log says once the call succeeded (ids only, never a caller's text).
+    log: str = ""
+
+
+@dataclass(frozen=True)
+class Batches:
+    """One statement run batch after batch, each a write of its own, until ``done``
+    (an erasure of any size).
+
+    ``vectors`` records each batch's vector changes, ``landed`` what shows a batch took
+    effect, and ``carried`` the parameters a batch passes on to the next one.
+    """
+
+    statement: UnitOfWork
+    done: Callable[[Row], bool]
+    vectors: Vectors
+    landed: Callable[[Row], Landed | None]
+    carried: Callable[[Row], dict[str, Any]] = field(default=lambda row: {})
+    log: str = ""

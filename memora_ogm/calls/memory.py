@@ -1,0 +1,286 @@
+"""Memories: reads with placeholders resolved, contrary-update history, deletes.
+
+Reads run the memory queries of :mod:`memora_ogm.queries`; their placeholders are
+resolved on the server with APOC, or here with :mod:`memora_ogm.placeholders`
+when the server has no APOC (the facade asks ``graph.has_apoc()``; tests force the
+fallback with ``graph.use_apoc = False``). Deletes are units of work on the node classes
+that take the memories out of the associated vector store in the same transaction;
+deleting all of a user's memories runs in bounded batches (:mod:`memora_ogm.calls.erasure`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from memora_ogm import convert, queries
+from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
+from memora_ogm.calls import Batches, Call, Landed, Query, Row, VectorChanges, nothing
+from memora_ogm.calls.erasure import (
+    FINISHED,
+    MEMORY_ID_NAMES,
+    batches,
+    erase,
+    per_batch,
+    removed_memories,
+)
+from memora_ogm.erasure_plans import room
+from memora_ogm.errors import MemoryNotFound, UserNotFound
+from memora_ogm.placeholders import PLACEHOLDER_PATTERN
+from memora_ogm.projection import reading
+from memora_ogm.schema import models
+from memora_ogm.unit_of_work import UnitOfWork
+from memora_ogm.validation import check_ids, check_memory_id, check_page
+
+T = TypeVar("T")
+
+MemoryKey = tuple[str, str, str]
+"""``(org_id, user_id, memory_id)``: a memory's identity across tenants."""
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What one call's memory and interaction reads go through: the node classes
+    (:func:`~memora_ogm.projection.reading`, looked up once per call) and whether the
+    server resolves the placeholders (APOC)."""
+
+    apoc: bool
+    interaction: type
+    memory: type
+    message: type
+
+    @classmethod
+    def of(cls, apoc: bool) -> Reads:
+        return cls(apoc, reading(Interaction), reading(Memory), reading(MessageBlock))
+
+    def query(self, query: str, **params: Any) -> Query:
+        """A query of :mod:`memora_ogm.queries` for these reads, with its parameters."""
+        text = queries.statement(query, self.apoc, self.interaction, self.memory, self.message)
+        return Query(text, {"placeholder_pattern": PLACEHOLDER_PATTERN, **params})
+
+    def memory_of(self, row: Mapping[str, Any]) -> models.Memory:
+        """A memory map of :mod:`memora_ogm.queries` as the return model."""
+        return convert.resolved_memory(row, not self.apoc, self.memory, self.message)
+
+    def interaction_of(self, details: Mapping[str, Any]) -> models.Interaction:
+        """An interaction map of :mod:`memora_ogm.queries` as the return model."""
+        return convert.interaction(
+            details,
+            [convert.message_block(message, self.message) for message in details["messages"]],
+            [self.memory_of(memory) for memory in details["memories"]],
+            self.interaction,
+        )
+
+
+def user_page(
+    apoc: bool,
+    query: str,
+    column: str,
+    item: Callable[[Reads, dict[str, Any]], T],
+    org_id: str,
+    user_id: str,
+    **params: Any,
+) -> Call[list[T]]:
+    """One page of ``query``'s ``column`` (see ``queries.of_existing_user``), each entry
+    as ``item(reads, entry)``; ``UserNotFound`` when the user is missing, in the same
+    statement."""
+    reads = Reads.of(apoc)
+
+    def page(rows: list[Row]) -> list[T]:
+        if not rows[0]["found"]:
+            raise UserNotFound(org_id, user_id)
+        return [item(reads, entry) for entry in rows[0]["page"]]
+
+    statement = reads.query(
+        queries.of_existing_user(query, column), org_id=org_id, user_id=user_id, **params
+    )
+    return Call(statement, page)
+
+
+def check_memory_key(org_id: Any, user_id: Any, memory_id: Any) -> None:
+    """A memory's ids as a caller names it: a ``memory_id`` that is not a canonical UUID
+    raises ``ValueError`` on every method (no stored memory can have it), where a
+    well-formed id of a memory that does not exist is not found (or left out)."""
+    check_ids(org_id=org_id, user_id=user_id)
+    check_memory_id("memory_id", memory_id)
+
+
+def _requested_keys(batch: Any) -> list[list[MemoryKey]]:
+    """Validate ``fetch_user_memories_resolved_batch``'s argument into id triples."""
+    if not isinstance(batch, (list, tuple)):
+        raise ValueError("`batch_org_user_mem_ids` must be a list of lists of id dicts.")
+    keys: list[list[MemoryKey]] = []
+    for ids in batch:
+        if not isinstance(ids, (list, tuple)):
+            raise ValueError("each item of `batch_org_user_mem_ids` must be a list of id dicts.")
+        keys.append([])
+        for entry in ids:
+            if not isinstance(entry, Mapping):
+                raise ValueError("each memory must be given as a dict of its ids.")
+            org_id, user_id, memory_id = (entry.get(name) for name in MEMORY_ID_NAMES)
+            check_memory_key(org_id, user_id, memory_id)
+            keys[-1].append(cast(MemoryKey, (org_id, user_id, memory_id)))
+    return keys
+
+
+def get_all_user_memories(
+    apoc: bool,
+    org_id: str,
+    user_id: str,
+    agent_id: str | None = None,
+    skip: int = 0,
+    limit: int = 1000,
+) -> Call[list[models.Memory]]:
+    """The user's memories, newest ``obtained_at`` first, of one agent when ``agent_id``.
+
+    The agent filter works on the memories' ``agent_id``, so it still finds the
+    memories of a deleted agent. A missing user raises ``UserNotFound``.
+    """
+    check_ids(org_id=org_id, user_id=user_id)
+    if agent_id is not None:
+        check_ids(agent_id=agent_id)
+    check_page(skip, limit)
+    return user_page(
+        apoc,
+        queries.MEMORIES_PAGE,
+        "memory",
+        Reads.memory_of,
+        org_id,
+        user_id,
+        agent_id=agent_id,
+        skip=skip,
+        limit=limit,
+    )
+
+
+def _about_memory(
+    apoc: bool, query: str, org_id: str, user_id: str, memory_id: str
+) -> Call[list[models.Memory]]:
+    """A query about one memory; no row at all means the memory does not exist."""
+    check_memory_key(org_id, user_id, memory_id)
+    reads = Reads.of(apoc)
+
+    def found(rows: list[Row]) -> list[models.Memory]:
+        if not rows:
+            raise MemoryNotFound(org_id, user_id, memory_id)
+        return [reads.memory_of(row["memory"]) for row in rows]
+
+    return Call(reads.query(query, org_id=org_id, user_id=user_id, memory_id=memory_id), found)
+
+
+def get_user_memory(apoc: bool, org_id: str, user_id: str, memory_id: str) -> Call[models.Memory]:
+    """One memory, with or without message sources; ``MemoryNotFound`` when it is not there,
+    ``ValueError`` when ``memory_id`` is not a canonical UUID (:func:`check_memory_key`)."""
+    about = _about_memory(apoc, queries.USER_MEMORY, org_id, user_id, memory_id)
+    return Call(about.statement, lambda rows: about.result(rows)[0])
+
+
+def get_user_memory_history(
+    apoc: bool, org_id: str, user_id: str, memory_id: str
+) -> Call[list[models.Memory]]:
+    """The memory, then each older memory it superseded (``CONTRARY_UPDATE``), newest first.
+
+    ``MemoryNotFound`` when it is not there; ``ValueError`` for a ``memory_id`` that is
+    not a canonical UUID."""
+    return _about_memory(apoc, queries.MEMORY_HISTORY, org_id, user_id, memory_id)
+
+
+def fetch_user_memories_resolved_batch(
+    apoc: bool, batch_org_user_mem_ids: list[list[dict[str, str]]]
+) -> Call[list[list[models.Memory]]]:
+    """For each list of ``{org_id, user_id, memory_id}``, the current version of each memory.
+
+    Each memory is replaced by the newest memory at the end of its
+    ``CONTRARY_UPDATE`` chain; two ids resolving to one memory give it once (at
+    the first one's place); ids that do not exist for that org and user are
+    left out, while a ``memory_id`` that is not a canonical UUID raises ``ValueError``
+    (:func:`check_memory_key`). One query for the whole batch, none for no ids.
+    """
+    requested = _requested_keys(batch_org_user_mem_ids)
+    keys = list(dict.fromkeys(key for ids in requested for key in ids))
+    reads = Reads.of(apoc)
+
+    def current(rows: list[Row]) -> list[list[models.Memory]]:
+        resolved = {
+            cast(MemoryKey, tuple(row["requested"][name] for name in MEMORY_ID_NAMES)): (
+                reads.memory_of(row["memory"])
+            )
+            for row in rows
+        }
+        results = []
+        for ids in requested:
+            latest: dict[MemoryKey, models.Memory] = {}
+            for key in ids:
+                memory = resolved.get(key)
+                if memory is not None:
+                    latest.setdefault((memory.org_id, memory.user_id, memory.memory_id), memory)
+            results.append(list(latest.values()))
+        return results
+
+    if not keys:
+        return Call(None, lambda _: [[] for _ in requested])
+    requested_maps = [dict(zip(MEMORY_ID_NAMES, key, strict=True)) for key in keys]
+    return Call(reads.query(queries.RESOLVED_MEMORIES, requested=requested_maps), current)
+
+
+def delete_user_memory(
+    org_id: str, user_id: str, memory_id: str, size: int, vectors: bool
+) -> Call[None]:
+    """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent,
+    ``ValueError`` for a ``memory_id`` that is not a canonical UUID.
+
+    The first statement locks the memory's interaction, the user's memory collection
+    and the memory, in the order writers lock them: a save or update superseding
+    the memory links to it, so it either finished first or finds the memory gone.
+    """
+    check_memory_key(org_id, user_id, memory_id)
+    key: dict[str, Any] = {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
+
+    def missing() -> MemoryNotFound:
+        return MemoryNotFound(org_id, user_id, memory_id)
+
+    lock = UnitOfWork()
+    memory = lock.match(Memory, missing, **key)
+    user = lock.match(User, org_id=org_id, user_id=user_id)
+    collection = lock.match_related(user, User.has_memories)
+    for ref in (lock.reachable(memory, Memory.interaction_source), collection, memory):
+        lock.lock(ref)
+    work = UnitOfWork()
+    erase(work, size, vectors, work.match(Memory, missing, **key))
+
+    def removed(row: Row, changes: VectorChanges) -> None:
+        changes.remove(removed_memories(row))
+
+    return Call(
+        work,
+        nothing,
+        write=True,
+        vectors=removed,
+        landed=Landed(Memory, key, present=False),
+        before=(lock,),
+        log=f"deleted memory {memory_id}",
+    )
+
+
+def delete_all_user_memories(org_id: str, user_id: str, size: int, vectors: bool) -> Batches:
+    """Delete every memory of the user from the graph and the vector store, in bounded
+    batches (see :mod:`memora_ogm.calls.erasure`).
+
+    Interactions and messages stay; a Date node goes when nothing links to it. Each
+    batch locks the user's memory collection first, which every write adding memories
+    links to. All or nothing holds per batch: each batch's memories leave both stores
+    in one commit, or neither; an interrupted call leaves the user with fewer memories,
+    and calling it again deletes the rest.
+    """
+    check_ids(org_id=org_id, user_id=user_id)
+
+    def missing() -> UserNotFound:
+        return UserNotFound(org_id, user_id)
+
+    work = UnitOfWork(batched=True)
+    user = work.match(User, missing, org_id=org_id, user_id=user_id)
+    work.match_related(user, User.has_memories, missing, lock=True)
+    memories = work.nodes(Memory, per_batch(size), org_id=org_id, user_id=user_id)
+    room(work, erase(work, size, vectors, memories), FINISHED)
+    return batches(work, log=f"deleted all memories of user {user_id}")

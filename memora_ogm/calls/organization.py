@@ -1,0 +1,117 @@
+"""Organisations: the tenants everything else belongs to."""
+
+from __future__ import annotations
+
+from memora_ogm import convert
+from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, Org, User
+from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
+from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, batches, erase, per_batch
+from memora_ogm.erasure_plans import delete_when, room
+from memora_ogm.errors import OrganizationNotFound
+from memora_ogm.projection import reading
+from memora_ogm.schema import models
+from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
+from memora_ogm.validation import check_ids, check_name
+
+
+def match_org(work: UnitOfWork, org_id: str, lock: bool = False) -> Ref:
+    """Declare the organisation ``OrganizationNotFound`` requires."""
+    return work.match(Org, lambda: OrganizationNotFound(org_id), lock=lock, org_id=org_id)
+
+
+#: The fixed-shape reads, declared and compiled once (see ``Prepared``).
+ORGANIZATION = Prepared(lambda work, org_id: work.output("org", match_org(work, org_id)))
+ORGANIZATIONS = Prepared(lambda work: work.output("orgs", work.nodes(Org)))
+
+
+def create_organization(org_name: str) -> Call[models.Organization]:
+    check_name("org_name", org_name, error=TypeError)
+    work = UnitOfWork()
+    _, props = work.create(Org, org_name=org_name)
+    org_id = props["org_id"]
+    return Call(
+        work,
+        lambda _: convert.organization(props, Org),
+        write=True,
+        landed=Landed(Org, {"org_id": org_id}),
+        log=f"created organization {org_id}",
+    )
+
+
+def get_organization(org_id: str) -> Call[models.Organization]:
+    check_ids(TypeError, org_id=org_id)
+    return Call(
+        ORGANIZATION.bind(org_id=org_id),
+        lambda row: convert.organization(row["org"], reading(Org)),
+    )
+
+
+def get_all_organizations() -> Call[list[models.Organization]]:
+    def organizations(row: Row) -> list[models.Organization]:
+        node = reading(Org)
+        return [convert.organization(org, node) for org in row["orgs"]]
+
+    return Call(ORGANIZATIONS.bind(), organizations)
+
+
+def update_organization(org_id: str, new_org_name: str) -> Call[models.Organization]:
+    check_ids(org_id=org_id)
+    check_name("new_org_name", new_org_name)
+    work = UnitOfWork()
+    org = match_org(work, org_id)
+    work.set(org, org_name=new_org_name)
+    work.output("org", org)
+    return Call(work, lambda row: convert.organization(row["org"], reading(Org)), write=True)
+
+
+def delete_organization(org_id: str, size: int, vectors: bool) -> Batches:
+    """Delete the organisation and everything under it, in bounded batches.
+
+    An organisation smaller than a batch goes in one statement. All or nothing holds
+    per batch: each batch's graph deletes and the removal of its memories from the
+    vector store commit together, or neither does; the last one also purges what the
+    vector store still holds for the organisation. A deletion that stopped half-way
+    leaves the organisation in place with less under it, readable as ever, and
+    calling it again finishes it; nothing created meanwhile is left behind.
+
+    Each batch locks the organisation (as ``create_user`` and ``create_agent`` do), then
+    the collections of a batch of its users, which every save and update links to, and
+    the interactions it takes, which every update locks: writes under way finish first
+    and what the batch reads includes them; later ones find their nodes gone. It erases
+    a batch of the organisation's memories and interactions (found by their keys); once
+    it took all of them, it deletes the users with their collections, a batch of agents
+    and of days, and the organisation itself once no user, agent or day is left.
+    """
+    check_ids(TypeError, org_id=org_id)
+    work = UnitOfWork(batched=True)
+    org = match_org(work, org_id, lock=True)
+    users = work.nodes(User, per_batch(size, 4), org_id=org_id)
+    collections = [work.reachable(users, rel) for rel in (User.interactions_in, User.has_memories)]
+    for ref in collections:
+        work.lock(ref)
+    interactions = work.nodes(Interaction, per_batch(size, INTERACTIONS), org_id=org_id)
+    work.lock(interactions)
+    memories = work.nodes(Memory, per_batch(size), org_id=org_id)
+    agents = work.nodes(Agent, per_batch(size), org_id=org_id)
+    groups = erase(work, size, vectors, memories, interactions)
+    emptied = room(work, [*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
+    days = work.nodes(Date, per_batch(size), org_id=org_id)
+    for ref in (*collections, users, agents, days):
+        delete_when(work, ref, emptied)
+    finished = room(
+        work,
+        [(users, per_batch(size, 4)), (agents, per_batch(size)), (days, per_batch(size))],
+        FINISHED,
+        emptied,
+    )
+    delete_when(work, org, finished)
+
+    def purge(changes: VectorChanges) -> None:
+        changes.purge_organization(org_id)
+
+    return batches(
+        work,
+        purge,
+        Landed(Org, {"org_id": org_id}, present=False),
+        f"deleted organization {org_id}",
+    )

@@ -1,0 +1,126 @@
+"""Users of an organisation, each with an interaction and a memory collection."""
+
+from __future__ import annotations
+
+from memora_ogm import convert
+from memora_ogm._async.nodes import (
+    Date,
+    Interaction,
+    InteractionCollection,
+    Memory,
+    MemoryCollection,
+    Org,
+    User,
+)
+from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
+from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, batches, erase, per_batch
+from memora_ogm.calls.organization import match_org
+from memora_ogm.erasure_plans import delete_when, room
+from memora_ogm.errors import UserNotFound
+from memora_ogm.projection import reading
+from memora_ogm.schema import models
+from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
+from memora_ogm.validation import check_ids, check_name
+
+
+def match_user(work: UnitOfWork, org_id: str, user_id: str) -> Ref:
+    """Declare the user ``UserNotFound`` requires."""
+    return work.match(User, lambda: UserNotFound(org_id, user_id), org_id=org_id, user_id=user_id)
+
+
+#: The fixed-shape reads, declared and compiled once (see ``Prepared``).
+USER = Prepared(lambda work, **ids: work.output("user", match_user(work, **ids)))
+ORG_USERS = Prepared(
+    lambda work, org_id: work.output("users", work.reachable(match_org(work, org_id), Org.users))
+)
+
+
+def _user(row: Row) -> models.User:
+    return convert.user(row["user"], reading(User))
+
+
+def create_user(org_id: str, user_name: str) -> Call[models.User]:
+    """One statement; it locks the organisation, which its deletion locks last."""
+    check_ids(org_id=org_id)
+    check_name("user_name", user_name)
+    work = UnitOfWork()
+    org = match_org(work, org_id, lock=True)
+    user, props = work.create(User, org_id=org_id, user_name=user_name)
+    owned = {"org_id": org_id, "user_id": props["user_id"]}
+    work.link(User.belongs_to, user, org)
+    work.link(User.interactions_in, user, work.create(InteractionCollection, **owned)[0])
+    work.link(User.has_memories, user, work.create(MemoryCollection, **owned)[0])
+    return Call(
+        work,
+        lambda _: convert.user(props, User),
+        write=True,
+        landed=Landed(User, owned),
+        log=f"created user {props['user_id']}",
+    )
+
+
+def get_user(org_id: str, user_id: str) -> Call[models.User]:
+    check_ids(org_id=org_id, user_id=user_id)
+    return Call(USER.bind(org_id=org_id, user_id=user_id), _user)
+
+
+def get_all_org_users(org_id: str) -> Call[list[models.User]]:
+    check_ids(org_id=org_id)
+
+    def users(row: Row) -> list[models.User]:
+        node = reading(User)
+        return [convert.user(user, node) for user in row["users"]]
+
+    return Call(ORG_USERS.bind(org_id=org_id), users)
+
+
+def update_user(org_id: str, user_id: str, new_user_name: str) -> Call[models.User]:
+    check_ids(org_id=org_id, user_id=user_id)
+    check_name("new_user_name", new_user_name)
+    work = UnitOfWork()
+    user = match_user(work, org_id, user_id)
+    work.set(user, user_name=new_user_name)
+    work.output("user", user)
+    return Call(work, _user, write=True)
+
+
+def delete_user(org_id: str, user_id: str, size: int, vectors: bool) -> Batches:
+    """Delete the user with its collections, interactions, messages, memories and dates,
+    in bounded batches (see :mod:`memora_ogm.calls.erasure`).
+
+    User-specific agents stay with the organisation. Each batch locks the user and its
+    collections first, which every write of the user links to: writes under way finish
+    before it reads what to delete, and later ones find no user once it is gone. The
+    user goes in the last batch, with its collections and the last of its nodes, so
+    while anything of it is left the user is there: an interrupted call leaves a user
+    with fewer interactions and memories, and calling it again finishes (once the user
+    is gone, nothing of it is left and a further call raises ``UserNotFound``).
+
+    All or nothing holds per batch: each batch's graph deletes and the removal of its
+    memories from the vector store commit together, or neither does; the last one also
+    purges what the vector store still holds for the user.
+    """
+    check_ids(org_id=org_id, user_id=user_id)
+    work = UnitOfWork(batched=True)
+    user = match_user(work, org_id, user_id)
+    collections = [
+        work.match_related(user, rel) for rel in (User.interactions_in, User.has_memories)
+    ]
+    for ref in (user, *collections):
+        work.lock(ref)
+    owned = {"org_id": org_id, "user_id": user_id}
+    interactions = work.nodes(Interaction, per_batch(size, INTERACTIONS), **owned)
+    work.lock(interactions)
+    memories = work.nodes(Memory, per_batch(size), **owned)
+    groups = erase(work, size, vectors, memories, interactions)
+    emptied = room(work, [*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
+    days = work.nodes(Date, per_batch(size), **owned)
+    delete_when(work, days, emptied)
+    finished = room(work, [(days, per_batch(size))], FINISHED, emptied)
+    for ref in (user, *collections):
+        delete_when(work, ref, finished)
+
+    def purge(changes: VectorChanges) -> None:
+        changes.purge_user(org_id, user_id)
+
+    return batches(work, purge, Landed(User, owned, present=False), f"deleted user {user_id}")
