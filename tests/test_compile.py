@@ -1,0 +1,207 @@
+"""Every public method compiled to its golden statements, with no server.
+
+The facade's calls are declared apart from running them (:mod:`memora_ogm.calls`), so a
+statement change is reviewed and tested here on any machine: no Neo4j, Java or Docker.
+Each shape (a method, and where its statements differ: found or not, with contrary
+memories or without, with a vector store or without...) is declared with fixed ids and
+compiled; its statements must equal ``tests/golden/<shape>.cypher``, the file
+``tests/test_golden.py`` checks against what a server is sent and through ``EXPLAIN``.
+Like SQLAlchemy's ``assert_compile``: :func:`assert_compiles` is the one assertion.
+"""
+
+from __future__ import annotations
+
+import inspect
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from interaction_helpers import LATER, NO_MEMORY, chat, conversation
+
+from memora_ogm._async.base import BaseGraphDB
+from memora_ogm._async.nodes import NODE_CLASSES
+from memora_ogm._async.schema import node_key_statement
+from memora_ogm.calls import Batches, Call, agent, interaction, memory, organization, user
+from memora_ogm.calls.erasure import BATCH_SIZE
+from memora_ogm.unit_of_work import Statement
+
+GOLDEN = Path(__file__).parent / "golden"
+#: Separates the statements of one golden file (as tests/test_golden.py writes them).
+SEPARATOR = "\n\n// ---\n\n"
+#: Public methods that send nothing, and those whose statements depend on what the server
+#: holds (their pages and batches follow the data): tests/test_golden.py covers those.
+NOT_COMPILED = {
+    "close",
+    "get_associated_vector_db",
+    "migrate_to_schema_for_memora_v0_3_x",
+    "export_organization",
+    "export_user",
+    "import_records",
+    "check_consistency",
+}
+
+ORG, USER, AGENT, INTERACTION, MEMORY = "org-1", "user-1", "agent-1", "interaction-1", NO_MEMORY
+APOC = True  # the test server has APOC: the goldens resolve placeholders on the server
+
+
+@pytest.fixture(autouse=True)
+def no_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Compiling opens no connection: any attempt fails the test."""
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("compiling a call must not connect anywhere")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    yield
+
+
+def compiled(*statements: Any) -> str:
+    """Statements (units of work, prepared reads, queries, or schema text) as a golden
+    file holds them: each with the sorted names of its parameters."""
+    blocks = []
+    for statement in statements:
+        query, params = (statement, {}) if isinstance(statement, str) else statement.compile()
+        blocks.append(f"// parameters: {', '.join(sorted(params)) or '-'}\n{query.strip()}")
+    return SEPARATOR.join(blocks) + "\n"
+
+
+def assert_compiles(shape: str, *statements: Any) -> None:
+    """``statements`` compile to the golden file of ``shape``."""
+    golden = GOLDEN / f"{shape}.cypher"
+    assert compiled(*statements) == golden.read_text(), f"{shape} compiles otherwise"
+
+
+def sent(call: Call[Any] | Batches, found: bool = True) -> list[Statement | Any]:
+    """What a call sends: its statements in order; a call whose first statement finds
+    something missing sends only that one."""
+    if isinstance(call, Batches):
+        return [call.statement]
+    statements = [*call.before, call.statement]
+    return statements if found else statements[:1]
+
+
+def _save(memories: bool = True, contrary: bool = False, messages: int = 2) -> Call[Any]:
+    data = conversation(
+        chat(*(f"message {n}" for n in range(messages))),
+        when=LATER,
+        memories=[("likes tea", [0] if messages else [])] if memories else [],
+        contrary=[("likes coffee", [0] if messages else [], MEMORY)] if contrary else [],
+    )
+    return interaction.save_interaction_with_memories(ORG, AGENT, USER, data)
+
+
+def _update(messages: list[str], contrary: bool = False) -> Call[Any]:
+    data = conversation(
+        chat(*messages),
+        when=LATER,
+        memories=[("likes tea", [0])],
+        contrary=[("likes coffee", [0], MEMORY)] if contrary else [],
+    )
+    return interaction.update_interaction_and_memories(ORG, AGENT, USER, INTERACTION, data)
+
+
+def _ids(memory_id: str) -> dict[str, str]:
+    return {"org_id": ORG, "user_id": USER, "memory_id": memory_id}
+
+
+#: Shape name -> the call's declaration, with fixed ids.
+SHAPES: dict[str, Callable[[], Call[Any] | Batches]] = {
+    "create_organization": lambda: organization.create_organization("Globex"),
+    "update_organization": lambda: organization.update_organization(ORG, "Initech"),
+    "delete_organization": lambda: organization.delete_organization(ORG, BATCH_SIZE, False),
+    "delete_organization__vector_store": lambda: organization.delete_organization(
+        ORG, BATCH_SIZE, True
+    ),
+    "get_organization": lambda: organization.get_organization(ORG),
+    "get_all_organizations": organization.get_all_organizations,
+    "create_agent": lambda: agent.create_agent(ORG, "Helper"),
+    "create_agent__of_user": lambda: agent.create_agent(ORG, "Helper", user_id=USER),
+    "update_agent": lambda: agent.update_agent(ORG, AGENT, "Helper"),
+    "delete_agent": lambda: agent.delete_agent(ORG, AGENT),
+    "get_agent": lambda: agent.get_agent(ORG, AGENT),
+    "get_all_org_agents": lambda: agent.get_all_org_agents(ORG),
+    "get_all_user_agents": lambda: agent.get_all_user_agents(ORG, USER),
+    "create_user": lambda: user.create_user(ORG, "Bea"),
+    "update_user": lambda: user.update_user(ORG, USER, "Bea"),
+    "delete_user": lambda: user.delete_user(ORG, USER, BATCH_SIZE, False),
+    "delete_user__vector_store": lambda: user.delete_user(ORG, USER, BATCH_SIZE, True),
+    "get_user": lambda: user.get_user(ORG, USER),
+    "get_all_org_users": lambda: user.get_all_org_users(ORG),
+    "save_interaction_with_memories": _save,
+    "save_interaction_with_memories__no_memories": lambda: _save(memories=False),
+    "save_interaction_with_memories__contrary": lambda: _save(contrary=True),
+    "save_interaction_with_memories__no_messages": lambda: _save(messages=0),
+    "update_interaction_and_memories__same_messages": lambda: _update(["I live in Oslo", "Nice!"]),
+    "update_interaction_and_memories__contrary": lambda: _update(["I live in Bergen"], True),
+    "update_interaction_and_memories__not_found": lambda: _update(["Hi"]),
+    "get_interaction": lambda: interaction.get_interaction(APOC, ORG, USER, INTERACTION),
+    "get_interaction__without_messages": lambda: interaction.get_interaction(
+        APOC, ORG, USER, INTERACTION, with_messages=False
+    ),
+    "get_interaction__without_messages_or_memories": lambda: interaction.get_interaction(
+        APOC, ORG, USER, INTERACTION, with_messages=False, with_memories=False
+    ),
+    "get_all_user_interactions": lambda: interaction.get_all_user_interactions(APOC, ORG, USER),
+    "get_all_user_interactions__page_without_messages": lambda: (
+        interaction.get_all_user_interactions(
+            APOC, ORG, USER, with_their_messages=False, skip=1, limit=5
+        )
+    ),
+    "get_all_user_interactions__page_without_either": lambda: interaction.get_all_user_interactions(
+        APOC, ORG, USER, False, False
+    ),
+    "delete_user_interaction_and_its_memories": lambda: (
+        interaction.delete_user_interaction_and_its_memories(
+            ORG, USER, INTERACTION, BATCH_SIZE, False
+        )
+    ),
+    "delete_all_user_interactions_and_their_memories": lambda: (
+        interaction.delete_all_user_interactions_and_their_memories(ORG, USER, BATCH_SIZE, False)
+    ),
+    "get_all_user_memories": lambda: memory.get_all_user_memories(APOC, ORG, USER),
+    "get_all_user_memories__of_agent_page": lambda: memory.get_all_user_memories(
+        APOC, ORG, USER, AGENT, skip=1, limit=5
+    ),
+    "get_user_memory": lambda: memory.get_user_memory(APOC, ORG, USER, MEMORY),
+    "get_user_memory__not_found": lambda: memory.get_user_memory(APOC, ORG, USER, MEMORY),
+    "get_user_memory_history": lambda: memory.get_user_memory_history(APOC, ORG, USER, MEMORY),
+    "fetch_user_memories_resolved": lambda: memory.fetch_user_memories_resolved_batch(
+        APOC, [[_ids(MEMORY), _ids(NO_MEMORY)]]
+    ),
+    "fetch_user_memories_resolved_batch": lambda: memory.fetch_user_memories_resolved_batch(
+        APOC, [[_ids(MEMORY)], [_ids(NO_MEMORY)]]
+    ),
+    "delete_user_memory": lambda: memory.delete_user_memory(ORG, USER, MEMORY, BATCH_SIZE, False),
+    "delete_user_memory__not_found": lambda: memory.delete_user_memory(
+        ORG, USER, MEMORY, BATCH_SIZE, False
+    ),
+    "delete_all_user_memories": lambda: memory.delete_all_user_memories(
+        ORG, USER, BATCH_SIZE, False
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_each_call_compiles_to_its_golden_statements(shape: str) -> None:
+    call = SHAPES[shape]()
+    assert_compiles(shape, *sent(call, found=not shape.endswith("__not_found")))
+
+
+def test_setup_compiles_to_its_golden_statements() -> None:
+    """``setup()`` on Community Edition: one composite uniqueness constraint per key."""
+    assert_compiles(
+        "setup", *(s for cls in NODE_CLASSES if (s := node_key_statement(cls, False)) is not None)
+    )
+
+
+def test_every_public_method_is_compiled_here_or_follows_the_data() -> None:
+    methods = {
+        name
+        for name, _ in inspect.getmembers(BaseGraphDB, inspect.isfunction)
+        if not name.startswith("_")
+    }
+    compiled_here = {shape.split("__")[0] for shape in SHAPES} | {"setup"}
+    assert methods - NOT_COMPILED == compiled_here
