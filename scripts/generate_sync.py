@@ -56,11 +56,12 @@ REPLACEMENTS = {
 }
 
 
-_AWAITABLE = re.compile(r"\bAwaitable\[")
+_AWAITABLE = re.compile(r"\bAwaitable\[|\bCoroutine\[Any, Any, ")
 
 
 def _unwrap_awaitable(text: str) -> str:
-    """``Awaitable[X]`` is plain ``X`` in sync code: a token replacement cannot drop brackets."""
+    """``Awaitable[X]`` (and ``Coroutine[Any, Any, X]``) is plain ``X`` in sync code: a token
+    replacement cannot drop brackets."""
     while match := _AWAITABLE.search(text):
         depth, end = 1, match.end()
         while depth:

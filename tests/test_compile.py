@@ -24,7 +24,7 @@ from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.nodes import NODE_CLASSES
 from memora_ogm._async.schema import node_key_statement
 from memora_ogm.calls import Batches, Call, agent, interaction, memory, organization, user
-from memora_ogm.calls.erasure import BATCH_SIZE
+from memora_ogm.calls.erasure import BATCH_SIZE, Erasure
 from memora_ogm.unit_of_work import Statement
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -44,6 +44,8 @@ NOT_COMPILED = {
 
 ORG, USER, AGENT, INTERACTION, MEMORY = "org-1", "user-1", "agent-1", "interaction-1", NO_MEMORY
 APOC = True  # the test server has APOC: the goldens resolve placeholders on the server
+ERASE = Erasure(BATCH_SIZE, vectors=False)
+ERASE_WITH_STORE = Erasure(BATCH_SIZE, vectors=True)
 
 
 @pytest.fixture(autouse=True)
@@ -111,9 +113,9 @@ def _ids(memory_id: str) -> dict[str, str]:
 SHAPES: dict[str, Callable[[], Call[Any] | Batches]] = {
     "create_organization": lambda: organization.create_organization("Globex"),
     "update_organization": lambda: organization.update_organization(ORG, "Initech"),
-    "delete_organization": lambda: organization.delete_organization(ORG, BATCH_SIZE, False),
+    "delete_organization": lambda: organization.delete_organization(ERASE, ORG),
     "delete_organization__vector_store": lambda: organization.delete_organization(
-        ORG, BATCH_SIZE, True
+        ERASE_WITH_STORE, ORG
     ),
     "get_organization": lambda: organization.get_organization(ORG),
     "get_all_organizations": organization.get_all_organizations,
@@ -126,8 +128,8 @@ SHAPES: dict[str, Callable[[], Call[Any] | Batches]] = {
     "get_all_user_agents": lambda: agent.get_all_user_agents(ORG, USER),
     "create_user": lambda: user.create_user(ORG, "Bea"),
     "update_user": lambda: user.update_user(ORG, USER, "Bea"),
-    "delete_user": lambda: user.delete_user(ORG, USER, BATCH_SIZE, False),
-    "delete_user__vector_store": lambda: user.delete_user(ORG, USER, BATCH_SIZE, True),
+    "delete_user": lambda: user.delete_user(ERASE, ORG, USER),
+    "delete_user__vector_store": lambda: user.delete_user(ERASE_WITH_STORE, ORG, USER),
     "get_user": lambda: user.get_user(ORG, USER),
     "get_all_org_users": lambda: user.get_all_org_users(ORG),
     "save_interaction_with_memories": _save,
@@ -154,12 +156,10 @@ SHAPES: dict[str, Callable[[], Call[Any] | Batches]] = {
         APOC, ORG, USER, False, False
     ),
     "delete_user_interaction_and_its_memories": lambda: (
-        interaction.delete_user_interaction_and_its_memories(
-            ORG, USER, INTERACTION, BATCH_SIZE, False
-        )
+        interaction.delete_user_interaction_and_its_memories(ERASE, ORG, USER, INTERACTION)
     ),
     "delete_all_user_interactions_and_their_memories": lambda: (
-        interaction.delete_all_user_interactions_and_their_memories(ORG, USER, BATCH_SIZE, False)
+        interaction.delete_all_user_interactions_and_their_memories(ERASE, ORG, USER)
     ),
     "get_all_user_memories": lambda: memory.get_all_user_memories(APOC, ORG, USER),
     "get_all_user_memories__of_agent_page": lambda: memory.get_all_user_memories(
@@ -168,19 +168,15 @@ SHAPES: dict[str, Callable[[], Call[Any] | Batches]] = {
     "get_user_memory": lambda: memory.get_user_memory(APOC, ORG, USER, MEMORY),
     "get_user_memory__not_found": lambda: memory.get_user_memory(APOC, ORG, USER, MEMORY),
     "get_user_memory_history": lambda: memory.get_user_memory_history(APOC, ORG, USER, MEMORY),
-    "fetch_user_memories_resolved": lambda: memory.fetch_user_memories_resolved_batch(
-        APOC, [[_ids(MEMORY), _ids(NO_MEMORY)]]
+    "fetch_user_memories_resolved": lambda: memory.fetch_user_memories_resolved(
+        APOC, [_ids(MEMORY), _ids(NO_MEMORY)]
     ),
     "fetch_user_memories_resolved_batch": lambda: memory.fetch_user_memories_resolved_batch(
         APOC, [[_ids(MEMORY)], [_ids(NO_MEMORY)]]
     ),
-    "delete_user_memory": lambda: memory.delete_user_memory(ORG, USER, MEMORY, BATCH_SIZE, False),
-    "delete_user_memory__not_found": lambda: memory.delete_user_memory(
-        ORG, USER, MEMORY, BATCH_SIZE, False
-    ),
-    "delete_all_user_memories": lambda: memory.delete_all_user_memories(
-        ORG, USER, BATCH_SIZE, False
-    ),
+    "delete_user_memory": lambda: memory.delete_user_memory(ERASE, ORG, USER, MEMORY),
+    "delete_user_memory__not_found": lambda: memory.delete_user_memory(ERASE, ORG, USER, MEMORY),
+    "delete_all_user_memories": lambda: memory.delete_all_user_memories(ERASE, ORG, USER),
 }
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from neomodel import adb
 from typing_extensions import Self
 
+from memora_ogm._async.component import call, erasing, resolving
 from memora_ogm._async.consistency import Neo4jConsistency
 from memora_ogm._async.graph import Graph
 from memora_ogm._async.migrate import applied_versions, run_migrations
@@ -18,8 +18,6 @@ from memora_ogm._async.transfer import Neo4jTransfer
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.calls import agent, interaction, memory, organization, user
 from memora_ogm.migrations import MIGRATIONS
-from memora_ogm.schema import models
-from memora_ogm.schema.storage import MemoriesAndInteraction
 
 if TYPE_CHECKING:
     from memora_ogm.server import Neo4jConnection
@@ -165,222 +163,44 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
         return await applied_versions(self.graph)
 
     # Organisations
-
-    async def create_organization(self, org_name: str) -> models.Organization:
-        return await self.graph.execute(organization.create_organization, org_name)
-
-    async def update_organization(self, org_id: str, new_org_name: str) -> models.Organization:
-        return await self.graph.execute(organization.update_organization, org_id, new_org_name)
-
-    async def delete_organization(self, org_id: str) -> None:
-        await self.graph.execute_batches(
-            organization.delete_organization, org_id, self.erase_batch_size, self._vectors
-        )
-
-    async def get_organization(self, org_id: str) -> models.Organization:
-        return await self.graph.execute(organization.get_organization, org_id)
-
-    async def get_all_organizations(self) -> list[models.Organization]:
-        return await self.graph.execute(organization.get_all_organizations)
+    create_organization = call(organization.create_organization)
+    update_organization = call(organization.update_organization)
+    delete_organization = erasing(organization.delete_organization)
+    get_organization = call(organization.get_organization)
+    get_all_organizations = call(organization.get_all_organizations)
 
     # Agents
-
-    async def create_agent(
-        self, org_id: str, agent_label: str, user_id: str | None = None
-    ) -> models.Agent:
-        return await self.graph.execute(agent.create_agent, org_id, agent_label, user_id)
-
-    async def update_agent(self, org_id: str, agent_id: str, new_agent_label: str) -> models.Agent:
-        return await self.graph.execute(agent.update_agent, org_id, agent_id, new_agent_label)
-
-    async def delete_agent(self, org_id: str, agent_id: str) -> None:
-        await self.graph.execute(agent.delete_agent, org_id, agent_id)
-
-    async def get_agent(self, org_id: str, agent_id: str) -> models.Agent:
-        return await self.graph.execute(agent.get_agent, org_id, agent_id)
-
-    async def get_all_org_agents(self, org_id: str) -> list[models.Agent]:
-        return await self.graph.execute(agent.get_all_org_agents, org_id)
-
-    async def get_all_user_agents(self, org_id: str, user_id: str) -> list[models.Agent]:
-        return await self.graph.execute(agent.get_all_user_agents, org_id, user_id)
+    create_agent = call(agent.create_agent)
+    update_agent = call(agent.update_agent)
+    delete_agent = call(agent.delete_agent)
+    get_agent = call(agent.get_agent)
+    get_all_org_agents = call(agent.get_all_org_agents)
+    get_all_user_agents = call(agent.get_all_user_agents)
 
     # Users
-
-    async def create_user(self, org_id: str, user_name: str) -> models.User:
-        return await self.graph.execute(user.create_user, org_id, user_name)
-
-    async def update_user(self, org_id: str, user_id: str, new_user_name: str) -> models.User:
-        return await self.graph.execute(user.update_user, org_id, user_id, new_user_name)
-
-    async def delete_user(self, org_id: str, user_id: str) -> None:
-        await self.graph.execute_batches(
-            user.delete_user, org_id, user_id, self.erase_batch_size, self._vectors
-        )
-
-    async def get_user(self, org_id: str, user_id: str) -> models.User:
-        return await self.graph.execute(user.get_user, org_id, user_id)
-
-    async def get_all_org_users(self, org_id: str) -> list[models.User]:
-        return await self.graph.execute(user.get_all_org_users, org_id)
+    create_user = call(user.create_user)
+    update_user = call(user.update_user)
+    delete_user = erasing(user.delete_user)
+    get_user = call(user.get_user)
+    get_all_org_users = call(user.get_all_org_users)
 
     # Interactions
-
-    async def save_interaction_with_memories(
-        self,
-        org_id: str,
-        agent_id: str,
-        user_id: str,
-        memories_and_interaction: MemoriesAndInteraction,
-    ) -> tuple[str, datetime]:
-        return await self.graph.execute(
-            interaction.save_interaction_with_memories,
-            org_id,
-            agent_id,
-            user_id,
-            memories_and_interaction,
-        )
-
-    async def update_interaction_and_memories(
-        self,
-        org_id: str,
-        agent_id: str,
-        user_id: str,
-        interaction_id: str,
-        updated_memories_and_interaction: MemoriesAndInteraction,
-    ) -> tuple[str, datetime]:
-        return await self.graph.execute(
-            interaction.update_interaction_and_memories,
-            org_id,
-            agent_id,
-            user_id,
-            interaction_id,
-            updated_memories_and_interaction,
-        )
-
-    async def get_interaction(
-        self,
-        org_id: str,
-        user_id: str,
-        interaction_id: str,
-        with_messages: bool = True,
-        with_memories: bool = True,
-    ) -> models.Interaction:
-        return await self.graph.execute(
-            interaction.get_interaction,
-            await self.graph.has_apoc(),
-            org_id,
-            user_id,
-            interaction_id,
-            with_messages,
-            with_memories,
-        )
-
-    async def get_all_user_interactions(
-        self,
-        org_id: str,
-        user_id: str,
-        with_their_messages: bool = True,
-        with_their_memories: bool = True,
-        skip: int = 0,
-        limit: int = 100,
-    ) -> list[models.Interaction]:
-        return await self.graph.execute(
-            interaction.get_all_user_interactions,
-            await self.graph.has_apoc(),
-            org_id,
-            user_id,
-            with_their_messages,
-            with_their_memories,
-            skip,
-            limit,
-        )
-
-    async def delete_user_interaction_and_its_memories(
-        self, org_id: str, user_id: str, interaction_id: str
-    ) -> None:
-        await self.graph.execute_batches(
-            interaction.delete_user_interaction_and_its_memories,
-            org_id,
-            user_id,
-            interaction_id,
-            self.erase_batch_size,
-            self._vectors,
-        )
-
-    async def delete_all_user_interactions_and_their_memories(
-        self, org_id: str, user_id: str
-    ) -> None:
-        await self.graph.execute_batches(
-            interaction.delete_all_user_interactions_and_their_memories,
-            org_id,
-            user_id,
-            self.erase_batch_size,
-            self._vectors,
-        )
+    save_interaction_with_memories = call(interaction.save_interaction_with_memories)
+    update_interaction_and_memories = call(interaction.update_interaction_and_memories)
+    get_interaction = resolving(interaction.get_interaction)
+    get_all_user_interactions = resolving(interaction.get_all_user_interactions)
+    delete_user_interaction_and_its_memories = erasing(
+        interaction.delete_user_interaction_and_its_memories
+    )
+    delete_all_user_interactions_and_their_memories = erasing(
+        interaction.delete_all_user_interactions_and_their_memories
+    )
 
     # Memories
-
-    async def get_all_user_memories(
-        self,
-        org_id: str,
-        user_id: str,
-        agent_id: str | None = None,
-        skip: int = 0,
-        limit: int = 1000,
-    ) -> list[models.Memory]:
-        return await self.graph.execute(
-            memory.get_all_user_memories,
-            await self.graph.has_apoc(),
-            org_id,
-            user_id,
-            agent_id,
-            skip,
-            limit,
-        )
-
-    async def get_user_memory(self, org_id: str, user_id: str, memory_id: str) -> models.Memory:
-        apoc = await self.graph.has_apoc()
-        return await self.graph.execute(memory.get_user_memory, apoc, org_id, user_id, memory_id)
-
-    async def get_user_memory_history(
-        self, org_id: str, user_id: str, memory_id: str
-    ) -> list[models.Memory]:
-        apoc = await self.graph.has_apoc()
-        return await self.graph.execute(
-            memory.get_user_memory_history, apoc, org_id, user_id, memory_id
-        )
-
-    async def fetch_user_memories_resolved(
-        self, org_user_mem_ids: list[dict[str, str]]
-    ) -> list[models.Memory]:
-        results = await self.fetch_user_memories_resolved_batch([org_user_mem_ids])
-        return results[0]
-
-    async def fetch_user_memories_resolved_batch(
-        self, batch_org_user_mem_ids: list[list[dict[str, str]]]
-    ) -> list[list[models.Memory]]:
-        apoc = await self.graph.has_apoc()
-        return await self.graph.execute(
-            memory.fetch_user_memories_resolved_batch, apoc, batch_org_user_mem_ids
-        )
-
-    async def delete_user_memory(self, org_id: str, user_id: str, memory_id: str) -> None:
-        await self.graph.execute(
-            memory.delete_user_memory,
-            org_id,
-            user_id,
-            memory_id,
-            self.erase_batch_size,
-            self._vectors,
-        )
-
-    async def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
-        await self.graph.execute_batches(
-            memory.delete_all_user_memories, org_id, user_id, self.erase_batch_size, self._vectors
-        )
-
-    @property
-    def _vectors(self) -> bool:
-        """Whether this call's deletes record their memories for a vector store."""
-        return self.graph.vector_db is not None
+    get_all_user_memories = resolving(memory.get_all_user_memories)
+    get_user_memory = resolving(memory.get_user_memory)
+    get_user_memory_history = resolving(memory.get_user_memory_history)
+    fetch_user_memories_resolved = resolving(memory.fetch_user_memories_resolved)
+    fetch_user_memories_resolved_batch = resolving(memory.fetch_user_memories_resolved_batch)
+    delete_user_memory = erasing(memory.delete_user_memory)
+    delete_all_user_memories = erasing(memory.delete_all_user_memories)

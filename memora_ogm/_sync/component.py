@@ -1,20 +1,83 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""What every domain part of the facade shares: the connection and a logger."""
+"""What every part of the facade shares: the connection, a logger, and its methods.
+
+Each of Memora's methods is a declaration of :mod:`memora_ogm.calls` made a method of
+the interface (:func:`call`, :func:`resolving`, :func:`erasing`): calling it runs the
+declaration with the caller's arguments through the graph's door (:meth:`Graph.execute`),
+after what the declaration needs of the interface (whether the server has APOC, how it
+erases). The method has the declaration's name, documentation and signature.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memora_ogm._sync.base import BaseGraphDB
 from memora_ogm._sync.graph import Graph
-from memora_ogm.calls.erasure import BATCH_SIZE
+from memora_ogm.calls import Batches, Call
+from memora_ogm.calls.erasure import BATCH_SIZE, Erasure
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class GraphComponent(BaseGraphDB):
-    """Base of the per-domain mixins composed into ``Neo4jGraphInterface``."""
+    """Base of the interface and of the parts composed into it."""
 
     graph: Graph
     logger: logging.Logger
     #: Memories and messages one batch of an erasure deletes at most (see
     #: :mod:`memora_ogm.calls.erasure`): within the server's transaction memory.
     erase_batch_size: int = BATCH_SIZE
+
+
+Method = Callable[Concatenate[GraphComponent, P], T]
+"""A method of the interface taking ``P``."""
+
+
+def _method(declare: Callable[..., Any], given: int, run: Method[P, T]) -> Method[P, T]:
+    """``run`` as the method of ``declare``: its name, documentation and signature, less
+    the ``given`` first parameters the interface puts in, returning what its call does."""
+    signature = inspect.signature(declare)
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    parameters = [this, *list(signature.parameters.values())[given:]]
+    declared = str(signature.return_annotation)  # "Call[models.User]" or "Batches"
+    returns = declared[5:-1] if declared.startswith("Call[") else "None"
+    functools.update_wrapper(run, declare, updated=())
+    del run.__wrapped__  # type: ignore[attr-defined]
+    run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=parameters, return_annotation=returns
+    )
+    return run
+
+
+def call(declare: Callable[P, Call[T]]) -> Method[P, T]:
+    """A method of a declaration that needs nothing of the interface."""
+
+    def run(self: GraphComponent, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self.graph.execute(declare, *args, **kwargs)
+
+    return _method(declare, 0, run)
+
+
+def resolving(declare: Callable[Concatenate[bool, P], Call[T]]) -> Method[P, T]:
+    """A method of a read that resolves placeholders, on the server when it has APOC."""
+
+    def run(self: GraphComponent, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self.graph.execute(declare, self.graph.has_apoc(), *args, **kwargs)
+
+    return _method(declare, 1, run)
+
+
+def erasing(declare: Callable[Concatenate[Erasure, P], Call[None] | Batches]) -> Method[P, None]:
+    """A method of an erasure, in the interface's batches, of both stores."""
+
+    def run(self: GraphComponent, /, *args: P.args, **kwargs: P.kwargs) -> None:
+        erasure = Erasure(self.erase_batch_size, self.graph.vector_db is not None)
+        self.graph.execute(declare, erasure, *args, **kwargs)
+
+    return _method(declare, 1, run)

@@ -26,7 +26,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 from neo4j import Driver, GraphDatabase, Record, Session, Transaction
 from neo4j.exceptions import IncompleteCommit
@@ -335,22 +335,29 @@ class Graph:
 
         return self.write(attempt, landed)
 
-    def execute(self, declare: Callable[P, Call[T]], *args: P.args, **kwargs: P.kwargs) -> T:
+    def execute(
+        self, declare: Callable[P, Call[T] | Batches], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
         """Declare a facade call with the arguments (:mod:`memora_ogm.calls`) and run it.
 
         A read, or a write that changes no vectors (or has no vector store to change),
         runs as one auto-commit statement (:meth:`query`); any other write in a
         transaction, its statements on it and its vector changes around its commit
-        (:meth:`write`). The call reads through this twin's node classes.
+        (:meth:`write`); :class:`Batches` batch after batch. The call reads through this
+        twin's node classes.
         """
         with reading_through(nodes):
-            call = declare(*args, **kwargs)
-            answer = self._execute(call)
-        if call.log:
-            logger.info(call.log)
-        return answer
+            declared = declare(*args, **kwargs)
+            if isinstance(declared, Batches):
+                self._batches(declared)
+                answer: Any = None
+            else:
+                answer = self._call(declared)
+        if declared.log:
+            logger.info(declared.log)
+        return cast(T, answer)
 
-    def _execute(self, call: Call[T]) -> T:
+    def _call(self, call: Call[T]) -> T:
         statement = call.statement
         if statement is None:
             return call.result(None)
@@ -374,38 +381,32 @@ class Graph:
 
         return self.write(attempt, call.landed)
 
-    def execute_batches(
-        self, declare: Callable[P, Batches], *args: P.args, **kwargs: P.kwargs
-    ) -> None:
-        """Declare batched work with the arguments and run its statement, each batch a
-        write of its own (retried on its own), until a batch says it is done.
+    def _batches(self, batches: Batches) -> None:
+        """Run the statement of ``batches``, each batch a write of its own (retried on its
+        own), until a batch says it is done.
 
         A batch that finds what the work starts from gone after an earlier batch ends it:
         that batch took exactly what was left, so it could not tell that nothing was.
         """
-        with reading_through(nodes):
-            batches = declare(*args, **kwargs)
-            query, params = batches.statement.compile()
+        query, params = batches.statement.compile()
 
-            def step(changes: VectorChanges) -> dict[str, Any]:
-                row = _only_row(batches.statement, self.cypher(query, **params))
-                batches.vectors(row, changes)
-                return row
+        def step(changes: VectorChanges) -> dict[str, Any]:
+            row = _only_row(batches.statement, self.cypher(query, **params))
+            batches.vectors(row, changes)
+            return row
 
-            first = True
-            while True:
-                try:
-                    row = self.write(step, batches.landed)
-                except NotFoundError:
-                    if first:
-                        raise
-                    return
-                if batches.done(row):
-                    if batches.log:
-                        logger.info(batches.log)
-                    return
-                first = False
-                params = {**params, **batches.carried(row)}
+        first = True
+        while True:
+            try:
+                row = self.write(step, batches.landed)
+            except NotFoundError:
+                if first:
+                    raise
+                return
+            if batches.done(row):
+                return
+            first = False
+            params = {**params, **batches.carried(row)}
 
     def components(self) -> list[dict[str, Any]]:
         """The server's components: each one's ``name``, ``version`` and ``edition``."""

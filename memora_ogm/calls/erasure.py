@@ -28,6 +28,7 @@ the caller's node in place, and calling it again finishes the work.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from memora_ogm import convert
@@ -58,6 +59,15 @@ FINISHED = "finished"
 TAILS = "tails"
 #: The key of a memory, as statements return it.
 MEMORY_ID_NAMES = key_of(Memory)
+
+
+@dataclass(frozen=True)
+class Erasure:
+    """How an interface erases: at most ``size`` memories and messages a batch (see
+    :data:`BATCH_SIZE`), and whether its deletes record the memories for a vector store."""
+
+    size: int
+    vectors: bool
 
 
 def per_batch(size: int, share: int = 1) -> int:

@@ -28,7 +28,14 @@ from memora_ogm._async.nodes import (
     User,
 )
 from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
-from memora_ogm.calls.erasure import FINISHED, MEMORY_ID_NAMES, batches, erase, per_batch
+from memora_ogm.calls.erasure import (
+    FINISHED,
+    MEMORY_ID_NAMES,
+    Erasure,
+    batches,
+    erase,
+    per_batch,
+)
 from memora_ogm.calls.memory import Reads, user_page
 from memora_ogm.chains import keep_common_prefix
 from memora_ogm.erasure_plans import room
@@ -695,7 +702,7 @@ def get_all_user_interactions(
 
 
 def delete_user_interaction_and_its_memories(
-    org_id: str, user_id: str, interaction_id: str, size: int, vectors: bool
+    erasure: Erasure, org_id: str, user_id: str, interaction_id: str
 ) -> Batches:
     """Delete the interaction with its messages and memories (in both stores), in
     bounded batches however long it is (see :mod:`memora_ogm.calls.erasure`).
@@ -708,12 +715,13 @@ def delete_user_interaction_and_its_memories(
     """
     check_ids(org_id=org_id, user_id=user_id, interaction_id=interaction_id)
     key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
+    size = erasure.size
     work = UnitOfWork(batched=True)
     interaction = work.match(
         Interaction, lambda: InteractionNotFound(org_id, user_id, interaction_id), lock=True, **key
     )
     memories = work.reachable(interaction, Interaction.memories, limit=per_batch(size))
-    room(work, erase(work, size, vectors, memories, interaction), FINISHED)
+    room(work, erase(work, size, erasure.vectors, memories, interaction), FINISHED)
     return batches(
         work,
         top=Landed(Interaction, key, present=False),
@@ -722,7 +730,7 @@ def delete_user_interaction_and_its_memories(
 
 
 def delete_all_user_interactions_and_their_memories(
-    org_id: str, user_id: str, size: int, vectors: bool
+    erasure: Erasure, org_id: str, user_id: str
 ) -> Batches:
     """Delete every interaction of the user with its messages and memories (in both
     stores), in bounded batches (see :mod:`memora_ogm.calls.erasure`).
@@ -738,12 +746,13 @@ def delete_all_user_interactions_and_their_memories(
     def missing() -> UserNotFound:
         return UserNotFound(org_id, user_id)
 
+    size = erasure.size
     work = UnitOfWork(batched=True)
     user = work.match(User, missing, org_id=org_id, user_id=user_id)
     work.match_related(user, User.interactions_in, missing, lock=True)
     interactions = work.nodes(Interaction, per_batch(size, 4), org_id=org_id, user_id=user_id)
     work.lock(interactions)
     memories = work.reachable(interactions, Interaction.memories, limit=per_batch(size))
-    groups = erase(work, size, vectors, memories, interactions)
+    groups = erase(work, size, erasure.vectors, memories, interactions)
     room(work, [*groups, (interactions, per_batch(size, 4))], FINISHED)
     return batches(work, log=f"deleted all interactions of user {user_id}")

@@ -20,6 +20,7 @@ from memora_ogm.calls import Batches, Call, Landed, Query, Row, VectorChanges, n
 from memora_ogm.calls.erasure import (
     FINISHED,
     MEMORY_ID_NAMES,
+    Erasure,
     batches,
     erase,
     per_batch,
@@ -186,6 +187,14 @@ def get_user_memory_history(
     return _about_memory(apoc, queries.MEMORY_HISTORY, org_id, user_id, memory_id)
 
 
+def fetch_user_memories_resolved(
+    apoc: bool, org_user_mem_ids: list[dict[str, str]]
+) -> Call[list[models.Memory]]:
+    """:func:`fetch_user_memories_resolved_batch` for one list."""
+    batch = fetch_user_memories_resolved_batch(apoc, [org_user_mem_ids])
+    return Call(batch.statement, lambda rows: batch.result(rows)[0])
+
+
 def fetch_user_memories_resolved_batch(
     apoc: bool, batch_org_user_mem_ids: list[list[dict[str, str]]]
 ) -> Call[list[list[models.Memory]]]:
@@ -224,9 +233,7 @@ def fetch_user_memories_resolved_batch(
     return Call(reads.query(queries.RESOLVED_MEMORIES, requested=requested_maps), current)
 
 
-def delete_user_memory(
-    org_id: str, user_id: str, memory_id: str, size: int, vectors: bool
-) -> Call[None]:
+def delete_user_memory(erasure: Erasure, org_id: str, user_id: str, memory_id: str) -> Call[None]:
     """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent,
     ``ValueError`` for a ``memory_id`` that is not a canonical UUID.
 
@@ -247,7 +254,7 @@ def delete_user_memory(
     for ref in (lock.reachable(memory, Memory.interaction_source), collection, memory):
         lock.lock(ref)
     work = UnitOfWork()
-    erase(work, size, vectors, work.match(Memory, missing, **key))
+    erase(work, erasure.size, erasure.vectors, work.match(Memory, missing, **key))
 
     def removed(row: Row, changes: VectorChanges) -> None:
         changes.remove(removed_memories(row))
@@ -263,7 +270,7 @@ def delete_user_memory(
     )
 
 
-def delete_all_user_memories(org_id: str, user_id: str, size: int, vectors: bool) -> Batches:
+def delete_all_user_memories(erasure: Erasure, org_id: str, user_id: str) -> Batches:
     """Delete every memory of the user from the graph and the vector store, in bounded
     batches (see :mod:`memora_ogm.calls.erasure`).
 
@@ -278,9 +285,10 @@ def delete_all_user_memories(org_id: str, user_id: str, size: int, vectors: bool
     def missing() -> UserNotFound:
         return UserNotFound(org_id, user_id)
 
+    size = erasure.size
     work = UnitOfWork(batched=True)
     user = work.match(User, missing, org_id=org_id, user_id=user_id)
     work.match_related(user, User.has_memories, missing, lock=True)
     memories = work.nodes(Memory, per_batch(size), org_id=org_id, user_id=user_id)
-    room(work, erase(work, size, vectors, memories), FINISHED)
+    room(work, erase(work, size, erasure.vectors, memories), FINISHED)
     return batches(work, log=f"deleted all memories of user {user_id}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from memora_ogm import convert
 from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, Org, User
 from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
-from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, batches, erase, per_batch
+from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
 from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.projection import reading
@@ -64,7 +64,7 @@ def update_organization(org_id: str, new_org_name: str) -> Call[models.Organizat
     return Call(work, lambda row: convert.organization(row["org"], reading(Org)), write=True)
 
 
-def delete_organization(org_id: str, size: int, vectors: bool) -> Batches:
+def delete_organization(erasure: Erasure, org_id: str) -> Batches:
     """Delete the organisation and everything under it, in bounded batches.
 
     An organisation smaller than a batch goes in one statement. All or nothing holds
@@ -83,6 +83,7 @@ def delete_organization(org_id: str, size: int, vectors: bool) -> Batches:
     and of days, and the organisation itself once no user, agent or day is left.
     """
     check_ids(TypeError, org_id=org_id)
+    size = erasure.size
     work = UnitOfWork(batched=True)
     org = match_org(work, org_id, lock=True)
     users = work.nodes(User, per_batch(size, 4), org_id=org_id)
@@ -93,7 +94,7 @@ def delete_organization(org_id: str, size: int, vectors: bool) -> Batches:
     work.lock(interactions)
     memories = work.nodes(Memory, per_batch(size), org_id=org_id)
     agents = work.nodes(Agent, per_batch(size), org_id=org_id)
-    groups = erase(work, size, vectors, memories, interactions)
+    groups = erase(work, size, erasure.vectors, memories, interactions)
     emptied = room(work, [*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
     days = work.nodes(Date, per_batch(size), org_id=org_id)
     for ref in (*collections, users, agents, days):

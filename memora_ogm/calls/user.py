@@ -13,7 +13,7 @@ from memora_ogm._async.nodes import (
     User,
 )
 from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
-from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, batches, erase, per_batch
+from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
 from memora_ogm.calls.organization import match_org
 from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import UserNotFound
@@ -84,7 +84,7 @@ def update_user(org_id: str, user_id: str, new_user_name: str) -> Call[models.Us
     return Call(work, _user, write=True)
 
 
-def delete_user(org_id: str, user_id: str, size: int, vectors: bool) -> Batches:
+def delete_user(erasure: Erasure, org_id: str, user_id: str) -> Batches:
     """Delete the user with its collections, interactions, messages, memories and dates,
     in bounded batches (see :mod:`memora_ogm.calls.erasure`).
 
@@ -101,6 +101,7 @@ def delete_user(org_id: str, user_id: str, size: int, vectors: bool) -> Batches:
     purges what the vector store still holds for the user.
     """
     check_ids(org_id=org_id, user_id=user_id)
+    size = erasure.size
     work = UnitOfWork(batched=True)
     user = match_user(work, org_id, user_id)
     collections = [
@@ -112,7 +113,7 @@ def delete_user(org_id: str, user_id: str, size: int, vectors: bool) -> Batches:
     interactions = work.nodes(Interaction, per_batch(size, INTERACTIONS), **owned)
     work.lock(interactions)
     memories = work.nodes(Memory, per_batch(size), **owned)
-    groups = erase(work, size, vectors, memories, interactions)
+    groups = erase(work, size, erasure.vectors, memories, interactions)
     emptied = room(work, [*groups, (interactions, per_batch(size, INTERACTIONS))], "emptied")
     days = work.nodes(Date, per_batch(size), **owned)
     delete_when(work, days, emptied)
