@@ -19,12 +19,14 @@ from typing import Any
 
 import pytest
 from interaction_helpers import LATER, NO_MEMORY, chat, conversation
+from memora_ogm.migrations import MIGRATIONS
 
+from memora_ogm import migration
 from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.nodes import NODE_CLASSES
-from memora_ogm._async.schema import node_key_statement
 from memora_ogm.calls import Batches, Call, agent, interaction, memory, organization, user
 from memora_ogm.calls.erasure import BATCH_SIZE, Erasure
+from memora_ogm.constraints import node_key_statement
 from memora_ogm.unit_of_work import Statement
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -35,7 +37,6 @@ SEPARATOR = "\n\n// ---\n\n"
 NOT_COMPILED = {
     "close",
     "get_associated_vector_db",
-    "migrate_to_schema_for_memora_v0_3_x",
     "export_organization",
     "export_user",
     "import_records",
@@ -193,11 +194,28 @@ def test_setup_compiles_to_its_golden_statements() -> None:
     )
 
 
+def test_the_migration_compiles_to_its_golden_statements() -> None:
+    """Memora's v0.3.x migration on a database that never had one: the records' key, the
+    applied versions, each operation (a batch of links, an index dropped), the record."""
+    (first,) = MIGRATIONS
+    operations = [sent(migration.apply(operation)) for operation in first.operations]
+    assert_compiles(
+        "migrate_to_schema_for_memora_v0_3_x",
+        *sent(migration.install_record(False)),
+        *sent(migration.applied_migrations()),
+        *(statement for statements in operations for statement in statements),
+        *sent(migration.record(first)),
+    )
+
+
 def test_every_public_method_is_compiled_here_or_follows_the_data() -> None:
     methods = {
         name
         for name, _ in inspect.getmembers(BaseGraphDB, inspect.isfunction)
         if not name.startswith("_")
     }
-    compiled_here = {shape.split("__")[0] for shape in SHAPES} | {"setup"}
+    compiled_here = {shape.split("__")[0] for shape in SHAPES} | {
+        "setup",
+        "migrate_to_schema_for_memora_v0_3_x",
+    }
     assert methods - NOT_COMPILED == compiled_here

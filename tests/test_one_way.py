@@ -39,7 +39,7 @@ CYPHER_WRITERS = {
     "chains.py",
     "erasure_plans.py",
     "queries.py",
-    "_async/schema.py",
+    "constraints.py",
 }
 CLAUSE = re.compile(
     r"^\s*(MATCH|OPTIONAL MATCH|CREATE|MERGE|UNWIND|CALL|RETURN|WITH|SHOW|DROP|FOREACH|DETACH)\b"

@@ -39,10 +39,10 @@ from memora_ogm._async.connection import (
     neomodel_driver,
 )
 from memora_ogm._async.retry import CONNECTION_LOST, ask_outcome, retried
-from memora_ogm._async.schema import EDITION
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import VectorCommit
 from memora_ogm.calls import Batches, Call, Landed, Query, VectorChanges, nothing
+from memora_ogm.constraints import EDITION
 from memora_ogm.errors import NodeVanished, NotFoundError
 from memora_ogm.projection import reading_through
 from memora_ogm.queries import APOC_AVAILABLE
@@ -372,7 +372,8 @@ class Graph:
 
         async def attempt(changes: VectorChanges) -> T:
             for before in call.before:
-                await self.run(before)
+                text, values = before.compile()
+                _answer(before, await self.cypher(text, **values))
             row = _answer(statement, await self.cypher(query, **params))
             if call.vectors is not None:
                 call.vectors(row, changes)

@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING, Any
 from neomodel import adb
 from typing_extensions import Self
 
+from memora_ogm import constraints, migration
 from memora_ogm._async.component import call, erasing, resolving
 from memora_ogm._async.consistency import Neo4jConsistency
 from memora_ogm._async.graph import Graph
-from memora_ogm._async.migrate import applied_versions, run_migrations
-from memora_ogm._async.schema import CONSTRAINT_NAMES, install_node_keys, missing_node_keys
 from memora_ogm._async.transfer import Neo4jTransfer
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.calls import agent, interaction, memory, organization, user
@@ -137,30 +136,41 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     async def setup(self, *args: object, **kwargs: object) -> None:
         """Install the schema's uniqueness guarantees (and the vector store's collection)."""
         await self.graph.connect()
-        enterprise = await self.graph.is_enterprise()
-        await self.graph.write(lambda _: install_node_keys(enterprise, self.graph.cypher))
+        await self.graph.execute(constraints.install_node_keys, await self.graph.is_enterprise())
         if self.associated_vector_db is not None:
             await self.associated_vector_db.setup()
 
     async def migrate_to_schema_for_memora_v0_3_x(self, *args: object, **kwargs: object) -> None:
         """Run Memora's v0.3.x migration (``migrations/m0001_memora_v0_3_x.py``) if pending."""
-        await run_migrations(self.graph, MIGRATIONS, up_to="0001")
+        await self.migrate(up_to="0001")
 
-    async def migrate(self) -> list[str]:
-        """Apply every pending migration of ``memora_ogm.migrations``; returns their versions."""
-        return await run_migrations(self.graph, MIGRATIONS)
+    async def migrate(self, up_to: str | None = None) -> list[str]:
+        """Apply the pending migrations of ``memora_ogm.migrations`` (up to ``up_to``
+        inclusive), each recorded once applied; returns the versions applied."""
+        enterprise = await self.graph.is_enterprise()
+        await self.graph.execute(migration.install_record, enterprise)
+        done = set(await self.applied_migrations())
+        applied = []
+        for pending in MIGRATIONS:
+            if up_to is not None and pending.version > up_to:
+                break
+            if pending.version in done:
+                continue
+            for operation in pending.operations:
+                await self.graph.execute(migration.apply, operation)
+            await self.graph.execute(migration.record, pending)
+            applied.append(pending.version)
+        return applied
 
     async def missing_constraints(self) -> list[str]:
         """The names of the schema's constraints this database lacks (``setup()`` adds
         them), for health checks."""
         await self.graph.connect()
-        return await self.graph.query(
-            CONSTRAINT_NAMES, {}, lambda rows: missing_node_keys({row["name"] for row in rows})
-        )
+        return await self.graph.execute(constraints.missing_constraints)
 
     async def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""
-        return await applied_versions(self.graph)
+        return await self.graph.execute(migration.applied_migrations)
 
     # Organisations
     create_organization = call(organization.create_organization)

@@ -1,85 +1,27 @@
-"""Installing the uniqueness guarantees of the Memora schema.
+"""neomodel's ``install_labels`` taught the Memora schema's node keys.
 
-neomodel's ``unique_index`` covers one property; Memora's keys are composite
-(``User(org_id, user_id)`` and so on). Each node class names its key
-(``__node_key__``) and this module installs it: ``NODE KEY`` on Enterprise
-Edition, composite ``IS UNIQUE`` on Community Edition, with Memora's constraint
-names and ``IF NOT EXISTS`` so that it is idempotent. ``setup()`` calls it, and
-:func:`extend_neomodel_schema` teaches neomodel's own ``install_labels`` (and so
-the ``neomodel_install_labels`` CLI) to do the same for every keyed class. The
-server's edition, which decides the kind of constraint, is read here too (:data:`EDITION`).
+:func:`extend_neomodel_schema` makes neomodel's own ``install_labels`` (and so the
+``neomodel_install_labels`` CLI) also install a class's ``__node_key__``, the same
+constraint ``setup()`` installs (:mod:`memora_ogm.constraints`), on neomodel's own
+connection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 from neomodel import adb
 from neomodel.async_.schema import AsyncSchemaManager
-from neomodel.util import escape_identifier
 
-from memora_ogm._async.nodes import NODE_CLASSES, MemoraNode
-
-#: The server's components: name, version and edition (``community`` or ``enterprise``);
-#: ``Graph.components`` runs it (the edition decides which constraints are installed).
-EDITION = """
-CALL dbms.components() YIELD name, versions, edition
-RETURN name, versions[0] AS version, edition
-"""
-
-#: The names of the server's constraints; ``missing_node_keys`` compares them with the schema's.
-CONSTRAINT_NAMES = "SHOW CONSTRAINTS YIELD name RETURN name"
-
-#: Sends one statement: the facade's graph (``Graph.cypher``, in the setup's transaction),
-#: or neomodel's own connection for neomodel's ``install_labels``.
-Send = Callable[[str], Awaitable[object]]
+from memora_ogm._async.nodes import MemoraNode
+from memora_ogm.constraints import node_key_statement
 
 
-async def _neomodel_send(statement: str) -> object:
-    return await adb.cypher_query(statement)
-
-
-def node_key_statement(cls: type[MemoraNode], enterprise: bool) -> str | None:
-    """The CREATE CONSTRAINT statement for ``cls``'s key, generated from the class."""
-    if cls.__node_key__ is None:
-        return None
-    name, properties = cls.__node_key__
-    keys = ", ".join(f"n.{escape_identifier(prop)}" for prop in properties)
-    kind = "IS NODE KEY" if enterprise else "IS UNIQUE"
-    return (
-        f"CREATE CONSTRAINT {escape_identifier(name)} IF NOT EXISTS "
-        f"FOR (n:{escape_identifier(cls.__label__)}) REQUIRE ({keys}) {kind}"
-    )
-
-
-async def install_node_key(
-    cls: type[MemoraNode], enterprise: bool, send: Send = _neomodel_send
-) -> None:
-    """Install ``cls``'s key; ``enterprise`` is the edition of the server it goes to."""
-    statement = node_key_statement(cls, enterprise)
+async def install_node_key(cls: type[MemoraNode]) -> None:
+    """Install ``cls``'s key on neomodel's own connection, for neomodel's edition."""
+    statement = node_key_statement(cls, await adb.edition_is_enterprise())
     if statement is not None:
-        await send(statement)
-
-
-async def drop_index(name: str, send: Send) -> None:
-    """Drop the index ``name`` if there is one (a migration's schema change)."""
-    await send(f"DROP INDEX {escape_identifier(name)} IF EXISTS")
-
-
-async def install_node_keys(enterprise: bool, send: Send) -> None:
-    """Install every node key of the Memora schema (idempotent)."""
-    for cls in NODE_CLASSES:
-        await install_node_key(cls, enterprise, send)
-
-
-def missing_node_keys(installed: set[str]) -> list[str]:
-    """The schema's node keys not among the ``installed`` constraint names, sorted."""
-    return sorted(
-        cls.__node_key__[0]
-        for cls in NODE_CLASSES
-        if cls.__node_key__ is not None and cls.__node_key__[0] not in installed
-    )
+        await adb.cypher_query(statement)
 
 
 def extend_neomodel_schema() -> None:
@@ -97,8 +39,7 @@ def extend_neomodel_schema() -> None:
                 stdout.write(
                     f" + Creating node key {cls.__node_key__[0]} on label {cls.__label__}\n"
                 )
-            # neomodel's own connection here, so neomodel's view of its edition.
-            await install_node_key(cls, await adb.edition_is_enterprise())
+            await install_node_key(cls)
 
     install_labels._memora_node_keys = True  # type: ignore[attr-defined]
     AsyncSchemaManager.install_labels = install_labels  # type: ignore[method-assign]

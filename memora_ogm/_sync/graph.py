@@ -40,10 +40,10 @@ from memora_ogm._sync.connection import (
     neomodel_driver,
 )
 from memora_ogm._sync.retry import CONNECTION_LOST, ask_outcome, retried
-from memora_ogm._sync.schema import EDITION
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import VectorCommit
 from memora_ogm.calls import Batches, Call, Landed, Query, VectorChanges, nothing
+from memora_ogm.constraints import EDITION
 from memora_ogm.errors import NodeVanished, NotFoundError
 from memora_ogm.projection import reading_through
 from memora_ogm.queries import APOC_AVAILABLE
@@ -373,7 +373,8 @@ class Graph:
 
         def attempt(changes: VectorChanges) -> T:
             for before in call.before:
-                self.run(before)
+                text, values = before.compile()
+                _answer(before, self.cypher(text, **values))
             row = _answer(statement, self.cypher(query, **params))
             if call.vectors is not None:
                 call.vectors(row, changes)

@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Any
 from neomodel import db
 from typing_extensions import Self
 
+from memora_ogm import constraints, migration
 from memora_ogm._sync.component import call, erasing, resolving
 from memora_ogm._sync.consistency import Neo4jConsistency
 from memora_ogm._sync.graph import Graph
-from memora_ogm._sync.migrate import applied_versions, run_migrations
-from memora_ogm._sync.schema import CONSTRAINT_NAMES, install_node_keys, missing_node_keys
 from memora_ogm._sync.transfer import Neo4jTransfer
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.calls import agent, interaction, memory, organization, user
@@ -138,30 +137,41 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     def setup(self, *args: object, **kwargs: object) -> None:
         """Install the schema's uniqueness guarantees (and the vector store's collection)."""
         self.graph.connect()
-        enterprise = self.graph.is_enterprise()
-        self.graph.write(lambda _: install_node_keys(enterprise, self.graph.cypher))
+        self.graph.execute(constraints.install_node_keys, self.graph.is_enterprise())
         if self.associated_vector_db is not None:
             self.associated_vector_db.setup()
 
     def migrate_to_schema_for_memora_v0_3_x(self, *args: object, **kwargs: object) -> None:
         """Run Memora's v0.3.x migration (``migrations/m0001_memora_v0_3_x.py``) if pending."""
-        run_migrations(self.graph, MIGRATIONS, up_to="0001")
+        self.migrate(up_to="0001")
 
-    def migrate(self) -> list[str]:
-        """Apply every pending migration of ``memora_ogm.migrations``; returns their versions."""
-        return run_migrations(self.graph, MIGRATIONS)
+    def migrate(self, up_to: str | None = None) -> list[str]:
+        """Apply the pending migrations of ``memora_ogm.migrations`` (up to ``up_to``
+        inclusive), each recorded once applied; returns the versions applied."""
+        enterprise = self.graph.is_enterprise()
+        self.graph.execute(migration.install_record, enterprise)
+        done = set(self.applied_migrations())
+        applied = []
+        for pending in MIGRATIONS:
+            if up_to is not None and pending.version > up_to:
+                break
+            if pending.version in done:
+                continue
+            for operation in pending.operations:
+                self.graph.execute(migration.apply, operation)
+            self.graph.execute(migration.record, pending)
+            applied.append(pending.version)
+        return applied
 
     def missing_constraints(self) -> list[str]:
         """The names of the schema's constraints this database lacks (``setup()`` adds
         them), for health checks."""
         self.graph.connect()
-        return self.graph.query(
-            CONSTRAINT_NAMES, {}, lambda rows: missing_node_keys({row["name"] for row in rows})
-        )
+        return self.graph.execute(constraints.missing_constraints)
 
     def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""
-        return applied_versions(self.graph)
+        return self.graph.execute(migration.applied_migrations)
 
     # Organisations
     create_organization = call(organization.create_organization)

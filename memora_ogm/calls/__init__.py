@@ -124,7 +124,7 @@ class Call(Generic[T]):
     #: write runs again then (it may run twice).
     landed: Landed | None = None
     #: Statements of the same transaction that run first (a delete's locks).
-    before: tuple[Statement, ...] = ()
+    before: tuple[Statement | Query, ...] = ()
     #: What the facade's log says once the call succeeded (ids only, never a caller's text).
     log: str = ""
 

@@ -1,0 +1,78 @@
+"""The schema install: the uniqueness guarantees of the Memora schema, and the edition
+and constraint reads they depend on.
+
+neomodel's ``unique_index`` covers one property; Memora's keys are composite
+(``User(org_id, user_id)`` and so on). Each node class names its key
+(``__node_key__``) and this module writes its constraint: ``NODE KEY`` on Enterprise
+Edition, composite ``IS UNIQUE`` on Community Edition, with Memora's constraint names and
+``IF NOT EXISTS`` so that it is idempotent. ``setup()`` runs :func:`install_node_keys`,
+and ``memora_ogm._async.schema`` teaches neomodel's own ``install_labels`` (and so the
+``neomodel_install_labels`` CLI) the same. No I/O; shared by both twins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from neomodel.util import escape_identifier
+
+from memora_ogm._async.nodes import NODE_CLASSES, MemoraNode
+from memora_ogm.calls import Call, Query, nothing
+
+#: The server's components: name, version and edition (``community`` or ``enterprise``);
+#: ``Graph.components`` runs it (the edition decides which constraints are installed).
+EDITION = """
+CALL dbms.components() YIELD name, versions, edition
+RETURN name, versions[0] AS version, edition
+"""
+
+#: The names of the server's constraints; :func:`missing_constraints` compares them with
+#: the schema's.
+CONSTRAINT_NAMES = "SHOW CONSTRAINTS YIELD name RETURN name"
+
+
+def node_key_statement(cls: type[MemoraNode], enterprise: bool) -> str | None:
+    """The CREATE CONSTRAINT statement for ``cls``'s key, generated from the class."""
+    if cls.__node_key__ is None:
+        return None
+    name, properties = cls.__node_key__
+    keys = ", ".join(f"n.{escape_identifier(prop)}" for prop in properties)
+    kind = "IS NODE KEY" if enterprise else "IS UNIQUE"
+    return (
+        f"CREATE CONSTRAINT {escape_identifier(name)} IF NOT EXISTS "
+        f"FOR (n:{escape_identifier(cls.__label__)}) REQUIRE ({keys}) {kind}"
+    )
+
+
+def schema_change(statements: Iterable[str]) -> Call[None]:
+    """Schema commands run in one transaction."""
+    *first, last = (Query(statement, {}) for statement in statements)
+    return Call(last, nothing, write=True, before=tuple(first))
+
+
+def install_node_keys(
+    enterprise: bool, classes: Iterable[type[MemoraNode]] = NODE_CLASSES
+) -> Call[None]:
+    """Install the node keys of ``classes`` (every one of the Memora schema); idempotent.
+    ``enterprise`` is the edition of the server they go to."""
+    keyed = (node_key_statement(cls, enterprise) for cls in classes)
+    return schema_change(statement for statement in keyed if statement is not None)
+
+
+def drop_index(name: str) -> Call[None]:
+    """Drop the index ``name`` if there is one (a migration's schema change)."""
+    return schema_change([f"DROP INDEX {escape_identifier(name)} IF EXISTS"])
+
+
+def missing_constraints() -> Call[list[str]]:
+    """The schema's node keys this database lacks (``setup()`` adds them), sorted."""
+
+    def missing(rows: list[dict[str, str]]) -> list[str]:
+        installed = {row["name"] for row in rows}
+        return sorted(
+            cls.__node_key__[0]
+            for cls in NODE_CLASSES
+            if cls.__node_key__ is not None and cls.__node_key__[0] not in installed
+        )
+
+    return Call(Query(CONSTRAINT_NAMES, {}), missing)
