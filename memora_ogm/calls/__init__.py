@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from memora_ogm.schema.models import Memory as MemoryModel
-from memora_ogm.unit_of_work import Statement, UnitOfWork
+from memora_ogm.unit_of_work import Ref, Statement, UnitOfWork
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -127,6 +127,18 @@ class Call(Generic[T]):
     before: tuple[Statement | Query, ...] = ()
     #: What the facade's log says once the call succeeded (ids only, never a caller's text).
     log: str = ""
+
+
+def changed(
+    node: Callable[[UnitOfWork], Ref], name: str, model: Callable[[Row], T], **values: Any
+) -> Call[T]:
+    """Set ``values`` on the node that ``node`` matches, and return it (as ``name``) as
+    ``model`` of the row: a rename."""
+    work = UnitOfWork()
+    ref = node(work)
+    work.set(ref, **values)
+    work.output(name, ref)
+    return Call(work, model, write=True)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from typing import Any
 
 from memora_ogm import convert
 from memora_ogm._async.nodes import Agent, Org, User
-from memora_ogm.calls import Call, Landed, Row, nothing
+from memora_ogm.calls import Call, Landed, Row, changed, nothing
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
 from memora_ogm.errors import AgentNotFound
@@ -90,11 +90,12 @@ def get_all_user_agents(org_id: str, user_id: str) -> Call[list[models.Agent]]:
 def update_agent(org_id: str, agent_id: str, new_agent_label: str) -> Call[models.Agent]:
     check_ids(org_id=org_id, agent_id=agent_id)
     check_name("new_agent_label", new_agent_label)
-    work = UnitOfWork()
-    agent = _match_agent(work, org_id, agent_id)
-    work.set(agent, agent_label=new_agent_label)
-    work.output("agent", agent)
-    return Call(work, _agent, write=True)
+    return changed(
+        lambda work: _match_agent(work, org_id, agent_id),
+        "agent",
+        _agent,
+        agent_label=new_agent_label,
+    )
 
 
 def delete_agent(org_id: str, agent_id: str) -> Call[None]:

@@ -32,11 +32,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from memora_ogm import convert
-from memora_ogm._async.nodes import Interaction, Memory, MessageBlock
+from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
 from memora_ogm.calls import Batches, Landed, Row, VectorChanges, key_of
 from memora_ogm.erasure_plans import chain_tails, output_first_key
+from memora_ogm.errors import UserNotFound
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Ref, UnitOfWork
+from memora_ogm.validation import check_ids
 
 #: Memories, messages and agents a batch deletes at most, unless the interface says
 #: otherwise (``erase_batch_size``). A batch of 2,500 memories and 2,500 messages, with
@@ -68,6 +70,21 @@ class Erasure:
 
     size: int
     vectors: bool
+
+
+def user_collection_batch(org_id: str, user_id: str, collection: Any) -> UnitOfWork:
+    """A batch of a user's erasure that starts by locking the user's ``collection``
+    (``User.interactions_in`` or ``User.has_memories``), which every write adding to it
+    links to; ``UserNotFound`` when the user or the collection is missing."""
+    check_ids(org_id=org_id, user_id=user_id)
+
+    def missing() -> UserNotFound:
+        return UserNotFound(org_id, user_id)
+
+    work = UnitOfWork(batched=True)
+    user = work.match(User, missing, org_id=org_id, user_id=user_id)
+    work.match_related(user, collection, missing, lock=True)
+    return work
 
 
 def per_batch(size: int, share: int = 1) -> int:

@@ -35,6 +35,7 @@ from memora_ogm.calls.erasure import (
     batches,
     erase,
     per_batch,
+    user_collection_batch,
 )
 from memora_ogm.calls.memory import Reads, user_page
 from memora_ogm.chains import keep_common_prefix
@@ -741,15 +742,8 @@ def delete_all_user_interactions_and_their_memories(
     or neither; an interrupted call leaves the user with fewer interactions (the ones
     it was working on possibly shortened from their tail), and calling again finishes.
     """
-    check_ids(org_id=org_id, user_id=user_id)
-
-    def missing() -> UserNotFound:
-        return UserNotFound(org_id, user_id)
-
     size = erasure.size
-    work = UnitOfWork(batched=True)
-    user = work.match(User, missing, org_id=org_id, user_id=user_id)
-    work.match_related(user, User.interactions_in, missing, lock=True)
+    work = user_collection_batch(org_id, user_id, User.interactions_in)
     interactions = work.nodes(Interaction, per_batch(size, 4), org_id=org_id, user_id=user_id)
     work.lock(interactions)
     memories = work.reachable(interactions, Interaction.memories, limit=per_batch(size))

@@ -25,6 +25,7 @@ from memora_ogm.calls.erasure import (
     erase,
     per_batch,
     removed_memories,
+    user_collection_batch,
 )
 from memora_ogm.erasure_plans import room
 from memora_ogm.errors import MemoryNotFound, UserNotFound
@@ -280,15 +281,8 @@ def delete_all_user_memories(erasure: Erasure, org_id: str, user_id: str) -> Bat
     in one commit, or neither; an interrupted call leaves the user with fewer memories,
     and calling it again deletes the rest.
     """
-    check_ids(org_id=org_id, user_id=user_id)
-
-    def missing() -> UserNotFound:
-        return UserNotFound(org_id, user_id)
-
     size = erasure.size
-    work = UnitOfWork(batched=True)
-    user = work.match(User, missing, org_id=org_id, user_id=user_id)
-    work.match_related(user, User.has_memories, missing, lock=True)
+    work = user_collection_batch(org_id, user_id, User.has_memories)
     memories = work.nodes(Memory, per_batch(size), org_id=org_id, user_id=user_id)
     room(work, erase(work, size, erasure.vectors, memories), FINISHED)
     return batches(work, log=f"deleted all memories of user {user_id}")

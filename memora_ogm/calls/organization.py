@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memora_ogm import convert
 from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, Org, User
-from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
+from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges, changed
 from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
 from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import OrganizationNotFound
@@ -38,12 +38,13 @@ def create_organization(org_name: str) -> Call[models.Organization]:
     )
 
 
+def _organization(row: Row) -> models.Organization:
+    return convert.organization(row["org"], reading(Org))
+
+
 def get_organization(org_id: str) -> Call[models.Organization]:
     check_ids(TypeError, org_id=org_id)
-    return Call(
-        ORGANIZATION.bind(org_id=org_id),
-        lambda row: convert.organization(row["org"], reading(Org)),
-    )
+    return Call(ORGANIZATION.bind(org_id=org_id), _organization)
 
 
 def get_all_organizations() -> Call[list[models.Organization]]:
@@ -57,11 +58,9 @@ def get_all_organizations() -> Call[list[models.Organization]]:
 def update_organization(org_id: str, new_org_name: str) -> Call[models.Organization]:
     check_ids(org_id=org_id)
     check_name("new_org_name", new_org_name)
-    work = UnitOfWork()
-    org = match_org(work, org_id)
-    work.set(org, org_name=new_org_name)
-    work.output("org", org)
-    return Call(work, lambda row: convert.organization(row["org"], reading(Org)), write=True)
+    return changed(
+        lambda work: match_org(work, org_id), "org", _organization, org_name=new_org_name
+    )
 
 
 def delete_organization(erasure: Erasure, org_id: str) -> Batches:

@@ -12,7 +12,7 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
+from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges, changed
 from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
 from memora_ogm.calls.organization import match_org
 from memora_ogm.erasure_plans import delete_when, room
@@ -77,11 +77,9 @@ def get_all_org_users(org_id: str) -> Call[list[models.User]]:
 def update_user(org_id: str, user_id: str, new_user_name: str) -> Call[models.User]:
     check_ids(org_id=org_id, user_id=user_id)
     check_name("new_user_name", new_user_name)
-    work = UnitOfWork()
-    user = match_user(work, org_id, user_id)
-    work.set(user, user_name=new_user_name)
-    work.output("user", user)
-    return Call(work, _user, write=True)
+    return changed(
+        lambda work: match_user(work, org_id, user_id), "user", _user, user_name=new_user_name
+    )
 
 
 def delete_user(erasure: Erasure, org_id: str, user_id: str) -> Batches:
