@@ -26,9 +26,12 @@ from typing import Any
 from neo4j import GraphDatabase
 
 from memora_ogm import Neo4jGraphInterface
+from memora_ogm.calls.interaction import (
+    save_interaction_with_memories,
+    update_interaction_and_memories,
+)
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import LocalNeo4jServer
-from memora_ogm.unit_of_work import UnitOfWork
 
 DAY = datetime(2024, 5, 1, 9, 30, tzinfo=timezone.utc)
 DEFAULT_SIZES = "1000x10,1000x1000,10000x10,10000x100,10000x1000,20000x1000"
@@ -74,14 +77,6 @@ async def main(heap_mb: int, sizes: list[tuple[int, int]]) -> None:
         ids = (org.org_id, agent.agent_id, user.user_id)
         first, _ = await graph.save_interaction_with_memories(*ids, interaction(2, 1, None))
         (memory,) = await graph.get_all_user_memories(org.org_id, user.user_id)
-        captured: list[UnitOfWork] = []
-
-        async def capture(work: UnitOfWork, *args: Any, **kwargs: Any) -> Any:
-            captured.append(work)
-            return None
-
-        real = graph.graph.write_unit
-        graph.graph.write_unit = capture  # type: ignore[method-assign]
         print(f"server heap {heap_mb} MiB; load average {os.getloadavg()[0]:.2f}")
         print(
             f"{'statement':<8} {'messages':>8} {'memories':>8} {'memory MiB':>11} "
@@ -90,11 +85,13 @@ async def main(heap_mb: int, sizes: list[tuple[int, int]]) -> None:
         with GraphDatabase.driver(conn.uri, auth=conn.auth) as driver:
             for messages, memories in sizes:
                 data = interaction(messages, memories, memory.memory_id)
-                captured.clear()
-                await graph.save_interaction_with_memories(*ids, data)
-                await graph.update_interaction_and_memories(*ids, first, data)
-                statements = list(zip(("save", "update"), captured, strict=True))
+                # The declarations compile without a server: profile their statements.
+                statements = [
+                    ("save", save_interaction_with_memories(*ids, data).statement),
+                    ("update", update_interaction_and_memories(*ids, first, data).statement),
+                ]
                 for name, work in statements:
+                    assert work is not None
                     query, params = work.compile()
                     with driver.session(database=conn.database) as session:
                         tx = session.begin_transaction()
@@ -118,7 +115,6 @@ async def main(heap_mb: int, sizes: list[tuple[int, int]]) -> None:
                             )
                         finally:
                             tx.rollback()
-        graph.graph.write_unit = real  # type: ignore[method-assign]
         await graph.close()
 
 

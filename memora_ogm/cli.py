@@ -175,12 +175,13 @@ def run_demo(conn: Neo4jConnection) -> int:
     and APOC's (a named read of :mod:`memora_ogm.queries`).
     """
     from memora_ogm import queries
+    from memora_ogm.calls import Call, Query
     from memora_ogm.demo import walkthrough
     from memora_ogm.sync import Neo4jGraphInterface  # with qdrant-client: only when used
 
     with Neo4jGraphInterface.from_connection(conn) as memora:
         components = memora.graph.components()
-        apoc = memora.graph.query(queries.APOC_VERSION, {}, list)
+        apoc = memora.graph.execute(Call, Query(queries.APOC_VERSION, {}), list)
     for component in components:
         print(f"{component['name']} {component['version']} {component['edition']} edition")
     print(f"APOC {apoc[0]['version']}")

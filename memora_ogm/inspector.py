@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from memora_ogm import convert
 from memora_ogm._sync.nodes import Agent, Interaction, Memory, Org, User
+from memora_ogm.calls import Call
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
 from memora_ogm.errors import NotFoundError
@@ -184,7 +185,7 @@ def _organization(row: dict[str, Any]) -> list[str]:
 
 def overview_lines(memora: Neo4jGraphInterface, limit: int) -> list[str]:
     """Every organisation (up to ``limit``) with its counts."""
-    return memora.graph.read_unit(overview_read(limit), _overview)
+    return memora.graph.execute(Call, overview_read(limit), _overview)
 
 
 def inspect_lines(
@@ -197,7 +198,8 @@ def inspect_lines(
     with Neo4jGraphInterface.from_connection(conn) as memora:
         if org_id is None:
             return lines + overview_lines(memora, limit)
-        organization, user = memora.graph.read_unit(
+        organization, user = memora.graph.execute(
+            Call,
             organization_read(org_id, user_id, limit),
             lambda row: (_organization(row), row.get("user")),
         )

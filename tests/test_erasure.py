@@ -29,7 +29,9 @@ from test_vector_consistency import (
     stores,
 )
 
+from memora_ogm._async.graph import Work
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.calls import Query
 from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
 
@@ -272,17 +274,16 @@ async def test_running_out_of_transaction_memory_is_not_retried(graph: Any) -> N
     server's transaction memory (70% of its heap by default) surfaces after one attempt."""
     attempts = []
 
-    async def work() -> None:
+    async def work(transaction: Work) -> None:
         attempts.append(1)
-        await graph.cypher(
+        statement = (
             "UNWIND range(1, $rows) AS n WITH collect(toString(n) + $pad) AS padded "
-            "RETURN size(padded) AS size",
-            rows=10_000_000,
-            pad="x" * 2_000,
+            "RETURN size(padded) AS size"
         )
+        await transaction.run(Query(statement, {"rows": 10_000_000, "pad": "x" * 2_000}))
 
     with pytest.raises(TransientError) as raised:
-        await graph.read(work)
+        await graph.transaction(work, write=False)
     assert raised.value.code == OUT_OF_MEMORY
     assert len(attempts) == 1
 

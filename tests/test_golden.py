@@ -24,6 +24,7 @@ from interaction_helpers import DAY, LATER, NO_MEMORY, World, chat, conversation
 from neo4j import AsyncSession, Driver
 from neo4j._async.work.transaction import AsyncTransactionBase
 
+from memora_ogm import calls
 from memora_ogm._async import paging as async_paging
 from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.interface import Neo4jGraphInterface
@@ -192,9 +193,9 @@ SHAPES: dict[str, Call] = {
     # check also looks its id up across the graph.
     "check_consistency": lambda m, t: _checked(m),
     # Not a facade method: the counting reads of ``memora-ogm inspect``.
-    "inspect": lambda m, t: m.graph.read_unit(overview_read(20), dict),
-    "inspect__organization_and_user": lambda m, t: m.graph.read_unit(
-        organization_read(t.world.org_id, t.world.user_id, 20), dict
+    "inspect": lambda m, t: m.graph.execute(calls.Call, overview_read(20), dict),
+    "inspect__organization_and_user": lambda m, t: m.graph.execute(
+        Call, organization_read(t.world.org_id, t.world.user_id, 20), dict
     ),
 }
 

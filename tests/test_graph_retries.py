@@ -9,9 +9,10 @@ import pytest
 from neo4j.exceptions import TransientError
 
 from memora_ogm import ConflictError, RetriesExhausted
-from memora_ogm._async.graph import VectorChanges, nothing
+from memora_ogm._async.graph import Work, nothing
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._async.nodes import Memory, MessageBlock, Org
+from memora_ogm.calls import Call, Query
 from memora_ogm.convert import resolved_memory
 from memora_ogm.errors import NodeVanished
 from memora_ogm.projection import projection
@@ -49,45 +50,45 @@ def test_a_memory_half_read_before_a_delete_says_so() -> None:
 async def test_a_read_that_met_a_concurrent_writer_runs_again(graph: Any, error: Exception) -> None:
     calls = []
 
-    async def work() -> str:
+    async def work(_: Work) -> str:
         calls.append(1)
         if len(calls) == 1:
             raise error
         return "read"
 
-    assert await graph.read(work) == "read"
+    assert await graph.transaction(work, write=False) == "read"
     assert len(calls) == 2
 
 
 async def test_retries_run_out_with_a_clear_error(graph: Any) -> None:
     calls = []
 
-    async def work() -> None:
+    async def work(_: Work) -> None:
         calls.append(1)
         raise TransientError("deadlock, again")
 
     graph.base_backoff = 0.001
     with pytest.raises(RetriesExhausted, match="gave up after 8 attempts"):
-        await graph.read(work)
+        await graph.transaction(work, write=False)
     assert len(calls) == graph.max_attempts == 8
 
 
 async def test_other_errors_are_not_retried(graph: Any) -> None:
     calls = []
 
-    async def work() -> None:
+    async def work(_: Work) -> None:
         calls.append(1)
         raise ValueError("a bug, not a conflict")
 
     with pytest.raises(ValueError, match="a bug"):
-        await graph.read(work)
+        await graph.transaction(work, write=False)
     assert len(calls) == 1
 
 
 async def _org_names(graph: Any, org_id: str) -> list[str]:
-    names: list[str] = await graph.query(
-        "MATCH (o:Org {org_id: $org_id}) RETURN o.org_name AS name",
-        {"org_id": org_id},
+    names: list[str] = await graph.execute(
+        Call,
+        Query("MATCH (o:Org {org_id: $org_id}) RETURN o.org_name AS name", {"org_id": org_id}),
         lambda rows: [row["name"] for row in rows],
     )
     return names
@@ -99,7 +100,7 @@ async def test_a_key_that_exists_is_a_conflict_at_once(graph: Any) -> None:
     or on its own)."""
     work = UnitOfWork()
     _, org = work.create(Org, org_name="Acme")
-    await graph.write_unit(work, nothing)
+    await graph.execute(Call, work, nothing, write=True)
     attempts: list[str] = []
 
     def duplicate() -> UnitOfWork:
@@ -108,25 +109,25 @@ async def test_a_key_that_exists_is_a_conflict_at_once(graph: Any) -> None:
         work.create(Org, org_id=org["org_id"], org_name="copy")
         return work
 
-    async def statement(_: VectorChanges) -> None:
-        await graph.run(duplicate())
+    async def statement(transaction: Work) -> None:
+        await transaction.run(duplicate())
 
-    async def neomodel_save(_: VectorChanges) -> None:
+    async def neomodel_save(_: Work) -> None:
         attempts.append("neomodel")
         await Org(org_id=org["org_id"], org_name="copy").save()
 
     graph.base_backoff = 0.001
     for name, write in (
-        ("transaction", lambda: graph.write(statement)),
-        ("auto-commit", lambda: graph.write_unit(duplicate(), nothing)),
-        ("neomodel", lambda: graph.write(neomodel_save)),
+        ("transaction", lambda: graph.transaction(statement)),
+        ("auto-commit", lambda: graph.execute(Call, duplicate(), nothing, write=True)),
+        ("neomodel", lambda: graph.transaction(neomodel_save, neomodel=True)),
     ):
         attempts.clear()
         before = graph.statements
         with pytest.raises(ConflictError, match="already exists with label `Org`"):
             await write()
         assert len(attempts) == 1, name
-        if name != "neomodel":  # neomodel's statements do not go through Graph.cypher
+        if name != "neomodel":  # neomodel's statements do not go through Graph._send
             assert graph.statements - before == 1, name
     assert await _org_names(graph, org["org_id"]) == ["Acme"]
 
@@ -138,15 +139,15 @@ async def test_a_node_deleted_while_something_links_to_it_runs_again(graph: Any)
     update linked a new memory to it)."""
     work = UnitOfWork()
     _, org = work.create(Org, org_name="Acme")
-    await graph.write_unit(work, nothing)
+    await graph.execute(Call, work, nothing, write=True)
     linked = {"org_id": org["org_id"]}
-    await graph.query(
-        "MATCH (o:Org {org_id: $org_id}) CREATE (o)<-[:BELONGS_TO]-(:Probe)", linked, list, True
-    )
+    probe = "MATCH (o:Org {org_id: $org_id}) CREATE (o)<-[:BELONGS_TO]-(:Probe)"
+    await graph.execute(Call, Query(probe, linked), list, write=True)
     graph.max_attempts, graph.base_backoff = 3, 0.001
     before = graph.statements
     with pytest.raises(RetriesExhausted, match="still has relationships"):
-        await graph.query("MATCH (o:Org {org_id: $org_id}) DELETE o", linked, list, write=True)
+        delete = Query("MATCH (o:Org {org_id: $org_id}) DELETE o", linked)
+        await graph.execute(Call, delete, list, write=True)
     assert graph.statements - before == 3
-    await graph.query("MATCH (p:Probe) DETACH DELETE p", {}, list, write=True)
+    await graph.execute(Call, Query("MATCH (p:Probe) DETACH DELETE p", {}), list, write=True)
     assert await _org_names(graph, org["org_id"]) == ["Acme"]

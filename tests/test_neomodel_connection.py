@@ -24,7 +24,7 @@ from neomodel import adb, db, get_config
 from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
-from memora_ogm._async.graph import VectorChanges
+from memora_ogm._async.graph import Work
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._async.nodes import Org as AsyncOrg
 from memora_ogm._sync.nodes import Org as SyncOrg
@@ -241,7 +241,7 @@ async def test_node_classes_in_a_unit_of_work_run_on_its_transaction_only_there(
     seen: dict[str, Any] = {}
     inside, done = asyncio.Event(), asyncio.Event()
 
-    async def save(_: VectorChanges) -> None:
+    async def save(_: Work) -> None:
         await AsyncOrg(org_id="org-1", org_name="Initech").save()
         seen["inside"] = adb.driver
         inside.set()
@@ -252,17 +252,17 @@ async def test_node_classes_in_a_unit_of_work_run_on_its_transaction_only_there(
         seen["meanwhile"] = adb.driver
         done.set()
 
-    async def fail(_: VectorChanges) -> None:
+    async def fail(_: Work) -> None:
         await AsyncOrg(org_id="org-2", org_name="Rolled back").save()
         raise RuntimeError("the unit of work fails")
 
     try:
         await memora.setup()
-        await asyncio.gather(memora.graph.write(save), meanwhile())
+        await asyncio.gather(memora.graph.transaction(save, neomodel=True), meanwhile())
         assert seen["inside"] in ours(memora)
         assert seen["meanwhile"] is None
         with pytest.raises(RuntimeError, match="the unit of work fails"):
-            await memora.graph.write(fail)
+            await memora.graph.transaction(fail, neomodel=True)
         assert adb.driver is None
         assert (await memora.get_organization("org-1")).org_name == "Initech"
     finally:
@@ -290,11 +290,11 @@ def test_sync_node_classes_in_a_unit_of_work_run_on_its_transaction_only_there(
 
     try:
         memora.setup()
-        memora.graph.write(save)
+        memora.graph.transaction(save, neomodel=True)
         assert seen["inside"] in ours(memora)
         assert seen["meanwhile"] is None
         with pytest.raises(RuntimeError, match="the unit of work fails"):
-            memora.graph.write(fail)
+            memora.graph.transaction(fail, neomodel=True)
         assert db.driver is None
         assert memora.get_organization("org-1").org_name == "Initech"
     finally:

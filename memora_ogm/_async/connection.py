@@ -11,20 +11,21 @@ loop (a :class:`Link`), opened lazily on first use there:
   generators (``asyncio.run`` does) or by :meth:`Connection.close`.
 
 neomodel's own driver slot is the application's: no interface ever writes it, and the
-application's ``close_connection()`` closes only its own driver. Inside a unit of work
-neomodel sees that unit's driver, in that context only (:class:`UnitDriverView`).
+application's ``close_connection()`` closes only its own driver. Inside a transaction
+bound to neomodel (an opt-in), neomodel sees that transaction's driver, in that context
+only (:class:`UnitDriverView`).
 
 Two kinds of session reach the server: a :class:`Link`'s kept sessions, keyed by driver
 (the link's) and database and access mode, run the auto-commit statements of calls of
-one statement; :func:`bind_neomodel` opens a session and an explicit transaction for
-work of several statements, bound to neomodel's context for that work's duration.
+one statement; :func:`open_transaction` opens a session and an explicit transaction for
+work of several statements.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any
 
@@ -81,15 +82,14 @@ class UnitDriverView(AsyncConnectionManager):
 def view_unit_drivers() -> None:
     """Give neomodel's one connection manager (``adb``'s) the :class:`UnitDriverView`.
 
-    The one change memora-ogm makes to neomodel's connection, done once, on import:
-    the instance keeps its state and neomodel's own behaviour, only its class changes.
+    The one change memora-ogm makes to neomodel's connection, made only for what binds
+    neomodel to one of its drivers (:func:`bind_neomodel`, the Flask integration's
+    per-app binding): the instance keeps its state and neomodel's own behaviour, only
+    its class changes.
     """
     manager = adb._connection
     if type(manager) is AsyncConnectionManager:
         manager.__class__ = UnitDriverView
-
-
-view_unit_drivers()
 
 
 class Link(LoopBound):
@@ -263,43 +263,58 @@ def pipelined_begin(session: AsyncSession) -> AbstractContextManager[Any]:
 
 
 @asynccontextmanager
-async def bind_neomodel(
+async def open_transaction(
     driver: AsyncDriver,
     database: str | None,
     write: bool,
     bookmarks: AsyncBookmarkManager | None = None,
-) -> AsyncIterator[AsyncTransaction]:
-    """Run neomodel's queries of this context in a new transaction on ``driver``.
+) -> AsyncIterator[tuple[AsyncSession, AsyncTransaction]]:
+    """A new session on ``driver`` with an explicit transaction (its BEGIN sent with its
+    first statement), through the driver's public API; the caller commits, and a
+    transaction left open is rolled back.
 
-    The one place that chooses the connection of a unit of work. neomodel keeps its
-    session, transaction and database name in context variables (one per asyncio
-    task or thread) and runs every query on the active transaction when there is
-    one; binding them here makes each unit of work use its interface's own driver and
-    database, whatever other interfaces do concurrently. neomodel sees ``driver`` as its
-    driver for the unit's duration, in this context only (:class:`UnitDriverView`): its
-    process-wide driver stays the application's. Reads open read sessions, so a routing
-    (``neo4j://``) driver sends them to a reader; ``bookmarks`` makes that reader wait
-    until it has the writes the bookmark manager has seen committed. The caller commits;
-    a transaction left open is rolled back.
+    Reads open read sessions, so a routing (``neo4j://``) driver sends them to a reader;
+    ``bookmarks`` makes that reader wait until it has the writes the bookmark manager has
+    seen committed.
     """
     session = driver.session(
         database=database,
         default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
         bookmark_manager=bookmarks,
     )
-    saved = (adb._session, adb._active_transaction, adb._database_name, unit_driver.get())
     try:
         with pipelined_begin(session):
             transaction = await session.begin_transaction()
-        adb._session, adb._active_transaction = session, transaction
-        adb._database_name = database
-        unit_driver.set(driver)
         try:
-            yield transaction
+            yield session, transaction
         finally:
-            adb._session, adb._active_transaction, adb._database_name, bound = saved
-            unit_driver.set(bound)
             if not transaction.closed():
                 await transaction.rollback()
     finally:
         await session.close()
+
+
+@contextmanager
+def bind_neomodel(
+    driver: AsyncDriver, database: str | None, session: AsyncSession, transaction: AsyncTransaction
+) -> Iterator[None]:
+    """Run neomodel's queries of this context on ``transaction`` (an opt-in of
+    ``Graph.transaction(..., neomodel=True)``: the node classes' own API inside a facade's
+    transaction).
+
+    It relies on neomodel's private state: neomodel keeps its session, transaction and
+    database name in context variables of ``adb`` (``_session``, ``_active_transaction``,
+    ``_database_name``; one per asyncio task or thread) and runs every query on the
+    active transaction when there is one. neomodel sees ``driver`` as its driver in this
+    context only (:class:`UnitDriverView`): its process-wide driver stays the application's.
+    """
+    view_unit_drivers()
+    saved = (adb._session, adb._active_transaction, adb._database_name, unit_driver.get())
+    adb._session, adb._active_transaction = session, transaction
+    adb._database_name = database
+    unit_driver.set(driver)
+    try:
+        yield
+    finally:
+        adb._session, adb._active_transaction, adb._database_name, bound = saved
+        unit_driver.set(bound)

@@ -35,6 +35,7 @@ from memora_ogm._async.nodes import Memory, Org, User
 from memora_ogm._async.paging import Part, pages
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import add_to_vector_db
+from memora_ogm.calls import Call
 from memora_ogm.consistency import (
     ClashingMemoryId,
     ConsistencyReport,
@@ -156,7 +157,7 @@ async def _holders(graph: Graph, memory_ids: list[str]) -> dict[str, list[models
             held.setdefault(memory.memory_id, []).append(memory)
         return held
 
-    return await graph.read_unit(work, found)
+    return await graph.execute(Call, work, found)
 
 
 class _Check:

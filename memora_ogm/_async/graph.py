@@ -1,16 +1,14 @@
-"""A facade's graph: its connection, and the one way its statements reach the server.
+"""A facade's graph: its connection, and the one door its calls go through.
 
-Every statement of a facade call leaves through :meth:`Graph._send`, in one of two kinds
-of transaction:
+A call declared in :mod:`memora_ogm.calls` runs through :meth:`Graph.execute`, every
+statement leaving through :meth:`Graph._send`, in one of two kinds of transaction:
 
-- an auto-commit transaction on a kept session (:meth:`Graph.query`), for a call of one
-  statement: one round trip. :meth:`Graph.read_unit` and :meth:`Graph.write_unit` run a
-  unit of work's statement this way;
-- an explicit transaction (:meth:`Graph.read`, :meth:`Graph.write`; its BEGIN sent with
-  the first statement), for work of several statements or a write whose vector changes
-  must go with it. Its statements run through :meth:`Graph.cypher` (:meth:`Graph.run`
-  for a unit of work), and neomodel's queries of the work run on it too
-  (:func:`~memora_ogm._async.connection.bind_neomodel`).
+- an auto-commit transaction on a kept session, for a read or a write of one statement
+  that changes no vector: one round trip;
+- an explicit transaction (:meth:`Graph.transaction`; its BEGIN sent with the first
+  statement), for a write of several statements or whose vector changes must go with it,
+  and for each batch of batched work (an erasure, a migration, an import's batch). The
+  transaction is passed to the work explicitly (:class:`Work`).
 
 Each attempt follows the retry policy of :mod:`memora_ogm._async.retry` (with its
 resolution of unanswered commits, :class:`Landed`), on the drivers and sessions of
@@ -22,14 +20,12 @@ together or neither does.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, ParamSpec, TypeVar, cast
 
 from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncSession, AsyncTransaction, Record
 from neo4j.exceptions import IncompleteCommit
-from neomodel import adb
 
 from memora_ogm._async import nodes
 from memora_ogm._async.connection import (
@@ -37,6 +33,7 @@ from memora_ogm._async.connection import (
     bind_neomodel,
     bookmarks_for,
     neomodel_driver,
+    open_transaction,
 )
 from memora_ogm._async.retry import CONNECTION_LOST, ask_outcome, retried
 from memora_ogm._async.vector_base import BaseVectorDB
@@ -46,12 +43,11 @@ from memora_ogm.constraints import EDITION
 from memora_ogm.errors import NodeVanished, NotFoundError
 from memora_ogm.projection import reading_through
 from memora_ogm.queries import APOC_AVAILABLE
-from memora_ogm.unit_of_work import Statement, UnitOfWork
+from memora_ogm.unit_of_work import Statement
 
-__all__ = ["Graph", "Landed", "VectorChanges", "nothing"]
+__all__ = ["Graph", "Landed", "Work", "VectorChanges", "nothing"]
 
 logger = logging.getLogger("memora_ogm")
-
 T = TypeVar("T")
 P = ParamSpec("P")
 
@@ -80,6 +76,27 @@ def _only_row(work: Statement, rows: list[dict[str, Any]]) -> dict[str, Any]:
         raise NodeVanished("a node was deleted while the statement ran")
     work.raise_missing(rows[0]["missing"])
     return rows[0]
+
+
+def _any_available(rows: list[dict[str, Any]]) -> bool:
+    return any(row["available"] for row in rows)
+
+
+class Work:
+    """The work of an explicit transaction: its statements run here, its vector changes
+    recorded here."""
+
+    def __init__(self, graph: Graph, transaction: AsyncTransaction, changes: VectorChanges) -> None:
+        self.graph = graph
+        self.transaction = transaction
+        #: What the write changes in the vector store, applied just before it commits.
+        self.changes = changes
+
+    async def run(self, statement: Statement | Query) -> Any:
+        """Run ``statement`` here: a unit of work's one row (after raising the not-found
+        error of what it missed), or a query's rows."""
+        query, params = statement.compile()
+        return _answer(statement, await self.graph._send(self.transaction, query, params))
 
 
 class Graph:
@@ -140,64 +157,123 @@ class Graph:
         """Close this graph's drivers and kept sessions (a borrowed driver stays open)."""
         await self.connection.close()
 
-    @asynccontextmanager
-    async def _transaction(
-        self, write: bool, before_commit: Callable[[], Awaitable[None]] | None = None
-    ) -> AsyncIterator[None]:
-        """An explicit transaction bound to neomodel, committed when the work ran through
-        (after ``before_commit``, the hook of the vector store's changes)."""
-        driver = await self.driver()
-        bookmarks = bookmarks_for(driver, self.bookmarks)
-        async with bind_neomodel(driver, self.database, write, bookmarks) as transaction:
-            yield
-            if before_commit is not None:
-                await before_commit()
-            await self.commit(transaction)
+    # -- the door --------------------------------------------------------------------------
 
-    async def commit(self, transaction: AsyncTransaction) -> None:
-        """Commit a unit of work (its own method, so tests can make a commit fail)."""
-        await transaction.commit()
-
-    async def _attempts(self, work: Callable[[], Awaitable[T]]) -> T:
-        """``work`` under the retry policy, with this graph's attempts and backoff."""
-        return await retried(work, self.max_attempts, self.base_backoff)
-
-    async def read(self, work: Callable[[], Awaitable[T]]) -> T:
-        """Run ``work`` in a read transaction (routed to a reader in a cluster)."""
-
-        async def attempt() -> T:
-            async with self._transaction(write=False):
-                return await work()
-
-        return await self._attempts(attempt)
-
-    async def write(
-        self,
-        work: Callable[[VectorChanges], Awaitable[T]],
-        landed: Landed | Callable[[T], Landed | None] | None = None,
+    async def execute(
+        self, declare: Callable[P, Call[T] | Batches], *args: P.args, **kwargs: P.kwargs
     ) -> T:
-        """Run ``work`` in a write transaction, with its vector changes all or nothing.
+        """Declare a call with the arguments (:mod:`memora_ogm.calls`) and run it.
 
-        When its commit goes unanswered (``IncompleteCommit``), ``landed`` (or ``landed``
-        of the work's result, for work that finds what it deletes) says what shows that
-        it took effect, and the server is asked: if it did,
-        the vector changes stand and the result is returned; if not, they are undone and
-        the work runs again. Work without ``landed`` (or for which it gives None) is work
-        that may run twice, such as a rename or a delete that found nothing for the
-        vector store: it simply runs again.
+        A read, or a write that changes no vectors (or has no vector store to change),
+        runs as one auto-commit statement; any other write in a transaction, its
+        statements on it and its vector changes around its commit; :class:`Batches`
+        batch after batch. The call reads through this twin's node classes.
+        """
+        with reading_through(nodes):
+            declared = declare(*args, **kwargs)
+            if isinstance(declared, Batches):
+                await self._batches(declared)
+                answer: Any = None
+            else:
+                answer = await self._call(declared)
+        if declared.log:
+            logger.info(declared.log)
+        return cast(T, answer)
+
+    async def _call(self, call: Call[T]) -> T:
+        statement = call.statement
+        if statement is None:
+            return call.result(None)
+        if not call.write or (not call.before and (call.vectors is None or self.vector_db is None)):
+            query, params = statement.compile()
+            return await self._auto_commit(
+                query,
+                params,
+                lambda rows: call.result(_answer(statement, rows)),
+                write=call.write,
+                landed=call.landed,
+            )
+
+        async def attempt(transaction: Work) -> T:
+            for before in call.before:
+                await transaction.run(before)
+            row = await transaction.run(statement)
+            if call.vectors is not None:
+                call.vectors(row, transaction.changes)
+            return call.result(row)
+
+        return await self.transaction(attempt, call.landed)
+
+    async def _batches(self, batches: Batches) -> None:
+        """Run the statement of ``batches``, each batch a write of its own (retried on its
+        own), until a batch says it is done.
+
+        A batch that finds what the work starts from gone after an earlier batch ends it:
+        that batch took exactly what was left, so it could not tell that nothing was.
+        """
+        query, params = batches.statement.compile()
+
+        async def step(transaction: Work) -> dict[str, Any]:
+            rows = await self._send(transaction.transaction, query, params)
+            row = _only_row(batches.statement, rows)
+            batches.vectors(row, transaction.changes)
+            return row
+
+        first = True
+        while True:
+            try:
+                row = await self.transaction(step, batches.landed)
+            except NotFoundError:
+                if first:
+                    raise
+                return
+            if batches.done(row):
+                return
+            first = False
+            params = {**params, **batches.carried(row)}
+
+    # -- transactions and retries ----------------------------------------------------------
+
+    async def transaction(
+        self,
+        work: Callable[[Work], Awaitable[T]],
+        landed: Landed | Callable[[T], Landed | None] | None = None,
+        *,
+        write: bool = True,
+        neomodel: bool = False,
+    ) -> T:
+        """Run ``work`` in an explicit transaction, retried, with its vector changes all or
+        nothing (a read routes to a reader in a cluster).
+
+        When a write's commit goes unanswered (``IncompleteCommit``), ``landed`` (or
+        ``landed`` of the work's result, for work that finds what it writes) says what
+        shows that it took effect, and the server is asked: if it did, the vector changes
+        stand and the result is returned; if not, they are undone and the work runs again.
+        Work without ``landed`` (or for which it gives None) may run twice: it simply runs
+        again. With ``neomodel``, the node classes' own queries in ``work`` run on the
+        transaction too (see :func:`~memora_ogm._async.connection.bind_neomodel`).
         """
 
         async def attempt() -> T:
-            vectors = VectorCommit(self.vector_db)
+            vectors = VectorCommit(self.vector_db if write else None)
             ran: list[T] = []  # the work's result, once it ran
             try:
-                async with self._transaction(True, vectors.before_commit):
-                    ran.append(await work(vectors.changes))
+                driver = await self.driver()
+                bookmarks = bookmarks_for(driver, self.bookmarks)
+                async with open_transaction(driver, self.database, write, bookmarks) as opened:
+                    session, tx = opened
+                    if neomodel:
+                        with bind_neomodel(driver, self.database, session, tx):
+                            ran.append(await work(Work(self, tx, vectors.changes)))
+                    else:
+                        ran.append(await work(Work(self, tx, vectors.changes)))
+                    await vectors.before_commit()
+                    await self.commit(tx)
                 return ran[0]
             except BaseException as error:
                 took_effect = False
                 try:
-                    if ran and isinstance(error, IncompleteCommit):
+                    if ran and write and isinstance(error, IncompleteCommit):
                         shows = landed(ran[0]) if callable(landed) else landed
                         took_effect = await self._has_landed(shows)
                 finally:
@@ -207,7 +283,11 @@ class Graph:
                     return ran[0]
                 raise
 
-        return await self._attempts(attempt)
+        return await retried(attempt, self.max_attempts, self.base_backoff)
+
+    async def commit(self, transaction: AsyncTransaction) -> None:
+        """Commit a transaction (its own method, so tests can make a commit fail)."""
+        await transaction.commit()
 
     async def _has_landed(self, landed: Landed | None) -> bool:
         """Ask the server whether a write whose commit went unanswered took effect (False
@@ -227,19 +307,10 @@ class Graph:
             return rows[0]["node"] is not None
 
         return await ask_outcome(
-            landed, lambda: self.query(query, params, found, write=True), self.outcome_timeout
+            landed,
+            lambda: self._auto_commit(query, params, found, write=True),
+            self.outcome_timeout,
         )
-
-    async def cypher(self, query: str, **params: Any) -> list[dict[str, Any]]:
-        """Run one statement in the current unit of work's transaction; its rows as dicts.
-
-        The transaction is the one :meth:`read` or :meth:`write` opened and bound to
-        neomodel (:func:`~memora_ogm._async.connection.bind_neomodel`).
-        """
-        transaction = adb._active_transaction
-        if transaction is None:
-            raise RuntimeError("statements run inside Graph.read or Graph.write")
-        return await self._send(transaction, query, params)
 
     async def _send(
         self, runner: AsyncSession | AsyncTransaction, query: str, params: dict[str, Any]
@@ -251,12 +322,7 @@ class Graph:
         result = await runner.run(query, params)
         return [_row(record) async for record in result]
 
-    async def run(self, work: Statement) -> dict[str, Any]:
-        """Run a unit of work's one statement; raise the not-found error of what it missed."""
-        query, params = work.compile()
-        return _only_row(work, await self.cypher(query, **params))
-
-    async def query(
+    async def _auto_commit(
         self,
         query: str,
         params: dict[str, Any],
@@ -267,10 +333,9 @@ class Graph:
         """One statement run as an auto-commit transaction; ``result`` of its rows.
 
         One statement is atomic on its own, so it needs no explicit transaction: one
-        round trip instead of two (BEGIN with the statement, then COMMIT). Nothing here
-        goes through neomodel, so nothing needs binding. ``result`` runs inside the
-        attempt: a node deleted while it was read raises ``NodeVanished`` there, and the
-        statement runs again (and then finds it missing).
+        round trip instead of two (BEGIN with the statement, then COMMIT). ``result``
+        runs inside the attempt: a node deleted while it was read raises
+        ``NodeVanished`` there, and the statement runs again (and then finds it missing).
 
         A write that lost its connection may have committed (the driver never retries
         an auto-commit statement): ``landed`` says what shows it did, and the server is
@@ -293,124 +358,13 @@ class Graph:
             link.keep(database, write, session)
             return result(rows)
 
-        return await self._attempts(attempt)
+        return await retried(attempt, self.max_attempts, self.base_backoff)
 
-    async def read_unit(self, work: Statement, result: Callable[[dict[str, Any]], T]) -> T:
-        """:meth:`query` of a unit of work (or a prepared read) that only reads: ``result`` of
-        its one row."""
-        query, params = work.compile()
-        return await self.query(query, params, lambda rows: result(_only_row(work, rows)))
-
-    async def write_unit(
-        self,
-        work: UnitOfWork,
-        result: Callable[[dict[str, Any]], T],
-        vectors: Callable[[dict[str, Any], VectorChanges], None] | None = None,
-        landed: Landed | None = None,
-    ) -> T:
-        """Run a unit of work that writes; ``result`` of its one row.
-
-        ``vectors`` records, from the row, what the write changes in the vector store.
-        With a vector store attached that needs a transaction, so that both stores
-        change or neither (:meth:`write`); without one, or when the unit changes no
-        vectors, the statement runs on its own as an auto-commit transaction
-        (:meth:`query`). ``landed`` shows that the write took effect when its commit
-        goes unanswered; without it the write runs again then.
-        """
-        if vectors is None or self.vector_db is None:
-            query, params = work.compile()
-            return await self.query(
-                query,
-                params,
-                lambda rows: result(_only_row(work, rows)),
-                write=True,
-                landed=landed,
-            )
-
-        async def attempt(changes: VectorChanges) -> T:
-            row = await self.run(work)
-            vectors(row, changes)
-            return result(row)
-
-        return await self.write(attempt, landed)
-
-    async def execute(
-        self, declare: Callable[P, Call[T] | Batches], *args: P.args, **kwargs: P.kwargs
-    ) -> T:
-        """Declare a facade call with the arguments (:mod:`memora_ogm.calls`) and run it.
-
-        A read, or a write that changes no vectors (or has no vector store to change),
-        runs as one auto-commit statement (:meth:`query`); any other write in a
-        transaction, its statements on it and its vector changes around its commit
-        (:meth:`write`); :class:`Batches` batch after batch. The call reads through this
-        twin's node classes.
-        """
-        with reading_through(nodes):
-            declared = declare(*args, **kwargs)
-            if isinstance(declared, Batches):
-                await self._batches(declared)
-                answer: Any = None
-            else:
-                answer = await self._call(declared)
-        if declared.log:
-            logger.info(declared.log)
-        return cast(T, answer)
-
-    async def _call(self, call: Call[T]) -> T:
-        statement = call.statement
-        if statement is None:
-            return call.result(None)
-        query, params = statement.compile()
-        if not call.write or (not call.before and (call.vectors is None or self.vector_db is None)):
-            return await self.query(
-                query,
-                params,
-                lambda rows: call.result(_answer(statement, rows)),
-                write=call.write,
-                landed=call.landed,
-            )
-
-        async def attempt(changes: VectorChanges) -> T:
-            for before in call.before:
-                text, values = before.compile()
-                _answer(before, await self.cypher(text, **values))
-            row = _answer(statement, await self.cypher(query, **params))
-            if call.vectors is not None:
-                call.vectors(row, changes)
-            return call.result(row)
-
-        return await self.write(attempt, call.landed)
-
-    async def _batches(self, batches: Batches) -> None:
-        """Run the statement of ``batches``, each batch a write of its own (retried on its
-        own), until a batch says it is done.
-
-        A batch that finds what the work starts from gone after an earlier batch ends it:
-        that batch took exactly what was left, so it could not tell that nothing was.
-        """
-        query, params = batches.statement.compile()
-
-        async def step(changes: VectorChanges) -> dict[str, Any]:
-            row = _only_row(batches.statement, await self.cypher(query, **params))
-            batches.vectors(row, changes)
-            return row
-
-        first = True
-        while True:
-            try:
-                row = await self.write(step, batches.landed)
-            except NotFoundError:
-                if first:
-                    raise
-                return
-            if batches.done(row):
-                return
-            first = False
-            params = {**params, **batches.carried(row)}
+    # -- what the server is ----------------------------------------------------------------
 
     async def components(self) -> list[dict[str, Any]]:
         """The server's components: each one's ``name``, ``version`` and ``edition``."""
-        return await self.query(EDITION, {}, list)
+        return await self.execute(Call, Query(EDITION, {}), list)
 
     async def is_enterprise(self) -> bool:
         """Whether this graph's server is Enterprise Edition, asked once per graph.
@@ -430,8 +384,10 @@ class Graph:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""
         use_apoc = self.use_apoc
         if use_apoc is None:
-            use_apoc = await self.query(
-                APOC_AVAILABLE, {}, lambda rows: any(row["available"] for row in rows)
+            use_apoc = await self.execute(
+                lambda: Call(
+                    Query(APOC_AVAILABLE, {}), lambda rows: any(r["available"] for r in rows)
+                )
             )
             self.use_apoc = use_apoc
         return use_apoc

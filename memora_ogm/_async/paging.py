@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memora_ogm._async.graph import Graph
+from memora_ogm.calls import Call
 from memora_ogm.projection import projection, reading
 from memora_ogm.unit_of_work import Prepared, Related, UnitOfWork
 
@@ -89,7 +90,7 @@ async def pages(
         if after is not None:
             values["after"] = after
         read = _page_read(part, tuple(owner), after is None).bind(**values)
-        page = await graph.read_unit(read, lambda row: inflated(row["page"]))
+        page = await graph.execute(Call, read, lambda row: inflated(row["page"]))
         if page:
             yield page
         if len(page) < limit:

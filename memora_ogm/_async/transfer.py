@@ -33,7 +33,7 @@ from typing import IO, Any, Literal, TypeVar
 from memora_ogm import convert, transfer
 from memora_ogm._async.compat import result_of
 from memora_ogm._async.component import GraphComponent
-from memora_ogm._async.graph import Graph, Landed, VectorChanges
+from memora_ogm._async.graph import Graph, Landed, Work
 from memora_ogm._async.nodes import (
     Agent,
     Interaction,
@@ -46,6 +46,7 @@ from memora_ogm._async.nodes import (
     User,
 )
 from memora_ogm._async.paging import Part, pages
+from memora_ogm.calls import Call
 from memora_ogm.calls.interaction import (
     InteractionWrite,
     NewInteraction,
@@ -187,7 +188,7 @@ async def export_records(graph: Graph, org_id: str, user_id: str | None) -> Asyn
     if user_id is not None:
         match_user(tenant, org_id, user_id)
     tenant.output("org", found)
-    org = await graph.read_unit(tenant, lambda row: projection(reading(Org)).values(row["org"]))
+    org = await graph.execute(Call, tenant, lambda row: projection(reading(Org)).values(row["org"]))
     counts: Counter[str] = Counter()
     scope = "organization" if user_id is None else "user"
     yield transfer.header(scope, org_id, user_id, graph.database)
@@ -370,7 +371,7 @@ def _existing_links(records: list[Record]) -> tuple[UnitOfWork, Found]:
 
 
 async def _new_records(
-    graph: Graph, kind: str, batch: Batch, on_conflict: OnConflict
+    transaction: Work, kind: str, batch: Batch, on_conflict: OnConflict
 ) -> list[Record]:
     """The records of ``batch`` not in the graph yet; an existing one fails unless skipped.
 
@@ -382,10 +383,10 @@ async def _new_records(
         return records
     if kind == transfer.CONTRARY_UPDATE:
         work, found = _existing_links(records)
-        linked = found(await graph.run(work))
+        linked = found(await transaction.run(work))
         return [record for record in records if _link(record) not in linked]
     work, found = _existing(kind, batch)
-    return _new_of(kind, batch, found(await graph.run(work)), on_conflict)
+    return _new_of(kind, batch, found(await transaction.run(work)), on_conflict)
 
 
 Created = list[dict[str, Any]]
@@ -585,7 +586,7 @@ async def _taken_memory_ids(
             if (node["org_id"], node["user_id"]) != owners[node["memory_id"]][1:]
         }
 
-    return await graph.read_unit(work, found)
+    return await graph.execute(Call, work, found)
 
 
 async def _kinds_held(graph: Graph, org_id: str) -> set[str]:
@@ -595,7 +596,7 @@ async def _kinds_held(graph: Graph, org_id: str) -> set[str]:
     work = UnitOfWork()
     for kind, (cls, _) in KEYS.items():
         work.output(kind, work.nodes(cls, 1, org_id=org_id))
-    return await graph.read_unit(work, lambda row: {kind for kind in KEYS if row[kind]})
+    return await graph.execute(Call, work, lambda row: {kind for kind in KEYS if row[kind]})
 
 
 class _InputCheck:
@@ -641,7 +642,8 @@ class _InputCheck:
         if self.held is None:  # the organization's record comes first
             self.held = await _kinds_held(self.graph, batch[0][1]["org_id"])
         if kind in self.held:
-            existing = await self.graph.read_unit(*_existing(kind, batch))
+            read, found = _existing(kind, batch)
+            existing = await self.graph.execute(Call, read, found)
             _new_of(kind, batch, existing, self.on_conflict)  # raises on the first clash
         if kind == transfer.MEMORY and self.memory_ids:
             for line, record in batch:
@@ -757,20 +759,22 @@ async def import_records(
             planned: list[int] = []  # how many records the batch's first attempt found new
 
             async def work(
-                changes: VectorChanges, ready: _Ready = ready, planned: list[int] = planned
+                transaction: Work, ready: _Ready = ready, planned: list[int] = planned
             ) -> Landed | None:
                 new, declared = ready.new, ready.declared
                 if new is None:  # "skip": what is new is read in the write's transaction
-                    new = await _new_records(graph, ready.kind, ready.batch, on_conflict)
+                    new = await _new_records(transaction, ready.kind, ready.batch, on_conflict)
                     declared = _declared(ready.kind, ready.batch, new)
                 planned.append(len(new))
                 if declared is not None:
                     statement, memories = declared
-                    await graph.run(statement)
-                    changes.add(convert.memory_for_vector(memory) for memory in memories)
+                    await transaction.run(statement)
+                    transaction.changes.add(
+                        convert.memory_for_vector(memory) for memory in memories
+                    )
                 return _created_first(ready.kind, new)
 
-            await graph.write(work, lambda landed: landed)
+            await graph.transaction(work, lambda landed: landed)
             # The first attempt's count: a later one, after an unanswered commit of links
             # that landed (they show no node of their own), finds them there already.
             created = planned[0]

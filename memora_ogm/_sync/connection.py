@@ -12,13 +12,14 @@ loop (a :class:`Link`), opened lazily on first use there:
   generators (``asyncio.run`` does) or by :meth:`Connection.close`.
 
 neomodel's own driver slot is the application's: no interface ever writes it, and the
-application's ``close_connection()`` closes only its own driver. Inside a unit of work
-neomodel sees that unit's driver, in that context only (:class:`UnitDriverView`).
+application's ``close_connection()`` closes only its own driver. Inside a transaction
+bound to neomodel (an opt-in), neomodel sees that transaction's driver, in that context
+only (:class:`UnitDriverView`).
 
 Two kinds of session reach the server: a :class:`Link`'s kept sessions, keyed by driver
 (the link's) and database and access mode, run the auto-commit statements of calls of
-one statement; :func:`bind_neomodel` opens a session and an explicit transaction for
-work of several statements, bound to neomodel's context for that work's duration.
+one statement; :func:`open_transaction` opens a session and an explicit transaction for
+work of several statements.
 """
 
 from __future__ import annotations
@@ -82,15 +83,14 @@ class UnitDriverView(ConnectionManager):
 def view_unit_drivers() -> None:
     """Give neomodel's one connection manager (``adb``'s) the :class:`UnitDriverView`.
 
-    The one change memora-ogm makes to neomodel's connection, done once, on import:
-    the instance keeps its state and neomodel's own behaviour, only its class changes.
+    The one change memora-ogm makes to neomodel's connection, made only for what binds
+    neomodel to one of its drivers (:func:`bind_neomodel`, the Flask integration's
+    per-app binding): the instance keeps its state and neomodel's own behaviour, only
+    its class changes.
     """
     manager = db._connection
     if type(manager) is ConnectionManager:
         manager.__class__ = UnitDriverView
-
-
-view_unit_drivers()
 
 
 class Link(LoopBound):
@@ -262,43 +262,58 @@ def pipelined_begin(session: Session) -> AbstractContextManager[Any]:
 
 
 @contextmanager
-def bind_neomodel(
+def open_transaction(
     driver: Driver,
     database: str | None,
     write: bool,
     bookmarks: BookmarkManager | None = None,
-) -> Iterator[Transaction]:
-    """Run neomodel's queries of this context in a new transaction on ``driver``.
+) -> Iterator[tuple[Session, Transaction]]:
+    """A new session on ``driver`` with an explicit transaction (its BEGIN sent with its
+    first statement), through the driver's public API; the caller commits, and a
+    transaction left open is rolled back.
 
-    The one place that chooses the connection of a unit of work. neomodel keeps its
-    session, transaction and database name in context variables (one per asyncio
-    task or thread) and runs every query on the active transaction when there is
-    one; binding them here makes each unit of work use its interface's own driver and
-    database, whatever other interfaces do concurrently. neomodel sees ``driver`` as its
-    driver for the unit's duration, in this context only (:class:`UnitDriverView`): its
-    process-wide driver stays the application's. Reads open read sessions, so a routing
-    (``neo4j://``) driver sends them to a reader; ``bookmarks`` makes that reader wait
-    until it has the writes the bookmark manager has seen committed. The caller commits;
-    a transaction left open is rolled back.
+    Reads open read sessions, so a routing (``neo4j://``) driver sends them to a reader;
+    ``bookmarks`` makes that reader wait until it has the writes the bookmark manager has
+    seen committed.
     """
     session = driver.session(
         database=database,
         default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
         bookmark_manager=bookmarks,
     )
-    saved = (db._session, db._active_transaction, db._database_name, unit_driver.get())
     try:
         with pipelined_begin(session):
             transaction = session.begin_transaction()
-        db._session, db._active_transaction = session, transaction
-        db._database_name = database
-        unit_driver.set(driver)
         try:
-            yield transaction
+            yield session, transaction
         finally:
-            db._session, db._active_transaction, db._database_name, bound = saved
-            unit_driver.set(bound)
             if not transaction.closed():
                 transaction.rollback()
     finally:
         session.close()
+
+
+@contextmanager
+def bind_neomodel(
+    driver: Driver, database: str | None, session: Session, transaction: Transaction
+) -> Iterator[None]:
+    """Run neomodel's queries of this context on ``transaction`` (an opt-in of
+    ``Graph.transaction(..., neomodel=True)``: the node classes' own API inside a facade's
+    transaction).
+
+    It relies on neomodel's private state: neomodel keeps its session, transaction and
+    database name in context variables of ``adb`` (``_session``, ``_active_transaction``,
+    ``_database_name``; one per asyncio task or thread) and runs every query on the
+    active transaction when there is one. neomodel sees ``driver`` as its driver in this
+    context only (:class:`UnitDriverView`): its process-wide driver stays the application's.
+    """
+    view_unit_drivers()
+    saved = (db._session, db._active_transaction, db._database_name, unit_driver.get())
+    db._session, db._active_transaction = session, transaction
+    db._database_name = database
+    unit_driver.set(driver)
+    try:
+        yield
+    finally:
+        db._session, db._active_transaction, db._database_name, bound = saved
+        unit_driver.set(bound)

@@ -36,6 +36,7 @@ from memora_ogm._sync.nodes import Memory, Org, User
 from memora_ogm._sync.paging import Part, pages
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import add_to_vector_db
+from memora_ogm.calls import Call
 from memora_ogm.consistency import (
     ClashingMemoryId,
     ConsistencyReport,
@@ -157,7 +158,7 @@ def _holders(graph: Graph, memory_ids: list[str]) -> dict[str, list[models.Memor
             held.setdefault(memory.memory_id, []).append(memory)
         return held
 
-    return graph.read_unit(work, found)
+    return graph.execute(Call, work, found)
 
 
 class _Check:

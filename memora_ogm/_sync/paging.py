@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memora_ogm._sync.graph import Graph
+from memora_ogm.calls import Call
 from memora_ogm.projection import projection, reading
 from memora_ogm.unit_of_work import Prepared, Related, UnitOfWork
 
@@ -88,7 +89,7 @@ def pages(graph: Graph, part: Part, after: str | None = None, **owner: str) -> I
         if after is not None:
             values["after"] = after
         read = _page_read(part, tuple(owner), after is None).bind(**values)
-        page = graph.read_unit(read, lambda row: inflated(row["page"]))
+        page = graph.execute(Call, read, lambda row: inflated(row["page"]))
         if page:
             yield page
         if len(page) < limit:

@@ -34,7 +34,7 @@ from typing import IO, Any, Literal, TypeVar
 from memora_ogm import convert, transfer
 from memora_ogm._sync.compat import result_of
 from memora_ogm._sync.component import GraphComponent
-from memora_ogm._sync.graph import Graph, Landed, VectorChanges
+from memora_ogm._sync.graph import Graph, Landed, Work
 from memora_ogm._sync.nodes import (
     Agent,
     Interaction,
@@ -47,6 +47,7 @@ from memora_ogm._sync.nodes import (
     User,
 )
 from memora_ogm._sync.paging import Part, pages
+from memora_ogm.calls import Call
 from memora_ogm.calls.interaction import (
     InteractionWrite,
     NewInteraction,
@@ -188,7 +189,7 @@ def export_records(graph: Graph, org_id: str, user_id: str | None) -> Iterator[R
     if user_id is not None:
         match_user(tenant, org_id, user_id)
     tenant.output("org", found)
-    org = graph.read_unit(tenant, lambda row: projection(reading(Org)).values(row["org"]))
+    org = graph.execute(Call, tenant, lambda row: projection(reading(Org)).values(row["org"]))
     counts: Counter[str] = Counter()
     scope = "organization" if user_id is None else "user"
     yield transfer.header(scope, org_id, user_id, graph.database)
@@ -370,7 +371,9 @@ def _existing_links(records: list[Record]) -> tuple[UnitOfWork, Found]:
     return work, found
 
 
-def _new_records(graph: Graph, kind: str, batch: Batch, on_conflict: OnConflict) -> list[Record]:
+def _new_records(
+    transaction: Work, kind: str, batch: Batch, on_conflict: OnConflict
+) -> list[Record]:
     """The records of ``batch`` not in the graph yet; an existing one fails unless skipped.
 
     With ``"fail"`` the whole input was found new before the first write, so nothing is
@@ -381,10 +384,10 @@ def _new_records(graph: Graph, kind: str, batch: Batch, on_conflict: OnConflict)
         return records
     if kind == transfer.CONTRARY_UPDATE:
         work, found = _existing_links(records)
-        linked = found(graph.run(work))
+        linked = found(transaction.run(work))
         return [record for record in records if _link(record) not in linked]
     work, found = _existing(kind, batch)
-    return _new_of(kind, batch, found(graph.run(work)), on_conflict)
+    return _new_of(kind, batch, found(transaction.run(work)), on_conflict)
 
 
 Created = list[dict[str, Any]]
@@ -584,7 +587,7 @@ def _taken_memory_ids(
             if (node["org_id"], node["user_id"]) != owners[node["memory_id"]][1:]
         }
 
-    return graph.read_unit(work, found)
+    return graph.execute(Call, work, found)
 
 
 def _kinds_held(graph: Graph, org_id: str) -> set[str]:
@@ -594,7 +597,7 @@ def _kinds_held(graph: Graph, org_id: str) -> set[str]:
     work = UnitOfWork()
     for kind, (cls, _) in KEYS.items():
         work.output(kind, work.nodes(cls, 1, org_id=org_id))
-    return graph.read_unit(work, lambda row: {kind for kind in KEYS if row[kind]})
+    return graph.execute(Call, work, lambda row: {kind for kind in KEYS if row[kind]})
 
 
 class _InputCheck:
@@ -640,7 +643,8 @@ class _InputCheck:
         if self.held is None:  # the organization's record comes first
             self.held = _kinds_held(self.graph, batch[0][1]["org_id"])
         if kind in self.held:
-            existing = self.graph.read_unit(*_existing(kind, batch))
+            read, found = _existing(kind, batch)
+            existing = self.graph.execute(Call, read, found)
             _new_of(kind, batch, existing, self.on_conflict)  # raises on the first clash
         if kind == transfer.MEMORY and self.memory_ids:
             for line, record in batch:
@@ -756,20 +760,22 @@ def import_records(
             planned: list[int] = []  # how many records the batch's first attempt found new
 
             def work(
-                changes: VectorChanges, ready: _Ready = ready, planned: list[int] = planned
+                transaction: Work, ready: _Ready = ready, planned: list[int] = planned
             ) -> Landed | None:
                 new, declared = ready.new, ready.declared
                 if new is None:  # "skip": what is new is read in the write's transaction
-                    new = _new_records(graph, ready.kind, ready.batch, on_conflict)
+                    new = _new_records(transaction, ready.kind, ready.batch, on_conflict)
                     declared = _declared(ready.kind, ready.batch, new)
                 planned.append(len(new))
                 if declared is not None:
                     statement, memories = declared
-                    graph.run(statement)
-                    changes.add(convert.memory_for_vector(memory) for memory in memories)
+                    transaction.run(statement)
+                    transaction.changes.add(
+                        convert.memory_for_vector(memory) for memory in memories
+                    )
                 return _created_first(ready.kind, new)
 
-            graph.write(work, lambda landed: landed)
+            graph.transaction(work, lambda landed: landed)
             # The first attempt's count: a later one, after an unanswered commit of links
             # that landed (they show no node of their own), finds them there already.
             created = planned[0]

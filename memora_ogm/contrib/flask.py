@@ -140,8 +140,9 @@ def bind_nodes(app: Flask, **_: Any) -> None:
     """
     from neomodel import db
 
-    from memora_ogm._sync.connection import unit_driver
+    from memora_ogm._sync.connection import unit_driver, view_unit_drivers
 
+    view_unit_drivers()
     found = state(app)
     setattr(g, _BOUND, (unit_driver.set(found.driver.get()), db._database_name))
     db._database_name = found.config.neo4j.database
