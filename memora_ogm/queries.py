@@ -2,13 +2,14 @@
 
 Only these are written by hand (everything else is generated from the neomodel
 classes by :mod:`memora_ogm.unit_of_work`, and the schema install in
-:mod:`memora_ogm._async.schema` writes its constraints and the edition read they
+:mod:`memora_ogm.constraints` writes its constraints and the edition read they
 depend on): the date-ordered pagination of a user's interactions and memories, the
 reads that return memories with placeholders resolved, and the APOC probes that
 resolution depends on (whether the server has APOC, and its version, which the demo
 prints). All caller values travel as parameters (``$name``).
 
-The node maps these reads return are not written here: each text has slots where
+The node maps these reads return are not written here, nor their labels and hops (taken
+from the node classes and their relationship definitions): each text has slots where
 :func:`statement` inserts the projections :mod:`memora_ogm.projection` generates from
 the node classes' property tables (for the classes a call reads through), once per
 text, server kind and classes. What stays by hand is the walk: the paging along the
@@ -30,7 +31,26 @@ from __future__ import annotations
 
 import functools
 
+from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, MessageBlock, User
+from memora_ogm.mapping import arrow, label
 from memora_ogm.projection import projection
+
+# The hops and labels of the walks below, from the node classes' relationship definitions.
+MESSAGE = label(MessageBlock)
+MEMORY = label(Memory)
+INTERACTION = label(Interaction)
+USER = label(User)
+AGENT = label(Agent)
+DATE = label(Date)
+SOURCE = arrow(Memory.message_source)
+FIRST = arrow(Interaction.first_message)
+NEXT_0_OR_MORE = arrow(MessageBlock.is_next, "*0..")
+MEMORIES_OF_INTERACTION = arrow(Interaction.memories)
+OCCURRENCES = arrow(Date.interactions)
+OBTAINED = arrow(Date.memories)
+SUPERSEDED_0_OR_MORE = arrow(Memory.contradicts, "*0..")
+SUPERSEDING_0_OR_MORE = arrow(Memory.contrary_update, "*0..")
+SUPERSEDING = arrow(Memory.contrary_update)
 
 #: APOC's version, which ``memora-ogm demo`` prints (a server without APOC fails it).
 APOC_VERSION = "RETURN apoc.version() AS version"
@@ -77,7 +97,7 @@ def memory_projection(memory: type, message: type) -> str:
     (the slot above), the owner's name and agent's label for the Python fallback, and its
     message sources (of the class ``message``) in position order."""
     sources = (
-        "COLLECT { MATCH (mem)-[:MESSAGE_SOURCE]->(source:MessageBlock) "
+        f"COLLECT {{ MATCH (mem){SOURCE}(source:{MESSAGE}) "
         "WHERE source.msg_position IS NOT NULL "
         f"RETURN {projection(message).map('source')} ORDER BY source.msg_position }}"
     )
@@ -89,8 +109,8 @@ def memory_projection(memory: type, message: type) -> str:
         message_sources=sources,
     )
     return f"""
-OPTIONAL MATCH (owner:User {{org_id: mem.org_id, user_id: mem.user_id}})
-OPTIONAL MATCH (agent:Agent {{org_id: mem.org_id, agent_id: mem.agent_id}})
+OPTIONAL MATCH (owner:{USER} {{org_id: mem.org_id, user_id: mem.user_id}})
+OPTIONAL MATCH (agent:{AGENT} {{org_id: mem.org_id, agent_id: mem.agent_id}})
 {RESOLVE_SLOT}
 WITH *, {fields} AS memory
 """
@@ -103,13 +123,13 @@ def interaction_projection(interaction: type, memory: type, message: type) -> st
     order when ``$with_memories`` (each list empty otherwise)."""
     messages = (
         "CASE WHEN $with_messages THEN COLLECT { "
-        "MATCH (interaction)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->"
-        "(message:MessageBlock) WHERE message.msg_position IS NOT NULL "
+        f"MATCH (interaction){FIRST}(:{MESSAGE}){NEXT_0_OR_MORE}"
+        f"(message:{MESSAGE}) WHERE message.msg_position IS NOT NULL "
         f"RETURN {projection(message).map('message')} ORDER BY message.msg_position "
         "} ELSE [] END"
     )
     memories = f"""CASE WHEN $with_memories THEN COLLECT {{
-    MATCH (interaction)<-[:INTERACTION_SOURCE]-(mem:Memory)
+    MATCH (interaction){MEMORIES_OF_INTERACTION}(mem:{MEMORY})
     WHERE mem.memory IS NOT NULL
     {memory_projection(memory, message)}
     RETURN memory ORDER BY mem.obtained_at, mem.memory_id
@@ -130,7 +150,7 @@ def statement(query: str, apoc: bool, interaction: type, memory: type, message: 
 
 #: One interaction of a user.
 USER_INTERACTION = f"""
-MATCH (interaction:Interaction {{
+MATCH (interaction:{INTERACTION} {{
     org_id: $org_id, user_id: $user_id, interaction_id: $interaction_id
 }})
 {INTERACTION_SLOT}
@@ -145,8 +165,8 @@ RETURN details
 #: interaction counts on the day of its last update only, so one updated on
 #: several days appears once.
 INTERACTIONS_PAGE = f"""
-MATCH (day:Date {{org_id: $org_id, user_id: $user_id}})
-      <-[:HAS_OCCURRENCE_ON]-(interaction:Interaction)
+MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}})
+      {OCCURRENCES}(interaction:{INTERACTION})
 WHERE day.date IS NOT NULL AND date(interaction.updated_at) = day.date
 WITH day, interaction
 ORDER BY day.org_id DESC, day.user_id DESC, day.date DESC,
@@ -160,7 +180,7 @@ ORDER BY day.date DESC, interaction.updated_at DESC, interaction.interaction_id 
 #: One page of a user's memories (of one agent when ``$agent_id`` is not null),
 #: newest ``obtained_at`` first, walking the Date index like the page above.
 MEMORIES_PAGE = f"""
-MATCH (day:Date {{org_id: $org_id, user_id: $user_id}})<-[:DATE_OBTAINED]-(mem:Memory)
+MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}}){OBTAINED}(mem:{MEMORY})
 WHERE day.date IS NOT NULL AND mem.memory IS NOT NULL
   AND ($agent_id IS NULL OR mem.agent_id = $agent_id)
 WITH day, mem
@@ -173,15 +193,15 @@ ORDER BY day.date DESC, mem.obtained_at DESC, mem.memory_id DESC
 
 #: One memory of a user.
 USER_MEMORY = f"""
-MATCH (mem:Memory {{org_id: $org_id, user_id: $user_id, memory_id: $memory_id}})
+MATCH (mem:{MEMORY} {{org_id: $org_id, user_id: $user_id, memory_id: $memory_id}})
 {MEMORY_SLOT}
 RETURN memory
 """
 
 #: A memory and every memory it superseded, transitively: newest (itself) first.
 MEMORY_HISTORY = f"""
-MATCH (latest:Memory {{org_id: $org_id, user_id: $user_id, memory_id: $memory_id}})
-MATCH path = (latest)<-[:CONTRARY_UPDATE*0..]-(mem:Memory)
+MATCH (latest:{MEMORY} {{org_id: $org_id, user_id: $user_id, memory_id: $memory_id}})
+MATCH path = (latest){SUPERSEDED_0_OR_MORE}(mem:{MEMORY})
 WHERE mem.org_id = $org_id AND mem.user_id = $user_id
 WITH mem, length(path) AS age
 {MEMORY_SLOT}
@@ -192,13 +212,13 @@ RETURN memory ORDER BY age
 #: end of its CONTRARY_UPDATE chain (itself when nothing superseded it).
 RESOLVED_MEMORIES = f"""
 UNWIND $requested AS requested
-MATCH (start:Memory {{
+MATCH (start:{MEMORY} {{
     org_id: requested.org_id, user_id: requested.user_id, memory_id: requested.memory_id
 }})
 CALL (start) {{
-    MATCH (start)-[:CONTRARY_UPDATE*0..]->(mem:Memory)
+    MATCH (start){SUPERSEDING_0_OR_MORE}(mem:{MEMORY})
     WHERE mem.org_id = start.org_id AND mem.user_id = start.user_id
-      AND NOT EXISTS {{ (mem)-[:CONTRARY_UPDATE]->(:Memory) }}
+      AND NOT EXISTS {{ (mem){SUPERSEDING}(:{MEMORY}) }}
     RETURN mem ORDER BY mem.obtained_at DESC, mem.memory_id DESC LIMIT 1
 }}
 {MEMORY_SLOT}
@@ -212,7 +232,7 @@ def of_existing_user(query: str, column: str) -> str:
     whether the user exists (``found``) and the ``page`` in order, so a missing user
     costs no second statement."""
     return f"""
-OPTIONAL MATCH (requested_user:User {{org_id: $org_id, user_id: $user_id}})
+OPTIONAL MATCH (requested_user:{USER} {{org_id: $org_id, user_id: $user_id}})
 OPTIONAL CALL (requested_user) {{
     WITH requested_user WHERE requested_user IS NOT NULL
     {query}
