@@ -195,7 +195,7 @@ SHAPES: dict[str, Call] = {
     # Not a facade method: the counting reads of ``memora-ogm inspect``.
     "inspect": lambda m, t: m.graph.execute(calls.Call, overview_read(20), dict),
     "inspect__organization_and_user": lambda m, t: m.graph.execute(
-        Call, organization_read(t.world.org_id, t.world.user_id, 20), dict
+        calls.Call, organization_read(t.world.org_id, t.world.user_id, 20), dict
     ),
 }
 

@@ -28,6 +28,7 @@ from memora_ogm._async.graph import Work
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._async.nodes import Org as AsyncOrg
 from memora_ogm._sync.nodes import Org as SyncOrg
+from memora_ogm.calls import Query
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 
@@ -228,6 +229,37 @@ async def test_the_application_closing_its_connection_leaves_the_interface_worki
     finally:
         await memora.close()
     assert org_names(clean_neo4j, neo4j_connection) == ["Acme"]
+
+
+@pytest.mark.usefixtures("settings")
+async def test_the_facade_passes_its_transaction_and_leaves_neomodel_alone(
+    neo4j_connection: Neo4jConnection, clean_neo4j: Driver
+) -> None:
+    """A facade transaction is passed to its work explicitly: neomodel's context (its
+    session, transaction, database and driver) stays the application's throughout, and
+    its connection manager keeps neomodel's own class until something binds it."""
+    memora = Neo4jGraphInterface.from_connection(neo4j_connection)
+    seen: dict[str, Any] = {}
+
+    async def work(transaction: Work) -> None:
+        seen["bound"] = (adb._session, adb._active_transaction, adb.driver)
+        seen["org"] = await transaction.run(
+            Query(
+                "CREATE (o:Org {org_id: $id, org_name: 'Initech'}) RETURN o.org_id AS id",
+                {"id": "o-1"},
+            )
+        )
+
+    try:
+        await memora.setup()
+        manager_class = type(adb._connection)
+        await memora.graph.transaction(work)
+        await memora.create_organization("Acme")
+        assert seen == {"bound": (None, None, None), "org": [{"id": "o-1"}]}
+        assert type(adb._connection) is manager_class
+    finally:
+        await memora.close()
+    assert org_names(clean_neo4j, neo4j_connection) == ["Acme", "Initech"]
 
 
 @pytest.mark.usefixtures("settings")

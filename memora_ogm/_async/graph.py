@@ -194,12 +194,12 @@ class Graph:
                 landed=call.landed,
             )
 
-        async def attempt(transaction: Work) -> T:
+        async def attempt(work: Work) -> T:
             for before in call.before:
-                await transaction.run(before)
-            row = await transaction.run(statement)
+                await work.run(before)
+            row = await work.run(statement)
             if call.vectors is not None:
-                call.vectors(row, transaction.changes)
+                call.vectors(row, work.changes)
             return call.result(row)
 
         return await self.transaction(attempt, call.landed)
@@ -213,10 +213,10 @@ class Graph:
         """
         query, params = batches.statement.compile()
 
-        async def step(transaction: Work) -> dict[str, Any]:
-            rows = await self._send(transaction.transaction, query, params)
+        async def step(work: Work) -> dict[str, Any]:
+            rows = await self._send(work.transaction, query, params)
             row = _only_row(batches.statement, rows)
-            batches.vectors(row, transaction.changes)
+            batches.vectors(row, work.changes)
             return row
 
         first = True

@@ -371,7 +371,7 @@ def _existing_links(records: list[Record]) -> tuple[UnitOfWork, Found]:
 
 
 async def _new_records(
-    transaction: Work, kind: str, batch: Batch, on_conflict: OnConflict
+    work: Work, kind: str, batch: Batch, on_conflict: OnConflict
 ) -> list[Record]:
     """The records of ``batch`` not in the graph yet; an existing one fails unless skipped.
 
@@ -382,11 +382,11 @@ async def _new_records(
     if on_conflict == "fail":
         return records
     if kind == transfer.CONTRARY_UPDATE:
-        work, found = _existing_links(records)
-        linked = found(await transaction.run(work))
+        read, found = _existing_links(records)
+        linked = found(await work.run(read))
         return [record for record in records if _link(record) not in linked]
-    work, found = _existing(kind, batch)
-    return _new_of(kind, batch, found(await transaction.run(work)), on_conflict)
+    read, found = _existing(kind, batch)
+    return _new_of(kind, batch, found(await work.run(read)), on_conflict)
 
 
 Created = list[dict[str, Any]]
@@ -758,23 +758,21 @@ async def import_records(
             coming = ahead.submit(_next_ready, batches, on_conflict)
             planned: list[int] = []  # how many records the batch's first attempt found new
 
-            async def work(
-                transaction: Work, ready: _Ready = ready, planned: list[int] = planned
+            async def write_batch(
+                work: Work, ready: _Ready = ready, planned: list[int] = planned
             ) -> Landed | None:
                 new, declared = ready.new, ready.declared
                 if new is None:  # "skip": what is new is read in the write's transaction
-                    new = await _new_records(transaction, ready.kind, ready.batch, on_conflict)
+                    new = await _new_records(work, ready.kind, ready.batch, on_conflict)
                     declared = _declared(ready.kind, ready.batch, new)
                 planned.append(len(new))
                 if declared is not None:
                     statement, memories = declared
-                    await transaction.run(statement)
-                    transaction.changes.add(
-                        convert.memory_for_vector(memory) for memory in memories
-                    )
+                    await work.run(statement)
+                    work.changes.add(convert.memory_for_vector(memory) for memory in memories)
                 return _created_first(ready.kind, new)
 
-            await graph.transaction(work, lambda landed: landed)
+            await graph.transaction(write_batch, lambda landed: landed)
             # The first attempt's count: a later one, after an unanswered commit of links
             # that landed (they show no node of their own), finds them there already.
             created = planned[0]

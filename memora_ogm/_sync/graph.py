@@ -195,12 +195,12 @@ class Graph:
                 landed=call.landed,
             )
 
-        def attempt(transaction: Work) -> T:
+        def attempt(work: Work) -> T:
             for before in call.before:
-                transaction.run(before)
-            row = transaction.run(statement)
+                work.run(before)
+            row = work.run(statement)
             if call.vectors is not None:
-                call.vectors(row, transaction.changes)
+                call.vectors(row, work.changes)
             return call.result(row)
 
         return self.transaction(attempt, call.landed)
@@ -214,10 +214,10 @@ class Graph:
         """
         query, params = batches.statement.compile()
 
-        def step(transaction: Work) -> dict[str, Any]:
-            rows = self._send(transaction.transaction, query, params)
+        def step(work: Work) -> dict[str, Any]:
+            rows = self._send(work.transaction, query, params)
             row = _only_row(batches.statement, rows)
-            batches.vectors(row, transaction.changes)
+            batches.vectors(row, work.changes)
             return row
 
         first = True

@@ -371,9 +371,7 @@ def _existing_links(records: list[Record]) -> tuple[UnitOfWork, Found]:
     return work, found
 
 
-def _new_records(
-    transaction: Work, kind: str, batch: Batch, on_conflict: OnConflict
-) -> list[Record]:
+def _new_records(work: Work, kind: str, batch: Batch, on_conflict: OnConflict) -> list[Record]:
     """The records of ``batch`` not in the graph yet; an existing one fails unless skipped.
 
     With ``"fail"`` the whole input was found new before the first write, so nothing is
@@ -383,11 +381,11 @@ def _new_records(
     if on_conflict == "fail":
         return records
     if kind == transfer.CONTRARY_UPDATE:
-        work, found = _existing_links(records)
-        linked = found(transaction.run(work))
+        read, found = _existing_links(records)
+        linked = found(work.run(read))
         return [record for record in records if _link(record) not in linked]
-    work, found = _existing(kind, batch)
-    return _new_of(kind, batch, found(transaction.run(work)), on_conflict)
+    read, found = _existing(kind, batch)
+    return _new_of(kind, batch, found(work.run(read)), on_conflict)
 
 
 Created = list[dict[str, Any]]
@@ -759,23 +757,21 @@ def import_records(
             coming = ahead.submit(_next_ready, batches, on_conflict)
             planned: list[int] = []  # how many records the batch's first attempt found new
 
-            def work(
-                transaction: Work, ready: _Ready = ready, planned: list[int] = planned
+            def write_batch(
+                work: Work, ready: _Ready = ready, planned: list[int] = planned
             ) -> Landed | None:
                 new, declared = ready.new, ready.declared
                 if new is None:  # "skip": what is new is read in the write's transaction
-                    new = _new_records(transaction, ready.kind, ready.batch, on_conflict)
+                    new = _new_records(work, ready.kind, ready.batch, on_conflict)
                     declared = _declared(ready.kind, ready.batch, new)
                 planned.append(len(new))
                 if declared is not None:
                     statement, memories = declared
-                    transaction.run(statement)
-                    transaction.changes.add(
-                        convert.memory_for_vector(memory) for memory in memories
-                    )
+                    work.run(statement)
+                    work.changes.add(convert.memory_for_vector(memory) for memory in memories)
                 return _created_first(ready.kind, new)
 
-            graph.transaction(work, lambda landed: landed)
+            graph.transaction(write_batch, lambda landed: landed)
             # The first attempt's count: a later one, after an unanswered commit of links
             # that landed (they show no node of their own), finds them there already.
             created = planned[0]
