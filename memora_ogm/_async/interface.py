@@ -21,6 +21,7 @@ from memora_ogm._async.transfer import Neo4jTransfer
 from memora_ogm._async.user import Neo4jUser
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.migrations import MIGRATIONS
+from memora_ogm.picture import DEFAULT_LIMIT, MemoryGraph, graph_read
 
 if TYPE_CHECKING:
     from memora_ogm.server import Neo4jConnection
@@ -168,3 +169,14 @@ class Neo4jGraphInterface(
     async def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""
         return await applied_versions(self.graph)
+
+    async def graph_of(
+        self, org_id: str, user_id: str | None = None, limit: int = DEFAULT_LIMIT
+    ) -> MemoryGraph:
+        """A picture of the memory graph: the user's ``limit`` most recent interactions
+        with their messages, memories, contradiction history and days, or without a user
+        the organisation's users and agents (``limit`` of each) with their counts. One
+        read statement (:mod:`memora_ogm.picture`); it shows itself in Jupyter and
+        ``write_html(path)`` writes it as a standalone page."""
+        work, picture = graph_read(org_id, user_id, limit)
+        return await self.graph.read_unit(work, picture)

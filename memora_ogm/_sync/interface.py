@@ -22,6 +22,7 @@ from memora_ogm._sync.transfer import Neo4jTransfer
 from memora_ogm._sync.user import Neo4jUser
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.migrations import MIGRATIONS
+from memora_ogm.picture import DEFAULT_LIMIT, MemoryGraph, graph_read
 
 if TYPE_CHECKING:
     from memora_ogm.server import Neo4jConnection
@@ -169,3 +170,14 @@ class Neo4jGraphInterface(
     def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""
         return applied_versions(self.graph)
+
+    def graph_of(
+        self, org_id: str, user_id: str | None = None, limit: int = DEFAULT_LIMIT
+    ) -> MemoryGraph:
+        """A picture of the memory graph: the user's ``limit`` most recent interactions
+        with their messages, memories, contradiction history and days, or without a user
+        the organisation's users and agents (``limit`` of each) with their counts. One
+        read statement (:mod:`memora_ogm.picture`); it shows itself in Jupyter and
+        ``write_html(path)`` writes it as a standalone page."""
+        work, picture = graph_read(org_id, user_id, limit)
+        return self.graph.read_unit(work, picture)
