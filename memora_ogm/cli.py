@@ -3,7 +3,7 @@
     memora-ogm server start [--port N] [--data DIR]   start a local Neo4j in the background
     memora-ogm server status                          is it running, and how to connect
     memora-ogm server stop                            stop it; no process is left behind
-    memora-ogm demo                                   a walkthrough of the memory graph
+    memora-ogm demo [--keep]                          a walkthrough of the memory graph
     memora-ogm migrate                                apply pending migrations (NEO4J_URI & co.)
     memora-ogm shell [-c CODE] [--plain]              a Python shell on the graph (shell.py)
     memora-ogm inspect [--org ID [--user ID]]         read-only look around (inspector.py)
@@ -169,7 +169,7 @@ def demo_connection() -> Iterator[Neo4jConnection]:
         yield conn
 
 
-def run_demo(conn: Neo4jConnection) -> int:
+def run_demo(conn: Neo4jConnection, keep: bool = False) -> int:
     """Say which server this is, then walk through the memory graph (memora_ogm.demo).
 
     The facade's graph reads the versions: the server's components (``Graph.components``)
@@ -186,17 +186,20 @@ def run_demo(conn: Neo4jConnection) -> int:
         print(f"{component['name']} {component['version']} {component['edition']} edition")
     print(f"APOC {apoc[0]['version']}")
     print(f"connected to {conn.uri} (database {conn.database}, via {conn.backend})")
-    asyncio.run(walkthrough(conn))
+    asyncio.run(walkthrough(conn, keep))
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     with demo_connection() as conn:
-        return run_demo(conn)
+        return run_demo(conn, args.keep)
 
 
 def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = subparsers.add_parser("demo", help="connect to Neo4j (starting one if needed) and demo")
+    demo.add_argument(
+        "--keep", action="store_true", help="keep the demo's organisation (to draw or inspect it)"
+    )
     demo.set_defaults(func=cmd_demo)
 
 

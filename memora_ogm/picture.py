@@ -277,7 +277,7 @@ def _user_graph(row: dict[str, Any]) -> MemoryGraph:
         node = built.node(
             f"interaction:{interaction_id}",
             "Interaction",
-            f"with {agent}, {_stamp(values['updated_at'])[:16]}",
+            f"with {agent}, {_stamp(values['updated_at'])[:16].replace('T', ' ')}",
             interaction_id=interaction_id,
             agent_id=values["agent_id"],
             created_at=_stamp(values["created_at"]),
@@ -422,7 +422,8 @@ window.cy = cytoscape({
       style: {"line-style": "dotted", "line-color": "#9bc59d", "target-arrow-color": "#9bc59d"}},
     {selector: ":selected", style: {"border-width": 3, "border-color": "#000"}},
   ],
-  layout: {name: "dagre", rankDir: "TB", nodeSep: 40, rankSep: 26},
+  layout: {name: "dagre", rankDir: "TB", nodeSep: 12, rankSep: 30,
+    nodeDimensionsIncludeLabels: true},
   wheelSensitivity: 0.3,
 });
 cy.on("tap", "node", event => {

@@ -21,6 +21,7 @@ from transfer_helpers import build_organisation
 
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.cli import main
+from memora_ogm.demo import walkthrough
 from memora_ogm.errors import OrganizationNotFound, UserNotFound
 from memora_ogm.picture import GraphEdge, MemoryGraph, graph_read
 from memora_ogm.server import Neo4jConnection
@@ -365,3 +366,22 @@ async def test_a_user_of_5000_interactions_is_drawn_from_its_newest_only(
             f"{opened:.2f} s after the call began ({page_file.stat().st_size // 1024} KiB); "
             f"the same call again in {planned:.3f} s"
         )
+
+
+async def test_the_demos_user_is_drawn_by_the_graph_command(
+    facade: Neo4jGraphInterface,
+    neo4j_connection: Neo4jConnection,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await walkthrough(neo4j_connection, keep=True)
+    told = capsys.readouterr().out.split("memora-ogm graph ")[1].split("\n")[0].split()
+    assert told[4:] == ["-o", "graph.html"]
+    org_id, user_id = told[1], told[3]
+
+    page_file = tmp_path / "graph.html"
+    assert main(["graph", *told[:4], "-o", str(page_file)], environ=neo4j_connection.env()) == 0
+    assert capsys.readouterr().out.startswith(f"{page_file}: Ann: the 2 most recent")
+    graph = await facade.graph_of(org_id, user_id)
+    assert [e.type for e in graph.edges].count("CONTRARY_UPDATE") == 1  # Oslo, then Bergen
+    assert (await _drawn(page_file)).nodes == len(graph.nodes)
