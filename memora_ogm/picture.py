@@ -182,14 +182,14 @@ def _user_read(org_id: str, user_id: str, limit: int) -> UnitOfWork:
             ("msg_position", "role", "content"),
             "msg_position",
         ),
-        days=Related((Interaction.has_occurrence_on,), ("date",)),
+        days=Related((Interaction.has_occurrence_on,), ("date",), "date"),
     )
     work.output_each(
         "memories",
         memories,
-        sources=Related((Memory.message_source,), ("msg_position",)),
+        sources=Related((Memory.message_source,), ("msg_position",), "msg_position"),
         interaction=Related((Memory.interaction_source,), ("interaction_id",)),
-        days=Related((Memory.date_obtained,), ("date",)),
+        days=Related((Memory.date_obtained,), ("date",), "date"),
         superseded=Related((Memory.contradicts,), OTHER_MEMORY, "obtained_at"),
         superseded_by=Related((Memory.contrary_update,), OTHER_MEMORY, "obtained_at"),
     )
@@ -203,7 +203,7 @@ def _organization_read(org_id: str, limit: int) -> UnitOfWork:
     agents = work.reachable(org, Org.has_agent, order_by="created_at", limit=limit)
     work.output_each("org", org, **ORGANIZATION_COUNTS)
     work.output_each(
-        "users", users, **USER_COUNTS, agents=Related((User.has_agent,), ("agent_id",))
+        "users", users, **USER_COUNTS, agents=Related((User.has_agent,), ("agent_id",), "agent_id")
     )
     work.output("agents", agents)
     return work
@@ -354,7 +354,7 @@ def _organization_graph(row: dict[str, Any]) -> MemoryGraph:
         for agent_id in entry["agents"]:
             built.edge(node, f"agent:{agent_id}", "HAS_AGENT")
     counts = row["org"]
-    return built.graph(f"{org['org_name']}: {counts['users']} users, {counts['agents']} agents")
+    return built.graph(f"{org['org_name']}: {counts['users']} user(s), {counts['agents']} agent(s)")
 
 
 # --------------------------------------------------------------------------- the page
