@@ -270,7 +270,8 @@ async def _drawn(page_file: Path) -> Drawn:
         )
         screenshot = await page.screenshot()
         await browser.close()
-    return Drawn(*counts, screenshot, requests, errors)
+    nodes, edges, visible, ids = counts
+    return Drawn(nodes, edges, visible, ids, screenshot, requests, errors)
 
 
 def _browser() -> str | None:
