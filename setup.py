@@ -22,7 +22,6 @@ import tempfile
 from pathlib import Path
 
 from setuptools import setup
-from setuptools.command.build_py import build_py
 
 ASSETS = Path(__file__).resolve().parent / "memora_ogm" / "graph_assets"
 #: npm package, version, its browser build, and the tarball's digest (npm's ``integrity``).
@@ -54,7 +53,7 @@ def _fetch(npm: str, name: str, version: str, build: str, digest: str, folder: P
     if found != digest:
         raise RuntimeError(f"{name}@{version}: the tarball's digest is {found}, not {digest}")
     with tarfile.open(tarball) as tar:
-        for member, target in ((build, Path(build).name), ("LICENSE", f"{name}.LICENSE")):
+        for member, target in ((build, Path(build).name), ("LICENSE", f"{name}.COPYING")):
             extracted = tar.extractfile(f"package/{member}")
             assert extracted is not None
             (ASSETS / target).write_bytes(extracted.read())
@@ -62,6 +61,7 @@ def _fetch(npm: str, name: str, version: str, build: str, digest: str, folder: P
 
 def fetch_graph_assets() -> None:
     """Put the pinned browser builds in ``memora_ogm/graph_assets`` unless they are there."""
+    ASSETS.mkdir(exist_ok=True)  # the package memora_ogm.graph_assets, even when empty
     wanted = [entry for entry in PACKAGES if not (ASSETS / Path(entry[2]).name).is_file()]
     if not wanted:
         return
@@ -69,16 +69,11 @@ def fetch_graph_assets() -> None:
     if npm is None:
         print("memora-ogm: npm not found, graph pictures will be unavailable", file=sys.stderr)
         return
-    ASSETS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as folder:
         for entry in wanted:
             _fetch(npm, *entry, Path(folder))
 
 
-class BuildWithGraphAssets(build_py):
-    def run(self) -> None:
-        fetch_graph_assets()
-        super().run()
-
-
-setup(cmdclass={"build_py": BuildWithGraphAssets})
+# Before setuptools lists the package's files (egg_info), for every kind of build.
+fetch_graph_assets()
+setup()

@@ -130,19 +130,24 @@ class MemoryGraph:
 
 
 def _scripts() -> str:
-    """The inlined browser builds (see ``setup.py``)."""
+    """The inlined browser builds, each with its licence (see ``setup.py``)."""
     folder = resources.files("memora_ogm") / "graph_assets"
     try:
-        code = [(folder / name).read_text(encoding="utf-8") for name in SCRIPTS]
+        scripts = [
+            f"<script>/*\n{(folder / f'{name}.COPYING').read_text(encoding='utf-8')}*/\n"
+            f"{(folder / f'{name}.min.js').read_text(encoding='utf-8')}</script>"
+            for name in SCRIPTS
+        ]
     except FileNotFoundError:
         raise MemoraOGMError(
             "the graph pictures' scripts are missing: install memora-ogm from a wheel, or "
             "reinstall it from its source with npm on the PATH (setup.py fetches them)"
         ) from None
-    return "\n".join(f"<script>{text}</script>" for text in code)
+    return "\n".join(scripts)
 
 
-SCRIPTS = ("cytoscape.min.js", "cytoscape-dagre.min.js")
+#: The npm packages whose browser builds draw the pages (``setup.py`` pins them).
+SCRIPTS = ("cytoscape", "cytoscape-dagre")
 
 
 # --------------------------------------------------------------------------- the reads
