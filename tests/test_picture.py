@@ -20,12 +20,14 @@ from PIL import Image
 from playwright.async_api import async_playwright
 from transfer_helpers import build_organisation
 
+from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.cli import main
 from memora_ogm.demo import walkthrough
 from memora_ogm.errors import OrganizationNotFound, UserNotFound
 from memora_ogm.picture import GraphEdge, MemoryGraph, graph_read
 from memora_ogm.server import Neo4jConnection
+from memora_ogm.shell import namespace
 from memora_ogm.testing import clear_database
 
 LONG = chat(*(f"message {position}" for position in range(30)))
@@ -390,3 +392,21 @@ async def test_the_demos_user_is_drawn_by_the_graph_command(
     graph = await facade.graph_of(org_id, user_id)
     assert [e.type for e in graph.edges].count("CONTRARY_UPDATE") == 1  # Oslo, then Bergen
     assert (await _drawn(page_file)).nodes == len(graph.nodes)
+
+
+async def test_the_shells_show_writes_a_page_and_names_it(
+    facade: Neo4jGraphInterface,
+    neo4j_connection: Neo4jConnection,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    world, _, memories = await _contradicting_user(facade)
+    conn = neo4j_connection
+    with sync.Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database) as memora:
+        namespace(memora, None)["show"](world.org_id, world.user_id, graph=True)
+    written, told = capsys.readouterr().out.strip().split(": ")
+    assert told == "open it in a browser"
+    page = Path(written)
+    try:
+        assert f"memory:{memories['bergen']}" in page.read_text(encoding="utf-8")
+    finally:
+        page.unlink()
