@@ -44,7 +44,7 @@ from memora_ogm.validation import check_ids, check_page
 DEFAULT_LIMIT = 20
 
 
-def owned(*same: str) -> dict[str, Count]:
+def _owned(*same: str) -> dict[str, Count]:
     """What an organisation or a user owns, counted by its ``same`` key properties."""
     return {
         "interactions": Count(Interaction, same),
@@ -58,9 +58,9 @@ def owned(*same: str) -> dict[str, Count]:
 ORGANIZATION_COUNTS = {
     "users": Count(User, ("org_id",)),
     "agents": Count(Agent, ("org_id",)),
-    **owned("org_id"),
+    **_owned("org_id"),
 }
-USER_COUNTS = owned("org_id", "user_id")
+USER_COUNTS = _owned("org_id", "user_id")
 
 #: What a picture shows of a memory on the other side of a ``CONTRARY_UPDATE``.
 OTHER_MEMORY = ("memory_id", "memory", "interaction_id", "agent_id", "obtained_at")
