@@ -71,7 +71,12 @@ def fetch_graph_assets() -> None:
         return
     with tempfile.TemporaryDirectory() as folder:
         for entry in wanted:
-            _fetch(npm, *entry, Path(folder))
+            try:
+                _fetch(npm, *entry, Path(folder))
+            except subprocess.CalledProcessError as error:  # offline: install all the same
+                print(f"memora-ogm: npm pack {entry[0]} failed, graph pictures will be "
+                      f"unavailable: {error.stderr.strip()[-300:]}", file=sys.stderr)  # fmt: skip
+                return
 
 
 # Before setuptools lists the package's files (egg_info), for every kind of build.
