@@ -256,7 +256,8 @@ class Drawn:
 
 
 async def _drawn(page_file: Path) -> Drawn:
-    """Open the page in headless Chromium, wait for its graph and read it from the page."""
+    """Open the page in headless Chromium, wait for its graph and read it from the page
+    (from its frame when the graph is in one, as a notebook shows it)."""
     requests: list[str] = []
     errors: list[str] = []
     async with async_playwright() as playwright:
@@ -268,9 +269,10 @@ async def _drawn(page_file: Path) -> Drawn:
         page.on("pageerror", lambda error: errors.append(str(error)))
         opened = time.perf_counter()
         await page.goto(page_file.as_uri())
-        await page.wait_for_function("window.cy && cy.nodes().length > 0")
+        frame = page.frames[-1]
+        await frame.wait_for_function("window.cy && cy.nodes().length > 0")
         seconds = time.perf_counter() - opened
-        counts = await page.evaluate(
+        counts = await frame.evaluate(
             "[cy.nodes().length, cy.edges().length, cy.nodes().filter(n => n.visible() "
             "&& n.renderedBoundingBox().w > 0).length, cy.nodes().map(n => n.id())]"
         )
@@ -305,6 +307,14 @@ async def test_the_page_draws_every_node_offline_in_headless_chromium(
 
     assert framed.startswith('<iframe srcdoc="')
     assert html.unescape(framed.split('"')[1]) == page_file.read_text(encoding="utf-8")
+    notebook = tmp_path / "notebook.html"
+    notebook.write_text(f"<!DOCTYPE html><html><body><h1>Out[1]:</h1>{framed}</body></html>")
+    in_frame = await _drawn(notebook)
+    assert (in_frame.nodes, in_frame.edges, in_frame.errors) == (
+        len(graph.nodes),
+        len(graph.edges),
+        [],
+    )
     assert drawn.errors == []
     assert [url for url in drawn.requests if not url.startswith("file:")] == []  # all inline
     assert drawn.nodes == len(graph.nodes) == drawn.visible  # the page's own data
