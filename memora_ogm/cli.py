@@ -3,10 +3,11 @@
     memora-ogm server start [--port N] [--data DIR]   start a local Neo4j in the background
     memora-ogm server status                          is it running, and how to connect
     memora-ogm server stop                            stop it; no process is left behind
-    memora-ogm demo                                   a walkthrough of the memory graph
+    memora-ogm demo [--keep]                          a walkthrough of the memory graph
     memora-ogm migrate                                apply pending migrations (NEO4J_URI & co.)
     memora-ogm shell [-c CODE] [--plain]              a Python shell on the graph (shell.py)
     memora-ogm inspect [--org ID [--user ID]]         read-only look around (inspector.py)
+    memora-ogm graph --org ID [--user ID] -o FILE     draw it as an offline page (picture.py)
     memora-ogm --version
     memora-ogm export / import / move                 tenants out and in (memora_ogm.cli_transfer)
     memora-ogm check [--org ID] [--repair] ...        graph against vector store (cli_check)
@@ -168,7 +169,7 @@ def demo_connection() -> Iterator[Neo4jConnection]:
         yield conn
 
 
-def run_demo(conn: Neo4jConnection) -> int:
+def run_demo(conn: Neo4jConnection, keep: bool = False) -> int:
     """Say which server this is, then walk through the memory graph (memora_ogm.demo).
 
     The facade's graph reads the versions: the server's components (``Graph.components``)
@@ -186,17 +187,20 @@ def run_demo(conn: Neo4jConnection) -> int:
         print(f"{component['name']} {component['version']} {component['edition']} edition")
     print(f"APOC {apoc[0]['version']}")
     print(f"connected to {conn.uri} (database {conn.database}, via {conn.backend})")
-    asyncio.run(walkthrough(conn))
+    asyncio.run(walkthrough(conn, keep))
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     with demo_connection() as conn:
-        return run_demo(conn)
+        return run_demo(conn, args.keep)
 
 
 def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = subparsers.add_parser("demo", help="connect to Neo4j (starting one if needed) and demo")
+    demo.add_argument(
+        "--keep", action="store_true", help="keep the demo's organisation (to draw or inspect it)"
+    )
     demo.set_defaults(func=cmd_demo)
 
 
@@ -285,6 +289,48 @@ def add_setup_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     setup.set_defaults(func=cmd_setup)
 
 
+# --------------------------------------------------------------------------- graph
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    """Write a picture of a user's recent memory graph, or of an organisation's users and
+    agents, as a page that opens offline (``graph_of``, :mod:`memora_ogm.picture`)."""
+    from memora_ogm.errors import NotFoundError
+    from memora_ogm.sync import Neo4jGraphInterface
+
+    conn = existing_connection(args.environ)
+    if conn is None:
+        _info(f"memora-ogm: nothing to draw: {NO_SERVER_HINT}")
+        return 1
+    with Neo4jGraphInterface.from_connection(conn) as memora:
+        try:
+            picture = memora.graph_of(args.org, args.user, args.limit)
+        except (NotFoundError, ValueError) as exc:
+            _info(f"memora-ogm: {exc}")
+            return 1
+    path = picture.write_html(args.output)
+    print(f"{path}: {picture.title} ({len(picture.nodes)} nodes, {len(picture.edges)} edges)")
+    return 0
+
+
+def add_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from memora_ogm.picture import DEFAULT_LIMIT
+
+    graph = subparsers.add_parser(
+        "graph", help="draw a user's memory graph (or an organisation's) as an offline page"
+    )
+    graph.add_argument("--org", required=True, help="the organisation (org_id)")
+    graph.add_argument("--user", default=None, help="this user's recent interactions (user_id)")
+    graph.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_LIMIT,
+        help=f"at most this many interactions, or users and agents ({DEFAULT_LIMIT})",
+    )
+    graph.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    graph.set_defaults(func=cmd_graph)
+
+
 # --------------------------------------------------------------------------- main
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
@@ -294,6 +340,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]]
     add_setup_parser,
     add_shell_parser,
     add_inspect_parser,
+    add_graph_parser,
     *TRANSFER_SUBCOMMANDS,
     add_check_parser,
     add_vectors_parser,

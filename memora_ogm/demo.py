@@ -5,7 +5,8 @@ Qdrant store in qdrant-client's local mode, it creates an organisation, a user
 and an agent, saves a conversation with memories, updates it with a turn that
 contradicts a memory and rewrites part of the thread, shows the memory's
 history, pages through interactions and memories, finds memories by vector
-search and resolves them through the graph, and deletes everything again.
+search and resolves them through the graph, and deletes everything again (``--keep``
+leaves it there, and says how to draw it).
 
 The vector store embeds with the offline feature-hashing embedder rather than Memora's
 fastembed models (``QdrantDB``'s default), so the demo runs on a fresh machine without
@@ -49,7 +50,9 @@ def _ids(memory: models.Memory) -> dict[str, str]:
     return {"org_id": memory.org_id, "user_id": memory.user_id, "memory_id": memory.memory_id}
 
 
-async def walkthrough(conn: Neo4jConnection) -> None:
+async def walkthrough(conn: Neo4jConnection, keep: bool = False) -> None:
+    """The walk; with ``keep``, the organisation stays for a look around (``memora-ogm
+    graph``, ``inspect``, ``shell``) instead of being deleted at the end."""
     vectors = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
     graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
     try:
@@ -171,6 +174,11 @@ async def walkthrough(conn: Neo4jConnection) -> None:
         print("   resolved to the newest version of each contrary chain:")
         _memories(resolved)
 
+        if keep:
+            _step("Kept for a look around: Ann's memory graph as a page")
+            print(f"   memora-ogm graph --org {org.org_id} --user {ann.user_id} -o graph.html")
+            print("\ndemo finished")
+            return
         _step("Deleting")
         await graph.delete_user_interaction_and_its_memories(org.org_id, ann.user_id, second_id)
         left = await graph.get_all_user_memories(org.org_id, ann.user_id)

@@ -21,17 +21,18 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from memora_ogm import convert
-from memora_ogm._sync.nodes import Agent, Interaction, Memory, Org, User
+from memora_ogm._sync.nodes import Agent, Org, User
 from memora_ogm.calls import Call
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
 from memora_ogm.errors import NotFoundError
+from memora_ogm.picture import ORGANIZATION_COUNTS, USER_COUNTS
 from memora_ogm.pretty import memory_lines, message_line, when
 from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.server.connection import Neo4jConnection
 from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
-from memora_ogm.unit_of_work import Count, UnitOfWork
+from memora_ogm.unit_of_work import UnitOfWork
 
 if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when a command runs
     from memora_ogm.sync import Neo4jGraphInterface
@@ -97,25 +98,6 @@ def timeline_lines(
 
 
 # --------------------------------------------------------------------------- the command
-
-
-def _owned(*same: str) -> dict[str, Count]:
-    """What an organisation or a user owns, counted by its ``same`` key properties."""
-    return {
-        "interactions": Count(Interaction, same),
-        "memories": Count(Memory, same),
-        # memories that a newer one contradicted (CONTRARY_UPDATE)
-        "superseded": Count(Memory, same, having=Memory.contrary_update),
-    }
-
-
-#: What each organisation and each user are shown with.
-ORGANIZATION_COUNTS = {
-    "users": Count(User, ("org_id",)),
-    "agents": Count(Agent, ("org_id",)),
-    **_owned("org_id"),
-}
-USER_COUNTS = _owned("org_id", "user_id")
 
 
 def overview_read(limit: int) -> UnitOfWork:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import code
+import os
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -103,9 +105,17 @@ def namespace(memora: Neo4jGraphInterface, vectors: QdrantDB | None) -> dict[str
     """What the shell preloads."""
     from neomodel import db
 
-    def show(org_id: str, user_id: str, limit: int = DEFAULT_LIMIT) -> None:
-        """Print a user's interactions, newest first, with messages, memories and history."""
-        print("\n".join(timeline_lines(memora, org_id, user_id, limit)))
+    def show(org_id: str, user_id: str, limit: int = DEFAULT_LIMIT, graph: bool = False) -> None:
+        """Print a user's interactions, newest first, with messages, memories and history;
+        with ``graph=True``, write their picture as a page (``memora.graph_of``) and
+        print where."""
+        if not graph:
+            print("\n".join(timeline_lines(memora, org_id, user_id, limit)))
+            return
+        handle, path = tempfile.mkstemp(prefix="memora-graph-", suffix=".html")
+        os.close(handle)
+        picture = memora.graph_of(org_id, user_id, limit).write_html(path)
+        print(f"{picture}: open it in a browser")
 
     loaded: dict[str, Any] = {
         "memora": memora,
@@ -129,7 +139,8 @@ def banner(conn: Neo4jConnection, vector_text: str, started: bool) -> str:
             f"vector store: {vector_text}",
             "loaded:",
             "  memora    memora_ogm.sync.Neo4jGraphInterface, e.g. memora.get_all_organizations()",
-            "  show      show(org_id, user_id, limit=20): a user's interactions, newest first",
+            "  show      show(org_id, user_id, limit=20): a user's interactions, newest first;"
+            " graph=True draws them in a page",
             "  nodes     " + ", ".join(NODE_NAMES) + " (memora_ogm.nodes)",
             "  db        neomodel's db, on the same server: db.cypher_query('RETURN 1')",
             "  storage   " + ", ".join(STORAGE_NAMES) + " (memora_ogm.schema.storage)",

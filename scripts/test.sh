@@ -11,6 +11,18 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # tests wait for it under its lock. No model is downloaded: tests/fastembed_standins.py
 # builds stand-ins of Memora's models (onnx, tokenizers).
 python3 tests/memora_core_venv.py >/dev/null 2>&1 &
+# tests/test_picture.py draws a graph page in headless Chromium: the system's (Debian's
+# chromium package, installed here in the background when missing), else the build
+# Playwright fetches for itself once it is installed.
+browser() {
+    command -v chromium || command -v chromium-browser || command -v google-chrome
+}
+if ! browser >/dev/null && command -v apt-get >/dev/null; then
+    sudo=$([ "$(id -u)" -eq 0 ] || echo sudo)
+    ($sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+        $sudo apt-get install -y -qq chromium >/dev/null) &
+    chromium_install=$!
+fi
 PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q -e '.[test]'
 # Memora's release, whose agent and graph layer tests/test_memora_*.py drive. Without its
 # dependencies: its pins (neo4j 5.20, pydantic 2.10, ...) conflict with neomodel 7, and
@@ -19,6 +31,11 @@ PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q -e '.[test]'
 MEMORA_CORE=0.3.1
 if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('memora-core') != '$MEMORA_CORE')" 2>/dev/null; then
     PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --no-deps "memora-core==$MEMORA_CORE"
+fi
+if [ -n "${chromium_install:-}" ]; then
+    wait "$chromium_install"
+elif ! browser >/dev/null; then
+    python3 -m playwright install chromium
 fi
 # Test servers live minutes and answer small statements: HotSpot's first compiler alone
 # halves the CPU of an embedded server's start (10.1 to 5.1 CPU-seconds measured) and of

@@ -115,6 +115,15 @@ def check_migrations(driver: Driver, conn: Neo4jConnection, ran: Ran, folder: Pa
     ]
 
 
+def check_graph(driver: Driver, conn: Neo4jConnection, ran: Ran, folder: Path) -> None:
+    lines = ran[-1].stdout.splitlines()
+    assert lines == [
+        "<MemoryGraph 'Ann: the 1 most recent interaction(s)': 4 nodes, 5 edges>",
+        "<MemoryGraph 'Acme: 1 user(s), 1 agent(s)': 3 nodes, 2 edges>",
+    ]
+    assert "cytoscape" in (folder / "ann.html").read_text(encoding="utf-8")
+
+
 Check = Callable[[Driver, Neo4jConnection, Ran, Path], None]
 CHECKS: dict[str, Check] = {
     "index.md": check_quick_start,
@@ -122,6 +131,7 @@ CHECKS: dict[str, Check] = {
     "export-import.md": check_export_import,
     "checking.md": check_checking,
     "migrations.md": check_migrations,
+    "graph.md": check_graph,
 }
 
 

@@ -80,12 +80,13 @@ def test_the_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> 
         "import memora_ogm, pathlib; p = pathlib.Path(memora_ogm.__file__).parent; "
         "print(p); print((p / 'py.typed').is_file(), (p / 'server/java/pom.xml').is_file(), "
         "(p / 'server/java/LocalNeo4j.java').is_file(), "
+        "(p / 'graph_assets/cytoscape-dagre.min.js').is_file(), "
         "sorted(x.name for x in (p / 'migrations').glob('m*.py')))",
         cwd=work,
         env=env,
     ).stdout.splitlines()
     assert Path(where[0]).is_relative_to(venv), where
-    assert where[1] == "True True True ['m0001_memora_v0_3_x.py']"
+    assert where[1] == "True True True True ['m0001_memora_v0_3_x.py']"
 
     command = venv / "bin" / "memora-ogm"
     version = _run(command, "--version", cwd=work, env=env)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from neomodel import adb
 from typing_extensions import Self
 
-from memora_ogm import constraints, migration
+from memora_ogm import constraints, migration, picture
 from memora_ogm._async.component import call, erasing, resolving
 from memora_ogm._async.consistency import Neo4jConsistency
 from memora_ogm._async.graph import Graph
@@ -171,6 +171,9 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     async def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""
         return await self.graph.execute(migration.applied_migrations)
+
+    # A picture of the memory graph (memora_ogm.picture)
+    graph_of = call(picture.graph_of)
 
     # Organisations
     create_organization = call(organization.create_organization)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from neomodel import db
 from typing_extensions import Self
 
-from memora_ogm import constraints, migration
+from memora_ogm import constraints, migration, picture
 from memora_ogm._sync.component import call, erasing, resolving
 from memora_ogm._sync.consistency import Neo4jConsistency
 from memora_ogm._sync.graph import Graph
@@ -172,6 +172,9 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""
         return self.graph.execute(migration.applied_migrations)
+
+    # A picture of the memory graph (memora_ogm.picture)
+    graph_of = call(picture.graph_of)
 
     # Organisations
     create_organization = call(organization.create_organization)

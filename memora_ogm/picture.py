@@ -1,0 +1,447 @@
+"""Pictures of a memory graph: what ``graph_of`` reads, the graph it returns, and its HTML.
+
+``graph_of(org_id, user_id, limit)`` is one read declared here (no I/O, shared by both
+twins) and run by the facade: a user's ``limit`` most recent interactions (newest
+``updated_at`` first; the statement itself stops there) with their message chains, the
+memories taken from them with their source messages and their days, and each memory's
+contradiction history one step both ways (``CONTRARY_UPDATE``), even into interactions
+outside the limit; or, without a user, an organisation's users (with what they own)
+and agents. :class:`MemoryGraph` holds the nodes and edges read; it shows itself in
+Jupyter and writes a standalone HTML page, drawn by Cytoscape.js with its dagre layout
+(fetched when the package is built, see ``setup.py``, and inlined in every page: the
+page loads nothing from the network).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from memora_ogm._async.nodes import (
+    Agent,
+    Interaction,
+    InteractionCollection,
+    Memory,
+    MessageBlock,
+    Org,
+    User,
+)
+from memora_ogm.calls import Call
+from memora_ogm.calls.organization import match_org
+from memora_ogm.calls.user import match_user
+from memora_ogm.errors import MemoraOGMError
+from memora_ogm.placeholders import resolve_placeholders
+from memora_ogm.projection import projection, reading
+from memora_ogm.unit_of_work import Count, Related, UnitOfWork
+from memora_ogm.validation import check_ids, check_page
+
+#: Interactions (or users and agents) a picture shows unless told otherwise.
+DEFAULT_LIMIT = 20
+
+
+def _owned(*same: str) -> dict[str, Count]:
+    """What an organisation or a user owns, counted by its ``same`` key properties."""
+    return {
+        "interactions": Count(Interaction, same),
+        "memories": Count(Memory, same),
+        # memories that a newer one contradicted (CONTRARY_UPDATE)
+        "superseded": Count(Memory, same, having=Memory.contrary_update),
+    }
+
+
+#: What an organisation and each of its users are counted with (here and in ``inspect``).
+ORGANIZATION_COUNTS = {
+    "users": Count(User, ("org_id",)),
+    "agents": Count(Agent, ("org_id",)),
+    **_owned("org_id"),
+}
+USER_COUNTS = _owned("org_id", "user_id")
+
+#: What a picture shows of a memory on the other side of a ``CONTRARY_UPDATE``.
+OTHER_MEMORY = ("memory_id", "memory", "interaction_id", "agent_id", "obtained_at")
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """A node of a picture: ``id`` is unique in it, ``kind`` the node's label."""
+
+    id: str
+    kind: str
+    caption: str
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    """A relationship of a picture, ``type`` as stored (``IS_NEXT``...)."""
+
+    source: str
+    target: str
+    type: str
+
+
+@dataclass(frozen=True)
+class MemoryGraph:
+    """What ``graph_of`` read, as nodes and edges; a page of its own in HTML."""
+
+    title: str
+    nodes: tuple[GraphNode, ...]
+    edges: tuple[GraphEdge, ...]
+
+    def node(self, node_id: str) -> GraphNode:
+        """The node with this id (``KeyError`` when the picture has none)."""
+        for node in self.nodes:
+            if node.id == node_id:
+                return node
+        raise KeyError(node_id)
+
+    def html(self) -> str:
+        """The picture as a standalone page: script, styles and data inlined."""
+        data = {
+            "title": self.title,
+            "nodes": [vars(node) for node in self.nodes],
+            "edges": [vars(edge) for edge in self.edges],
+        }
+        # "<" escaped: no text of the graph can close the script element it travels in.
+        payload = json.dumps(data, ensure_ascii=False, default=str).replace("<", "\\u003c")
+        parts = {"title": html.escape(self.title), "scripts": _scripts(), "data": payload}
+        return re.sub(r"\{\{(title|scripts|data)\}\}", lambda slot: parts[slot[1]], PAGE)
+
+    def write_html(self, path: str | Path) -> Path:
+        """Write :meth:`html` to ``path``; returns it."""
+        target = Path(path)
+        target.write_text(self.html(), encoding="utf-8")
+        return target
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the page in a frame of its own (its script and styles stay in it)."""
+        return (
+            f'<iframe srcdoc="{html.escape(self.html())}" style="width:100%;height:640px;'
+            'border:1px solid #ddd" title="memory graph"></iframe>'
+        )
+
+    def __repr__(self) -> str:
+        return f"<MemoryGraph {self.title!r}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
+
+
+def _scripts() -> str:
+    """The inlined browser builds, each with its licence (see ``setup.py``)."""
+    folder = resources.files("memora_ogm") / "graph_assets"
+    try:
+        scripts = [
+            f"<script>/*\n{(folder / f'{name}.COPYING').read_text(encoding='utf-8')}*/\n"
+            f"{(folder / f'{name}.min.js').read_text(encoding='utf-8')}</script>"
+            for name in SCRIPTS
+        ]
+    except FileNotFoundError:
+        raise MemoraOGMError(
+            "the graph pictures' scripts are missing: install memora-ogm from a wheel, or "
+            "reinstall it from its source with npm on the PATH (setup.py fetches them)"
+        ) from None
+    return "\n".join(scripts)
+
+
+#: The npm packages whose browser builds draw the pages (``setup.py`` pins them).
+SCRIPTS = ("cytoscape", "cytoscape-dagre")
+
+
+# --------------------------------------------------------------------------- the reads
+
+
+def graph_of(
+    org_id: str, user_id: str | None = None, limit: int = DEFAULT_LIMIT
+) -> Call[MemoryGraph]:
+    """A picture of the memory graph: the user's ``limit`` most recent interactions with
+    their messages, memories, contradiction history and days, or without a user the
+    organisation's users and agents (``limit`` of each) with their counts. One read
+    statement; the picture shows itself in Jupyter and ``write_html(path)`` writes it as a
+    standalone page."""
+    check_ids(org_id=org_id)
+    check_page(0, limit)
+    if user_id is None:
+        return Call(_organization_read(org_id, limit), _organization_graph)
+    check_ids(user_id=user_id)
+    return Call(_user_read(org_id, user_id, limit), _user_graph)
+
+
+def _user_read(org_id: str, user_id: str, limit: int) -> UnitOfWork:
+    work = UnitOfWork()
+    user = match_user(work, org_id, user_id)
+    collection = work.match_related(user, User.interactions_in)
+    interactions = work.reachable(
+        collection,
+        InteractionCollection.had_interaction,
+        order_by="updated_at",
+        descending=True,
+        limit=limit,
+    )
+    memories = work.reachable(interactions, Interaction.memories, order_by="obtained_at")
+    work.output("user", user)
+    work.output("agents", work.nodes(Agent, org_id=org_id))
+    work.output_each(
+        "interactions",
+        interactions,
+        messages=Related(
+            (Interaction.first_message, MessageBlock.is_next),
+            ("msg_position", "role", "content"),
+            "msg_position",
+        ),
+        days=Related((Interaction.has_occurrence_on,), ("date",), "date"),
+    )
+    work.output_each(
+        "memories",
+        memories,
+        sources=Related((Memory.message_source,), ("msg_position",), "msg_position"),
+        interaction=Related((Memory.interaction_source,), ("interaction_id",)),
+        days=Related((Memory.date_obtained,), ("date",), "date"),
+        superseded=Related((Memory.contradicts,), OTHER_MEMORY, "obtained_at"),
+        superseded_by=Related((Memory.contrary_update,), OTHER_MEMORY, "obtained_at"),
+    )
+    return work
+
+
+def _organization_read(org_id: str, limit: int) -> UnitOfWork:
+    work = UnitOfWork()
+    org = match_org(work, org_id)
+    users = work.reachable(org, Org.users, order_by="created_at", limit=limit)
+    agents = work.reachable(org, Org.has_agent, order_by="created_at", limit=limit)
+    work.output_each("org", org, **ORGANIZATION_COUNTS)
+    work.output_each(
+        "users", users, **USER_COUNTS, agents=Related((User.has_agent,), ("agent_id",), "agent_id")
+    )
+    work.output("agents", agents)
+    return work
+
+
+# --------------------------------------------------------------------------- the graphs
+
+
+def _stamp(value: Any) -> str:
+    """A DATETIME or DATE as ISO text (read values, or the driver's own as stored)."""
+    return str(value.iso_format() if hasattr(value, "iso_format") else value.isoformat())
+
+
+def _values(cls: type, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A node's projected properties, inflated (datetimes as datetimes)."""
+    return projection(reading(cls)).values(row)
+
+
+def _short(text: str, length: int = 60) -> str:
+    return text if len(text) <= length else text[: length - 1] + "…"
+
+
+class _Builder:
+    """Nodes and edges in the order they are added, each once."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, GraphNode] = {}
+        self.edges: dict[tuple[str, str, str], GraphEdge] = {}
+
+    def node(self, node_id: str, kind: str, caption: str, **properties: Any) -> str:
+        self.nodes.setdefault(node_id, GraphNode(node_id, kind, caption, properties))
+        return node_id
+
+    def edge(self, source: str, target: str, rel: str) -> None:
+        """An edge between two nodes of the picture (none to a node it does not show)."""
+        if source in self.nodes and target in self.nodes:
+            self.edges.setdefault((source, target, rel), GraphEdge(source, target, rel))
+
+    def graph(self, title: str) -> MemoryGraph:
+        return MemoryGraph(title, tuple(self.nodes.values()), tuple(self.edges.values()))
+
+
+def _user_graph(row: dict[str, Any]) -> MemoryGraph:
+    user = _values(User, row["user"])
+    labels = {agent["agent_id"]: agent["agent_label"] for agent in row["agents"]}
+    built = _Builder()
+
+    def day(value: Any) -> str:
+        text = _stamp(value)
+        return built.node(f"date:{text}", "Date", text, date=text)
+
+    def memory(values: Mapping[str, Any]) -> str:
+        text = resolve_placeholders(
+            values["memory"], user["user_name"], labels.get(values["agent_id"])
+        )
+        return built.node(
+            f"memory:{values['memory_id']}",
+            "Memory",
+            _short(text),
+            memory_id=values["memory_id"],
+            memory=text,
+            interaction_id=values["interaction_id"],
+            agent_id=values["agent_id"],
+            obtained_at=_stamp(values["obtained_at"]),
+        )
+
+    for entry in row["interactions"]:
+        values = _values(Interaction, entry)
+        interaction_id = values["interaction_id"]
+        agent = labels.get(values["agent_id"], values["agent_id"])
+        node = built.node(
+            f"interaction:{interaction_id}",
+            "Interaction",
+            f"with {agent}, {_stamp(values['updated_at'])[:16].replace('T', ' ')}",
+            interaction_id=interaction_id,
+            agent_id=values["agent_id"],
+            created_at=_stamp(values["created_at"]),
+            updated_at=_stamp(values["updated_at"]),
+        )
+        previous, rel = node, "FIRST_MESSAGE"
+        for position, role, content in entry["messages"]:
+            message = built.node(
+                f"message:{interaction_id}:{position}",
+                "MessageBlock",
+                _short(f"{role}: {content}", 40),
+                interaction_id=interaction_id,
+                msg_position=position,
+                role=role,
+                content=content,
+            )
+            built.edge(previous, message, rel)
+            previous, rel = message, "IS_NEXT"
+        for date in entry["days"]:
+            built.edge(node, day(date), "HAS_OCCURRENCE_ON")
+    for entry in row["memories"]:
+        values = _values(Memory, entry)
+        node = memory(values)
+        for interaction_id in entry["interaction"]:
+            built.edge(node, f"interaction:{interaction_id}", "INTERACTION_SOURCE")
+        for position in entry["sources"]:
+            built.edge(node, f"message:{values['interaction_id']}:{position}", "MESSAGE_SOURCE")
+        for date in entry["days"]:
+            built.edge(node, day(date), "DATE_OBTAINED")
+        for other in entry["superseded"]:
+            built.edge(memory(dict(zip(OTHER_MEMORY, other, strict=True))), node, "CONTRARY_UPDATE")
+        for other in entry["superseded_by"]:
+            built.edge(node, memory(dict(zip(OTHER_MEMORY, other, strict=True))), "CONTRARY_UPDATE")
+    shown = len(row["interactions"])
+    return built.graph(f"{user['user_name']}: the {shown} most recent interaction(s)")
+
+
+def _counted(row: Mapping[str, Any], names: Iterable[str]) -> dict[str, int]:
+    return {name: row[name] for name in names}
+
+
+def _organization_graph(row: dict[str, Any]) -> MemoryGraph:
+    org = _values(Org, row["org"])
+    built = _Builder()
+    root = built.node(
+        f"org:{org['org_id']}",
+        "Org",
+        org["org_name"],
+        org_id=org["org_id"],
+        **_counted(row["org"], ORGANIZATION_COUNTS),
+    )
+    for entry in row["agents"]:
+        agent = _values(Agent, entry)
+        node = built.node(
+            f"agent:{agent['agent_id']}",
+            "Agent",
+            agent["agent_label"],
+            agent_id=agent["agent_id"],
+            user_id=agent.get("user_id"),
+        )
+        built.edge(root, node, "HAS_AGENT")
+    for entry in row["users"]:
+        user = _values(User, entry)
+        counts = _counted(entry, USER_COUNTS)
+        node = built.node(
+            f"user:{user['user_id']}",
+            "User",
+            f"{user['user_name']}: {counts['interactions']} interactions, "
+            f"{counts['memories']} memories",
+            user_id=user["user_id"],
+            **counts,
+        )
+        built.edge(node, root, "BELONGS_TO")
+        for agent_id in entry["agents"]:
+            built.edge(node, f"agent:{agent_id}", "HAS_AGENT")
+    counts = row["org"]
+    return built.graph(f"{org['org_name']}: {counts['users']} user(s), {counts['agents']} agent(s)")
+
+
+# --------------------------------------------------------------------------- the page
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{title}}</title>
+<style>
+  html, body { margin: 0; height: 100%; font: 13px system-ui, sans-serif; color: #222; }
+  header { padding: 6px 12px; border-bottom: 1px solid #ddd; display: flex; gap: 16px;
+           align-items: baseline; flex-wrap: wrap; }
+  header h1 { font-size: 15px; margin: 0; }
+  .kind { display: inline-flex; align-items: center; gap: 4px; }
+  .kind i { width: 10px; height: 10px; border-radius: 2px; display: inline-block; }
+  main { position: absolute; top: 36px; bottom: 0; left: 0; right: 0; display: flex; }
+  #graph { flex: 1; }
+  #details { width: 280px; overflow: auto; border-left: 1px solid #ddd; margin: 0;
+             padding: 8px; white-space: pre-wrap; font-size: 12px; }
+</style>
+{{scripts}}
+<script type="application/json" id="graph-data">{{data}}</script>
+</head>
+<body>
+<header><h1></h1><span id="legend"></span></header>
+<main><div id="graph"></div><pre id="details">Click a node to see its properties.</pre></main>
+<script>
+const data = JSON.parse(document.getElementById("graph-data").textContent);
+const colors = {Org: "#6a4c93", User: "#1982c4", Agent: "#b08900", Interaction: "#1982c4",
+  MessageBlock: "#8d99ae", Memory: "#d1495b", Date: "#55a630"};
+const shapes = {Org: "hexagon", User: "ellipse", Agent: "triangle",
+  Interaction: "round-rectangle", MessageBlock: "rectangle", Memory: "ellipse", Date: "tag"};
+document.querySelector("h1").textContent = data.title;
+const superseded = new Set(data.edges.filter(e => e.type === "CONTRARY_UPDATE")
+  .map(e => e.source));
+const kinds = [...new Set(data.nodes.map(n => n.kind))];
+document.getElementById("legend").innerHTML = kinds.map(k =>
+  `<span class="kind"><i style="background:${colors[k] || "#999"}"></i>${k}</span>`).join(" ");
+cytoscape.use(cytoscapeDagre);
+window.cy = cytoscape({
+  container: document.getElementById("graph"),
+  elements: [
+    ...data.nodes.map(n => ({data: {id: n.id, kind: n.kind, caption: n.caption,
+      properties: n.properties, superseded: superseded.has(n.id)}})),
+    ...data.edges.map((e, i) => ({data: {id: "e" + i, source: e.source, target: e.target,
+      type: e.type}})),
+  ],
+  style: [
+    {selector: "node", style: {"label": "data(caption)", "font-size": 10,
+      "text-wrap": "wrap", "text-max-width": 120, "text-valign": "bottom", "text-margin-y": 3,
+      "width": 18, "height": 18}},
+    ...Object.keys(colors).map(k => ({selector: `node[kind = "${k}"]`,
+      style: {"background-color": colors[k], "shape": shapes[k]}})),
+    {selector: "node[?superseded]", style: {"opacity": 0.55, "border-width": 2,
+      "border-style": "dashed", "border-color": "#333"}},
+    {selector: "edge", style: {"width": 1.2, "line-color": "#b8c0cc", "curve-style": "bezier",
+      "target-arrow-shape": "triangle", "target-arrow-color": "#b8c0cc", "arrow-scale": 0.7}},
+    {selector: 'edge[type = "CONTRARY_UPDATE"]', style: {"width": 2.5, "line-color": "#d1495b",
+      "target-arrow-color": "#d1495b", "label": "superseded by", "font-size": 9,
+      "color": "#d1495b", "text-rotation": "autorotate"}},
+    {selector: 'edge[type = "MESSAGE_SOURCE"]', style: {"line-style": "dashed",
+      "line-color": "#e59aa5", "target-arrow-color": "#e59aa5"}},
+    {selector: 'edge[type = "HAS_OCCURRENCE_ON"], edge[type = "DATE_OBTAINED"]',
+      style: {"line-style": "dotted", "line-color": "#9bc59d", "target-arrow-color": "#9bc59d"}},
+    {selector: ":selected", style: {"border-width": 3, "border-color": "#000"}},
+  ],
+  layout: {name: "dagre", rankDir: "TB", nodeSep: 12, rankSep: 30,
+    nodeDimensionsIncludeLabels: true},
+  wheelSensitivity: 0.3,
+});
+cy.on("tap", "node", event => {
+  const node = event.target.data();
+  document.getElementById("details").textContent =
+    node.kind + "\\n\\n" + JSON.stringify(node.properties, null, 2);
+});
+</script>
+</body>
+</html>
+"""
