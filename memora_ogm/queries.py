@@ -29,7 +29,9 @@ property every node of the label has).
 from __future__ import annotations
 
 import functools
+import re
 
+from memora_ogm.plan import INDENT, cy, indent, subquery
 from memora_ogm.projection import projection
 
 #: APOC's version, which ``memora-ogm demo`` prints (a server without APOC fails it).
@@ -76,10 +78,11 @@ def memory_projection(memory: type, message: type) -> str:
     class ``memory`` projects them (:mod:`memora_ogm.projection`) with the text resolved
     (the slot above), the owner's name and agent's label for the Python fallback, and its
     message sources (of the class ``message``) in position order."""
-    sources = (
-        "COLLECT { MATCH (mem)-[:MESSAGE_SOURCE]->(source:MessageBlock) "
-        "WHERE source.msg_position IS NOT NULL "
-        f"RETURN {projection(message).map('source')} ORDER BY source.msg_position }}"
+    sources = subquery(
+        "COLLECT",
+        "MATCH (mem)-[:MESSAGE_SOURCE]->(source:MessageBlock) "
+        "WHERE source.msg_position IS NOT NULL",
+        cy("RETURN ", projection(message).map("source"), " ORDER BY source.msg_position"),
     )
     fields = projection(memory).map(
         "mem",
@@ -92,7 +95,7 @@ def memory_projection(memory: type, message: type) -> str:
 OPTIONAL MATCH (owner:User {{org_id: mem.org_id, user_id: mem.user_id}})
 OPTIONAL MATCH (agent:Agent {{org_id: mem.org_id, agent_id: mem.agent_id}})
 {RESOLVE_SLOT}
-WITH *, {fields} AS memory
+WITH *, {fields.render({})} AS memory
 """
 
 
@@ -101,21 +104,34 @@ def interaction_projection(interaction: type, memory: type, message: type) -> st
     properties as the class ``interaction`` projects them, with its messages in position
     order when ``$with_messages`` and its memories in ``obtained_at`` then ``memory_id``
     order when ``$with_memories`` (each list empty otherwise)."""
-    messages = (
-        "CASE WHEN $with_messages THEN COLLECT { "
+    messages = subquery(
+        "COLLECT",
         "MATCH (interaction)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->"
-        "(message:MessageBlock) WHERE message.msg_position IS NOT NULL "
-        f"RETURN {projection(message).map('message')} ORDER BY message.msg_position "
-        "} ELSE [] END"
+        "(message:MessageBlock) WHERE message.msg_position IS NOT NULL",
+        cy("RETURN ", projection(message).map("message"), " ORDER BY message.msg_position"),
     )
-    memories = f"""CASE WHEN $with_memories THEN COLLECT {{
-    MATCH (interaction)<-[:INTERACTION_SOURCE]-(mem:Memory)
-    WHERE mem.memory IS NOT NULL
-    {memory_projection(memory, message)}
-    RETURN memory ORDER BY mem.obtained_at, mem.memory_id
-}} ELSE [] END"""
-    fields = projection(interaction).map("interaction", messages=messages, memories=memories)
-    return f"\nWITH *, {fields} AS details\n"
+    memories = subquery(
+        "COLLECT",
+        "MATCH (interaction)<-[:INTERACTION_SOURCE]-(mem:Memory) WHERE mem.memory IS NOT NULL",
+        *memory_projection(memory, message).strip().split("\n"),
+        "RETURN memory ORDER BY mem.obtained_at, mem.memory_id",
+    )
+    fields = projection(interaction).map(
+        "interaction",
+        messages=cy("CASE WHEN $with_messages THEN ", messages, " ELSE [] END"),
+        memories=cy("CASE WHEN $with_memories THEN ", memories, " ELSE [] END"),
+    )
+    return f"\nWITH *, {fields.render({})} AS details\n"
+
+
+def _fill(query: str, slot: str, text: str) -> str:
+    """``query`` with each line holding ``slot`` replaced by ``text``, indented as it."""
+    return re.sub(
+        rf"^( *){re.escape(slot)}$",
+        lambda found: indent(text.strip("\n"), len(found[1]) // len(INDENT)),
+        query,
+        flags=re.M,
+    )
 
 
 @functools.cache
@@ -123,9 +139,9 @@ def statement(query: str, apoc: bool, interaction: type, memory: type, message: 
     """The statement of ``query`` (a text below, with its slots) for this server and these
     read classes (:func:`memora_ogm.projection.reading`), made once: a memory read's text
     would otherwise be rebuilt on every call."""
-    query = query.replace(INTERACTION_SLOT, interaction_projection(interaction, memory, message))
-    query = query.replace(MEMORY_SLOT, memory_projection(memory, message))
-    return query.replace(RESOLVE_SLOT, RESOLVE_WITH_APOC if apoc else RESOLVE_IN_PYTHON)
+    query = _fill(query, INTERACTION_SLOT, interaction_projection(interaction, memory, message))
+    query = _fill(query, MEMORY_SLOT, memory_projection(memory, message))
+    return _fill(query, RESOLVE_SLOT, RESOLVE_WITH_APOC if apoc else RESOLVE_IN_PYTHON)
 
 
 #: One interaction of a user.

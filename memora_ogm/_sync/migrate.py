@@ -14,7 +14,13 @@ from memora_ogm._sync.graph import Graph, Landed, nothing
 from memora_ogm._sync.nodes import MemoraNode, Memory
 from memora_ogm._sync.schema import drop_index, install_node_key
 from memora_ogm.erasure_plans import room
-from memora_ogm.migration import LinkMemoriesToDates, Migration, Operation
+from memora_ogm.migration import (
+    LinkMemoriesToDates,
+    Migration,
+    Operation,
+    lacking,
+    merge_linked,
+)
 from memora_ogm.properties import ZonedDateTimeProperty
 from memora_ogm.unit_of_work import Prepared, UnitOfWork
 
@@ -38,9 +44,9 @@ def _link_batch(operation: LinkMemoriesToDates) -> UnitOfWork:
     """One batch of :class:`LinkMemoriesToDates`: up to ``batch_size`` memories without a
     day, each linked to the Date of its ``obtained_at`` (merged), in one statement."""
     work = UnitOfWork(batched=True)
-    memories = work.lacking(Memory, Memory.date_obtained, operation.batch_size)
-    work.merge_linked(
-        memories, Memory.date_obtained, ("org_id", "user_id"), {"date": "obtained_at"}
+    memories = lacking(work, Memory, Memory.date_obtained, operation.batch_size)
+    merge_linked(
+        work, memories, Memory.date_obtained, ("org_id", "user_id"), {"date": "obtained_at"}
     )
     room(work, [(memories, operation.batch_size)], FINISHED)
     return work
