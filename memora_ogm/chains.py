@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memora_ogm.mapping import hint, node_properties, table
-from memora_ogm.plan import Bind, Update, Var, cy, identifier, join
+from memora_ogm.plan import Bind, Update, Var, cy, delete, each, foreach, identifier, items
 from memora_ogm.unit_of_work import Ref, UnitOfWork, create_rows
 
 
@@ -33,26 +33,19 @@ def keep_common_prefix(
         raise ValueError("datetimes cannot be compared here")
     kept, made = Var(f"{hint(cls, many=True)}_kept"), Var(hint(cls, many=True))
     given, assign, plain = work.rows(cls, [node_properties(cls, row) for row in rows])
-    same = join(
-        " AND ",
-        (
+    same = items(
+        [
             cy(stored.items, f"[k].{name} = {given}[k]{plain}.{name}")
             for name in map(identifier, names)
-        ),
+        ],
+        " AND",
     )
-    work.add(
-        Bind(
-            kept,
-            cy(
-                f"coalesce(head([k IN range(0, size({given}) - 1) WHERE k >= size(",
-                stored.items,
-                ") OR NOT coalesce(",
-                same,
-                f", false)]), size({given}))",
-            ),
-        )
+    changed = items(
+        [cy("k >= size(", stored.items, ")"), cy("NOT coalesce(", same, ", false)")], " OR"
     )
-    work.add(Update(cy("FOREACH (node IN ", stored.items, "[", kept, "..] | DETACH DELETE node)")))
+    first_changed = each("k", f"range(0, size({given}) - 1)", condition=changed)
+    work.add(Bind(kept, cy("coalesce(head(", first_changed, f"), size({given}))")))
+    work.add(Update(foreach("node", cy(stored.items, "[", kept, "..]"), delete("node"))))
     work.add(create_rows(cls, cy(f"{given}[", kept, "..]"), assign, made))
     return Ref(cy(stored.items, "[..", kept, "]"), cls, True), Ref(
         cy(made), cls, True, created=True

@@ -14,8 +14,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memora_ogm.mapping import arrow, hint, label, present, target_class
-from memora_ogm.plan import Bind, Subquery, Update, Var, cy, identifier, join
+from memora_ogm.mapping import arrow, hint, label, path, present, target_class
+from memora_ogm.plan import (
+    Bind,
+    Cypher,
+    Update,
+    Var,
+    alias,
+    call,
+    case,
+    collect,
+    cy,
+    delete,
+    dot,
+    each,
+    exists,
+    foreach,
+    identifier,
+    is_null,
+    items,
+    join,
+    mapping,
+    match,
+    node,
+    optional_call,
+    returning,
+    unwind,
+    with_,
+)
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 
 
@@ -45,35 +71,55 @@ def chain_tails(
     last node of another chain, at the same ``order_by``, taking its id.)
     """
     cls = target_class(then)
-    name, step, position = label(cls), arrow(then), identifier(order_by)
     plural = hint(cls, many=True)
     split, quota, taken = Var(f"{plural}_by_chain"), Var(f"{plural}_taken"), Var(plural)
     work.params.setdefault(known, {})
     count = work.param(limit, f"{plural}_limit")
-    stamped = f"toString(start.{identifier(stamp)})"
+    stamped = cy("toString(", dot("start", stamp), ")")
+
+    def last_of_chain(var: str) -> Cypher:
+        """That ``var`` has no next node: it is its chain's last one."""
+        return cy("NOT ", exists(path(node(var), then)))
+
+    kept = match(
+        node("kept", label(cls)),
+        "elementId(kept) = known[1]",
+        cy(dot("kept", order_by), " = known[2]"),
+        cy(stamped, " = known[3]"),
+        last_of_chain("kept"),
+        optional=True,
+        fold=True,
+    )
+    walked = match(
+        path(node("start"), first, then, node("found", label(cls))),
+        present(cls, "found"),
+        last_of_chain("found"),
+    )
+    # Walked back from the last node: nearest first (a chain has one path), one more than
+    # a batch takes, so the new last node is among them.
+    nearest = collect(
+        match(
+            cy(node("node", label(cls)), arrow(then, "*0.."), node("last")), present(cls, "node")
+        ),
+        returning("node", limit=f"{count} + 1"),
+    )
     work.add(
-        Subquery(
-            cy(
-                "UNWIND ",
-                starts.items,
-                " AS start "
-                f"WITH start, ${known}[elementId(start)] AS known "
-                f"OPTIONAL MATCH (kept:{name}) WHERE elementId(kept) = known[1] "
-                f"AND kept.{position} = known[2] AND {stamped} = known[3] "
-                f"AND NOT EXISTS {{ (kept){step}() }} "
-                "OPTIONAL CALL (start, kept) { WITH start WHERE kept IS NULL "
-                f"MATCH (start){arrow(first)}(:{label(target_class(first))})"
-                f"{arrow(then, '*0..')}(found:{name}) WHERE {present(cls, 'found')} "
-                f"AND NOT EXISTS {{ (found){step}() }} RETURN found LIMIT 1 }} "
-                "WITH start, coalesce(kept, found) AS last WHERE last IS NOT NULL "
-                # Walked back from the last node: nearest first (a chain has one path),
-                # one more than a batch takes, so the new last node is among them.
-                f"WITH start, COLLECT {{ MATCH (node:{name}){arrow(then, '*0..')}(last) "
-                f"WHERE {present(cls, 'node')} RETURN node LIMIT {count} + 1 }} AS nearest "
-                "RETURN collect([start, nearest]) AS ",
-                split,
+        call(
+            unwind(starts.items, "start"),
+            with_("start", alias(f"${known}[elementId(start)]", "known")),
+            kept,
+            optional_call(
+                ("start", "kept"),
+                with_("start", conditions=[is_null("kept")]),
+                walked,
+                returning("found", limit="1"),
             ),
-            (split,),
+            with_(
+                "start", alias("coalesce(kept, found)", "last"), conditions=[is_null("last", False)]
+            ),
+            with_("start", alias(nearest, "nearest")),
+            returning(alias("collect([start, nearest])", split)),
+            binds=(split,),
         )
     )
     # Each chain in turn takes what the batch has room left for: [taken lists, taken].
@@ -83,31 +129,39 @@ def chain_tails(
             cy(
                 "reduce(acc = [[], 0], chain IN ",
                 split,
-                f" | [acc[0] + [chain[1][..{count} - acc[1]]], "
-                f"acc[1] + size(chain[1][..{count} - acc[1]])])[0]",
+                " | [",
+                items(
+                    [
+                        f"acc[0] + [chain[1][..{count} - acc[1]]]",
+                        f"acc[1] + size(chain[1][..{count} - acc[1]])",
+                    ],
+                    close=True,
+                ),
+                "])[0]",
             ),
         )
     )
-    work.add(Bind(taken, cy("COLLECT { UNWIND ", quota, " AS t UNWIND t AS node RETURN node }")))
+    work.add(Bind(taken, collect(unwind(quota, "t"), unwind("t", "node"), returning("node"))))
     last = cy(split, "[k][1][size(", quota, "[k])]")
     ends = work.output_value(
         f"{known}_ends",
-        cy(
-            "[k IN range(0, size(",
-            split,
-            ") - 1) WHERE size(",
-            quota,
-            "[k]) < size(",
-            split,
-            "[k][1]) | [elementId(",
-            split,
-            "[k][0]), elementId(",
-            last,
-            "), ",
-            last,
-            f".{position}, toString(",
-            split,
-            f"[k][0].{identifier(stamp)})]]",
+        each(
+            "k",
+            cy("range(0, size(", split, ") - 1)"),
+            cy(
+                "[",
+                items(
+                    [
+                        cy("elementId(", split, "[k][0])"),
+                        cy("elementId(", last, ")"),
+                        dot(last, order_by),
+                        cy("toString(", dot(cy(split, "[k][0]"), stamp), ")"),
+                    ],
+                    close=True,
+                ),
+                "]",
+            ),
+            condition=cy("size(", quota, "[k]) < size(", split, "[k][1])"),
         ),
     )
     return Ref(cy(taken), cls, True), ends
@@ -129,13 +183,12 @@ def room(
 
 def delete_when(work: UnitOfWork, ref: Ref, when: Var) -> None:
     """Detach and delete the node(s) only if the condition ``when`` (a :func:`room`) holds."""
-    nodes = cy("CASE WHEN ", when, " THEN ", ref.items, " ELSE [] END")
-    work.add(Update(cy("FOREACH (node IN ", nodes, " | DETACH DELETE node)")))
+    work.add(Update(foreach("node", case(when, ref.items, "[]"), delete("node"))))
 
 
 def output_first_key(work: UnitOfWork, name: str, ref: Ref, keys: Sequence[str]) -> None:
     """Return as ``name`` a list of the ``keys`` of the first of ``ref``'s nodes (empty
     when there are none): what shows that a batch's delete landed, without the cost of
     returning every node it deleted."""
-    first = ", ".join(f".{identifier(key)}" for key in keys)
-    work.output_value(name, cy("[node IN ", ref.items, f"[..1] | node {{{first}}}]"))
+    first = mapping("node", [f".{identifier(key)}" for key in keys])
+    work.output_value(name, each("node", cy(ref.items, "[..1]"), first))

@@ -32,6 +32,7 @@ from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.server.connection import Neo4jConnection
 from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
+from memora_ogm.transfer_plans import output_each
 from memora_ogm.unit_of_work import UnitOfWork
 
 if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when a command runs
@@ -105,7 +106,7 @@ def overview_read(limit: int) -> UnitOfWork:
     work = UnitOfWork()
     orgs = work.nodes(Org, limit, order_by=("created_at", "org_id"))
     work.output_value("organizations", work.count(Org))
-    work.output_each("orgs", orgs, **ORGANIZATION_COUNTS)
+    output_each(work, "orgs", orgs, **ORGANIZATION_COUNTS)
     return work
 
 
@@ -117,11 +118,11 @@ def organization_read(org_id: str, user_id: str | None, limit: int) -> UnitOfWor
     user = None if user_id is None else match_user(work, org_id, user_id)
     agents = work.nodes(Agent, limit, order_by=("created_at", "agent_id"), org_id=org_id)
     users = work.nodes(User, limit, order_by=("created_at", "user_id"), org_id=org_id)
-    work.output_each("org", org, **ORGANIZATION_COUNTS)
+    output_each(work, "org", org, **ORGANIZATION_COUNTS)
     work.output("agents", agents)
-    work.output_each("users", users, **USER_COUNTS)
+    output_each(work, "users", users, **USER_COUNTS)
     if user is not None:
-        work.output_each("user", user, **USER_COUNTS)
+        output_each(work, "user", user, **USER_COUNTS)
     return work
 
 

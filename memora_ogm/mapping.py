@@ -18,7 +18,7 @@ from typing import Any
 from neomodel.properties import Property
 from neomodel.util import RelationshipDirection
 
-from memora_ogm.plan import identifier
+from memora_ogm.plan import Cypher, Piece, cy, dot, hop, identifier, is_null, node
 from memora_ogm.projection import stored_as_is
 from memora_ogm.properties import ZonedDateTimeProperty
 
@@ -86,7 +86,7 @@ def present(cls: type, name: str) -> str:
     spec = table(cls)
     if not spec.required:
         return f"size(keys({name})) > 0"
-    return f"{name}.{identifier(spec.deflate[spec.required[0]][0])} IS NOT NULL"
+    return is_null(dot(name, spec.deflate[spec.required[0]][0]), null=False).render({})
 
 
 def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True) -> dict[str, Any]:
@@ -128,13 +128,18 @@ def target_class(rel: Any) -> type:
 @functools.cache
 def arrow(rel: Any, repeat: str = "") -> str:
     """One hop along ``rel`` from its declaring class, e.g. ``-[:IS_NEXT*0..]->``."""
-    kind = f":{identifier(rel.definition['relation_type'])}{repeat}"
-    direction = rel.definition["direction"]
-    if direction == RelationshipDirection.OUTGOING:
-        return f"-[{kind}]->"
-    if direction == RelationshipDirection.INCOMING:
-        return f"<-[{kind}]-"
-    return f"-[{kind}]-"
+    direction = {
+        RelationshipDirection.OUTGOING: 1,
+        RelationshipDirection.INCOMING: -1,
+    }.get(rel.definition["direction"], 0)
+    return hop(rel.definition["relation_type"], direction, repeat)
+
+
+def path(start: Piece, rel: Any, then: Any | None = None, end: Piece = "()") -> Cypher:
+    """The pattern from the node pattern ``start`` one hop along ``rel``, then along
+    ``then`` 0+ times when given, to the node pattern ``end``."""
+    repeat = cy(node("", label(target_class(rel))), arrow(then, "*0..")) if then else ""
+    return cy(start, arrow(rel), repeat, end)
 
 
 def relation_name(rel: Any) -> str:

@@ -10,7 +10,9 @@ twice changes nothing. A migration's data changes run as batched units of work
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from neomodel import StringProperty
 
@@ -18,8 +20,23 @@ from memora_ogm._async.nodes import MemoraNode, Memory
 from memora_ogm.calls import Batches, Call, Landed, Row, nothing
 from memora_ogm.constraints import drop_index, install_node_keys
 from memora_ogm.erasure_plans import room
+from memora_ogm.mapping import hint, label, path, table, target_class
+from memora_ogm.plan import (
+    Piece,
+    Update,
+    collect,
+    cy,
+    dot,
+    exists,
+    foreach,
+    match,
+    merge,
+    node,
+    properties,
+    returning,
+)
 from memora_ogm.properties import ZonedDateTimeProperty
-from memora_ogm.unit_of_work import Prepared, UnitOfWork
+from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 
 
 @dataclass(frozen=True)
@@ -86,13 +103,39 @@ def record(migration: Migration) -> Call[None]:
     )
 
 
+def lacking(work: UnitOfWork, cls: type, rel: Any, limit: int) -> Ref:
+    """At most ``limit`` nodes of ``cls`` with no relationship along ``rel`` (what a
+    migration's batch still has to link)."""
+    found = match(node("node", label(cls)), cy("NOT ", exists(path(node("node"), rel))))
+    top = work.param(limit, f"{hint(cls, many=True)}_limit")
+    return work.bind(cls, collect(found, returning("node", limit=top)))
+
+
+def merge_linked(
+    work: UnitOfWork, nodes: Ref, rel: Any, copied: Sequence[str], days: Mapping[str, str]
+) -> None:
+    """Link each of ``nodes`` along ``rel`` to the node of its target class keyed by the
+    node's own ``copied`` properties and, for each ``days`` entry (target property -> the
+    node's datetime property), that datetime's calendar day as the server has it (in its
+    stored offset or zone), made if missing."""
+    source, target = table(nodes.cls).deflate, table(target_class(rel)).deflate
+    keys: dict[str, Piece] = {target[name][0]: dot("node", source[name][0]) for name in copied}
+    for day, stamp in days.items():
+        keys[target[day][0]] = cy("date(", dot("node", source[stamp][0]), ")")
+    linked = node("linked", label(target_class(rel)), properties(keys))
+    write = foreach(
+        "node", nodes.items, merge(linked), merge(path(node("node"), rel, None, node("linked")))
+    )
+    work.add(Update(write))
+
+
 def _link_batch(operation: LinkMemoriesToDates) -> UnitOfWork:
     """One batch of :class:`LinkMemoriesToDates`: up to ``batch_size`` memories without a
     day, each linked to the Date of its ``obtained_at`` (merged), in one statement."""
     work = UnitOfWork(batched=True)
-    memories = work.lacking(Memory, Memory.date_obtained, operation.batch_size)
-    work.merge_linked(
-        memories, Memory.date_obtained, ("org_id", "user_id"), {"date": "obtained_at"}
+    memories = lacking(work, Memory, Memory.date_obtained, operation.batch_size)
+    merge_linked(
+        work, memories, Memory.date_obtained, ("org_id", "user_id"), {"date": "obtained_at"}
     )
     room(work, [(memories, operation.batch_size)], FINISHED)
     return work

@@ -38,7 +38,8 @@ from memora_ogm.calls.user import match_user
 from memora_ogm.errors import MemoraOGMError
 from memora_ogm.placeholders import resolve_placeholders
 from memora_ogm.projection import projection, reading
-from memora_ogm.unit_of_work import Count, Related, UnitOfWork
+from memora_ogm.transfer_plans import Count, Related, output_each
+from memora_ogm.unit_of_work import UnitOfWork
 from memora_ogm.validation import check_ids, check_page
 
 #: Interactions (or users and agents) a picture shows unless told otherwise.
@@ -184,7 +185,8 @@ def _user_read(org_id: str, user_id: str, limit: int) -> UnitOfWork:
     memories = work.reachable(interactions, Interaction.memories, order_by="obtained_at")
     work.output("user", user)
     work.output("agents", work.nodes(Agent, org_id=org_id))
-    work.output_each(
+    output_each(
+        work,
         "interactions",
         interactions,
         messages=Related(
@@ -194,7 +196,8 @@ def _user_read(org_id: str, user_id: str, limit: int) -> UnitOfWork:
         ),
         days=Related((Interaction.has_occurrence_on,), ("date",), "date"),
     )
-    work.output_each(
+    output_each(
+        work,
         "memories",
         memories,
         sources=Related((Memory.message_source,), ("msg_position",), "msg_position"),
@@ -211,9 +214,13 @@ def _organization_read(org_id: str, limit: int) -> UnitOfWork:
     org = match_org(work, org_id)
     users = work.reachable(org, Org.users, order_by="created_at", limit=limit)
     agents = work.reachable(org, Org.has_agent, order_by="created_at", limit=limit)
-    work.output_each("org", org, **ORGANIZATION_COUNTS)
-    work.output_each(
-        "users", users, **USER_COUNTS, agents=Related((User.has_agent,), ("agent_id",), "agent_id")
+    output_each(work, "org", org, **ORGANIZATION_COUNTS)
+    output_each(
+        work,
+        "users",
+        users,
+        **USER_COUNTS,
+        agents=Related((User.has_agent,), ("agent_id",), "agent_id"),
     )
     work.output("agents", agents)
     return work

@@ -49,21 +49,69 @@ class Var:
         return f"Var({self.hint!r})"
 
 
+#: One level of a statement's layout.
+INDENT = "  "
+#: A list whose one-line form is longer than this is laid out one item per line.
+WIDTH = 100
+
+
 @dataclass(frozen=True, slots=True)
 class Cypher:
-    """Cypher text whose variables are :class:`Var` objects (named when compiled)."""
+    """Cypher text whose variables are :class:`Var` objects (named when compiled), and
+    whose :class:`Lines` are laid out when it is rendered."""
 
-    parts: tuple[str | Var, ...]
+    parts: tuple[str | Var | Lines, ...]
 
     @property
     def uses(self) -> frozenset[Var]:
-        return frozenset(part for part in self.parts if isinstance(part, Var))
+        found: set[Var] = set()
+        for part in self.parts:
+            if isinstance(part, Var):
+                found.add(part)
+            elif isinstance(part, Lines):
+                found.update(*(item.uses for item in part.items))
+        return frozenset(found)
 
     def render(self, names: Mapping[Var, str]) -> str:
-        return "".join(part if isinstance(part, str) else names[part] for part in self.parts)
+        return "".join(
+            part
+            if isinstance(part, str)
+            else names[part]
+            if isinstance(part, Var)
+            else part.render(names)
+            for part in self.parts
+        )
 
     def __repr__(self) -> str:
         return repr(self.render(_Hints()))
+
+
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """Items laid out one per line, one level deeper than the line they start on: the
+    clauses of a subquery body, or the items of a long list (a map's entries, the terms
+    of a sum). ``sep`` ends each item but the last; a ``fold`` list short enough stays
+    on one line (``pad`` around it); ``close`` puts what follows (a closing brace) on a
+    line of its own."""
+
+    items: tuple[Cypher, ...]
+    sep: str = ""
+    fold: bool = False
+    close: bool = True
+    pad: str = ""
+
+    def render(self, names: Mapping[Var, str]) -> str:
+        items = [item.render(names) for item in self.items]
+        flat = f"{self.sep} ".join(items)
+        if self.fold and "\n" not in flat and len(flat) <= WIDTH:
+            return f"{self.pad}{flat}{self.pad}"
+        text = indent(f"{self.sep}\n".join(items))
+        return f"\n{text}\n" if self.close else f"\n{text}"
+
+
+def indent(text: str, depth: int = 1) -> str:
+    """``text`` with each line ``depth`` levels deeper."""
+    return "\n".join(INDENT * depth + line if line else line for line in text.split("\n"))
 
 
 class _Hints(dict[Var, str]):
@@ -73,9 +121,12 @@ class _Hints(dict[Var, str]):
         return f"<{var.hint}>"
 
 
-def cy(*pieces: str | Var | Cypher) -> Cypher:
+Piece = str | Var | Cypher | Lines
+
+
+def cy(*pieces: Piece) -> Cypher:
     """The pieces as one :class:`Cypher`, joined without separators."""
-    parts: list[str | Var] = []
+    parts: list[str | Var | Lines] = []
     for piece in pieces:
         for part in piece.parts if isinstance(piece, Cypher) else (piece,):
             if isinstance(part, str) and parts and isinstance(parts[-1], str):
@@ -85,14 +136,223 @@ def cy(*pieces: str | Var | Cypher) -> Cypher:
     return Cypher(tuple(parts))
 
 
-def join(separator: str, pieces: Iterable[str | Var | Cypher]) -> Cypher:
+def join(separator: str, pieces: Iterable[Piece]) -> Cypher:
     """The pieces as one :class:`Cypher`, with ``separator`` between them."""
-    joined: list[str | Var | Cypher] = []
+    joined: list[Piece] = []
     for piece in pieces:
         if joined:
             joined.append(separator)
         joined.append(piece)
     return cy(*joined)
+
+
+def items(pieces: Iterable[Piece], sep: str = ",", *, close: bool = False) -> Lines:
+    """A list of ``pieces`` (``a, b``), one per line when long."""
+    return Lines(tuple(cy(piece) for piece in pieces), sep, fold=True, close=close)
+
+
+def block(*clauses: Piece) -> Lines:
+    """The clauses of a subquery body, one per line, indented."""
+    return Lines(tuple(cy(clause) for clause in clauses))
+
+
+def subquery(keyword: str, *clauses: Piece) -> Cypher:
+    """``COLLECT {`` (or ``COUNT``, ``EXISTS``...) with ``clauses`` as its body, ``}``."""
+    return cy(f"{keyword} {{", block(*clauses), "}")
+
+
+def exists(pattern: Piece) -> Cypher:
+    """``EXISTS { pattern }``: on one line when short."""
+    return cy("EXISTS {", Lines((cy(pattern),), fold=True, pad=" "), "}")
+
+
+def mapping(subject: Piece, entries: Iterable[Piece]) -> Cypher:
+    """``subject {entries}`` (a map projection), one entry per line when long."""
+    return cy(subject, " {", items(entries, close=True), "}")
+
+
+def compact(value: Piece) -> Cypher:
+    """The DATETIME ``value`` as ``[epochMillis, nanosecond, timezone]`` (null stays
+    null): see ``ZonedDateTimeProperty.compact``."""
+    return cy(
+        "CASE WHEN ",
+        value,
+        " IS NULL THEN null ELSE [",
+        value,
+        ".epochMillis, ",
+        value,
+        ".nanosecond, ",
+        value,
+        ".timezone] END",
+    )
+
+
+def expand(value: Piece) -> Cypher:
+    """The DATETIME whose sent form is ``value`` (null stays null): see
+    ``ZonedDateTimeProperty.expand``."""
+    return cy(
+        "CASE WHEN ",
+        value,
+        " IS NULL THEN null ELSE datetime({epochSeconds: ",
+        value,
+        "[0], nanosecond: ",
+        value,
+        "[1], timezone: ",
+        value,
+        "[2]}) END",
+    )
+
+
+# -- syntax: the only place the engine spells a clause --------------------------------------
+
+
+def node(var: Piece = "", label: str = "", properties: Piece | None = None) -> Cypher:
+    """``(var:Label {properties})`` (``label`` as Cypher reads it); no braces when
+    ``properties`` is None."""
+    return cy(
+        "(",
+        var,
+        f":{label}" if label else "",
+        "" if properties is None else cy(" {", properties, "}"),
+        ")",
+    )
+
+
+def properties(values: Mapping[str, Piece]) -> Cypher:
+    """``name: value, ...`` (a node pattern's or a map's entries)."""
+    return join(", ", (cy(f"{identifier(name)}: ", value) for name, value in values.items()))
+
+
+def hop(kind: str = "", direction: int = 0, repeat: str = "", var: str = "") -> str:
+    """One relationship of a pattern: ``-[var:KIND]->`` (direction 1), ``<-[...]-`` (-1)
+    or ``-[...]-`` (0), ``repeat`` after the type (``*0..``); ``--`` when it has none."""
+    inside = var + (f":{identifier(kind)}" if kind else "") + repeat
+    inside = f"[{inside}]" if inside else ""
+    return {1: f"-{inside}->", -1: f"<-{inside}-"}.get(direction, f"-{inside}-")
+
+
+def dot(value: Piece, name: str) -> Cypher:
+    """``value.name``."""
+    return cy(value, f".{identifier(name)}")
+
+
+def is_null(value: Piece, null: bool = True) -> Cypher:
+    """``value IS NULL`` (``IS NOT NULL`` when not ``null``)."""
+    return cy(value, " IS NULL" if null else " IS NOT NULL")
+
+
+def both(conditions: Iterable[Piece], operator: str = "AND") -> Cypher:
+    """The conditions joined by ``AND`` (or ``operator``)."""
+    return join(f" {operator} ", conditions)
+
+
+def where(conditions: Sequence[Piece], *, fold: bool = False) -> Cypher:
+    """`` WHERE a AND b`` (nothing without conditions; one per line when ``fold`` and long)."""
+    if not conditions:
+        return cy()
+    return cy(" WHERE ", items(conditions, " AND") if fold else both(conditions))
+
+
+def match(pattern: Piece, *conditions: Piece, optional: bool = False, fold: bool = False) -> Cypher:
+    """``MATCH pattern WHERE conditions`` (one condition per line when ``fold`` and long)."""
+    return cy("OPTIONAL MATCH " if optional else "MATCH ", pattern, where(conditions, fold=fold))
+
+
+def unwind(values: Piece, alias: str) -> Cypher:
+    return cy("UNWIND ", values, f" AS {alias}")
+
+
+def with_(*values: Piece, conditions: Sequence[Piece] = (), distinct: bool = False) -> Cypher:
+    """``WITH a, b WHERE conditions``."""
+    return cy("WITH DISTINCT " if distinct else "WITH ", join(", ", values), where(conditions))
+
+
+def alias(value: Piece, name: Piece) -> Cypher:
+    return cy(value, " AS ", name)
+
+
+def returning(
+    *values: Piece, distinct: bool = False, order_by: Sequence[Piece] = (), limit: Piece = ""
+) -> Cypher:
+    """``RETURN [DISTINCT] values [ORDER BY ...] [LIMIT n]``."""
+    return cy(
+        "RETURN DISTINCT " if distinct else "RETURN ",
+        join(", ", values),
+        order(order_by, limit),
+    )
+
+
+def order(by: Sequence[Piece], limit: Piece = "") -> Cypher:
+    """`` ORDER BY a, b LIMIT n`` (each part only when given)."""
+    return cy(
+        cy(" ORDER BY ", join(", ", by)) if by else "",
+        cy(" LIMIT ", limit) if limit != "" else "",
+    )
+
+
+def create(pattern: Piece) -> Cypher:
+    return cy("CREATE ", pattern)
+
+
+def merge(pattern: Piece) -> Cypher:
+    return cy("MERGE ", pattern)
+
+
+def assign(assignments: Sequence[Piece]) -> Cypher:
+    """``SET a, b``: one assignment per line when long."""
+    return cy("SET ", items(assignments))
+
+
+def set_label(var: str, label: str) -> Cypher:
+    """``SET var:Label``: writes nothing when the node has it, but takes its lock."""
+    return cy(f"SET {var}:{label}")
+
+
+def delete(var: str, detach: bool = True) -> Cypher:
+    return cy("DETACH DELETE " if detach else "DELETE ", var)
+
+
+def foreach(var: str, values: Piece, *clauses: Piece) -> Cypher:
+    """``FOREACH (var IN values | clauses)``: one clause inline, more on lines of their own."""
+    body: Piece = clauses[0] if len(clauses) == 1 else block(*clauses)
+    return cy(f"FOREACH ({var} IN ", values, " | " if len(clauses) == 1 else " |", body, ")")
+
+
+def optional_call(imports: Sequence[str], *clauses: Piece) -> Cypher:
+    """``OPTIONAL CALL (imports) { clauses }`` written inside a subquery body."""
+    return cy(f"OPTIONAL CALL ({', '.join(imports)}) {{", block(*clauses), "}")
+
+
+def collect(*clauses: Piece) -> Cypher:
+    """``COLLECT { clauses }``: the list of what the subquery returns."""
+    return subquery("COLLECT", *clauses)
+
+
+def count(*clauses: Piece) -> Cypher:
+    """``COUNT { clauses }``."""
+    return subquery("COUNT", *clauses)
+
+
+def case(condition: Piece, then: Piece, otherwise: Piece | None = None) -> Cypher:
+    """``CASE WHEN condition THEN then ELSE otherwise END`` (null otherwise when None)."""
+    rest = "" if otherwise is None else cy(" ELSE ", otherwise)
+    return cy("CASE WHEN ", condition, " THEN ", then, rest, " END")
+
+
+def gather(pattern: Piece, value: Piece) -> Cypher:
+    """``[pattern | value]``: ``value`` for each match of ``pattern``."""
+    return cy("[", pattern, " | ", value, "]")
+
+
+def each(var: str, values: Piece, value: Piece = "", condition: Piece = "") -> Cypher:
+    """``[var IN values WHERE condition | value]`` (a list comprehension)."""
+    return cy(
+        f"[{var} IN ",
+        values,
+        cy(" WHERE ", condition) if condition != "" else "",
+        cy(" | ", value) if value != "" else "",
+        "]",
+    )
 
 
 # -- clauses -----------------------------------------------------------------------------
@@ -145,6 +405,11 @@ class Subquery:
 
 
 Clause = Match | Bind | Update | Subquery
+
+
+def call(*clauses: Piece, binds: tuple[Var, ...] = ()) -> Subquery:
+    """``CALL (...) { clauses }``, returning ``binds``."""
+    return Subquery(cy(block(*clauses)), binds)
 
 
 def reads(clause: Clause) -> frozenset[Var]:
@@ -205,6 +470,19 @@ def live_before(clauses: Sequence[Clause], needed: frozenset[Var]) -> list[froze
     return live
 
 
+def _with(items: Sequence[str], last: str = "") -> str:
+    """``WITH items, last``; ``last`` on a line of its own when the first line is long."""
+    text = "WITH " + ", ".join([*items, last] if last else items)
+    if last and items and len(text.split("\n", 1)[0]) > WIDTH:
+        return "WITH " + ", ".join(items) + ",\n" + indent(last)
+    return text
+
+
+def _call(clause: Subquery, scope: Scope) -> str:
+    imports = ", ".join(scope.listed(reads(clause)))
+    return f"CALL ({imports}) {{{clause.body.render(scope.names)}}}"
+
+
 def render(clauses: Sequence[Clause], needed: frozenset[Var], scope: Scope) -> list[str]:
     """The lines of ``clauses`` (a body: after the head) where each ``WITH`` carries only
     what a later clause, or ``needed`` at the end, reads."""
@@ -213,18 +491,18 @@ def render(clauses: Sequence[Clause], needed: frozenset[Var], scope: Scope) -> l
     after_update = False
     for clause, after in zip(clauses, live[1:], strict=True):
         if isinstance(clause, Bind):
-            carried = [*scope.listed(after - {clause.var})]
+            carried = scope.listed(after - {clause.var})
             value = clause.value.render(scope.names)
-            lines.append(f"WITH {', '.join([*carried, f'{value} AS {scope.names[clause.var]}'])}")
+            lines.append(_with(carried, f"{value} AS {scope.names[clause.var]}"))
         elif isinstance(clause, Subquery):
-            imports = ", ".join(scope.listed(reads(clause)))
             carried = scope.listed((after - frozenset(clause.binds)) | reads(clause))
             # A WITH drops what is no longer read, so the subquery's rows do not carry it;
             # after a write one is needed anyway.
-            head = f"WITH {', '.join(carried)} " if carried else ""
-            if not carried and after_update:
-                head = "WITH true AS proceed "
-            lines.append(f"{head}CALL ({imports}) {{ {clause.body.render(scope.names)} }}")
+            if carried:
+                lines.append(_with(carried))
+            elif after_update:
+                lines.append("WITH true AS proceed")
+            lines.append(_call(clause, scope))
         elif isinstance(clause, Update):
             lines.append(clause.text.render(scope.names))
         else:
@@ -239,10 +517,98 @@ def render_head(clauses: Sequence[Clause], scope: Scope) -> list[str]:
     lines = []
     for clause in clauses:
         if isinstance(clause, Subquery):
-            imports = ", ".join(scope.listed(reads(clause)))
-            lines.append(f"CALL ({imports}) {{ {clause.body.render(scope.names)} }}")
+            lines.append(_call(clause, scope))
         elif isinstance(clause, Match):
             lines.append(f"OPTIONAL MATCH {clause.pattern.render(scope.names)}")
         else:
             raise TypeError(f"not a clause of a head: {clause!r}")
     return lines
+
+
+#: The head of a statement that keeps the server's cached plan (``keep_plan``).
+KEEP_PLAN = "CYPHER replan=skip"
+
+
+def statement(
+    head: Sequence[Clause],
+    missing: Cypher,
+    body: Sequence[Clause],
+    outputs: Sequence[tuple[Var, str]],
+    *,
+    writes: bool,
+    keep_plan: bool = False,
+) -> str:
+    """The text of a statement: its ``head`` matches, then ``missing`` (the list of what
+    is missing) and ``body``, returning ``missing`` and the ``outputs`` by name.
+
+    A write computes ``missing`` first and runs its body only when it is empty; a read
+    is its matches and one RETURN, which computes it and projects the outputs the body
+    declares last.
+    """
+    lines = (_write if writes else _read)(head, missing, body, outputs)
+    if keep_plan:
+        lines.insert(0, KEEP_PLAN)
+    return "\n".join(line.rstrip() for line in "\n".join(lines).split("\n"))
+
+
+def _write(
+    head: Sequence[Clause],
+    missing: Cypher,
+    body: Sequence[Clause],
+    outputs: Sequence[tuple[Var, str]],
+) -> list[str]:
+    flag = Var("missing", exact=True)
+    scope = Scope.of([*head, Bind(flag, missing), *body])
+    returned = frozenset(var for var, _ in outputs)
+    imports = live_before(body, returned)[0] | {flag}
+    names = ", ".join(scope.listed(imports))
+    inner = [scope.names[var] for var, _ in outputs]
+    return [
+        *render_head(head, scope),
+        _with(scope.listed(imports - {flag}), f"{missing.render(scope.names)} AS missing"),
+        f"OPTIONAL CALL ({names}) {{",
+        indent(f"WITH {names} WHERE missing = []"),
+        *map(indent, render(body, returned, scope)),
+        indent(_return(inner or ["true AS written"])),
+        "}",
+        _return(["missing", *_returned(outputs, scope, {})]),
+    ]
+
+
+def _read(
+    head: Sequence[Clause],
+    missing: Cypher,
+    body: Sequence[Clause],
+    outputs: Sequence[tuple[Var, str]],
+) -> list[str]:
+    body = list(body)
+    last: list[Output] = []
+    while body and isinstance(output := body[-1], Output):
+        last.insert(0, output)
+        body.pop()
+    inlined = {output.var: output.value for output in last}
+    scope = Scope.of([*head, *body])
+    needed = missing.uses.union(*(value.uses for value in inlined.values()))
+    needed |= frozenset(var for var, _ in outputs if var not in inlined)
+    return [
+        *render_head(head, scope),
+        *render(body, needed, scope),
+        _return([f"{missing.render(scope.names)} AS missing", *_returned(outputs, scope, inlined)]),
+    ]
+
+
+def _returned(
+    outputs: Sequence[tuple[Var, str]], scope: Scope, inlined: Mapping[Var, Cypher]
+) -> list[str]:
+    """The outputs as the statement returns them, each under its name."""
+    returned = []
+    for var, name in outputs:
+        value = inlined[var].render(scope.names) if var in inlined else scope.names[var]
+        key = identifier(name)
+        returned.append(value if value == key else f"{value} AS {key}")
+    return returned
+
+
+def _return(returned: Sequence[str]) -> str:
+    """``RETURN a, b``: one item per line when long."""
+    return cy("RETURN ", items(returned)).render({})

@@ -16,7 +16,6 @@ inflated; the return models keep Memora's fields only.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -25,22 +24,14 @@ from types import ModuleType
 from typing import Any, TypeVar, cast
 
 from neomodel.properties import IntegerProperty, Property, StringProperty
-from neomodel.util import escape_identifier
 from pydantic import BaseModel
 
 from memora_ogm.errors import NodeVanished
+from memora_ogm.plan import Cypher, Var, compact, cy, identifier, mapping
 from memora_ogm.properties import ZonedDateTimeProperty
 
 N = TypeVar("N", bound=type)
 M = TypeVar("M", bound=BaseModel)
-
-#: A name Cypher reads without backticks.
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _identifier(name: str) -> str:
-    """A property or variable name as Cypher reads it: bare when it can be, else escaped."""
-    return name if _PLAIN.fullmatch(name) else escape_identifier(name)
 
 
 def stored_as_is(prop: Property[Any]) -> type | None:
@@ -118,21 +109,21 @@ class NodeProjection:
         )
         self._plans: dict[type[BaseModel] | None, tuple[_Step, ...]] = {}
 
-    def map(self, variable: str, **expressions: str) -> str:
+    def map(self, variable: str | Var, **expressions: str | Cypher) -> Cypher:
         """Cypher projecting the node ``variable`` as a map of its properties, each
         DATETIME in compact form; ``expressions`` replace a property's value (the
         resolved text of a memory) or add entries (its message sources)."""
-        entries = []
+        entries: list[Cypher] = []
         for field in self.fields:
-            key = _identifier(field.db_name)
+            key = identifier(field.db_name)
             if field.db_name in expressions:
-                entries.append(f"{key}: {expressions.pop(field.db_name)}")
+                entries.append(cy(f"{key}: ", expressions.pop(field.db_name)))
             elif field.zoned:
-                entries.append(f"{key}: {ZonedDateTimeProperty.compact(f'{variable}.{key}')}")
+                entries.append(cy(f"{key}: ", compact(cy(variable, f".{key}"))))
             else:
-                entries.append(f".{key}")
-        entries.extend(f"{_identifier(key)}: {value}" for key, value in expressions.items())
-        return f"{variable} {{{', '.join(entries)}}}"
+                entries.append(cy(f".{key}"))
+        entries.extend(cy(f"{identifier(key)}: ", value) for key, value in expressions.items())
+        return mapping(variable, entries)
 
     def values(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """The properties of a projected row (or of any map of a node's stored properties),

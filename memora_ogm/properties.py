@@ -18,6 +18,8 @@ import neo4j.time
 import pytz
 from neomodel.properties import Property, validator
 
+from memora_ogm import plan
+
 
 def as_aware(value: datetime) -> datetime:
     """A naive datetime is taken as UTC; an aware one is kept as it is."""
@@ -142,19 +144,13 @@ class ZonedDateTimeProperty(Property[datetime]):
         classes, about 35 microseconds apiece, the largest client cost of a page of
         interactions or memories; the compact form costs about 2.
         """
-        return (
-            f"CASE WHEN {expression} IS NULL THEN null ELSE "
-            f"[{expression}.epochMillis, {expression}.nanosecond, {expression}.timezone] END"
-        )
+        return plan.compact(expression).render({})
 
     @staticmethod
     def expand(expression: str) -> str:
         """Cypher building the DATETIME whose :func:`sent_form` is ``expression`` (null
         stays null)."""
-        return (
-            f"CASE WHEN {expression} IS NULL THEN null ELSE datetime({{epochSeconds: "
-            f"{expression}[0], nanosecond: {expression}[1], timezone: {expression}[2]}}) END"
-        )
+        return plan.expand(expression).render({})
 
     @validator
     def inflate(self, value: Any) -> datetime:

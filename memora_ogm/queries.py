@@ -30,9 +30,11 @@ property every node of the label has).
 from __future__ import annotations
 
 import functools
+import re
 
 from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, MessageBlock, User
 from memora_ogm.mapping import arrow, label
+from memora_ogm.plan import INDENT, cy, indent, subquery
 from memora_ogm.projection import projection
 
 # The hops and labels of the walks below, from the node classes' relationship definitions.
@@ -96,10 +98,10 @@ def memory_projection(memory: type, message: type) -> str:
     class ``memory`` projects them (:mod:`memora_ogm.projection`) with the text resolved
     (the slot above), the owner's name and agent's label for the Python fallback, and its
     message sources (of the class ``message``) in position order."""
-    sources = (
-        f"COLLECT {{ MATCH (mem){SOURCE}(source:{MESSAGE}) "
-        "WHERE source.msg_position IS NOT NULL "
-        f"RETURN {projection(message).map('source')} ORDER BY source.msg_position }}"
+    sources = subquery(
+        "COLLECT",
+        f"MATCH (mem){SOURCE}(source:{MESSAGE}) WHERE source.msg_position IS NOT NULL",
+        cy("RETURN ", projection(message).map("source"), " ORDER BY source.msg_position"),
     )
     fields = projection(memory).map(
         "mem",
@@ -112,7 +114,7 @@ def memory_projection(memory: type, message: type) -> str:
 OPTIONAL MATCH (owner:{USER} {{org_id: mem.org_id, user_id: mem.user_id}})
 OPTIONAL MATCH (agent:{AGENT} {{org_id: mem.org_id, agent_id: mem.agent_id}})
 {RESOLVE_SLOT}
-WITH *, {fields} AS memory
+WITH *, {fields.render({})} AS memory
 """
 
 
@@ -121,21 +123,34 @@ def interaction_projection(interaction: type, memory: type, message: type) -> st
     properties as the class ``interaction`` projects them, with its messages in position
     order when ``$with_messages`` and its memories in ``obtained_at`` then ``memory_id``
     order when ``$with_memories`` (each list empty otherwise)."""
-    messages = (
-        "CASE WHEN $with_messages THEN COLLECT { "
+    messages = subquery(
+        "COLLECT",
         f"MATCH (interaction){FIRST}(:{MESSAGE}){NEXT_0_OR_MORE}"
-        f"(message:{MESSAGE}) WHERE message.msg_position IS NOT NULL "
-        f"RETURN {projection(message).map('message')} ORDER BY message.msg_position "
-        "} ELSE [] END"
+        f"(message:{MESSAGE}) WHERE message.msg_position IS NOT NULL",
+        cy("RETURN ", projection(message).map("message"), " ORDER BY message.msg_position"),
     )
-    memories = f"""CASE WHEN $with_memories THEN COLLECT {{
-    MATCH (interaction){MEMORIES_OF_INTERACTION}(mem:{MEMORY})
-    WHERE mem.memory IS NOT NULL
-    {memory_projection(memory, message)}
-    RETURN memory ORDER BY mem.obtained_at, mem.memory_id
-}} ELSE [] END"""
-    fields = projection(interaction).map("interaction", messages=messages, memories=memories)
-    return f"\nWITH *, {fields} AS details\n"
+    memories = subquery(
+        "COLLECT",
+        f"MATCH (interaction){MEMORIES_OF_INTERACTION}(mem:{MEMORY}) WHERE mem.memory IS NOT NULL",
+        *memory_projection(memory, message).strip().split("\n"),
+        "RETURN memory ORDER BY mem.obtained_at, mem.memory_id",
+    )
+    fields = projection(interaction).map(
+        "interaction",
+        messages=cy("CASE WHEN $with_messages THEN ", messages, " ELSE [] END"),
+        memories=cy("CASE WHEN $with_memories THEN ", memories, " ELSE [] END"),
+    )
+    return f"\nWITH *, {fields.render({})} AS details\n"
+
+
+def _fill(query: str, slot: str, text: str) -> str:
+    """``query`` with each line holding ``slot`` replaced by ``text``, indented as it."""
+    return re.sub(
+        rf"^( *){re.escape(slot)}$",
+        lambda found: indent(text.strip("\n"), len(found[1]) // len(INDENT)),
+        query,
+        flags=re.M,
+    )
 
 
 @functools.cache
@@ -143,9 +158,9 @@ def statement(query: str, apoc: bool, interaction: type, memory: type, message: 
     """The statement of ``query`` (a text below, with its slots) for this server and these
     read classes (:func:`memora_ogm.projection.reading`), made once: a memory read's text
     would otherwise be rebuilt on every call."""
-    query = query.replace(INTERACTION_SLOT, interaction_projection(interaction, memory, message))
-    query = query.replace(MEMORY_SLOT, memory_projection(memory, message))
-    return query.replace(RESOLVE_SLOT, RESOLVE_WITH_APOC if apoc else RESOLVE_IN_PYTHON)
+    query = _fill(query, INTERACTION_SLOT, interaction_projection(interaction, memory, message))
+    query = _fill(query, MEMORY_SLOT, memory_projection(memory, message))
+    return _fill(query, RESOLVE_SLOT, RESOLVE_WITH_APOC if apoc else RESOLVE_IN_PYTHON)
 
 
 #: One interaction of a user.

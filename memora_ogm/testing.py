@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from neomodel.async_.database import AsyncDatabase
     from neomodel.sync_.database import Database
 
+    from memora_ogm.unit_of_work import UnitOfWork
+
 CLEAN_BATCH_SIZE = 10_000
 #: Environment variables naming the second server: ``NEO4J_SECOND_URI`` for ``NEO4J_URI``...
 SECOND_SERVER_PREFIX = "NEO4J_SECOND_"
@@ -59,14 +61,14 @@ def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_
     """Delete all relationships, then all nodes, in batches (schema stays); returns how
     many nodes were deleted.
 
-    Each batch is a compiled plan (:meth:`~memora_ogm.unit_of_work.UnitOfWork.delete_everything`):
-    relationships first, so that no batch grows with a node's degree (detaching a day of a
-    long run in a batch of nodes ran out of the server's transaction memory).
+    Each batch is one compiled plan (:func:`delete_everything`): relationships first, so
+    that no batch grows with a node's degree (detaching a day of a long run in a batch of
+    nodes ran out of the server's transaction memory).
     """
     from memora_ogm.unit_of_work import UnitOfWork
 
     work = UnitOfWork()
-    work.delete_everything(batch_size)
+    delete_everything(work, batch_size)
     query, params = work.compile()
     deleted = 0
     while True:
@@ -75,6 +77,43 @@ def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_
         deleted += int(row["deleted"])
         if row["emptied"]:
             return deleted
+
+
+def delete_everything(work: UnitOfWork, limit: int) -> None:
+    """Delete one batch of the whole graph, whatever its labels (the schema stays): up to
+    ``limit`` relationships, then, when that took the last of them, up to ``limit``
+    nodes. Outputs ``deleted`` (the nodes deleted) and ``emptied`` (whether the graph is
+    empty now).
+
+    Relationships go first so that no batch grows with a node's degree: a day or a
+    collection of a long run links hundreds of thousands of nodes.
+    """
+    from memora_ogm.plan import (
+        Bind,
+        Update,
+        Var,
+        case,
+        collect,
+        cy,
+        delete,
+        foreach,
+        hop,
+        match,
+        node,
+        returning,
+    )
+
+    relationships, nodes = Var("relationships"), Var("nodes")
+    batch = work.param(limit, "limit")
+    every = match(cy(node(), hop(direction=1, var="r"), node()))
+    work.add(Bind(relationships, collect(every, returning("r", limit=batch))))
+    work.add(Update(foreach("r", relationships, delete("r", detach=False))))
+    rest = cy("size(", relationships, f") < {batch}")
+    some = collect(match(node("n")), returning("n", limit=batch))
+    work.add(Bind(nodes, case(rest, some, "[]")))
+    work.add(Update(foreach("node", nodes, delete("node", detach=False))))
+    work.output_value("deleted", cy("size(", nodes, ")"))
+    work.output_value("emptied", cy(rest, " AND size(", nodes, f") < {batch}"))
 
 
 @pytest.fixture(scope="session")

@@ -33,10 +33,10 @@ from typing import Any
 
 from memora_ogm.mapping import (
     Param,
-    arrow,
     hint,
     label,
     node_properties,
+    path,
     present,
     relation_name,
     table,
@@ -48,22 +48,41 @@ from memora_ogm.plan import (
     Cypher,
     Match,
     Output,
-    Scope,
+    Piece,
     Subquery,
     Update,
     Var,
+    alias,
+    assign,
+    both,
+    call,
+    case,
+    collect,
+    count,
+    create,
     cy,
-    identifier,
-    join,
-    live_before,
-    render,
-    render_head,
+    delete,
+    dot,
+    each,
+    exists,
+    expand,
+    foreach,
+    hop,
+    is_null,
+    items,
+    match,
+    merge,
+    node,
+    order,
+    properties,
+    returning,
+    set_label,
+    statement,
+    unwind,
+    with_,
 )
 from memora_ogm.projection import projection, reading
-from memora_ogm.properties import ZonedDateTimeProperty, sent_form
-
-#: The head of a batched unit's statement (see ``UnitOfWork(batched=True)``).
-KEEP_PLAN = "CYPHER replan=skip"
+from memora_ogm.properties import sent_form
 
 MissingError = Callable[[Any], Exception]
 """Makes the not-found error of a match from what is missing (a key map for lists, else None)."""
@@ -114,10 +133,21 @@ class UnitOfWork:
 
     # -- the extension points of domain modules ----------------------------------------
 
-    def add(self, clause: Clause) -> None:
-        """Append ``clause`` to the body (an :class:`Update` makes the unit a write)."""
-        self._writes = self._writes or isinstance(clause, Update)
+    def add(self, clause: Clause, *, writes: bool = False) -> None:
+        """Append ``clause`` to the body (an :class:`Update`, or any clause that ``writes``,
+        makes the unit a write)."""
+        self._writes = self._writes or writes or isinstance(clause, Update)
         self._body.append(clause)
+
+    def bind(self, cls: type, value: Cypher, many: bool = True, created: bool = False) -> Ref:
+        """The node(s) of ``cls`` that ``value`` computes, bound to a variable."""
+        var = Var(hint(cls, many))
+        self.add(Bind(var, value))
+        return _of(var, cls, many, created)
+
+    def properties(self, cls: type, keys: Mapping[str, Any]) -> Cypher:
+        """``name: $name, ...``: ``keys`` deflated, by stored name, as parameters."""
+        return properties(self._values(cls, keys))
 
     def param(self, value: Any, name: str) -> str:
         """``$name`` holding ``value`` (``$name_2`` if ``name`` holds another value; a
@@ -157,7 +187,7 @@ class UnitOfWork:
     def _value(self, value: Any, name: str) -> str:
         """A parameter holding ``value`` (a datetime: its entry of ``$times``)."""
         if isinstance(value, datetime):
-            return ZonedDateTimeProperty.expand(f"$times[{self._time(value)}]")
+            return expand(f"$times[{self._time(value)}]").render({})
         return self.param(value, name)
 
     def _assign(
@@ -166,15 +196,15 @@ class UnitOfWork:
         """SET items giving ``target`` the ``stored`` properties (``=`` replaces, ``+=``
         adds): one map parameter ``$name``, and its datetimes from ``$times``."""
         plain = {key: value for key, value in stored.items() if not isinstance(value, datetime)}
-        items: list[Cypher] = [cy(target, f" {operator} {self.param(plain, name)}")]
-        items.extend(
-            cy(target, f".{identifier(key)} = {self._value(value, key)}")
+        assigned: list[Cypher] = [cy(target, f" {operator} {self.param(plain, name)}")]
+        assigned.extend(
+            cy(dot(target, key), f" = {self._value(value, key)}")
             for key, value in stored.items()
             if isinstance(value, datetime)
         )
-        return join(", ", items)
+        return assign(assigned)
 
-    def rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, str, str]:
+    def rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, Cypher, str]:
         """A list parameter of ``stored`` rows (named after the class), the SET items that
         give ``node`` the properties of ``row``, and where a row keeps its plain properties
         (``row`` plus this suffix). For a class with datetime properties, ``.p`` maps the
@@ -182,7 +212,7 @@ class UnitOfWork:
         none); a class without is sent as the rows themselves."""
         times = table(cls).times
         if not times:
-            return self.param(stored, hint(cls, many=True)), "node = row", ""
+            return self.param(stored, hint(cls, many=True)), cy("node = row"), ""
         rows = [
             {
                 "p": {k: v for k, v in properties.items() if k not in times},
@@ -193,23 +223,16 @@ class UnitOfWork:
             }
             for properties in stored
         ]
-        items = ["node = row.p"] + [
-            f"node.{identifier(name)} = " + ZonedDateTimeProperty.expand(f"$times[row.t[{index}]]")
+        assigned = [cy("node = row.p")] + [
+            cy(dot("node", name), " = ", expand(f"$times[row.t[{index}]]"))
             for index, name in enumerate(times)
         ]
-        return self.param(rows, hint(cls, many=True)), ", ".join(items), ".p"
+        return self.param(rows, hint(cls, many=True)), cy(items(assigned)), ".p"
 
     def _values(self, cls: type, keys: Mapping[str, Any]) -> dict[str, str]:
         """``keys`` deflated, by stored name, each as its parameter (``$name``)."""
         stored = node_properties(cls, keys, defaults=False)
         return {name: self._value(value, name) for name, value in stored.items()}
-
-    def _keys(self, cls: type, keys: Mapping[str, Any], source: str | None = None) -> str:
-        """``{name: $name, ...}`` for ``keys`` deflated, or ``{name: source.name}`` for a row."""
-        if source is not None:
-            stored = node_properties(cls, keys, defaults=False)
-            return ", ".join(f"{identifier(name)}: {source}.{identifier(name)}" for name in stored)
-        return _pattern(self._values(cls, keys))
 
     def _head_only(self) -> None:
         if self._body:
@@ -220,11 +243,7 @@ class UnitOfWork:
             number = len(self._checks)
             self._checks.append(
                 (
-                    cy(
-                        "CASE WHEN ",
-                        ref.expression,
-                        f" IS NULL THEN [[{number}, null]] ELSE [] END",
-                    ),
+                    case(is_null(ref.expression), f"[[{number}, null]]", "[]"),
                     missing,
                 )
             )
@@ -245,8 +264,7 @@ class UnitOfWork:
         """The node of ``cls`` with ``keys``; ``missing()`` is raised when there is none."""
         self._head_only()
         var = Var(hint(cls))
-        pattern = cy("(", var, f":{label(cls)} {{{self._keys(cls, keys)}}})")
-        self._head.append(Match(pattern, (var,)))
+        self._head.append(Match(node(var, label(cls), self.properties(cls, keys)), (var,)))
         return self._check(_of(var, cls, False), missing and (lambda _: missing()), lock)
 
     def match_related(
@@ -261,7 +279,7 @@ class UnitOfWork:
         self._head_only()
         cls = target_class(rel)
         var = Var(hint(cls))
-        pattern = cy("(", start.expression, f"){arrow(rel)}(", var, f":{label(cls)})")
+        pattern = path(node(start.expression), rel, None, node(var, label(cls)))
         self._head.append(Match(pattern, (var,)))
         return self._check(_of(var, cls, False), missing and (lambda _: missing()), lock)
 
@@ -278,21 +296,19 @@ class UnitOfWork:
         self._head_only()
         var, gone = Var(hint(cls, many=True)), Var(f"{hint(cls)}_missing")
         rows = [node_properties(cls, key, defaults=False) for key in keys]
-        pattern = self._keys(cls, keys[0] if keys else {}, source="key") if keys else ""
+        pattern = row_properties(cls, keys[0], "key") if keys else ""
         self._head.append(
-            Subquery(
-                cy(
-                    f"UNWIND {self.param(rows, f'{hint(cls)}_keys')} AS key "
-                    f"OPTIONAL MATCH (found:{label(cls)} {{{pattern}}}) "
-                    "RETURN collect(found) AS ",
-                    var,
-                    ", collect(CASE WHEN found IS NULL THEN key END) AS ",
-                    gone,
+            call(
+                unwind(self.param(rows, f"{hint(cls)}_keys"), "key"),
+                match(node("found", label(cls), pattern), optional=True),
+                returning(
+                    alias("collect(found)", var),
+                    alias(cy("collect(", case(is_null("found"), "key"), ")"), gone),
                 ),
-                (var, gone),
+                binds=(var, gone),
             )
         )
-        self._checks.append((cy("[key IN ", gone, f" | [{len(self._checks)}, key]]"), missing))
+        self._checks.append((each("key", gone, f"[{len(self._checks)}, key]"), missing))
         ref = _of(var, cls, True)
         if lock:
             self.lock(ref)
@@ -313,13 +329,8 @@ class UnitOfWork:
         second writer off with it.
         """
         self._writes = True
-        clause = Update(cy("FOREACH (node IN ", ref.items, f" | SET node:{label(ref.cls)})"))
+        clause = Update(foreach("node", ref.items, set_label("node", label(ref.cls))))
         (self._body if self._body else self._locks).append(clause)
-
-    def _bind(self, cls: type, expression: Cypher, many: bool, created: bool = False) -> Ref:
-        var = Var(hint(cls, many))
-        self.add(Bind(var, expression))
-        return _of(var, cls, many, created)
 
     def nodes(
         self, cls: type, limit: int | None = None, *, order_by: Sequence[str] = (), **keys: Any
@@ -333,20 +344,20 @@ class UnitOfWork:
         prefix instead of scanning the label.
         """
         values = self._values(cls, keys)
-        rest = _where(_rest_of_key(cls, values, "node"))
-        match = f"MATCH (node:{label(cls)} {{{_pattern(values)}}}){rest}"
+        found = match(
+            node("node", label(cls), properties(values)), *_rest_of_key(cls, values, "node")
+        )
         spec = table(cls)
-        order = ", ".join(f"node.{identifier(spec.deflate[name][0])}" for name in order_by)
-        ordered = f" ORDER BY {order}" if order else ""
-        top = "" if limit is None else f" LIMIT {self.param(limit, f'{hint(cls, True)}_limit')}"
-        return self._bind(cls, cy(f"COLLECT {{ {match} RETURN node{ordered}{top} }}"), True)
+        by = [dot("node", spec.deflate[name][0]) for name in order_by]
+        top = "" if limit is None else self.param(limit, f"{hint(cls, True)}_limit")
+        return self.bind(cls, collect(found, returning("node", order_by=by, limit=top)))
 
     def count(self, cls: type, *, having: Any | None = None, **keys: Any) -> Cypher:
         """The number of nodes of ``cls`` with the property values ``keys`` (found as
         :meth:`nodes` finds them), of those with a relationship along ``having`` when
         given (memories a newer one superseded: ``having=Memory.contrary_update``): a
         value for :meth:`output_value`."""
-        return cy(_count(cls, self._values(cls, keys), having))
+        return count_nodes(cls, self._values(cls, keys), having)
 
     def reachable(
         self,
@@ -367,41 +378,27 @@ class UnitOfWork:
         collection is only expanded as far as a batch needs.
         """
         cls = target_class(then_repeat if then_repeat is not None else rel)
-        hops = arrow(rel) + (
-            f"(:{label(target_class(rel))}){arrow(then_repeat, '*0..')}"
-            if then_repeat is not None
-            else ""
+        found = match(
+            path(node("start"), rel, then_repeat, node("node", label(cls))), present(cls, "node")
         )
-        order = (
-            f" ORDER BY node.{identifier(order_by)}{' DESC' if descending else ''}"
-            if order_by
-            else ""
-        )
-        match = f"MATCH (start){hops}(node:{label(cls)}) WHERE {present(cls, 'node')}"
+        by = [cy(dot("node", order_by), " DESC" if descending else "")] if order_by else []
+        starts = unwind(start.items, "start")
         if limit is None:
-            return self._bind(
-                cls,
-                cy(
-                    "COLLECT { UNWIND ",
-                    start.items,
-                    f" AS start {match} RETURN DISTINCT node{order} }}",
-                ),
-                True,
+            return self.bind(
+                cls, collect(starts, found, returning("node", distinct=True, order_by=by))
             )
         # A subquery of its own that keeps only ``start``: the server counts what each row
         # carries, and a long chain's rows carrying the statement's lists outgrew its memory.
         var = Var(hint(cls, many=True))
+        top = self.param(limit, f"{var.hint}_limit")
         self.add(
-            Subquery(
-                cy(
-                    "UNWIND ",
-                    start.items,
-                    f" AS start WITH start {match} "
-                    f"WITH DISTINCT node{order} LIMIT {self.param(limit, f'{var.hint}_limit')} "
-                    "RETURN collect(node) AS ",
-                    var,
-                ),
-                (var,),
+            call(
+                starts,
+                with_("start"),
+                found,
+                cy(with_("node", distinct=True), order(by, top)),
+                returning(alias("collect(node)", var)),
+                binds=(var,),
             )
         )
         return _of(var, cls, True)
@@ -414,14 +411,14 @@ class UnitOfWork:
         """``first``'s nodes then ``second``'s (e.g. the kept head of a chain and its new tail),
         bound once: a list indexed by each row of a link is not rebuilt per row."""
         created = first.created and second.created
-        return self._bind(first.cls, cy(first.items, " + ", second.items), True, created)
+        return self.bind(first.cls, cy(first.items, " + ", second.items), created=created)
 
     def create(self, cls: type, **values: Any) -> tuple[Ref, dict[str, Any]]:
         """A new node of ``cls``; returns it and its stored properties (ids included)."""
         stored = node_properties(cls, values)
         var = Var(hint(cls))
-        assign = self._assign(var, stored, "=", hint(cls))
-        self.add(Update(cy("CREATE (", var, f":{label(cls)}) SET ", assign), (var,)))
+        assigned = self._assign(var, stored, "=", hint(cls))
+        self.add(Update(cy(create(node(var, label(cls))), "\n", assigned), (var,)))
         return _of(var, cls, False, created=True), stored
 
     def create_each(
@@ -438,14 +435,14 @@ class UnitOfWork:
     def merge(self, cls: type, **keys: Any) -> Ref:
         """The node of ``cls`` with ``keys`` (its whole key), made if missing."""
         var = Var(hint(cls))
-        self.add(Update(cy("MERGE (", var, f":{label(cls)} {{{self._keys(cls, keys)}}})"), (var,)))
+        self.add(Update(merge(node(var, label(cls), self.properties(cls, keys))), (var,)))
         return _of(var, cls, False)
 
     def set(self, ref: Ref, **values: Any) -> None:
         """Set properties of the node(s)."""
         stored = node_properties(ref.cls, values, defaults=False)
-        assign = self._assign("node", stored, "+=", f"{hint(ref.cls)}_changes")
-        self.add(Update(cy("FOREACH (node IN ", ref.items, " | SET ", assign, ")")))
+        assigned = self._assign("node", stored, "+=", f"{hint(ref.cls)}_changes")
+        self.add(Update(foreach("node", ref.items, assigned)))
 
     def link(
         self,
@@ -460,14 +457,13 @@ class UnitOfWork:
         one list with the single node on the other side. Relationships to a node made here
         are created, others merged (linking twice is harmless).
         """
-        verb = "CREATE" if source.created or target.created else "MERGE"
-        hop = arrow(rel)
+        write = create if source.created or target.created else merge
         if pairs is None:
             if source.many and target.many:
                 raise ValueError("linking two lists needs index pairs")
             if not (source.many or target.many):
                 self.add(
-                    Update(cy(f"{verb} (", source.expression, f"){hop}(", target.expression, ")"))
+                    Update(write(path(node(source.expression), rel, None, node(target.expression))))
                 )
                 return
             a, b, nodes = (
@@ -475,287 +471,53 @@ class UnitOfWork:
                 if source.many
                 else (source.expression, "node", target.expression)
             )
-            self.add(Update(cy("FOREACH (node IN ", nodes, f" | {verb} (", a, f"){hop}(", b, "))")))
+            self.add(Update(foreach("node", nodes, write(path(node(a), rel, None, node(b))))))
             return
         param = self.param([list(pair) for pair in pairs], relation_name(rel))
         self._writes = True
         self.add(
-            Subquery(
-                cy(
-                    f"UNWIND {param} AS pair WITH ",
-                    source.items,
-                    "[pair[0]] AS a, ",
-                    target.items,
-                    f"[pair[1]] AS b {verb} (a){hop}(b)",
-                )
+            call(
+                unwind(param, "pair"),
+                with_(
+                    alias(cy(source.items, "[pair[0]]"), "a"),
+                    alias(cy(target.items, "[pair[1]]"), "b"),
+                ),
+                write(path(node("a"), rel, None, node("b"))),
             )
         )
 
     def delete(self, ref: Ref) -> None:
         """Detach and delete the node(s)."""
-        self.add(Update(cy("FOREACH (node IN ", ref.items, " | DETACH DELETE node)")))
+        self.add(Update(foreach("node", ref.items, delete("node"))))
 
     def delete_emptied(self, ref: Ref, rels: Sequence[Any]) -> None:
         """Detach and delete those of the node(s) that have no relationship along any of
         ``rels`` any more (an interaction whose messages and memories are gone)."""
-        left = " OR ".join(f"EXISTS {{ (n){arrow(rel)}() }}" for rel in rels)
-        self.add(
-            Update(
-                cy(
-                    "FOREACH (node IN [n IN ",
-                    ref.items,
-                    f" WHERE NOT ({left})] | DETACH DELETE node)",
-                )
-            )
-        )
+        left = both((exists(path(node("n"), rel)) for rel in rels), "OR")
+        emptied = each("n", ref.items, condition=cy("NOT (", left, ")"))
+        self.add(Update(foreach("node", emptied, delete("node"))))
 
     def delete_unlinked(self, ref: Ref) -> None:
         """Delete those of the node(s) that no relationship touches any more."""
-        self.add(
-            Update(
-                cy(
-                    "FOREACH (node IN [n IN ",
-                    ref.items,
-                    " WHERE NOT EXISTS { (n)--() }] | DELETE node)",
-                )
-            )
-        )
+        linked = exists(cy(node("n"), hop(), node()))
+        unlinked = each("n", ref.items, condition=cy("NOT ", linked))
+        self.add(Update(foreach("node", unlinked, delete("node", detach=False))))
 
-    def output(self, name: str, ref: Ref) -> None:
+    def output(self, name: str, ref: Ref, **added: Callable[[str | Var], Cypher]) -> None:
         """Return the properties of the node(s) as ``name`` (read where this is called), as
-        the class the reads go through projects them (:mod:`memora_ogm.projection`)."""
-        self.output_each(name, ref)
-
-    def delete_everything(self, limit: int) -> None:
-        """Delete one batch of the whole graph, whatever its labels (the test helpers'
-        clean; the schema stays): up to ``limit`` relationships, then, when that took the
-        last of them, up to ``limit`` nodes. Outputs ``deleted`` (the nodes deleted) and
-        ``emptied`` (whether the graph is empty now).
-
-        Relationships go first so that no batch grows with a node's degree: a day or a
-        collection of a long run links hundreds of thousands of nodes.
-        """
-        relationships, nodes = Var("relationships"), Var("nodes")
-        batch = self.param(limit, "limit")
-        self.add(Bind(relationships, cy(f"COLLECT {{ MATCH ()-[r]->() RETURN r LIMIT {batch} }}")))
-        self.add(Update(cy("FOREACH (r IN ", relationships, " | DELETE r)")))
-        self.add(
-            Bind(
-                nodes,
-                cy(
-                    "CASE WHEN size(",
-                    relationships,
-                    f") < {batch} THEN COLLECT {{ MATCH (n) RETURN n LIMIT {batch} }} ELSE [] END",
-                ),
-            )
-        )
-        self.add(Update(cy("FOREACH (node IN ", nodes, " | DELETE node)")))
-        self.output_value("deleted", cy("size(", nodes, ")"))
-        self.output_value(
-            "emptied",
-            cy("size(", relationships, f") < {batch} AND size(", nodes, f") < {batch}"),
-        )
-
-    # -- migrations ------------------------------------------------------------------------
-
-    def lacking(self, cls: type, rel: Any, limit: int) -> Ref:
-        """At most ``limit`` nodes of ``cls`` with no relationship along ``rel`` (what a
-        migration's batch still has to link)."""
-        match = f"MATCH (node:{label(cls)}) WHERE NOT EXISTS {{ (node){arrow(rel)}() }}"
-        top = self.param(limit, f"{hint(cls, many=True)}_limit")
-        return self._bind(cls, cy(f"COLLECT {{ {match} RETURN node LIMIT {top} }}"), True)
-
-    def merge_linked(
-        self, nodes: Ref, rel: Any, copied: Sequence[str], days: Mapping[str, str]
-    ) -> None:
-        """Link each of ``nodes`` along ``rel`` to the node of its target class keyed by
-        the node's own ``copied`` properties and, for each ``days`` entry (target property
-        -> the node's datetime property), that datetime's calendar day as the server has
-        it (in its stored offset or zone), made if missing."""
-        source, target = table(nodes.cls), table(target_class(rel))
-        keys = [
-            f"{identifier(target.deflate[name][0])}: node.{identifier(source.deflate[name][0])}"
-            for name in copied
-        ] + [
-            f"{identifier(target.deflate[day][0])}: "
-            f"date(node.{identifier(source.deflate[stamp][0])})"
-            for day, stamp in days.items()
-        ]
-        self.add(
-            Update(
-                cy(
-                    "FOREACH (node IN ",
-                    nodes.items,
-                    f" | MERGE (linked:{label(target_class(rel))} {{{', '.join(keys)}}}) "
-                    f"MERGE (node){arrow(rel)}(linked))",
-                )
-            )
-        )
-
-    # -- keyset pages (tenant exports) ------------------------------------------------------
-
-    def page(self, cls: type, order_by: str, after: Any, limit: Any, **keys: Any) -> Ref:
-        """A keyset page: at most ``limit`` nodes of ``cls`` with the property values
-        ``keys``, in ``order_by`` order, those after ``after`` (from the first when None).
-
-        With ``keys`` and ``order_by`` the class's whole key (a user's interactions by
-        id), the ORDER BY names the whole key, so the planner reads the key's index in
-        order from ``after`` and stops after the page, whatever the tenant's size.
-        """
-        spec = table(cls)
-        names = [spec.deflate[name][0] for name in dict.fromkeys([*keys, order_by])]
-        match = f"MATCH (node:{label(cls)} {{{self._keys(cls, keys)}}})"
-        if after is not None:
-            match += f" WHERE node.{identifier(names[-1])} > {self.param(after, 'after')}"
-        order = ", ".join(f"node.{identifier(name)}" for name in names)
-        top = self.param(limit, f"{hint(cls, many=True)}_limit")
-        return self._bind(
-            cls, cy(f"COLLECT {{ {match} RETURN node ORDER BY {order} LIMIT {top} }}"), True
-        )
-
-    def output_each(self, name: str, ref: Ref, **related: Related | Count) -> None:
-        """:meth:`output` of the node(s), each node's map adding, per name of ``related``,
-        the list of what it reaches (a page of interactions with their messages and days)
-        or the number of nodes counted for it (a user's memories)."""
+        the class the reads go through projects them (:mod:`memora_ogm.projection`); each
+        node's map adds, per name of ``added``, the value it makes for the node."""
         fields = projection(reading(ref.cls))
         if ref.many:
-            reached = {key: value.cypher("node") for key, value in related.items()}
-            value = cy("[node IN ", ref.expression, f" | {fields.map('node', **reached)}]")
+            entries = {key: make("node") for key, make in added.items()}
+            value = each("node", ref.expression, fields.map("node", **entries))
         else:
-            # The projection's text with the node's expression where its variable goes.
-            reached = {key: value.cypher("\x00") for key, value in related.items()}
-            pieces = fields.map("\x00", **reached).split("\x00")
-            parts: list[str | Cypher] = [pieces[0]]
-            for piece in pieces[1:]:
-                parts += [ref.expression, piece]
-            value = cy(*parts)
+            (var,) = ref.expression.parts
+            assert isinstance(var, Var)
+            value = fields.map(var, **{key: make(var) for key, make in added.items()})
         self.output_value(name, value)
 
-    # -- batches: operations of the tenant import (memora_ogm._async.transfer) -------------
-
-    def find_each(self, cls: type, keys: Sequence[Mapping[str, Any]]) -> Ref:
-        """Those of the nodes of ``cls`` with each of ``keys`` that exist (an index seek a
-        key), in no order, with no not-found check: what an import finds there already."""
-        rows = [node_properties(cls, key, defaults=False) for key in keys]
-        pattern = self._keys(cls, keys[0], source="key") if keys else ""
-        return self._bind(
-            cls,
-            cy(
-                f"COLLECT {{ UNWIND {self.param(rows, f'{hint(cls)}_keys')} AS key "
-                f"MATCH (node:{label(cls)} {{{pattern}}}) RETURN node }}"
-            ),
-            True,
-        )
-
-    def nodes_in(self, cls: type, name: str, values: Sequence[Any]) -> Ref:
-        """The nodes of ``cls`` whose property ``name`` is one of ``values``: one pass over
-        the label when no index starts with ``name``, so give many values at a time."""
-        db_name = table(cls).deflate[name][0]
-        return self._bind(
-            cls,
-            cy(
-                f"COLLECT {{ MATCH (node:{label(cls)}) WHERE node.{identifier(db_name)} "
-                f"IN {self.param(list(values), f'{db_name}_values')} RETURN node }}"
-            ),
-            True,
-        )
-
-    def related_each(self, starts: Ref, rel: Any) -> Ref:
-        """For each node of ``starts``, in order, the node one hop along ``rel`` (null when
-        there is none): the collections of a batch's users."""
-        cls = target_class(rel)
-        return self._bind(
-            cls,
-            cy(
-                "[start IN ",
-                starts.items,
-                f" | head([(start){arrow(rel)}(node:{label(cls)}) | node])]",
-            ),
-            True,
-        )
-
-    def merge_each(self, cls: type, rows: Sequence[Mapping[str, Any]]) -> Ref:
-        """The nodes of ``cls`` with each of ``rows`` (a whole key each), made where
-        missing, in order: a batch's days, as :meth:`merge` is one call's."""
-        stored = [node_properties(cls, row, defaults=False) for row in rows]
-        var = Var(hint(cls, many=True))
-        pattern = self._keys(cls, rows[0], source="row") if rows else ""
-        self._writes = True
-        self.add(
-            Subquery(
-                cy(
-                    f"UNWIND {self.param(stored, f'{hint(cls)}_keys')} AS row "
-                    f"MERGE (node:{label(cls)} {{{pattern}}}) RETURN collect(node) AS ",
-                    var,
-                ),
-                (var,),
-            )
-        )
-        return _of(var, cls, True)
-
-    def link_in_chains(
-        self,
-        rel: Any,
-        source: Ref,
-        starts: Ref,
-        first: Any,
-        then: Any,
-        order_by: str,
-        links: Sequence[tuple[int, int, int]],
-    ) -> None:
-        """Link node ``i`` of ``source`` along ``rel`` to the node at ``position`` of the
-        chain of node ``j`` of ``starts`` (``first``, then ``then`` repeated, in
-        ``order_by`` order, which holds each node's position), for each ``(i, j,
-        position)`` of ``links``: memories to the messages of interactions stored before.
-
-        Each chain is read once, whatever the number of links into it; a position the
-        chain does not hold links nothing.
-        """
-        groups: dict[int, list[list[int]]] = {}
-        for i, j, position in links:
-            groups.setdefault(j, []).append([i, position])
-        cls = target_class(then)
-        order = identifier(order_by)
-        verb = "CREATE" if source.created else "MERGE"
-        chains = self.param([[j, wanted] for j, wanted in groups.items()], relation_name(rel))
-        self._writes = True
-        self.add(
-            Subquery(
-                cy(
-                    f"UNWIND {chains} AS chain WITH ",
-                    source.items,
-                    " AS sources, ",
-                    starts.items,
-                    "[chain[0]] AS start, chain[1] AS wanted "
-                    "WITH sources, wanted, COLLECT { MATCH (start)"
-                    f"{arrow(first)}(:{label(target_class(first))}){arrow(then, '*0..')}"
-                    f"(node:{label(cls)}) RETURN node ORDER BY node.{order} }} AS nodes "
-                    "UNWIND wanted AS link "
-                    "WITH sources[link[0]] AS a, nodes[link[1]] AS b, link[1] AS position "
-                    f"WHERE b.{order} = position {verb} (a){arrow(rel)}(b)",
-                )
-            )
-        )
-
-    def output_reached(self, name: str, starts: Ref, rel: Any, fields: Sequence[str]) -> None:
-        """Return as ``name``, for each node of ``starts`` in order, the ``fields`` (as a
-        list) of each node one hop along ``rel`` from it: the links a batch finds there."""
-        cls = target_class(rel)
-        spec = table(cls)
-        values = ", ".join(f"node.{identifier(spec.deflate[field][0])}" for field in fields)
-        self.output_value(
-            name,
-            cy(
-                "[start IN ",
-                starts.items,
-                f" | [(start){arrow(rel)}(node:{label(cls)}) | [{values}]]]",
-            ),
-        )
-
     # -- the statement --------------------------------------------------------------------
-
-    def _missing(self) -> Cypher:
-        return join(" + ", [check for check, _ in self._checks]) if self._checks else cy("[]")
 
     def compiled(self) -> Compiled:
         """The unit compiled once, to be run (and run again on a retry) as it is: the
@@ -770,62 +532,18 @@ class UnitOfWork:
         empty; a read is its matches and one RETURN, which computes it and projects the
         outputs declared last.
         """
-        missing = self._missing()
-        if self._writes:
-            lines = self._compile_write(missing)
-        else:
-            lines = self._compile_read(missing)
-        if self.batched:
-            lines.insert(0, KEEP_PLAN)
-        return "\n".join(lines), {**self.params, "times": [sent_form(t) for t in self._times]}
-
-    def _returned(self, scope: Scope, inlined: Mapping[Var, Cypher]) -> list[str]:
-        """The outputs as the statement returns them, each under its name."""
-        returned = []
-        for var, name in self._outputs:
-            value = inlined[var].render(scope.names) if var in inlined else scope.names[var]
-            key = identifier(name)
-            returned.append(value if value == key else f"{value} AS {key}")
-        return returned
-
-    def _compile_write(self, missing: Cypher) -> list[str]:
-        flag = Var("missing", exact=True)
-        body = [*self._locks, *self._body]
-        scope = Scope.of([*self._head, Bind(flag, missing), *body])
-        outputs = frozenset(var for var, _ in self._outputs)
-        imports = live_before(body, outputs)[0] | {flag}
-        carried = scope.listed(imports - {flag})
-        names = ", ".join(scope.listed(imports))
-        inner = [scope.names[var] for var, _ in self._outputs]
-        return [
-            *render_head(self._head, scope),
-            f"WITH {', '.join([*carried, f'{missing.render(scope.names)} AS missing'])}",
-            f"OPTIONAL CALL ({names}) {{",
-            f"WITH {names} WHERE missing = []",
-            *render(body, outputs, scope),
-            "RETURN " + (", ".join(inner) or "true AS written"),
-            "}",
-            "RETURN " + ", ".join(["missing", *self._returned(scope, {})]),
-        ]
-
-    def _compile_read(self, missing: Cypher) -> list[str]:
-        body = list(self._body)
-        last: list[Output] = []
-        while body and isinstance(output := body[-1], Output):
-            last.insert(0, output)
-            body.pop()
-        inlined = {output.var: output.value for output in last}
-        scope = Scope.of([*self._head, *body])
-        needed = missing.uses.union(*(value.uses for value in inlined.values()))
-        needed |= frozenset(var for var, _ in self._outputs if var not in inlined)
-        return [
-            *render_head(self._head, scope),
-            *render(body, needed, scope),
-            "RETURN "
-            + ", ".join(
-                [f"{missing.render(scope.names)} AS missing", *self._returned(scope, inlined)]
-            ),
-        ]
+        missing = (
+            cy(items([check for check, _ in self._checks], " +")) if self._checks else cy("[]")
+        )
+        query = statement(
+            self._head,
+            missing,
+            [*self._locks, *self._body],
+            self._outputs,
+            writes=self._writes,
+            keep_plan=self.batched,
+        )
+        return query, {**self.params, "times": [sent_form(t) for t in self._times]}
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
         """Raise the error of the first missing thing the statement reported, if any."""
@@ -863,77 +581,7 @@ class UnitOfWork:
         )
 
 
-@dataclass(frozen=True)
-class Related:
-    """What :meth:`UnitOfWork.output_each` adds to each node's map: along ``rels`` from
-    the node (the first hop, then the second repeated 0+ times), the values of
-    ``properties`` of each node reached (one value each, or a list when several) as they
-    are stored (no compact DATETIME form), in ``order_by`` order, of those whose ``same``
-    properties equal the node's properties of the same names."""
-
-    rels: tuple[Any, ...]
-    properties: tuple[str, ...]
-    order_by: str | None = None
-    same: tuple[str, ...] = ()
-
-    def cypher(self, start: str) -> str:
-        """Cypher of the list, for the node ``start`` (a local name of the projection);
-        nodes a concurrent delete left without properties are skipped."""
-        first, *repeat = self.rels
-        cls = target_class(repeat[0] if repeat else first)
-        hops = arrow(first) + (
-            f"(:{label(target_class(first))}){arrow(repeat[0], '*0..')}" if repeat else ""
-        )
-        spec = table(cls)
-        names = [identifier(spec.deflate[name][0]) for name in self.properties]
-        values = [f"reached.{name}" for name in names]
-        value = values[0] if len(values) == 1 else f"[{', '.join(values)}]"
-        where = [present(cls, "reached")] + [
-            f"reached.{identifier(spec.deflate[name][0])} = "
-            f"{start}.{identifier(spec.deflate[name][0])}"
-            for name in self.same
-        ]
-        order = (
-            f" ORDER BY reached.{identifier(spec.deflate[self.order_by][0])}"
-            if self.order_by
-            else ""
-        )
-        return (
-            f"COLLECT {{ MATCH ({start}){hops}(reached:{label(cls)}) "
-            f"WHERE {' AND '.join(where)} RETURN {value}{order} }}"
-        )
-
-
-@dataclass(frozen=True)
-class Count:
-    """What :meth:`UnitOfWork.output_each` adds to each node's map: the number of nodes
-    of ``cls`` whose ``same`` properties equal the node's properties of the same names,
-    of those with a relationship along ``having`` when given. The nodes are found by
-    their key's index, not along relationships: a node counts even when nothing links
-    it (``memora-ogm inspect`` counts what the graph holds)."""
-
-    cls: type
-    same: tuple[str, ...]
-    having: Any | None = None
-
-    def cypher(self, start: str) -> str:
-        """Cypher of the number, for the node ``start`` (a local name of the projection)."""
-        names = [table(self.cls).deflate[name][0] for name in self.same]
-        return _count(
-            self.cls, {name: f"{start}.{identifier(name)}" for name in names}, self.having
-        )
-
-
-def _pattern(values: Mapping[str, str]) -> str:
-    """The properties of a node pattern: ``name: value, ...`` by stored name."""
-    return ", ".join(f"{identifier(name)}: {value}" for name, value in values.items())
-
-
-def _where(conditions: Sequence[str]) -> str:
-    return f" WHERE {' AND '.join(conditions)}" if conditions else ""
-
-
-def _rest_of_key(cls: type, given: Mapping[str, str], var: str) -> list[str]:
+def _rest_of_key(cls: type, given: Mapping[str, Any], var: str) -> list[Cypher]:
     """When the properties ``given`` (by stored name) are a part of ``cls``'s key, that
     ``var`` has the rest of it (as every keyed node has): the planner then seeks the
     key's index by its prefix instead of scanning the label."""
@@ -941,17 +589,24 @@ def _rest_of_key(cls: type, given: Mapping[str, str], var: str) -> list[str]:
     key: tuple[str, ...] = node_key[1] if node_key else ()
     if not given or not set(given) < set(key):
         return []
-    return [f"{var}.{identifier(name)} IS NOT NULL" for name in key if name not in given]
+    return [is_null(dot(var, name), null=False) for name in key if name not in given]
 
 
-def _count(cls: type, values: Mapping[str, str], having: Any | None) -> str:
+def count_nodes(cls: type, values: Mapping[str, str | Cypher], having: Any | None) -> Cypher:
     """``COUNT`` of the nodes of ``cls`` with the property ``values`` (Cypher by stored
     name), of those with a relationship along ``having`` when given."""
-    conditions = _rest_of_key(cls, values, "counted")
+    conditions: list[Piece] = list(_rest_of_key(cls, values, "counted"))
     if having is not None:
-        target = label(target_class(having))
-        conditions.append(f"EXISTS {{ (counted){arrow(having)}(:{target}) }}")
-    return f"COUNT {{ MATCH (counted:{label(cls)} {{{_pattern(values)}}}){_where(conditions)} }}"
+        target = node("", label(target_class(having)))
+        conditions.append(exists(path(node("counted"), having, None, target)))
+    return count(match(node("counted", label(cls), properties(values)), *conditions))
+
+
+def row_properties(cls: type, key: Mapping[str, Any], source: str) -> Cypher:
+    """``name: source.name, ...`` for the stored names of ``key``: a node pattern's
+    properties read from a row."""
+    stored = node_properties(cls, key, defaults=False)
+    return properties({name: dot(source, name) for name in stored})
 
 
 class Prepared:
@@ -1025,15 +680,13 @@ class Compiled:
 Statement = UnitOfWork | Compiled | Bound
 
 
-def create_rows(cls: type, rows: Cypher, assign: str, var: Var) -> Subquery:
-    """A subquery creating a node of ``cls`` per row of ``rows``, collected in order as
-    ``var``."""
-    return Subquery(
-        cy(
-            "UNWIND ",
-            rows,
-            f" AS row CREATE (node:{label(cls)}) SET {assign} RETURN collect(node) AS ",
-            var,
-        ),
-        (var,),
+def create_rows(cls: type, rows: Cypher, assigned: Cypher, var: Var) -> Subquery:
+    """A subquery creating a node of ``cls`` per row of ``rows`` (``assigned``: the SET
+    items that give ``node`` the properties of ``row``), collected in order as ``var``."""
+    return call(
+        unwind(rows, "row"),
+        create(node("node", label(cls))),
+        cy("SET ", assigned),
+        returning(alias("collect(node)", var)),
+        binds=(var,),
     )

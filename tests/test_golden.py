@@ -38,6 +38,8 @@ GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("MEMORA_OGM_UPDATE_GOLDEN") == "1"
 #: Public methods that send no statement.
 SEND_NOTHING = {"close", "get_associated_vector_db"}
+#: The longest line a golden file may hold (its parameter header aside).
+LINE_LIMIT = 200
 #: Separates the statements of one golden file.
 SEPARATOR = "\n\n// ---\n\n"
 
@@ -347,6 +349,18 @@ def test_every_public_method_has_a_golden_file() -> None:
     covered = {path.stem.split("__")[0] for path in GOLDEN.glob("*.cypher")}
     assert methods <= covered, f"no golden file for {sorted(methods - covered)}"
     assert covered <= set(SHAPES) | {s.split("__")[0] for s in SHAPES}
+
+
+def test_golden_lines_are_short_enough_to_read() -> None:
+    """The renderer lays a statement out one clause per line, subquery bodies and long
+    lists indented on lines of their own: no line but the parameter header runs long."""
+    long = [
+        f"{path.name}: {len(line)} characters"
+        for path in sorted(GOLDEN.glob("*.cypher"))
+        for line in path.read_text().splitlines()
+        if len(line) > LINE_LIMIT and not line.startswith("// parameters: ")
+    ]
+    assert not long
 
 
 @pytest.mark.parametrize("path", sorted(GOLDEN.glob("*.cypher")), ids=lambda path: path.stem)

@@ -29,18 +29,11 @@ SENDERS = {
     ("_async/schema.py", "adb.cypher_query"),
     ("testing.py", "driver.execute_query"),
 }
-#: Modules allowed to write Cypher text: the compiler (its plans and their compile step),
-#: the operations of one domain that extend it (an interaction's chain, an erasure's
-#: batches), the named queries and the schema install. (``mapping.py`` writes pattern
-#: pieces such as an arrow, no clause.)
-CYPHER_WRITERS = {
-    "unit_of_work.py",
-    "plan.py",
-    "chains.py",
-    "erasure_plans.py",
-    "queries.py",
-    "constraints.py",
-}
+#: Modules allowed to write Cypher text: the engine's renderer (its clauses and the layout
+#: of a compiled statement), the named queries and the schema install. The compiler and
+#: the operations of one domain that extend it (an interaction's chain, an erasure's or a
+#: transfer's batches, a migration's) build their statements from the renderer's clauses.
+CYPHER_WRITERS = {"plan.py", "queries.py", "constraints.py"}
 CLAUSE = re.compile(
     r"^\s*(MATCH|OPTIONAL MATCH|CREATE|MERGE|UNWIND|CALL|RETURN|WITH|SHOW|DROP|FOREACH|DETACH)\b"
 )

@@ -27,7 +27,8 @@ from memora_ogm.chains import keep_common_prefix
 from memora_ogm.errors import AgentNotFound, MemoryNotFound, OrganizationNotFound, UserNotFound
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
-from memora_ogm.unit_of_work import Count, Prepared, UnitOfWork
+from memora_ogm.transfer_plans import Count, output_each
+from memora_ogm.unit_of_work import Prepared, UnitOfWork
 
 NOON = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 NOON_SECONDS = int(NOON.timestamp())
@@ -107,12 +108,14 @@ def test_a_read_is_its_matches_and_one_return() -> None:
     user = work.match(User, lambda: UserNotFound("o", "u"), org_id="o", user_id="u")
     work.output("user", user)
     query, _ = work.compile()
-    head, returned = query.splitlines()
+    head, *returned = query.splitlines()
     assert head == "OPTIONAL MATCH (user:User {org_id: $org_id, user_id: $user_id})"
-    assert returned.startswith(
-        "RETURN CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END AS missing, user {"
-    )
-    assert returned.endswith("AS user")
+    assert returned[:3] == [
+        "RETURN",
+        "  CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END AS missing,",
+        "  user {",
+    ]
+    assert returned[-1] == "  } AS user"
 
 
 def test_a_batched_unit_keeps_its_plan_and_a_read_does_not_ask_to() -> None:
@@ -227,7 +230,7 @@ def test_variables_are_named_after_classes_and_parameters_after_properties() -> 
     assert "OPTIONAL MATCH (user)-[:HAS_MEMORIES]->(memory_collection:MemoryCollection)" in query
     # the same value shares its parameter, another value of the same property is another
     assert "OPTIONAL MATCH (user_2:User {org_id: $org_id, user_id: $user_id_2})" in query
-    assert "CREATE (agent:Agent) SET agent = $agent" in query
+    assert "CREATE (agent:Agent)\n  SET\n    agent = $agent," in query
     assert {"org_id": "o", "user_id": "u", "user_id_2": "other"}.items() <= params.items()
     assert not re.search(r"\bv\d+\b|\$p\d+\b", query), "no generated names"
 
@@ -249,11 +252,16 @@ def test_a_with_carries_only_what_later_clauses_read() -> None:
     assert "WITH *" not in query and "(*)" not in query
     assert lines[1] == "WITH user, CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END AS missing"
     assert lines[2] == "OPTIONAL CALL (user, missing) {"
-    assert lines[5].startswith("WITH user, message_blocks CALL (message_blocks) { UNWIND $is_next")
-    assert lines[6].startswith("WITH user, COLLECT { MATCH (node:Memory {org_id: $org_id")
-    assert lines[8].startswith("WITH [node IN memories | node {")
-    assert lines[8].endswith("] AS memories_2")
-    assert lines[-3:] == ["RETURN memories_2", "}", "RETURN missing, memories_2 AS memories"]
+    assert lines[11:14] == [
+        "  WITH user, message_blocks",
+        "  CALL (message_blocks) {",
+        "    UNWIND $is_next AS pair",
+    ]
+    assert lines[17] == "  WITH user, COLLECT {"
+    assert lines[18].startswith("    MATCH (node:Memory {org_id: $org_id")
+    assert lines[22] == "  WITH [node IN memories | node {"
+    assert lines[30] == "  }] AS memories_2"
+    assert lines[-3:] == ["  RETURN memories_2", "}", "RETURN missing, memories_2 AS memories"]
 
 
 def test_counts_seek_the_key_index_by_their_properties() -> None:
@@ -265,7 +273,7 @@ def test_counts_seek_the_key_index_by_their_properties() -> None:
     work.output_value("superseded", work.count(Memory, having=Memory.contrary_update, org_id="o"))
     query, params = work.compile()
 
-    assert query == (
+    assert _flat(query) == (
         "RETURN [] AS missing, COUNT { MATCH (counted:Org {}) } AS orgs, "
         "COUNT { MATCH (counted:Memory {org_id: $org_id}) "
         "WHERE counted.user_id IS NOT NULL AND counted.memory_id IS NOT NULL } AS memories, "
@@ -283,10 +291,11 @@ def test_the_first_nodes_in_order_with_counts_for_each() -> None:
     org = work.match(Org, org_id="o")
     users = work.nodes(User, 5, order_by=("created_at", "user_id"), org_id="o")
     memories = Count(Memory, ("org_id", "user_id"))
-    work.output_each("users", users, memories=memories)
-    work.output_each("org", org, users=Count(User, ("org_id",)))
+    output_each(work, "users", users, memories=memories)
+    output_each(work, "org", org, users=Count(User, ("org_id",)))
     query, params = work.compile()
-    head, nodes, returned = query.splitlines()
+    head, rest = query.split("\n", 1)
+    nodes, returned = _flat(rest).split(" RETURN [] AS missing,")
 
     assert head == "OPTIONAL MATCH (org:Org {org_id: $org_id})"
     assert nodes == (
@@ -295,15 +304,20 @@ def test_the_first_nodes_in_order_with_counts_for_each() -> None:
     )
     counted_memories = (
         "memories: COUNT { MATCH (counted:Memory {org_id: node.org_id, user_id: node.user_id}) "
-        "WHERE counted.memory_id IS NOT NULL }}] AS users"
+        "WHERE counted.memory_id IS NOT NULL } }] AS users"
     )
-    assert returned.startswith("RETURN [] AS missing, [node IN users | node {.org_id, .user_id")
+    assert returned.startswith(" [node IN users | node { .org_id, .user_id")
     assert counted_memories in returned
     assert returned.endswith(
         "users: COUNT { MATCH (counted:User {org_id: org.org_id}) "
-        "WHERE counted.user_id IS NOT NULL }} AS org"
+        "WHERE counted.user_id IS NOT NULL } } AS org"
     )
     assert params == {"org_id": "o", "users_limit": 5, "times": []}
+
+
+def _flat(query: str) -> str:
+    """``query`` on one line: its layout aside."""
+    return " ".join(query.split())
 
 
 def test_explain_lists_the_plan_the_statement_and_its_parameters() -> None:

@@ -65,7 +65,14 @@ from memora_ogm.errors import (
 )
 from memora_ogm.projection import projection, reading
 from memora_ogm.transfer import ImportConflict, MemoryIdsTaken, Record, Rekeying
-from memora_ogm.unit_of_work import Compiled, Ref, Related, UnitOfWork
+from memora_ogm.transfer_plans import (
+    Related,
+    find_each,
+    nodes_in,
+    output_reached,
+    related_each,
+)
+from memora_ogm.unit_of_work import Compiled, Ref, UnitOfWork
 from memora_ogm.validation import check_flag, check_ids
 
 N = TypeVar("N", bound=MemoraNode)
@@ -290,7 +297,7 @@ def _existing(kind: str, batch: Batch) -> tuple[UnitOfWork, Found]:
     seek a record), and what gives them by key from its row."""
     cls, key = KEYS[kind]
     work = UnitOfWork(batched=True)
-    work.output("found", work.find_each(cls, [_values(record, *key) for _, record in batch]))
+    work.output("found", find_each(work, cls, [_values(record, *key) for _, record in batch]))
     fields = projection(reading(cls))
 
     def found(row: dict[str, Any]) -> dict[tuple[str, ...], dict[str, Any]]:
@@ -357,7 +364,7 @@ def _existing_links(records: list[Record]) -> tuple[UnitOfWork, Found]:
         ],
         lambda key: MemoryNotFound(org_id, key["user_id"], key["memory_id"]),
     )
-    work.output_reached("newer", memories, Memory.contrary_update, ("user_id", "memory_id"))
+    output_reached(work, "newer", memories, Memory.contrary_update, ("user_id", "memory_id"))
 
     def found(row: dict[str, Any]) -> set[tuple[str, str, str]]:
         return {
@@ -468,7 +475,7 @@ def _write_interactions(work: UnitOfWork, batch: list[Record], new: list[Record]
     declare_interactions(
         work,
         InteractionWrite(
-            interactions_in=work.related_each(users, User.interactions_in),
+            interactions_in=related_each(work, users, User.interactions_in),
             new=[
                 NewInteraction(
                     index[record["user_id"]],
@@ -500,7 +507,7 @@ def _write_memories(work: UnitOfWork, batch: list[Record], new: list[Record]) ->
     _, memories = declare_interactions(
         work,
         InteractionWrite(
-            memories_in=work.related_each(users, User.has_memories),
+            memories_in=related_each(work, users, User.has_memories),
             existing=interactions,
             memories=[
                 NewMemory(
@@ -577,7 +584,7 @@ async def _taken_memory_ids(
     index starts with org_id, so this reads the Memory label; hence many ids a statement.
     """
     work = UnitOfWork()
-    work.output("found", work.nodes_in(Memory, "memory_id", sorted(owners)))
+    work.output("found", nodes_in(work, Memory, "memory_id", sorted(owners)))
 
     def found(row: dict[str, Any]) -> dict[str, tuple[str, str]]:
         return {

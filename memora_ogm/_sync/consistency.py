@@ -51,6 +51,7 @@ from memora_ogm.consistency import (
 )
 from memora_ogm.projection import projection, reading
 from memora_ogm.schema import models
+from memora_ogm.transfer_plans import nodes_in
 from memora_ogm.unit_of_work import UnitOfWork
 from memora_ogm.validation import check_ids
 
@@ -148,7 +149,7 @@ def _next(items: Iterator[T]) -> T | None:
 def _holders(graph: Graph, memory_ids: list[str]) -> dict[str, list[models.Memory]]:
     """The graph's memories of each id, whatever their tenant."""
     work = UnitOfWork()
-    work.output("found", work.nodes_in(Memory, "memory_id", memory_ids))
+    work.output("found", nodes_in(work, Memory, "memory_id", memory_ids))
     fields = projection(reading(Memory))
 
     def found(row: dict[str, Any]) -> dict[str, list[models.Memory]]:

@@ -19,7 +19,8 @@ from typing import Any
 from memora_ogm._sync.graph import Graph
 from memora_ogm.calls import Call
 from memora_ogm.projection import projection, reading
-from memora_ogm.unit_of_work import Prepared, Related, UnitOfWork
+from memora_ogm.transfer_plans import Related, output_each, page
+from memora_ogm.unit_of_work import Prepared, UnitOfWork
 
 #: Nodes a page brings back at most (an interaction's messages and days count).
 PAGE_NODES = 20_000
@@ -50,8 +51,8 @@ def _page_read(part: Part, owner: tuple[str, ...], first: bool) -> Prepared:
     or one after a key), declared and compiled once."""
 
     def declare(work: UnitOfWork, limit: Any, after: Any = None, **keys: Any) -> None:
-        page = work.page(part.cls, part.key, after, limit, **keys)
-        work.output_each("page", page, **dict(part.related))
+        nodes = page(work, part.cls, part.key, after, limit, **keys)
+        output_each(work, "page", nodes, **dict(part.related))
 
     return Prepared(declare)
 

@@ -48,6 +48,7 @@ from memora_ogm.schema import models
 from memora_ogm.schema.storage import (
     MemoriesAndInteraction,
 )
+from memora_ogm.transfer_plans import link_in_chains, merge_each
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import (
     MAX_NAME_LENGTH,
@@ -387,7 +388,8 @@ def declare_interactions(
                 Memory.message_source, nodes, chain, [(n, offsets[i] + p) for n, i, p in sources]
             )
         else:
-            work.link_in_chains(
+            link_in_chains(
+                work,
                 Memory.message_source,
                 nodes,
                 interactions,
@@ -428,8 +430,8 @@ def declare_interactions(
         ((org_id, user_id, day_key),) = keys
         days = work.merge(Date, org_id=org_id, user_id=user_id, date=day_key)
     else:
-        days = work.merge_each(
-            Date, [{"org_id": org, "user_id": user, "date": day} for org, user, day in keys]
+        days = merge_each(
+            work, Date, [{"org_id": org, "user_id": user, "date": day} for org, user, day in keys]
         )
     index = {key: k for k, key in enumerate(keys)}
     _join(

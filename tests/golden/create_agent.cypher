@@ -2,10 +2,13 @@
 OPTIONAL MATCH (org:Org {org_id: $org_id})
 WITH org, CASE WHEN org IS NULL THEN [[0, null]] ELSE [] END AS missing
 OPTIONAL CALL (org, missing) {
-WITH org, missing WHERE missing = []
-FOREACH (node IN [org] | SET node:Org)
-CREATE (agent:Agent) SET agent = $agent, agent.created_at = CASE WHEN $times[0] IS NULL THEN null ELSE datetime({epochSeconds: $times[0][0], nanosecond: $times[0][1], timezone: $times[0][2]}) END
-CREATE (org)-[:HAS_AGENT]->(agent)
-RETURN true AS written
+  WITH org, missing WHERE missing = []
+  FOREACH (node IN [org] | SET node:Org)
+  CREATE (agent:Agent)
+  SET
+    agent = $agent,
+    agent.created_at = CASE WHEN $times[0] IS NULL THEN null ELSE datetime({epochSeconds: $times[0][0], nanosecond: $times[0][1], timezone: $times[0][2]}) END
+  CREATE (org)-[:HAS_AGENT]->(agent)
+  RETURN true AS written
 }
 RETURN missing

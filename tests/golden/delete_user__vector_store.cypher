@@ -3,34 +3,98 @@ CYPHER replan=skip
 OPTIONAL MATCH (user:User {org_id: $org_id, user_id: $user_id})
 OPTIONAL MATCH (user)-[:INTERACTIONS_IN]->(interaction_collection:InteractionCollection)
 OPTIONAL MATCH (user)-[:HAS_MEMORIES]->(memory_collection:MemoryCollection)
-WITH user, interaction_collection, memory_collection, CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END AS missing
+WITH user, interaction_collection, memory_collection,
+  CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END AS missing
 OPTIONAL CALL (user, interaction_collection, memory_collection, missing) {
-WITH user, interaction_collection, memory_collection, missing WHERE missing = []
-FOREACH (node IN [user] | SET node:User)
-FOREACH (node IN [interaction_collection] | SET node:InteractionCollection)
-FOREACH (node IN [memory_collection] | SET node:MemoryCollection)
-WITH user, interaction_collection, memory_collection, COLLECT { MATCH (node:Interaction {org_id: $org_id, user_id: $user_id}) WHERE node.interaction_id IS NOT NULL RETURN node LIMIT $interactions_limit } AS interactions
-FOREACH (node IN interactions | SET node:Interaction)
-WITH user, interaction_collection, memory_collection, interactions, COLLECT { MATCH (node:Memory {org_id: $org_id, user_id: $user_id}) WHERE node.memory_id IS NOT NULL RETURN node LIMIT $memories_limit } AS memories
-WITH user, interaction_collection, memory_collection, interactions, memories, COLLECT { UNWIND memories AS start MATCH (start)-[:DATE_OBTAINED]->(node:Date) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS dates
-WITH user, interaction_collection, memory_collection, interactions, memories, dates, COLLECT { UNWIND interactions AS start MATCH (start)-[:HAS_OCCURRENCE_ON]->(node:Date) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS dates_2
-WITH user, interaction_collection, memory_collection, interactions, memories, dates, dates_2 CALL (interactions) { UNWIND interactions AS start WITH start, $tails[elementId(start)] AS known OPTIONAL MATCH (kept:MessageBlock) WHERE elementId(kept) = known[1] AND kept.msg_position = known[2] AND toString(start.updated_at) = known[3] AND NOT EXISTS { (kept)-[:IS_NEXT]->() } OPTIONAL CALL (start, kept) { WITH start WHERE kept IS NULL MATCH (start)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(found:MessageBlock) WHERE found.msg_position IS NOT NULL AND NOT EXISTS { (found)-[:IS_NEXT]->() } RETURN found LIMIT 1 } WITH start, coalesce(kept, found) AS last WHERE last IS NOT NULL WITH start, COLLECT { MATCH (node:MessageBlock)-[:IS_NEXT*0..]->(last) WHERE node.msg_position IS NOT NULL RETURN node LIMIT $message_blocks_limit + 1 } AS nearest RETURN collect([start, nearest]) AS message_blocks_by_chain }
-WITH user, interaction_collection, memory_collection, interactions, memories, dates, dates_2, message_blocks_by_chain, reduce(acc = [[], 0], chain IN message_blocks_by_chain | [acc[0] + [chain[1][..$message_blocks_limit - acc[1]]], acc[1] + size(chain[1][..$message_blocks_limit - acc[1]])])[0] AS message_blocks_taken
-WITH user, interaction_collection, memory_collection, interactions, memories, dates, dates_2, message_blocks_by_chain, message_blocks_taken, COLLECT { UNWIND message_blocks_taken AS t UNWIND t AS node RETURN node } AS message_blocks
-WITH user, interaction_collection, memory_collection, interactions, memories, dates, dates_2, message_blocks, [k IN range(0, size(message_blocks_by_chain) - 1) WHERE size(message_blocks_taken[k]) < size(message_blocks_by_chain[k][1]) | [elementId(message_blocks_by_chain[k][0]), elementId(message_blocks_by_chain[k][1][size(message_blocks_taken[k])]), message_blocks_by_chain[k][1][size(message_blocks_taken[k])].msg_position, toString(message_blocks_by_chain[k][0].updated_at)]] AS tails_ends
-WITH user, interaction_collection, memory_collection, interactions, memories, dates, dates_2, message_blocks, tails_ends, [node IN memories | node {.org_id, .user_id, .agent_id, .interaction_id, .memory_id, .memory, obtained_at: CASE WHEN node.obtained_at IS NULL THEN null ELSE [node.obtained_at.epochMillis, node.obtained_at.nanosecond, node.obtained_at.timezone] END}] AS memories_2
-FOREACH (node IN memories | DETACH DELETE node)
-FOREACH (node IN message_blocks | DETACH DELETE node)
-FOREACH (node IN [n IN interactions WHERE NOT (EXISTS { (n)-[:FIRST_MESSAGE]->() } OR EXISTS { (n)<-[:INTERACTION_SOURCE]-() })] | DETACH DELETE node)
-FOREACH (node IN [n IN dates WHERE NOT EXISTS { (n)--() }] | DELETE node)
-FOREACH (node IN [n IN dates_2 WHERE NOT EXISTS { (n)--() }] | DELETE node)
-WITH user, interaction_collection, memory_collection, tails_ends, memories_2, (size(memories) < $limit AND size(message_blocks) < $limit AND size(interactions) < $limit_2) AS emptied
-WITH user, interaction_collection, memory_collection, tails_ends, memories_2, emptied, COLLECT { MATCH (node:Date {org_id: $org_id, user_id: $user_id}) WHERE node.date IS NOT NULL RETURN node LIMIT $dates_limit } AS dates_3
-FOREACH (node IN CASE WHEN emptied THEN dates_3 ELSE [] END | DETACH DELETE node)
-WITH user, interaction_collection, memory_collection, tails_ends, memories_2, emptied, (emptied AND size(dates_3) < $limit) AS finished
-FOREACH (node IN CASE WHEN finished THEN [user] ELSE [] END | DETACH DELETE node)
-FOREACH (node IN CASE WHEN finished THEN [interaction_collection] ELSE [] END | DETACH DELETE node)
-FOREACH (node IN CASE WHEN finished THEN [memory_collection] ELSE [] END | DETACH DELETE node)
-RETURN tails_ends, memories_2, emptied, finished
+  WITH user, interaction_collection, memory_collection, missing WHERE missing = []
+  FOREACH (node IN [user] | SET node:User)
+  FOREACH (node IN [interaction_collection] | SET node:InteractionCollection)
+  FOREACH (node IN [memory_collection] | SET node:MemoryCollection)
+  WITH user, interaction_collection, memory_collection, COLLECT {
+    MATCH (node:Interaction {org_id: $org_id, user_id: $user_id}) WHERE node.interaction_id IS NOT NULL
+    RETURN node LIMIT $interactions_limit
+  } AS interactions
+  FOREACH (node IN interactions | SET node:Interaction)
+  WITH user, interaction_collection, memory_collection, interactions, COLLECT {
+    MATCH (node:Memory {org_id: $org_id, user_id: $user_id}) WHERE node.memory_id IS NOT NULL
+    RETURN node LIMIT $memories_limit
+  } AS memories
+  WITH user, interaction_collection, memory_collection, interactions, memories, COLLECT {
+    UNWIND memories AS start
+    MATCH (start)-[:DATE_OBTAINED]->(node:Date) WHERE node.org_id IS NOT NULL
+    RETURN DISTINCT node
+  } AS dates
+  WITH user, interaction_collection, memory_collection, interactions, memories, dates, COLLECT {
+    UNWIND interactions AS start
+    MATCH (start)-[:HAS_OCCURRENCE_ON]->(node:Date) WHERE node.org_id IS NOT NULL
+    RETURN DISTINCT node
+  } AS dates_2
+  WITH user, interaction_collection, memory_collection, interactions, memories, dates, dates_2
+  CALL (interactions) {
+    UNWIND interactions AS start
+    WITH start, $tails[elementId(start)] AS known
+    OPTIONAL MATCH (kept:MessageBlock) WHERE
+      elementId(kept) = known[1] AND
+      kept.msg_position = known[2] AND
+      toString(start.updated_at) = known[3] AND
+      NOT EXISTS { (kept)-[:IS_NEXT]->() }
+    OPTIONAL CALL (start, kept) {
+      WITH start WHERE kept IS NULL
+      MATCH (start)-[:FIRST_MESSAGE]->(:MessageBlock)-[:IS_NEXT*0..]->(found:MessageBlock) WHERE found.msg_position IS NOT NULL AND NOT EXISTS { (found)-[:IS_NEXT]->() }
+      RETURN found LIMIT 1
+    }
+    WITH start, coalesce(kept, found) AS last WHERE last IS NOT NULL
+    WITH start, COLLECT {
+      MATCH (node:MessageBlock)-[:IS_NEXT*0..]->(last) WHERE node.msg_position IS NOT NULL
+      RETURN node LIMIT $message_blocks_limit + 1
+    } AS nearest
+    RETURN collect([start, nearest]) AS message_blocks_by_chain
+  }
+  WITH user, interaction_collection, memory_collection, interactions, memories, dates, dates_2, message_blocks_by_chain,
+    reduce(acc = [[], 0], chain IN message_blocks_by_chain | [
+      acc[0] + [chain[1][..$message_blocks_limit - acc[1]]],
+      acc[1] + size(chain[1][..$message_blocks_limit - acc[1]])
+    ])[0] AS message_blocks_taken
+  WITH user, interaction_collection, memory_collection, interactions, memories, dates, dates_2, message_blocks_by_chain, message_blocks_taken,
+    COLLECT {
+      UNWIND message_blocks_taken AS t
+      UNWIND t AS node
+      RETURN node
+    } AS message_blocks
+  WITH user, interaction_collection, memory_collection, interactions, memories, dates, dates_2, message_blocks,
+    [k IN range(0, size(message_blocks_by_chain) - 1) WHERE size(message_blocks_taken[k]) < size(message_blocks_by_chain[k][1]) | [
+      elementId(message_blocks_by_chain[k][0]),
+      elementId(message_blocks_by_chain[k][1][size(message_blocks_taken[k])]),
+      message_blocks_by_chain[k][1][size(message_blocks_taken[k])].msg_position,
+      toString(message_blocks_by_chain[k][0].updated_at)
+    ]] AS tails_ends
+  WITH user, interaction_collection, memory_collection, interactions, memories, dates, dates_2, message_blocks, tails_ends,
+    [node IN memories | node {
+      .org_id,
+      .user_id,
+      .agent_id,
+      .interaction_id,
+      .memory_id,
+      .memory,
+      obtained_at: CASE WHEN node.obtained_at IS NULL THEN null ELSE [node.obtained_at.epochMillis, node.obtained_at.nanosecond, node.obtained_at.timezone] END
+    }] AS memories_2
+  FOREACH (node IN memories | DETACH DELETE node)
+  FOREACH (node IN message_blocks | DETACH DELETE node)
+  FOREACH (node IN [n IN interactions WHERE NOT (EXISTS { (n)-[:FIRST_MESSAGE]->() } OR EXISTS { (n)<-[:INTERACTION_SOURCE]-() })] | DETACH DELETE node)
+  FOREACH (node IN [n IN dates WHERE NOT EXISTS { (n)--() }] | DELETE node)
+  FOREACH (node IN [n IN dates_2 WHERE NOT EXISTS { (n)--() }] | DELETE node)
+  WITH user, interaction_collection, memory_collection, tails_ends, memories_2,
+    (size(memories) < $limit AND size(message_blocks) < $limit AND size(interactions) < $limit_2) AS emptied
+  WITH user, interaction_collection, memory_collection, tails_ends, memories_2, emptied, COLLECT {
+    MATCH (node:Date {org_id: $org_id, user_id: $user_id}) WHERE node.date IS NOT NULL
+    RETURN node LIMIT $dates_limit
+  } AS dates_3
+  FOREACH (node IN CASE WHEN emptied THEN dates_3 ELSE [] END | DETACH DELETE node)
+  WITH user, interaction_collection, memory_collection, tails_ends, memories_2, emptied,
+    (emptied AND size(dates_3) < $limit) AS finished
+  FOREACH (node IN CASE WHEN finished THEN [user] ELSE [] END | DETACH DELETE node)
+  FOREACH (node IN CASE WHEN finished THEN [interaction_collection] ELSE [] END | DETACH DELETE node)
+  FOREACH (node IN CASE WHEN finished THEN [memory_collection] ELSE [] END | DETACH DELETE node)
+  RETURN tails_ends, memories_2, emptied, finished
 }
 RETURN missing, tails_ends, memories_2 AS memories, emptied, finished

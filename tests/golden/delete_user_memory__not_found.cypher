@@ -4,11 +4,15 @@ OPTIONAL MATCH (user:User {org_id: $org_id, user_id: $user_id})
 OPTIONAL MATCH (user)-[:HAS_MEMORIES]->(memory_collection:MemoryCollection)
 WITH memory, memory_collection, CASE WHEN memory IS NULL THEN [[0, null]] ELSE [] END AS missing
 OPTIONAL CALL (memory, memory_collection, missing) {
-WITH memory, memory_collection, missing WHERE missing = []
-WITH memory, memory_collection, COLLECT { UNWIND [memory] AS start MATCH (start)-[:INTERACTION_SOURCE]->(node:Interaction) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS interactions
-FOREACH (node IN interactions | SET node:Interaction)
-FOREACH (node IN [memory_collection] | SET node:MemoryCollection)
-FOREACH (node IN [memory] | SET node:Memory)
-RETURN true AS written
+  WITH memory, memory_collection, missing WHERE missing = []
+  WITH memory, memory_collection, COLLECT {
+    UNWIND [memory] AS start
+    MATCH (start)-[:INTERACTION_SOURCE]->(node:Interaction) WHERE node.org_id IS NOT NULL
+    RETURN DISTINCT node
+  } AS interactions
+  FOREACH (node IN interactions | SET node:Interaction)
+  FOREACH (node IN [memory_collection] | SET node:MemoryCollection)
+  FOREACH (node IN [memory] | SET node:Memory)
+  RETURN true AS written
 }
 RETURN missing

@@ -9,10 +9,8 @@ CALL (start) {
       AND NOT EXISTS { (mem)-[:CONTRARY_UPDATE]->(:Memory) }
     RETURN mem ORDER BY mem.obtained_at DESC, mem.memory_id DESC LIMIT 1
 }
-
 OPTIONAL MATCH (owner:User {org_id: mem.org_id, user_id: mem.user_id})
 OPTIONAL MATCH (agent:Agent {org_id: mem.org_id, agent_id: mem.agent_id})
-
 OPTIONAL CALL (mem, owner, agent) {
     WITH mem WHERE mem.memory IS NOT NULL
     WITH apoc.text.split(mem.memory, $placeholder_pattern, -1) AS parts,
@@ -23,7 +21,19 @@ OPTIONAL CALL (mem, owner, agent) {
             ELSE coalesce(agent.agent_label, found[i - 1][0])
         END + parts[i]) AS resolved
 }
-
-WITH *, mem {.org_id, .user_id, .agent_id, .interaction_id, .memory_id, memory: resolved, obtained_at: CASE WHEN mem.obtained_at IS NULL THEN null ELSE [mem.obtained_at.epochMillis, mem.obtained_at.nanosecond, mem.obtained_at.timezone] END, user_name: owner.user_name, agent_label: agent.agent_label, message_sources: COLLECT { MATCH (mem)-[:MESSAGE_SOURCE]->(source:MessageBlock) WHERE source.msg_position IS NOT NULL RETURN source {.msg_position, .role, .content} ORDER BY source.msg_position }} AS memory
-
+WITH *, mem {
+  .org_id,
+  .user_id,
+  .agent_id,
+  .interaction_id,
+  .memory_id,
+  memory: resolved,
+  obtained_at: CASE WHEN mem.obtained_at IS NULL THEN null ELSE [mem.obtained_at.epochMillis, mem.obtained_at.nanosecond, mem.obtained_at.timezone] END,
+  user_name: owner.user_name,
+  agent_label: agent.agent_label,
+  message_sources: COLLECT {
+    MATCH (mem)-[:MESSAGE_SOURCE]->(source:MessageBlock) WHERE source.msg_position IS NOT NULL
+    RETURN source {.msg_position, .role, .content} ORDER BY source.msg_position
+  }
+} AS memory
 RETURN requested, memory

@@ -1,4 +1,16 @@
 // parameters: org_id, times, user_id
 OPTIONAL MATCH (user:User {org_id: $org_id, user_id: $user_id})
-WITH user, COLLECT { UNWIND [user] AS start MATCH (start)-[:HAS_AGENT]->(node:Agent) WHERE node.org_id IS NOT NULL RETURN DISTINCT node } AS agents
-RETURN CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END AS missing, [node IN agents | node {.org_id, .agent_id, .agent_label, created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END, .user_id}] AS agents
+WITH user, COLLECT {
+  UNWIND [user] AS start
+  MATCH (start)-[:HAS_AGENT]->(node:Agent) WHERE node.org_id IS NOT NULL
+  RETURN DISTINCT node
+} AS agents
+RETURN
+  CASE WHEN user IS NULL THEN [[0, null]] ELSE [] END AS missing,
+  [node IN agents | node {
+    .org_id,
+    .agent_id,
+    .agent_label,
+    created_at: CASE WHEN node.created_at IS NULL THEN null ELSE [node.created_at.epochMillis, node.created_at.nanosecond, node.created_at.timezone] END,
+    .user_id
+  }] AS agents

@@ -1,0 +1,237 @@
+"""The tenant transfer's own operations on a unit of work: keyset pages, what each node
+of a page reaches or counts, and the import's batches.
+
+An export reads a tenant page by page (:func:`page`, :func:`output_each` with
+:class:`Related` and :class:`Count`, which ``memora-ogm inspect`` counts with too); an
+import finds, merges and links many nodes of one kind per statement (:func:`find_each`
+... :func:`link_in_chains`), which a save of one interaction reuses. Built on the generic
+compiler's extension points and the renderer's clauses; no I/O, shared by both twins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memora_ogm.mapping import (
+    hint,
+    label,
+    node_properties,
+    path,
+    present,
+    relation_name,
+    table,
+    target_class,
+)
+from memora_ogm.plan import (
+    Cypher,
+    Piece,
+    Var,
+    alias,
+    call,
+    collect,
+    create,
+    cy,
+    dot,
+    each,
+    gather,
+    join,
+    match,
+    merge,
+    node,
+    returning,
+    unwind,
+    with_,
+)
+from memora_ogm.unit_of_work import Ref, UnitOfWork, count_nodes, row_properties
+
+# -- keyset pages (tenant exports) ------------------------------------------------------------
+
+
+def page(work: UnitOfWork, cls: type, order_by: str, after: Any, limit: Any, **keys: Any) -> Ref:
+    """A keyset page: at most ``limit`` nodes of ``cls`` with the property values ``keys``,
+    in ``order_by`` order, those after ``after`` (from the first when None).
+
+    With ``keys`` and ``order_by`` the class's whole key (a user's interactions by id),
+    the ORDER BY names the whole key, so the planner reads the key's index in order from
+    ``after`` and stops after the page, whatever the tenant's size.
+    """
+    spec = table(cls)
+    names = [spec.deflate[name][0] for name in dict.fromkeys([*keys, order_by])]
+    after_key = (
+        [] if after is None else [cy(dot("node", names[-1]), " > ", work.param(after, "after"))]
+    )
+    found = match(node("node", label(cls), work.properties(cls, keys)), *after_key)
+    top = work.param(limit, f"{hint(cls, many=True)}_limit")
+    by = [dot("node", name) for name in names]
+    return work.bind(cls, collect(found, returning("node", order_by=by, limit=top)))
+
+
+@dataclass(frozen=True)
+class Related:
+    """What :func:`output_each` adds to each node's map: along ``rels`` from the node (the
+    first hop, then the second repeated 0+ times), the values of ``properties`` of each
+    node reached (one value each, or a list when several) as they are stored (no compact
+    DATETIME form), in ``order_by`` order, of those whose ``same`` properties equal the
+    node's properties of the same names."""
+
+    rels: tuple[Any, ...]
+    properties: tuple[str, ...]
+    order_by: str | None = None
+    same: tuple[str, ...] = ()
+
+    def cypher(self, start: str | Var) -> Cypher:
+        """The list, for the node ``start``; nodes a concurrent delete left without
+        properties are skipped."""
+        first, *repeat = self.rels
+        cls = target_class(repeat[0] if repeat else first)
+        stored = table(cls).deflate
+        values = [dot("reached", stored[name][0]) for name in self.properties]
+        value = values[0] if len(values) == 1 else cy("[", join(", ", values), "]")
+        keys = [stored[name][0] for name in self.same]
+        where: list[Piece] = [present(cls, "reached")]
+        where += [cy(dot("reached", key), " = ", dot(start, key)) for key in keys]
+        by = [dot("reached", stored[self.order_by][0])] if self.order_by else []
+        pattern = path(
+            node(start), first, repeat[0] if repeat else None, node("reached", label(cls))
+        )
+        return collect(match(pattern, *where), returning(value, order_by=by))
+
+
+@dataclass(frozen=True)
+class Count:
+    """What :func:`output_each` adds to each node's map: the number of nodes of ``cls``
+    whose ``same`` properties equal the node's properties of the same names, of those
+    with a relationship along ``having`` when given. The nodes are found by their key's
+    index, not along relationships: a node counts even when nothing links it
+    (``memora-ogm inspect`` counts what the graph holds)."""
+
+    cls: type
+    same: tuple[str, ...]
+    having: Any | None = None
+
+    def cypher(self, start: str | Var) -> Cypher:
+        """The number, for the node ``start``."""
+        names = [table(self.cls).deflate[name][0] for name in self.same]
+        return count_nodes(self.cls, {name: dot(start, name) for name in names}, self.having)
+
+
+def output_each(work: UnitOfWork, name: str, ref: Ref, **related: Related | Count) -> None:
+    """:meth:`UnitOfWork.output` of the node(s), each node's map adding, per name of
+    ``related``, the list of what it reaches (a page of interactions with their messages
+    and days) or the number of nodes counted for it (a user's memories)."""
+    work.output(name, ref, **{key: value.cypher for key, value in related.items()})
+
+
+# -- batches of the import (memora_ogm._async.transfer) ----------------------------------------
+
+
+def find_each(work: UnitOfWork, cls: type, keys: Sequence[Mapping[str, Any]]) -> Ref:
+    """Those of the nodes of ``cls`` with each of ``keys`` that exist (an index seek a key),
+    in no order, with no not-found check: what an import finds there already."""
+    rows = [node_properties(cls, key, defaults=False) for key in keys]
+    pattern = row_properties(cls, keys[0], "key") if keys else ""
+    return work.bind(
+        cls,
+        collect(
+            unwind(work.param(rows, f"{hint(cls)}_keys"), "key"),
+            match(node("node", label(cls), pattern)),
+            returning("node"),
+        ),
+    )
+
+
+def nodes_in(work: UnitOfWork, cls: type, name: str, values: Sequence[Any]) -> Ref:
+    """The nodes of ``cls`` whose property ``name`` is one of ``values``: one pass over the
+    label when no index starts with ``name``, so give many values at a time."""
+    db_name = table(cls).deflate[name][0]
+    given = work.param(list(values), f"{db_name}_values")
+    found = match(node("node", label(cls)), cy(dot("node", db_name), f" IN {given}"))
+    return work.bind(cls, collect(found, returning("node")))
+
+
+def related_each(work: UnitOfWork, starts: Ref, rel: Any) -> Ref:
+    """For each node of ``starts``, in order, the node one hop along ``rel`` (null when
+    there is none): the collections of a batch's users."""
+    cls = target_class(rel)
+    reached = gather(path(node("start"), rel, None, node("node", label(cls))), "node")
+    return work.bind(cls, each("start", starts.items, cy("head(", reached, ")")))
+
+
+def merge_each(work: UnitOfWork, cls: type, rows: Sequence[Mapping[str, Any]]) -> Ref:
+    """The nodes of ``cls`` with each of ``rows`` (a whole key each), made where missing,
+    in order: a batch's days, as :meth:`UnitOfWork.merge` is one call's."""
+    stored = [node_properties(cls, row, defaults=False) for row in rows]
+    var = Var(hint(cls, many=True))
+    pattern = row_properties(cls, rows[0], "row") if rows else ""
+    work.add(
+        call(
+            unwind(work.param(stored, f"{hint(cls)}_keys"), "row"),
+            merge(node("node", label(cls), pattern)),
+            returning(alias("collect(node)", var)),
+            binds=(var,),
+        ),
+        writes=True,
+    )
+    return Ref(cy(var), cls, True)
+
+
+def link_in_chains(
+    work: UnitOfWork,
+    rel: Any,
+    source: Ref,
+    starts: Ref,
+    first: Any,
+    then: Any,
+    order_by: str,
+    links: Sequence[tuple[int, int, int]],
+) -> None:
+    """Link node ``i`` of ``source`` along ``rel`` to the node at ``position`` of the chain
+    of node ``j`` of ``starts`` (``first``, then ``then`` repeated, in ``order_by`` order,
+    which holds each node's position), for each ``(i, j, position)`` of ``links``:
+    memories to the messages of interactions stored before.
+
+    Each chain is read once, whatever the number of links into it; a position the chain
+    does not hold links nothing.
+    """
+    groups: dict[int, list[list[int]]] = {}
+    for i, j, position in links:
+        groups.setdefault(j, []).append([i, position])
+    cls = target_class(then)
+    write = create if source.created else merge
+    chains = work.param([[j, wanted] for j, wanted in groups.items()], relation_name(rel))
+    chain = path(node("start"), first, then, node("node", label(cls)))
+    nodes = collect(match(chain), returning("node", order_by=[dot("node", order_by)]))
+    work.add(
+        call(
+            unwind(chains, "chain"),
+            with_(
+                alias(source.items, "sources"),
+                alias(cy(starts.items, "[chain[0]]"), "start"),
+                alias("chain[1]", "wanted"),
+            ),
+            with_("sources", "wanted", alias(nodes, "nodes")),
+            unwind("wanted", "link"),
+            with_(
+                alias("sources[link[0]]", "a"),
+                alias("nodes[link[1]]", "b"),
+                alias("link[1]", "position"),
+                conditions=[cy(dot("b", order_by), " = position")],
+            ),
+            write(path(node("a"), rel, None, node("b"))),
+        ),
+        writes=True,
+    )
+
+
+def output_reached(
+    work: UnitOfWork, name: str, starts: Ref, rel: Any, fields: Sequence[str]
+) -> None:
+    """Return as ``name``, for each node of ``starts`` in order, the ``fields`` (as a list)
+    of each node one hop along ``rel`` from it: the links a batch finds there."""
+    cls = target_class(rel)
+    stored = table(cls).deflate
+    values = cy("[", join(", ", (dot("node", stored[field][0]) for field in fields)), "]")
+    reached = gather(path(node("start"), rel, None, node("node", label(cls))), values)
+    work.output_value(name, each("start", starts.items, reached))
