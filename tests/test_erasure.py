@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from neo4j import AsyncTransaction, Driver
 from neo4j.exceptions import TransientError
-from neomodel import adb
 from test_vector_consistency import (
     FlakyVectorDB,
     InjectedFault,
@@ -357,16 +356,16 @@ async def _chain_erasure_hits(
     )
     hits: list[int] = []
 
-    async def profiled(query: str, **params: Any) -> list[dict[str, Any]]:
-        transaction: AsyncTransaction | None = adb._active_transaction
-        assert transaction is not None
-        result = await transaction.run("PROFILE " + query, params)
+    async def profiled(
+        runner: AsyncTransaction, query: str, params: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        result = await runner.run("PROFILE " + query, params)
         rows = [record.data() async for record in result]
         hits.append(_db_hits((await result.consume()).profile or {}))
         return rows
 
     with monkeypatch.context() as patch:
-        patch.setattr(interface.graph, "cypher", profiled)
+        patch.setattr(interface.graph, "_send", profiled)  # where every statement leaves
         await interface.delete_user_interaction_and_its_memories(
             org.org_id, user.user_id, interaction_id
         )
