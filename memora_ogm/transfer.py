@@ -6,6 +6,13 @@ before an import writes anything (:class:`Validator`), reads and writes ``.jsonl
 and computes the content digest that ``move`` compares on both servers. Nothing here
 touches a database.
 
+The node class is the schema: each content record type is a :class:`Shape` of the class
+it describes (:data:`SHAPES`), whose key, properties and how each is checked and written
+come from the class (``__node_key__``, the property definitions). Only what is not a
+property is listed per record (an interaction's ``messages`` and ``dates``, a memory's
+``date_obtained`` and ``source_positions``, a link's ``updated_by``), and the file order
+of the properties where format v1 fixed another than the class's.
+
 A record may only refer to records before it (an agent to its user, an interaction to
 its user, a memory to its interaction, a ``contrary_update`` to both memories), so
 validation streams: it keeps ids and message counts, never record contents.
@@ -162,11 +169,10 @@ def header(scope: str, org_id: str, user_id: str | None, database: str | None) -
 def record(kind: str, values: Mapping[str, Any], **extras: Any) -> Record:
     """A content record of ``kind``: its properties from ``values`` (a node's, by
     attribute name, as the reads inflate them), then its fields that are not properties."""
-    shape = SHAPES[kind]
     made: Record = {"type": kind}
-    for name, dump in shape.dumps:
+    for name in SHAPES[kind].properties:
         value = values[name]
-        made[name] = value if dump is None or value is None else dump(value)
+        made[name] = dump_datetime(value) if isinstance(value, datetime) else value
     made.update(extras)
     return made
 
@@ -209,24 +215,9 @@ def end(counts: Mapping[str, int]) -> Record:
 Check = Callable[[str, Any], Any]
 
 
-def _id(name: str, value: Any) -> str:
-    return check_id(name, value)
-
-
-def _memory_id(name: str, value: Any) -> str:
-    return check_memory_id(name, value)
-
-
-def _optional_id(name: str, value: Any) -> str | None:
-    return None if value is None else _id(name, value)
-
-
-def _name(name: str, value: Any) -> str:
-    return check_name(name, value)
-
-
-def _text(name: str, value: Any) -> str:
-    return check_text(name, value)
+def _or_null(check: Check) -> Check:
+    """``check``, letting ``null`` through."""
+    return lambda name, value: None if value is None else check(name, value)
 
 
 def _datetime(name: str, value: Any) -> datetime:
@@ -245,10 +236,6 @@ def _date(name: str, value: Any) -> date:
         return parse_date(value)
     except ValueError as error:
         raise ValueError(f"`{name}` is not a YYYY-MM-DD date: {error}") from None
-
-
-def _optional_date(name: str, value: Any) -> date | None:
-    return None if value is None else _date(name, value)
 
 
 def _dates(name: str, value: Any) -> list[date]:
@@ -335,10 +322,10 @@ def _check(prop: Property[Any], name: str) -> Check:
     if isinstance(prop, NativeDateProperty):
         return _date
     if prop.has_default and prop.default is new_memory_id:
-        return _memory_id
+        return check_memory_id
     if name.endswith("_id"):
-        return _id if prop.required or prop.has_default else _optional_id
-    return _name if name.endswith(("_name", "_label")) else _text
+        return check_id if prop.required or prop.has_default else _or_null(check_id)
+    return check_name if name.endswith(("_name", "_label")) else check_text
 
 
 @dataclass(frozen=True)
@@ -386,15 +373,6 @@ class Shape:
         """The names a record of this type has: its fields and ``type``."""
         return {"type", *self.fields}
 
-    @functools.cached_property
-    def dumps(self) -> tuple[tuple[str, Callable[[Any], Any] | None], ...]:
-        """Each property with what writes its value in the record (None: as it is)."""
-        defined = self.cls.defined_properties(aliases=False, rels=False)  # type: ignore[attr-defined]
-        return tuple(
-            (name, dump_datetime if isinstance(defined[name], ZonedDateTimeProperty) else None)
-            for name in self.properties
-        )
-
 
 #: Every content record type, in the order an export writes them.
 SHAPES: dict[str, Shape] = {
@@ -404,10 +382,10 @@ SHAPES: dict[str, Shape] = {
     INTERACTION: Shape(Interaction, {"dates": _dates, "messages": _messages}),
     MEMORY: Shape(
         Memory,
-        {"date_obtained": _optional_date, "source_positions": _positions},
+        {"date_obtained": _or_null(_date), "source_positions": _positions},
         ("org_id", "user_id", "memory_id", "interaction_id", "agent_id", "memory", "obtained_at"),
     ),
-    CONTRARY_UPDATE: Shape(Memory, {"updated_by": _memory_id}, link=True),
+    CONTRARY_UPDATE: Shape(Memory, {"updated_by": check_memory_id}, link=True),
 }
 #: The record types that carry content, in the order an export writes them.
 CONTENT_TYPES = tuple(SHAPES)

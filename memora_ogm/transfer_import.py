@@ -1,14 +1,7 @@
-"""The tenant import's declarations, shared by both twins: no I/O here.
-
-An import (:func:`memora_ogm._async.transfer.import_records`) cuts the validated
-records into batches, one write transaction each (:func:`batches`); checks each batch
-against the graph with the reads declared here (:func:`existing`,
-:func:`existing_links`, :func:`taken_memory_ids`, :func:`kinds_held`) and what they
-find (:func:`new_of`); and writes it with the unit of work :func:`declared` gives, its
-interactions and memories declared as the save path declares its own
-(:func:`declare_interactions`). Each record type's node class and key come from
-:data:`memora_ogm.transfer.SHAPES`, so do the properties a node is written and compared
-with.
+"""What the tenant import declares, with no I/O (both twins run it): its batches, the
+reads that check them against the graph, and each batch's write, whose interactions and
+memories are declared as a save declares its own (:func:`declare_interactions`). The
+node class, key and properties of each record type are :data:`memora_ogm.transfer.SHAPES`'.
 """
 
 from __future__ import annotations
@@ -34,13 +27,8 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm.errors import (
-    AgentNotFound,
-    InteractionNotFound,
-    MemoryNotFound,
-    OrganizationNotFound,
-    UserNotFound,
-)
+from memora_ogm._async.organization import match_org
+from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.projection import projection, reading
 from memora_ogm.transfer import SHAPES, ImportConflict, Record, Rekeying
 from memora_ogm.unit_of_work import Compiled, Ref, UnitOfWork
@@ -117,83 +105,65 @@ def spooled(spool: IO[bytes]) -> Iterator[tuple[str, Batch]]:
 # --------------------------------------------------------------------------- checks
 
 
-def _key(kind: str, record: Record) -> tuple[str, ...]:
-    return tuple(record[name] for name in SHAPES[kind].key)
+def _properties(kind: str, record: Record) -> dict[str, Any]:
+    """The properties of the node ``record`` describes."""
+    return {name: record[name] for name in SHAPES[kind].properties}
 
 
-def _describe(kind: str, record: Record) -> str:
-    return f"{kind} " + ", ".join(f"{name}={record[name]!r}" for name in SHAPES[kind].key)
+def _key_values(kind: str, record: Record) -> dict[str, Any]:
+    """The key of the node ``record`` describes, by property."""
+    return {name: record[name] for name in SHAPES[kind].key}
 
 
-def _link(record: Record) -> tuple[str, str, str]:
-    return (record["user_id"], record["memory_id"], record["updated_by"])
+def new_records(
+    kind: str, batch: Batch, on_conflict: OnConflict
+) -> tuple[UnitOfWork, Callable[[Row], list[Record]]]:
+    """A read of what the graph holds of ``batch`` already (an index seek a record), and
+    what gives from its row the records that are new.
 
-
-def existing(
-    kind: str, batch: Batch
-) -> tuple[UnitOfWork, Callable[[Row], dict[tuple[str, ...], dict[str, Any]]]]:
-    """A read of the values of ``batch``'s nodes that the graph already holds (an index
-    seek a record), and what gives them by key from its row."""
+    An existing node fails with ``"fail"``; with ``"skip"`` it is skipped only when it
+    holds exactly the record's values, so that an import never links to, or adds to, a
+    node the input does not describe (an organisation named by its id alone, a memory of
+    the same id with another text). Links already there are skipped.
+    """
+    if kind == transfer.CONTRARY_UPDATE:
+        return _new_links([record for _, record in batch])
     shape = SHAPES[kind]
     work = UnitOfWork(batched=True)
-    keys = [_key_values(kind, record) for _, record in batch]
-    work.output("found", work.find_each(shape.cls, keys))
+    work.output("found", work.find_each(shape.cls, [_key_values(kind, r) for _, r in batch]))
     fields = projection(reading(shape.cls))
 
-    def found(row: Row) -> dict[tuple[str, ...], dict[str, Any]]:
+    def new(row: Row) -> list[Record]:
         values = [fields.values(node) for node in row["found"]]
-        return {tuple(node[name] for name in shape.key): node for node in values}
-
-    return work, found
-
-
-def new_of(
-    kind: str,
-    batch: Batch,
-    existing: dict[tuple[str, ...], dict[str, Any]],
-    on_conflict: OnConflict,
-) -> list[Record]:
-    """The records of ``batch`` whose nodes are not in ``existing``.
-
-    An existing one fails with ``"fail"``; with ``"skip"`` it is skipped only when its
-    node holds exactly the record's values, so that an import never links to, or adds
-    to, a node the input does not describe (an organisation named by its id alone, a
-    memory of the same id with another text).
-    """
-    new = []
-    for line, record in batch:
-        node = existing.get(_key(kind, record))
-        if node is None:
-            new.append(record)
-        elif on_conflict == "fail":
-            raise ImportConflict(line, _describe(kind, record))
-        else:
-            compared = SHAPES[kind].compared
-            differing = [name for name in compared if node.get(name) != record[name]]
+        existing = {tuple(node[name] for name in shape.key): node for node in values}
+        made = []
+        for line, record in batch:
+            node = existing.get(tuple(record[name] for name in shape.key))
+            if node is None:
+                made.append(record)
+                continue
+            described = f"{kind} " + ", ".join(f"{name}={record[name]!r}" for name in shape.key)
+            if on_conflict == "fail":
+                raise ImportConflict(line, described)
+            differing = [name for name in shape.compared if node.get(name) != record[name]]
             if differing:
                 raise ImportConflict(
                     line,
-                    _describe(kind, record),
+                    described,
                     f"exists with other values of {', '.join(differing)}; "
                     "on_conflict='skip' only skips what the input describes exactly",
                 )
-    return new
+        return made
+
+    return work, new
 
 
-def existing_links(records: list[Record]) -> tuple[UnitOfWork, Callable[[Row], list[Record]]]:
-    """A read of the ``CONTRARY_UPDATE`` links of ``records`` that the graph already
-    holds, and what gives the records not linked yet from its row."""
+def _new_links(records: list[Record]) -> tuple[UnitOfWork, Callable[[Row], list[Record]]]:
+    """:func:`new_records` of ``contrary_update`` records: those not linked yet."""
     org_id = records[0]["org_id"]
     older = sorted({(record["user_id"], record["memory_id"]) for record in records})
     work = UnitOfWork(batched=True)
-    memories = work.match_each(
-        Memory,
-        [
-            {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
-            for user_id, memory_id in older
-        ],
-        lambda key: MemoryNotFound(org_id, key["user_id"], key["memory_id"]),
-    )
+    memories = _memories(work, org_id, older)
     work.output_reached("newer", memories, Memory.contrary_update, ("user_id", "memory_id"))
 
     def new(row: Row) -> list[Record]:
@@ -203,7 +173,7 @@ def existing_links(records: list[Record]) -> tuple[UnitOfWork, Callable[[Row], l
             for newer_user, newer_id in newer
             if newer_user == user_id
         }
-        return [record for record in records if _link(record) not in linked]
+        return [r for r in records if (r["user_id"], r["memory_id"], r["updated_by"]) not in linked]
 
     return work, new
 
@@ -243,14 +213,13 @@ def kinds_held(org_id: str) -> tuple[UnitOfWork, Callable[[Row], set[str]]]:
 # --------------------------------------------------------------------------- writes
 
 
-def _properties(kind: str, record: Record) -> dict[str, Any]:
-    """The properties of the node ``record`` describes."""
-    return {name: record[name] for name in SHAPES[kind].properties}
-
-
-def _key_values(kind: str, record: Record) -> dict[str, Any]:
-    """The key of the node ``record`` describes, by property."""
-    return {name: record[name] for name in SHAPES[kind].key}
+def _memories(work: UnitOfWork, org_id: str, ids: list[tuple[str, str]]) -> Ref:
+    """The memories of ``ids`` (user_id, memory_id), in order; all must exist."""
+    return work.match_each(
+        Memory,
+        [{"org_id": org_id, "user_id": user, "memory_id": memory} for user, memory in ids],
+        lambda key: MemoryNotFound(org_id, key["user_id"], key["memory_id"]),
+    )
 
 
 def _users(
@@ -268,11 +237,6 @@ def _users(
     return users, {user_id: index for index, user_id in enumerate(user_ids)}
 
 
-def _org(work: UnitOfWork, org_id: str) -> Ref:
-    """The organisation, write-locked: an import into it takes turns with its deletion."""
-    return work.match(Org, lambda: OrganizationNotFound(org_id), lock=True, org_id=org_id)
-
-
 def _write_organizations(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
     work.create_each(Org, [_properties(transfer.ORGANIZATION, record) for record in new])
     return []
@@ -280,7 +244,7 @@ def _write_organizations(work: UnitOfWork, batch: list[Record], new: list[Record
 
 def _write_users(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
     """The users with their two collections, as ``create_user`` makes them."""
-    org = _org(work, new[0]["org_id"])
+    org = match_org(work, new[0]["org_id"], lock=True)  # takes turns with its deletion
     users, _ = work.create_each(User, [_properties(transfer.USER, record) for record in new])
     owned = [_key_values(transfer.USER, record) for record in new]
     pairs = [(n, n) for n in range(len(new))]
@@ -295,7 +259,7 @@ def _write_agents(work: UnitOfWork, batch: list[Record], new: list[Record]) -> C
     organisation and their users: a user imported again after its deletion gets its own
     agents back (merged)."""
     org_id = batch[0]["org_id"]
-    org = _org(work, org_id)
+    org = match_org(work, org_id, lock=True)
     users, index = _users(work, org_id, batch, lock=False)
     made = {record["agent_id"] for record in new}
     kept = [record for record in batch if record["agent_id"] not in made]
@@ -379,14 +343,7 @@ def _write_contrary_updates(work: UnitOfWork, batch: list[Record], new: list[Rec
     org_id = new[0]["org_id"]
     _users(work, org_id, new)
     ids = sorted({(r["user_id"], r[name]) for r in new for name in ("memory_id", "updated_by")})
-    memories = work.match_each(
-        Memory,
-        [
-            {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
-            for user_id, memory_id in ids
-        ],
-        lambda key: MemoryNotFound(org_id, key["user_id"], key["memory_id"]),
-    )
+    memories = _memories(work, org_id, ids)
     index = {key: n for n, key in enumerate(ids)}
     work.link(
         Memory.contrary_update,

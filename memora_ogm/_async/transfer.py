@@ -10,12 +10,11 @@ same pass, against the graph: that none of it exists yet (``on_conflict="fail"``
 that what exists holds exactly the record's values (``"skip"``), and that no memory id
 belongs to another tenant; that pass parses each record once and keeps the parsed
 batches in a temporary file. Only then do they write, a batch of records per write
-transaction (bounded in rows and bytes), each one unit of work
-(:mod:`memora_ogm.unit_of_work`), its interactions and memories declared as the save
-path declares its own (:func:`declare_interactions`), and the memories added to the
-associated vector store with their batch, all or nothing. Each batch is read back,
-declared and compiled in a thread of the import's own while the batch before it is
-written, so that the server does not wait for Python.
+transaction (bounded in rows and bytes), each one unit of work declared by
+:mod:`memora_ogm.transfer_import`, and the memories added to the associated vector store
+with their batch, all or nothing. Each batch is read back, declared and compiled in a
+thread of the import's own while the batch before it is written, so that the server
+does not wait for Python.
 """
 
 from __future__ import annotations
@@ -47,10 +46,8 @@ from memora_ogm.transfer_import import (
     Ready,
     batches,
     created_first,
-    existing,
-    existing_links,
     kinds_held,
-    new_of,
+    new_records,
     next_ready,
     spooled,
     taken_memory_ids,
@@ -206,14 +203,10 @@ async def _new_records(
     With ``"fail"`` the whole input was found new before the first write, so nothing is
     read again (a node made meanwhile by another writer fails on its key).
     """
-    records = [record for _, record in batch]
     if on_conflict == "fail":
-        return records
-    if kind == transfer.CONTRARY_UPDATE:
-        work, new = existing_links(records)
-        return new(await graph.run(work))
-    work, found = existing(kind, batch)
-    return new_of(kind, batch, found(await graph.run(work)), on_conflict)
+        return [record for _, record in batch]
+    work, new = new_records(kind, batch, on_conflict)
+    return new(await graph.run(work))
 
 
 class _InputCheck:
@@ -258,9 +251,8 @@ class _InputCheck:
     async def _check(self, kind: str, batch: Batch) -> None:
         if self.held is None:  # the organization's record comes first
             self.held = await self.graph.read_unit(*kinds_held(batch[0][1]["org_id"]))
-        if kind in self.held:
-            found = await self.graph.read_unit(*existing(kind, batch))
-            new_of(kind, batch, found, self.on_conflict)  # raises on the first clash
+        if kind in self.held:  # raises on the first clash
+            await self.graph.read_unit(*new_records(kind, batch, self.on_conflict))
         if kind == transfer.MEMORY and self.memory_ids:
             for line, record in batch:
                 self.owners[record["memory_id"]] = (line, record["org_id"], record["user_id"])
