@@ -1,7 +1,7 @@
 """What the tenant import declares, with no I/O (both twins run it): its batches, the
 reads that check them against the graph, and each batch's write, whose interactions and
-memories are declared as a save declares its own (:func:`declare_interactions`). The
-node class, key and properties of each record type are :data:`memora_ogm.transfer.SHAPES`'.
+memories are declared as a save declares its own (:func:`declare_interactions`). Each
+record type's node class, key and properties come from :data:`memora_ogm.transfer.SHAPES`.
 """
 
 from __future__ import annotations
@@ -105,11 +105,6 @@ def spooled(spool: IO[bytes]) -> Iterator[tuple[str, Batch]]:
 # --------------------------------------------------------------------------- checks
 
 
-def _properties(kind: str, record: Record) -> dict[str, Any]:
-    """The properties of the node ``record`` describes."""
-    return {name: record[name] for name in SHAPES[kind].properties}
-
-
 def _key_values(kind: str, record: Record) -> dict[str, Any]:
     """The key of the node ``record`` describes, by property."""
     return {name: record[name] for name in SHAPES[kind].key}
@@ -211,6 +206,11 @@ def kinds_held(org_id: str) -> tuple[UnitOfWork, Callable[[Row], set[str]]]:
 
 
 # --------------------------------------------------------------------------- writes
+
+
+def _properties(kind: str, record: Record) -> dict[str, Any]:
+    """The properties of the node ``record`` describes."""
+    return {name: record[name] for name in SHAPES[kind].properties}
 
 
 def _memories(work: UnitOfWork, org_id: str, ids: list[tuple[str, str]]) -> Ref:
