@@ -98,6 +98,12 @@ class Work:
         query, params = statement.compile()
         return _answer(statement, await self.graph._send(self.transaction, query, params))
 
+    async def execute(self, call: Call[T]) -> T:
+        """Run a declared call's statement here (its vector changes are not recorded);
+        its result."""
+        assert call.statement is not None
+        return call.result(await self.run(call.statement))
+
 
 class Graph:
     """The connection of one facade: its driver, its database and its vector store."""
