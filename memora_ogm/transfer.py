@@ -42,6 +42,7 @@ from neomodel.properties import Property
 
 from memora_ogm._async.nodes import Agent, Interaction, Memory, Org, User, new_memory_id
 from memora_ogm.errors import MemoraOGMError
+from memora_ogm.mapping import node_key
 from memora_ogm.properties import NativeDateProperty, ZonedDateTimeProperty, storable
 from memora_ogm.validation import (
     MAX_NAME_LENGTH,
@@ -304,12 +305,6 @@ def record_bytes(line: int, record: Any) -> int:
             line, f"the record has {size} bytes of JSON, more than {MAX_RECORD_BYTES}."
         )
     return size
-
-
-def node_key(cls: type) -> tuple[str, ...]:
-    """The properties that make the key of a node of ``cls`` (its ``__node_key__``)."""
-    key: tuple[str, tuple[str, ...]] = cls.__node_key__  # type: ignore[attr-defined]
-    return key[1]
 
 
 def _check(prop: Property[Any], name: str) -> Check:
