@@ -119,6 +119,10 @@ def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argpar
     return run
 
 
+def _on_conflict(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--on-conflict", choices=("fail", "skip"), default="fail", help=help)
+
+
 # --------------------------------------------------------------------------- export
 
 
@@ -189,12 +193,7 @@ def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "import", help="validate a memora-ogm-export file whole, then write it"
     )
     imp.add_argument("file", help="the .jsonl file an export wrote")
-    imp.add_argument(
-        "--on-conflict",
-        choices=("fail", "skip"),
-        default="fail",
-        help="fail (default) when any of it exists already, or skip what exists",
-    )
+    _on_conflict(imp, "fail (default) when any of it exists already, or skip what exists")
     imp.add_argument(
         "--new-memory-ids",
         action="store_true",
@@ -248,12 +247,7 @@ def add_move_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         "--to-password", default=None, help=f"the target's password (default: ${ENV_TO_PASSWORD})"
     )
     move.add_argument("--to-database", default=DEFAULT_DATABASE)
-    move.add_argument(
-        "--on-conflict",
-        choices=("fail", "skip"),
-        default="fail",
-        help="skip resumes a move that stopped half-way",
-    )
+    _on_conflict(move, "skip resumes a move that stopped half-way")
     move.set_defaults(func=cmd_move)
 
 

@@ -163,3 +163,9 @@ def hint(cls: type, many: bool = False) -> str:
     if name.endswith("y") and not name.endswith(("ay", "ey", "oy", "uy")):
         return name[:-1] + "ies"
     return name + ("es" if name.endswith(("s", "x")) else "s")
+
+
+def node_key(cls: type) -> tuple[str, ...]:
+    """The properties that make the key of a node of ``cls`` (its ``__node_key__``)."""
+    key: tuple[str, tuple[str, ...]] = cls.__node_key__  # type: ignore[attr-defined]
+    return key[1]

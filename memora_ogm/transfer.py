@@ -6,6 +6,13 @@ before an import writes anything (:class:`Validator`), reads and writes ``.jsonl
 and computes the content digest that ``move`` compares on both servers. Nothing here
 touches a database.
 
+The node class is the schema: each content record type is a :class:`Shape` of the class
+it describes (:data:`SHAPES`), whose key, properties and how each is checked and written
+come from the class (``__node_key__``, the property definitions). Only what is not a
+property is listed per record (an interaction's ``messages`` and ``dates``, a memory's
+``date_obtained`` and ``source_positions``, a link's ``updated_by``), and the file order
+of the properties where format v1 fixed another than the class's.
+
 A record may only refer to records before it (an agent to its user, an interaction to
 its user, a memory to its interaction, a ``contrary_update`` to both memories), so
 validation streams: it keeps ids and message counts, never record contents.
@@ -18,6 +25,7 @@ format's own is refused with :class:`ImportFormatError`, never a ``RecursionErro
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -30,8 +38,12 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from neomodel.properties import Property
+
+from memora_ogm._async.nodes import Agent, Interaction, Memory, Org, User, new_memory_id
 from memora_ogm.errors import MemoraOGMError
-from memora_ogm.properties import storable
+from memora_ogm.mapping import node_key
+from memora_ogm.properties import NativeDateProperty, ZonedDateTimeProperty, storable
 from memora_ogm.validation import (
     MAX_NAME_LENGTH,
     MAX_TEXT_LENGTH,
@@ -58,8 +70,6 @@ END = "end"
 #: transaction, can hold (an interaction, with all its messages, is one record).
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 
-#: The record types that carry content, in the order an export writes them.
-CONTENT_TYPES = (ORGANIZATION, USER, AGENT, INTERACTION, MEMORY, CONTRARY_UPDATE)
 
 Record = dict[str, Any]
 """One line of the format: a JSON-ready dict."""
@@ -157,36 +167,15 @@ def header(scope: str, org_id: str, user_id: str | None, database: str | None) -
     }
 
 
-def organization(node: Mapping[str, Any]) -> Record:
-    """``node``: the organisation's properties by attribute name, as the reads inflate them
-    (so are the other record types')."""
-    return {
-        "type": ORGANIZATION,
-        "org_id": node["org_id"],
-        "org_name": node["org_name"],
-        "created_at": dump_datetime(node["created_at"]),
-    }
-
-
-def user(node: Mapping[str, Any]) -> Record:
-    return {
-        "type": USER,
-        "org_id": node["org_id"],
-        "user_id": node["user_id"],
-        "user_name": node["user_name"],
-        "created_at": dump_datetime(node["created_at"]),
-    }
-
-
-def agent(node: Mapping[str, Any]) -> Record:
-    return {
-        "type": AGENT,
-        "org_id": node["org_id"],
-        "agent_id": node["agent_id"],
-        "agent_label": node["agent_label"],
-        "user_id": node.get("user_id"),
-        "created_at": dump_datetime(node["created_at"]),
-    }
+def record(kind: str, values: Mapping[str, Any], **extras: Any) -> Record:
+    """A content record of ``kind``: its properties from ``values`` (a node's, by
+    attribute name, as the reads inflate them), then its fields that are not properties."""
+    made: Record = {"type": kind}
+    for name in SHAPES[kind].properties:
+        value = values[name]
+        made[name] = dump_datetime(value) if isinstance(value, datetime) else value
+    made.update(extras)
+    return made
 
 
 def interaction(
@@ -194,45 +183,28 @@ def interaction(
 ) -> Record:
     """``messages`` as ``(role, content)`` in position order; ``dates`` are the days it
     occurred on (Date links)."""
-    return {
-        "type": INTERACTION,
-        "org_id": node["org_id"],
-        "user_id": node["user_id"],
-        "interaction_id": node["interaction_id"],
-        "agent_id": node["agent_id"],
-        "created_at": dump_datetime(node["created_at"]),
-        "updated_at": dump_datetime(node["updated_at"]),
-        "dates": sorted(dump_date(day) for day in dates),
-        "messages": [{"role": role, "content": content} for role, content in messages],
-    }
+    return record(
+        INTERACTION,
+        node,
+        dates=sorted(dump_date(day) for day in dates),
+        messages=[{"role": role, "content": content} for role, content in messages],
+    )
 
 
 def memory(node: Mapping[str, Any], positions: Iterable[int], day: date | None) -> Record:
     """``positions`` index the messages of the memory's interaction; ``day`` its Date link."""
-    return {
-        "type": MEMORY,
-        "org_id": node["org_id"],
-        "user_id": node["user_id"],
-        "memory_id": node["memory_id"],
-        "interaction_id": node["interaction_id"],
-        "agent_id": node["agent_id"],
-        "memory": node["memory"],
-        "obtained_at": dump_datetime(node["obtained_at"]),
-        "date_obtained": dump_date(day) if day is not None else None,
-        "source_positions": sorted(positions),
-    }
+    return record(
+        MEMORY,
+        node,
+        date_obtained=dump_date(day) if day is not None else None,
+        source_positions=sorted(positions),
+    )
 
 
-def contrary_update(org_id: str, user_id: str, older: str, newer: str) -> Record:
-    """The memory ``older`` was superseded by ``newer`` (``-[:CONTRARY_UPDATE]->``), both
-    of the user's."""
-    return {
-        "type": CONTRARY_UPDATE,
-        "org_id": org_id,
-        "user_id": user_id,
-        "memory_id": older,
-        "updated_by": newer,
-    }
+def contrary_update(older: Mapping[str, Any], newer: str) -> Record:
+    """The memory ``older`` (its key) was superseded by ``newer`` of the same user
+    (``-[:CONTRARY_UPDATE]->``)."""
+    return record(CONTRARY_UPDATE, older, updated_by=newer)
 
 
 def end(counts: Mapping[str, int]) -> Record:
@@ -244,24 +216,9 @@ def end(counts: Mapping[str, int]) -> Record:
 Check = Callable[[str, Any], Any]
 
 
-def _id(name: str, value: Any) -> str:
-    return check_id(name, value)
-
-
-def _memory_id(name: str, value: Any) -> str:
-    return check_memory_id(name, value)
-
-
-def _optional_id(name: str, value: Any) -> str | None:
-    return None if value is None else _id(name, value)
-
-
-def _name(name: str, value: Any) -> str:
-    return check_name(name, value)
-
-
-def _text(name: str, value: Any) -> str:
-    return check_text(name, value)
+def _or_null(check: Check) -> Check:
+    """``check``, letting ``null`` through."""
+    return lambda name, value: None if value is None else check(name, value)
 
 
 def _datetime(name: str, value: Any) -> datetime:
@@ -280,10 +237,6 @@ def _date(name: str, value: Any) -> date:
         return parse_date(value)
     except ValueError as error:
         raise ValueError(f"`{name}` is not a YYYY-MM-DD date: {error}") from None
-
-
-def _optional_date(name: str, value: Any) -> date | None:
-    return None if value is None else _date(name, value)
 
 
 def _dates(name: str, value: Any) -> list[date]:
@@ -354,48 +307,83 @@ def record_bytes(line: int, record: Any) -> int:
     return size
 
 
-#: Every field of every content record with its check (which also converts).
-FIELDS: dict[str, dict[str, Check]] = {
-    ORGANIZATION: {"org_id": _id, "org_name": _name, "created_at": _datetime},
-    USER: {"org_id": _id, "user_id": _id, "user_name": _name, "created_at": _datetime},
-    AGENT: {
-        "org_id": _id,
-        "agent_id": _id,
-        "agent_label": _name,
-        "user_id": _optional_id,
-        "created_at": _datetime,
-    },
-    INTERACTION: {
-        "org_id": _id,
-        "user_id": _id,
-        "interaction_id": _id,
-        "agent_id": _id,
-        "created_at": _datetime,
-        "updated_at": _datetime,
-        "dates": _dates,
-        "messages": _messages,
-    },
-    MEMORY: {
-        "org_id": _id,
-        "user_id": _id,
-        "memory_id": _memory_id,
-        "interaction_id": _id,
-        "agent_id": _id,
-        "memory": _text,
-        "obtained_at": _datetime,
-        "date_obtained": _optional_date,
-        "source_positions": _positions,
-    },
-    CONTRARY_UPDATE: {
-        "org_id": _id,
-        "user_id": _id,
-        "memory_id": _memory_id,
-        "updated_by": _memory_id,
-    },
-}
+def _check(prop: Property[Any], name: str) -> Check:
+    """The check of a property's value in a record, from the property: zoned datetimes and
+    dates are parsed, what the class draws with :func:`new_memory_id` is a memory id,
+    another ``*_id`` an id (``null`` allowed unless required or defaulted), a ``*_name``
+    or ``*_label`` a name, any other string a text."""
+    if isinstance(prop, ZonedDateTimeProperty):
+        return _datetime
+    if isinstance(prop, NativeDateProperty):
+        return _date
+    if prop.has_default and prop.default is new_memory_id:
+        return check_memory_id
+    if name.endswith("_id"):
+        return check_id if prop.required or prop.has_default else _or_null(check_id)
+    return check_name if name.endswith(("_name", "_label")) else check_text
 
-#: Per content record type, the names a record of it has: its fields and ``type``.
-_NAMES = {kind: {"type", *fields} for kind, fields in FIELDS.items()}
+
+@dataclass(frozen=True)
+class Shape:
+    """A content record type, derived from the node class it describes: its properties
+    (each checked and written as the property defines), then the fields it holds that are
+    not properties (``extras``, with their checks)."""
+
+    cls: type
+    extras: Mapping[str, Check] = field(default_factory=dict)
+    #: The properties in file order where format v1 does not list them as the default
+    #: does: the key, then the other properties in the class's order.
+    order: tuple[str, ...] | None = None
+    #: A link between two nodes of ``cls``, not a node: its properties are the key.
+    link: bool = False
+
+    @functools.cached_property
+    def key(self) -> tuple[str, ...]:
+        return node_key(self.cls)
+
+    @functools.cached_property
+    def properties(self) -> tuple[str, ...]:
+        """The record's properties of ``cls``, in file order."""
+        if self.order is not None:
+            return self.order
+        if self.link:
+            return self.key
+        rest = self.cls.defined_properties(aliases=False, rels=False)  # type: ignore[attr-defined]
+        return self.key + tuple(name for name in rest if name not in self.key)
+
+    @functools.cached_property
+    def compared(self) -> tuple[str, ...]:
+        """The properties besides the key: what ``on_conflict="skip"`` compares."""
+        return tuple(name for name in self.properties if name not in self.key)
+
+    @functools.cached_property
+    def fields(self) -> dict[str, Check]:
+        """Every field of the record but ``type``, in file order, with its check (which
+        also converts)."""
+        defined = self.cls.defined_properties(aliases=False, rels=False)  # type: ignore[attr-defined]
+        return {name: _check(defined[name], name) for name in self.properties} | dict(self.extras)
+
+    @functools.cached_property
+    def names(self) -> set[str]:
+        """The names a record of this type has: its fields and ``type``."""
+        return {"type", *self.fields}
+
+
+#: Every content record type, in the order an export writes them.
+SHAPES: dict[str, Shape] = {
+    ORGANIZATION: Shape(Org),
+    USER: Shape(User),
+    AGENT: Shape(Agent, order=("org_id", "agent_id", "agent_label", "user_id", "created_at")),
+    INTERACTION: Shape(Interaction, {"dates": _dates, "messages": _messages}),
+    MEMORY: Shape(
+        Memory,
+        {"date_obtained": _or_null(_date), "source_positions": _positions},
+        ("org_id", "user_id", "memory_id", "interaction_id", "agent_id", "memory", "obtained_at"),
+    ),
+    CONTRARY_UPDATE: Shape(Memory, {"updated_by": check_memory_id}, link=True),
+}
+#: The record types that carry content, in the order an export writes them.
+CONTENT_TYPES = tuple(SHAPES)
 
 
 def parse(line: int, record: Any) -> Record:
@@ -408,10 +396,10 @@ def parse(line: int, record: Any) -> Record:
     kind = record.get("type")
     if kind in (HEADER, END):
         return record
-    if not isinstance(kind, str) or kind not in FIELDS:
+    if not isinstance(kind, str) or kind not in SHAPES:
         raise ImportFormatError(line, f"unknown record type {_shown(kind)}.")
-    fields = FIELDS[kind]
-    if record.keys() != _NAMES[kind]:
+    fields = SHAPES[kind].fields
+    if record.keys() != SHAPES[kind].names:
         missing = [name for name in fields if name not in record]
         if missing:
             raise ImportFormatError(line, f"{kind} record lacks {', '.join(missing)}.")

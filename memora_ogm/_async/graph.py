@@ -98,6 +98,15 @@ class Work:
         query, params = statement.compile()
         return _answer(statement, await self.graph._send(self.transaction, query, params))
 
+    async def execute(self, call: Call[T]) -> T:
+        """Run a declared call's statement here (its vector changes are not recorded);
+        its result."""
+        statement = call.statement
+        assert statement is not None
+        query, params = statement.compile()
+        rows = await self.graph._send(self.transaction, query, params)
+        return call.result(_answer(statement, rows))
+
 
 class Graph:
     """The connection of one facade: its driver, its database and its vector store."""

@@ -91,12 +91,6 @@ class Query:
         return self.text, self.params
 
 
-def key_of(cls: type) -> tuple[str, ...]:
-    """The property names of ``cls``'s key (its ``__node_key__``), in order."""
-    key: tuple[str, tuple[str, ...]] = cls.__node_key__  # type: ignore[attr-defined]
-    return key[1]
-
-
 def nothing(_: Any) -> None:
     """The result of a write that returns nothing."""
 

@@ -33,9 +33,10 @@ from typing import Any
 
 from memora_ogm import convert
 from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
-from memora_ogm.calls import Batches, Landed, Row, VectorChanges, key_of
+from memora_ogm.calls import Batches, Landed, Row, VectorChanges
 from memora_ogm.erasure_plans import chain_tails, output_first_key
 from memora_ogm.errors import UserNotFound
+from memora_ogm.mapping import node_key
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import check_ids
@@ -60,7 +61,7 @@ FINISHED = "finished"
 #: in its length); :func:`batches` passes on what each batch returns.
 TAILS = "tails"
 #: The key of a memory, as statements return it.
-MEMORY_ID_NAMES = key_of(Memory)
+MEMORY_ID_NAMES = node_key(Memory)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,410 @@
+"""What the tenant import declares, with no I/O (both twins run it): its batches, the
+reads that check them against the graph, and each batch's write, whose interactions and
+memories are declared as a save declares its own (:func:`declare_interactions`). Each
+record type's node class, key and properties come from :data:`memora_ogm.transfer.SHAPES`.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any, Literal
+
+from memora_ogm import transfer
+from memora_ogm._async.nodes import (
+    Agent,
+    Interaction,
+    InteractionCollection,
+    Memory,
+    MemoryCollection,
+    Org,
+    User,
+)
+from memora_ogm.calls import Call
+from memora_ogm.calls.interaction import (
+    InteractionWrite,
+    NewInteraction,
+    NewMemory,
+    declare_interactions,
+)
+from memora_ogm.calls.organization import match_org
+from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
+from memora_ogm.projection import projection, reading
+from memora_ogm.transfer import SHAPES, ImportConflict, Record, Rekeying
+from memora_ogm.transfer_plans import find_each, nodes_in, output_reached, related_each
+from memora_ogm.unit_of_work import Compiled, Ref, UnitOfWork
+
+#: Rows written per import transaction, at most: a record counts one, and one more for
+#: each of its messages (long conversations end a batch early).
+IMPORT_BATCH_ROWS = 5_000
+#: Bytes of records (as JSON lines) written per import transaction, at most; a single
+#: record is bounded by :data:`memora_ogm.transfer.MAX_RECORD_BYTES`.
+IMPORT_BATCH_BYTES = 16 * 1024 * 1024
+
+OnConflict = Literal["fail", "skip"]
+Batch = list[tuple[int, Record]]
+"""Content records of one type with their line numbers, written in one transaction."""
+Row = dict[str, Any]
+"""The one row of a read's statement."""
+Created = list[dict[str, Any]]
+"""The stored properties of the memories a batch's write creates (for the vector store)."""
+
+#: The record types that are nodes (a ``contrary_update`` is a link).
+NODE_TYPES = tuple(kind for kind, shape in SHAPES.items() if not shape.link)
+
+
+# --------------------------------------------------------------------------- batches
+
+
+def validated(
+    records: Iterable[Any], validator: transfer.Validator, rekeying: Rekeying | None
+) -> Iterator[tuple[int, Record, int]]:
+    """The content records of ``records`` as ``validator`` checks and parses them (and
+    re-keyed when ``rekeying``), each with its line number and size in bytes."""
+    for record, line_bytes in transfer.sized(records):
+        parsed, size = validator.feed_sized(record, line_bytes)
+        if parsed["type"] in (transfer.HEADER, transfer.END):
+            continue
+        yield validator.line, (parsed if rekeying is None else rekeying(parsed)), size
+
+
+def batches(records: Iterable[tuple[int, Record, int]]) -> Iterator[tuple[str, Batch]]:
+    """Consecutive content records of one type, each batch within the rows and bytes of
+    one import transaction."""
+    kind: str | None = None
+    batch: Batch = []
+    rows = size = 0
+    for line, record, length in records:
+        count = 1 + len(record.get("messages", ()))
+        if batch and (
+            record["type"] != kind
+            or rows + count > IMPORT_BATCH_ROWS
+            or size + length > IMPORT_BATCH_BYTES
+        ):
+            assert kind is not None
+            yield kind, batch
+            batch, rows, size = [], 0, 0
+        kind = record["type"]
+        batch.append((line, record))
+        rows += count
+        size += length
+    if batch:
+        assert kind is not None
+        yield kind, batch
+
+
+def spooled(spool: IO[bytes]) -> Iterator[tuple[str, Batch]]:
+    """The batches an import's check spooled (pickled), in order."""
+    spool.seek(0)
+    while True:
+        try:
+            yield pickle.load(spool)
+        except EOFError:
+            return
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _key_values(kind: str, record: Record) -> dict[str, Any]:
+    """The key of the node ``record`` describes, by property."""
+    return {name: record[name] for name in SHAPES[kind].key}
+
+
+def new_records(kind: str, batch: Batch, on_conflict: OnConflict) -> Call[list[Record]]:
+    """A read of what the graph holds of ``batch`` already (an index seek a record), and
+    what gives from its row the records that are new.
+
+    An existing node fails with ``"fail"``; with ``"skip"`` it is skipped only when it
+    holds exactly the record's values, so that an import never links to, or adds to, a
+    node the input does not describe (an organisation named by its id alone, a memory of
+    the same id with another text). Links already there are skipped.
+    """
+    if kind == transfer.CONTRARY_UPDATE:
+        return _new_links([record for _, record in batch])
+    shape = SHAPES[kind]
+    work = UnitOfWork(batched=True)
+    work.output("found", find_each(work, shape.cls, [_key_values(kind, r) for _, r in batch]))
+    fields = projection(reading(shape.cls))
+
+    def new(row: Row) -> list[Record]:
+        values = [fields.values(node) for node in row["found"]]
+        existing = {tuple(node[name] for name in shape.key): node for node in values}
+        made = []
+        for line, record in batch:
+            node = existing.get(tuple(record[name] for name in shape.key))
+            if node is None:
+                made.append(record)
+                continue
+            described = f"{kind} " + ", ".join(f"{name}={record[name]!r}" for name in shape.key)
+            if on_conflict == "fail":
+                raise ImportConflict(line, described)
+            differing = [name for name in shape.compared if node.get(name) != record[name]]
+            if differing:
+                raise ImportConflict(
+                    line,
+                    described,
+                    f"exists with other values of {', '.join(differing)}; "
+                    "on_conflict='skip' only skips what the input describes exactly",
+                )
+        return made
+
+    return Call(work, new)
+
+
+def _new_links(records: list[Record]) -> Call[list[Record]]:
+    """:func:`new_records` of ``contrary_update`` records: those not linked yet."""
+    org_id = records[0]["org_id"]
+    older = sorted({(record["user_id"], record["memory_id"]) for record in records})
+    work = UnitOfWork(batched=True)
+    memories = _memories(work, org_id, older)
+    output_reached(work, "newer", memories, Memory.contrary_update, ("user_id", "memory_id"))
+
+    def new(row: Row) -> list[Record]:
+        linked = {
+            (user_id, memory_id, newer_id)
+            for (user_id, memory_id), newer in zip(older, row["newer"], strict=True)
+            for newer_user, newer_id in newer
+            if newer_user == user_id
+        }
+        return [r for r in records if (r["user_id"], r["memory_id"], r["updated_by"]) not in linked]
+
+    return Call(work, new)
+
+
+def taken_memory_ids(owners: dict[str, tuple[int, str, str]]) -> Call[dict[str, tuple[str, str]]]:
+    """A read of the ``(org_id, user_id)`` of another tenant (or user) holding one of
+    ``owners``' memory ids, by id.
+
+    ``owners`` maps a memory id to the line, org_id and user_id of its record. The key's
+    index starts with org_id, so this reads the Memory label; hence many ids a statement.
+    """
+    work = UnitOfWork()
+    work.output("found", nodes_in(work, Memory, "memory_id", sorted(owners)))
+
+    def found(row: Row) -> dict[str, tuple[str, str]]:
+        return {
+            node["memory_id"]: (node["org_id"], node["user_id"])
+            for node in row["found"]
+            if (node["org_id"], node["user_id"]) != owners[node["memory_id"]][1:]
+        }
+
+    return Call(work, found)
+
+
+def kinds_held(org_id: str) -> Call[set[str]]:
+    """A read of the record types of which the graph holds some node of ``org_id`` (a
+    seek of each key's index by its prefix): the records of any other type have nothing
+    to clash with, and their batches are not looked up one by one."""
+    work = UnitOfWork()
+    for kind in NODE_TYPES:
+        work.output(kind, work.nodes(SHAPES[kind].cls, 1, org_id=org_id))
+    return Call(work, lambda row: {kind for kind in NODE_TYPES if row[kind]})
+
+
+# --------------------------------------------------------------------------- writes
+
+
+def _properties(kind: str, record: Record) -> dict[str, Any]:
+    """The properties of the node ``record`` describes."""
+    return {name: record[name] for name in SHAPES[kind].properties}
+
+
+def _memories(work: UnitOfWork, org_id: str, ids: list[tuple[str, str]]) -> Ref:
+    """The memories of ``ids`` (user_id, memory_id), in order; all must exist."""
+    return work.match_each(
+        Memory,
+        [{"org_id": org_id, "user_id": user, "memory_id": memory} for user, memory in ids],
+        lambda key: MemoryNotFound(org_id, key["user_id"], key["memory_id"]),
+    )
+
+
+def _users(
+    work: UnitOfWork, org_id: str, records: Iterable[Record], lock: bool = True
+) -> tuple[Ref, dict[str, int]]:
+    """The users of ``records`` (write-locked, as every write to their interactions and
+    memories does), and each one's index among them."""
+    user_ids = sorted({record["user_id"] for record in records if record["user_id"] is not None})
+    users = work.match_each(
+        User,
+        [{"org_id": org_id, "user_id": user_id} for user_id in user_ids],
+        lambda key: UserNotFound(org_id, key["user_id"]),
+        lock=lock,
+    )
+    return users, {user_id: index for index, user_id in enumerate(user_ids)}
+
+
+def _write_organizations(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
+    work.create_each(Org, [_properties(transfer.ORGANIZATION, record) for record in new])
+    return []
+
+
+def _write_users(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
+    """The users with their two collections, as ``create_user`` makes them."""
+    org = match_org(work, new[0]["org_id"], lock=True)  # takes turns with its deletion
+    users, _ = work.create_each(User, [_properties(transfer.USER, record) for record in new])
+    owned = [_key_values(transfer.USER, record) for record in new]
+    pairs = [(n, n) for n in range(len(new))]
+    work.link(User.belongs_to, users, org)
+    work.link(User.interactions_in, users, work.create_each(InteractionCollection, owned)[0], pairs)
+    work.link(User.has_memories, users, work.create_each(MemoryCollection, owned)[0], pairs)
+    return []
+
+
+def _write_agents(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
+    """The new agents, and the links of the batch's agents, new or skipped alike, to the
+    organisation and their users: a user imported again after its deletion gets its own
+    agents back (merged)."""
+    org_id = batch[0]["org_id"]
+    org = match_org(work, org_id, lock=True)
+    users, index = _users(work, org_id, batch, lock=False)
+    made = {record["agent_id"] for record in new}
+    kept = [record for record in batch if record["agent_id"] not in made]
+    existing = work.match_each(
+        Agent,
+        [_key_values(transfer.AGENT, record) for record in kept],
+        lambda key: AgentNotFound(org_id, key["agent_id"]),
+    )
+    created, _ = work.create_each(Agent, [_properties(transfer.AGENT, record) for record in new])
+    for agents, records in ((created, new), (existing, kept)):
+        work.link(Org.has_agent, org, agents)
+        work.link(
+            User.has_agent,
+            users,
+            agents,
+            [
+                (index[record["user_id"]], n)
+                for n, record in enumerate(records)
+                if record["user_id"] is not None
+            ],
+        )
+    return []
+
+
+def _write_interactions(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
+    users, index = _users(work, new[0]["org_id"], new)
+    declare_interactions(
+        work,
+        InteractionWrite(
+            interactions_in=related_each(work, users, User.interactions_in),
+            new=[
+                NewInteraction(
+                    index[record["user_id"]],
+                    _properties(transfer.INTERACTION, record),
+                    record["messages"],
+                    record["dates"],
+                )
+                for record in new
+            ],
+        ),
+    )
+    return []
+
+
+def _write_memories(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
+    org_id = new[0]["org_id"]
+    users, index = _users(work, org_id, new)
+    sources = sorted({(record["user_id"], record["interaction_id"]) for record in new})
+    interactions = work.match_each(
+        Interaction,
+        [
+            {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
+            for user_id, interaction_id in sources
+        ],
+        lambda key: InteractionNotFound(org_id, key["user_id"], key["interaction_id"]),
+    )
+    position = {source: n for n, source in enumerate(sources)}
+    _, memories = declare_interactions(
+        work,
+        InteractionWrite(
+            memories_in=related_each(work, users, User.has_memories),
+            existing=interactions,
+            memories=[
+                NewMemory(
+                    owner=index[record["user_id"]],
+                    interaction=position[(record["user_id"], record["interaction_id"])],
+                    properties=_properties(transfer.MEMORY, record),
+                    sources=record["source_positions"],
+                    day=record["date_obtained"],
+                )
+                for record in new
+            ],
+        ),
+    )
+    return memories
+
+
+def _write_contrary_updates(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
+    """Link the pairs (merged): it creates no node of its own, so a batch whose commit
+    went unanswered runs again, and finds what landed linked already."""
+    org_id = new[0]["org_id"]
+    _users(work, org_id, new)
+    ids = sorted({(r["user_id"], r[name]) for r in new for name in ("memory_id", "updated_by")})
+    memories = _memories(work, org_id, ids)
+    index = {key: n for n, key in enumerate(ids)}
+    work.link(
+        Memory.contrary_update,
+        memories,
+        memories,
+        [
+            (index[(r["user_id"], r["memory_id"])], index[(r["user_id"], r["updated_by"])])
+            for r in new
+        ],
+    )
+    return []
+
+
+Writer = Callable[[UnitOfWork, list[Record], list[Record]], Created]
+
+#: Per record type: what declares the write of a batch (all its records, the new ones).
+WRITERS: dict[str, Writer] = {
+    transfer.ORGANIZATION: _write_organizations,
+    transfer.USER: _write_users,
+    transfer.AGENT: _write_agents,
+    transfer.INTERACTION: _write_interactions,
+    transfer.MEMORY: _write_memories,
+    transfer.CONTRARY_UPDATE: _write_contrary_updates,
+}
+
+
+def write_of(kind: str, batch: Batch, new: list[Record]) -> tuple[Compiled, Created] | None:
+    """The compiled write of a batch whose ``new`` records are not in the graph yet, with
+    the memories it creates; None when there is nothing to write."""
+    if not new and kind != transfer.AGENT:  # skipped agents are linked again
+        return None
+    unit = UnitOfWork(batched=True)
+    memories = WRITERS[kind](unit, [record for _, record in batch], new)
+    return unit.compiled(), memories
+
+
+def created_first(kind: str, created: list[Record]) -> tuple[type, dict[str, Any]] | None:
+    """What shows that an import batch took effect when its commit goes unanswered: the
+    class and key of the node of the first record it created. None when it created no
+    node (links only, merged): it may simply run again."""
+    if not created or kind not in NODE_TYPES:
+        return None
+    shape = SHAPES[kind]
+    return shape.cls, {name: created[0][name] for name in shape.key}
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A batch read back from the spool, and its write declared and compiled when what is
+    new is known ahead: everything, with ``"fail"`` (whose check found none of it in the
+    graph). Made ready in a thread while the batch before it is written."""
+
+    kind: str
+    batch: Batch
+    new: list[Record] | None
+    declared: tuple[Compiled, Created] | None
+
+
+def next_ready(batches: Iterator[tuple[str, Batch]], on_conflict: OnConflict) -> Ready | None:
+    """The next batch, made ready; None after the last."""
+    for kind, batch in batches:
+        if on_conflict == "skip":
+            return Ready(kind, batch, None, None)
+        new = [record for _, record in batch]
+        return Ready(kind, batch, new, write_of(kind, batch, new))
+    return None
