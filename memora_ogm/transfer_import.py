@@ -1,38 +1,44 @@
 """What the tenant import declares, with no I/O (both twins run it): its batches, the
 reads that check them against the graph, and each batch's write, whose interactions and
-memories are declared as a save declares its own (:func:`declare_interactions`). Each
+memories are declared, in lists that any number of users' records fill, in the order a
+save declares its own (:func:`declare_interactions`). Each
 record type's node class, key and properties come from :data:`memora_ogm.transfer.SHAPES`.
 """
 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import IO, Any, Literal
 
 from memora_ogm import transfer
 from memora_ogm._async.nodes import (
     Agent,
+    Date,
     Interaction,
     InteractionCollection,
     Memory,
     MemoryCollection,
+    MessageBlock,
     Org,
     User,
 )
 from memora_ogm.calls import Call
-from memora_ogm.calls.interaction import (
-    InteractionWrite,
-    NewInteraction,
-    NewMemory,
-    declare_interactions,
-)
+from memora_ogm.calls.interaction import link_chains, messages_of
 from memora_ogm.calls.organization import match_org
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.projection import projection, reading
 from memora_ogm.transfer import SHAPES, ImportConflict, Record, Rekeying
-from memora_ogm.transfer_plans import find_each, nodes_in, output_reached, related_each
+from memora_ogm.transfer_plans import (
+    find_each,
+    link_in_chains,
+    merge_each,
+    nodes_in,
+    output_reached,
+    related_each,
+)
 from memora_ogm.unit_of_work import Compiled, Ref, UnitOfWork
 
 #: Rows written per import transaction, at most: a record counts one, and one more for
@@ -204,6 +210,192 @@ def kinds_held(org_id: str) -> Call[set[str]]:
 
 
 # --------------------------------------------------------------------------- writes
+
+
+@dataclass(frozen=True, slots=True)
+class NewInteraction:
+    """An interaction to create, with its chain of messages and the days it occurred on."""
+
+    #: Index of its user's collection in :attr:`InteractionWrite.interactions_in`.
+    owner: int
+    properties: Mapping[str, Any]
+    messages: Sequence[Mapping[str, str]]
+    days: Sequence[date]
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """A memory to create, with what it links to."""
+
+    #: Index of its user's collection in :attr:`InteractionWrite.memories_in`.
+    owner: int
+    #: Index of its interaction: among the new ones, else among ``existing``.
+    interaction: int
+    properties: Mapping[str, Any]
+    #: Positions of its source messages in its interaction's chain.
+    sources: Sequence[int]
+    #: The day it was obtained (its ``DATE_OBTAINED``), if any.
+    day: date | None
+    #: Index of the memory it supersedes in :attr:`InteractionWrite.superseded`.
+    supersedes: int | None = None
+
+
+@dataclass(frozen=True)
+class InteractionWrite:
+    """Interactions with their chains, memories and days, as one unit of work writes them.
+
+    The one description of that subgraph: a save writes one interaction of one user, an
+    update adds memories to an existing one, and the tenant import writes batches of
+    many users' interactions, then of their memories. The collections are one user's
+    (single nodes: then the write has one day) or lists indexed by ``owner``.
+    """
+
+    interactions_in: Ref | None = None
+    memories_in: Ref | None = None
+    new: Sequence[NewInteraction] = ()
+    #: The interactions the memories belong to, when they are not new.
+    existing: Ref | None = None
+    #: The chain of the one existing interaction, in order, when the unit has it (an
+    #: update); else chains stored before are read where memories link to them.
+    chain: Ref | None = None
+    #: (index in ``existing``, (org_id, user_id, day)) for each day an existing
+    #: interaction now occurs on.
+    existing_days: Sequence[tuple[int, tuple[str, str, date]]] = ()
+    memories: Sequence[NewMemory] = ()
+    superseded: Ref | None = None
+
+
+def _join(
+    work: UnitOfWork, rel: Any, source: Ref, target: Ref, pairs: list[tuple[int, int]]
+) -> None:
+    """Link along ``rel``: between two lists, the index ``pairs``; to or from one node,
+    every node of the other side (which the pairs then name)."""
+    if source.many and target.many:
+        work.link(rel, source, target, pairs)
+    else:
+        work.link(rel, source, target)
+
+
+def declare_interactions(
+    work: UnitOfWork, write: InteractionWrite
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Declare ``write`` on ``work``; returns the stored properties of the new interactions
+    and of the new memories (ids included, the memories for the vector store).
+
+    Everything new is made and linked first; links to nodes other writers share come
+    last, so their locks are held for the shortest time: the users' interaction
+    collections, their memory collections, the days, then superseded memories. Every
+    writer and delete locks them in that order, so two of them wait for each other
+    instead of deadlocking. The statement's text depends on the shape of the write,
+    never on how many nodes it carries.
+    """
+    one_user = not any(
+        ref.many for ref in (write.interactions_in, write.memories_in) if ref is not None
+    )
+    created: list[dict[str, Any]] = []
+    interactions, chain = write.existing, write.chain
+    offsets = [0]
+    if write.new or write.existing is None:
+        if one_user:
+            (only,) = write.new
+            interactions, props = work.create(Interaction, **only.properties)
+            created = [props]
+        else:
+            interactions, created = work.create_each(
+                Interaction, [item.properties for item in write.new]
+            )
+        chain, _ = work.create_each(
+            MessageBlock, [row for item in write.new for row in messages_of(item.messages)]
+        )
+        offsets = link_chains(work, interactions, chain, [len(item.messages) for item in write.new])
+    assert interactions is not None
+    memories: list[dict[str, Any]] = []
+    if write.memories_in is not None:
+        nodes, memories = work.create_each(Memory, [memory.properties for memory in write.memories])
+        _join(
+            work,
+            Memory.interaction_source,
+            nodes,
+            interactions,
+            [(n, memory.interaction) for n, memory in enumerate(write.memories)],
+        )
+        sources = [
+            (n, memory.interaction, position)
+            for n, memory in enumerate(write.memories)
+            for position in sorted(set(memory.sources))
+        ]
+        if chain is not None:
+            work.link(
+                Memory.message_source, nodes, chain, [(n, offsets[i] + p) for n, i, p in sources]
+            )
+        else:
+            link_in_chains(
+                work,
+                Memory.message_source,
+                nodes,
+                interactions,
+                Interaction.first_message,
+                MessageBlock.is_next,
+                "msg_position",
+                sources,
+            )
+    if write.new and write.interactions_in is not None:
+        _join(
+            work,
+            InteractionCollection.had_interaction,
+            write.interactions_in,
+            interactions,
+            [(item.owner, i) for i, item in enumerate(write.new)],
+        )
+    if write.memories_in is not None:
+        _join(
+            work,
+            MemoryCollection.includes,
+            write.memories_in,
+            nodes,
+            [(memory.owner, n) for n, memory in enumerate(write.memories)],
+        )
+    occurrences = [
+        (i, (item.properties["org_id"], item.properties["user_id"], day))
+        for i, item in enumerate(write.new)
+        for day in item.days
+    ]
+    occurrences += [(i, key) for i, key in write.existing_days]
+    obtained = [
+        (n, (memory.properties["org_id"], memory.properties["user_id"], memory.day))
+        for n, memory in enumerate(write.memories)
+        if memory.day is not None
+    ]
+    keys = list(dict.fromkeys(key for _, key in [*occurrences, *obtained]))
+    if one_user:
+        ((org_id, user_id, day_key),) = keys
+        days = work.merge(Date, org_id=org_id, user_id=user_id, date=day_key)
+    else:
+        days = merge_each(
+            work, Date, [{"org_id": org, "user_id": user, "date": day} for org, user, day in keys]
+        )
+    index = {key: k for k, key in enumerate(keys)}
+    _join(
+        work,
+        Interaction.has_occurrence_on,
+        interactions,
+        days,
+        [(i, index[key]) for i, key in occurrences],
+    )
+    if write.memories_in is not None:
+        _join(work, Memory.date_obtained, nodes, days, [(n, index[key]) for n, key in obtained])
+    if write.superseded is not None:
+        work.link(
+            Memory.contrary_update,
+            write.superseded,
+            nodes,
+            [
+                (memory.supersedes, n)
+                for n, memory in enumerate(write.memories)
+                if memory.supersedes is not None
+            ],
+        )
+    return created, memories
 
 
 def _properties(kind: str, record: Record) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as fields_of
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any, TypeVar
 
 from memora_ogm import convert, queries
@@ -41,14 +41,12 @@ from memora_ogm.calls.memory import Reads, user_page
 from memora_ogm.chains import keep_common_prefix
 from memora_ogm.erasure_plans import room
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
-from memora_ogm.mapping import node_properties
 from memora_ogm.projection import reading
 from memora_ogm.properties import day_of, storable
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import (
     MemoriesAndInteraction,
 )
-from memora_ogm.transfer_plans import link_in_chains, merge_each
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import (
     MAX_NAME_LENGTH,
@@ -233,7 +231,7 @@ def _owner(
     return collection, superseded, wanted
 
 
-def _messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
+def messages_of(messages: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
     """The properties of an interaction's message blocks, positions from 0."""
     return [
         {"msg_position": position, "role": message["role"], "content": message["content"]}
@@ -241,60 +239,7 @@ def _messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class NewInteraction:
-    """An interaction to create, with its chain of messages and the days it occurred on."""
-
-    #: Index of its user's collection in :attr:`InteractionWrite.interactions_in`.
-    owner: int
-    properties: Mapping[str, Any]
-    messages: Sequence[Mapping[str, str]]
-    days: Sequence[date]
-
-
-@dataclass(frozen=True, slots=True)
-class NewMemory:
-    """A memory to create, with what it links to."""
-
-    #: Index of its user's collection in :attr:`InteractionWrite.memories_in`.
-    owner: int
-    #: Index of its interaction: among the new ones, else among ``existing``.
-    interaction: int
-    properties: Mapping[str, Any]
-    #: Positions of its source messages in its interaction's chain.
-    sources: Sequence[int]
-    #: The day it was obtained (its ``DATE_OBTAINED``), if any.
-    day: date | None
-    #: Index of the memory it supersedes in :attr:`InteractionWrite.superseded`.
-    supersedes: int | None = None
-
-
-@dataclass(frozen=True)
-class InteractionWrite:
-    """Interactions with their chains, memories and days, as one unit of work writes them.
-
-    The one description of that subgraph: a save writes one interaction of one user, an
-    update adds memories to an existing one, and the tenant import writes batches of
-    many users' interactions, then of their memories. The collections are one user's
-    (single nodes: then the write has one day) or lists indexed by ``owner``.
-    """
-
-    interactions_in: Ref | None = None
-    memories_in: Ref | None = None
-    new: Sequence[NewInteraction] = ()
-    #: The interactions the memories belong to, when they are not new.
-    existing: Ref | None = None
-    #: The chain of the one existing interaction, in order, when the unit has it (an
-    #: update); else chains stored before are read where memories link to them.
-    chain: Ref | None = None
-    #: (index in ``existing``, (org_id, user_id, day)) for each day an existing
-    #: interaction now occurs on.
-    existing_days: Sequence[tuple[int, tuple[str, str, date]]] = ()
-    memories: Sequence[NewMemory] = ()
-    superseded: Ref | None = None
-
-
-def _link_chains(
+def link_chains(
     work: UnitOfWork, interactions: Ref, chain: Ref, counts: Sequence[int]
 ) -> list[int]:
     """Link ``chain``, the messages of ``interactions`` one after the other (``counts``
@@ -322,166 +267,59 @@ def _link_chains(
     return offsets
 
 
-def _join(
-    work: UnitOfWork, rel: Any, source: Ref, target: Ref, pairs: list[tuple[int, int]]
-) -> None:
-    """Link along ``rel``: between two lists, the index ``pairs``; to or from one node,
-    every node of the other side (which the pairs then name)."""
-    if source.many and target.many:
-        work.link(rel, source, target, pairs)
-    else:
-        work.link(rel, source, target)
+def _memories(
+    work: UnitOfWork,
+    interaction: Ref,
+    chain: Ref,
+    owner: tuple[Ref, Ref | None, list[str]],
+    data: CheckedWrite,
+    keys: Mapping[str, str],
+    interactions_in: Ref | None = None,
+) -> list[dict[str, Any]]:
+    """Declare the memories of a save or an update of ``interaction`` (whose messages are
+    ``chain``, in order; ``keys`` its ids and agent): each linked to the interaction, its
+    source messages, the user's memory collection (``owner``), the day of the write, and
+    the memory it supersedes;
+    the save's ``interactions_in`` links the new interaction to the user's collection.
+    Returns the memories' stored properties (ids included, for the vector store).
 
-
-def declare_interactions(
-    work: UnitOfWork, write: InteractionWrite
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Declare ``write`` on ``work``; returns the stored properties of the new interactions
-    and of the new memories (ids included, the memories for the vector store).
-
-    Everything new is made and linked first; links to nodes other writers share come
-    last, so their locks are held for the shortest time: the users' interaction
-    collections, their memory collections, the days, then superseded memories. Every
-    writer and delete locks them in that order, so two of them wait for each other
-    instead of deadlocking. The statement's text depends on the shape of the write,
-    never on how many nodes it carries.
+    Links to nodes other writers share come last, so their locks are held for the
+    shortest time: the user's interaction collection, memory collection, the day, then
+    superseded memories. Every writer and delete locks them in that order, so two of them
+    wait for each other instead of deadlocking.
     """
-    one_user = not any(
-        ref.many for ref in (write.interactions_in, write.memories_in) if ref is not None
+    memories_in, superseded, wanted = owner
+    checked = [*data.memories, *data.contrary_memories]
+    nodes, memories = work.create_each(
+        Memory,
+        [
+            {**keys, "memory": memory.memory, "obtained_at": data.interaction_date}
+            for memory in checked
+        ],
     )
-    created: list[dict[str, Any]] = []
-    interactions, chain = write.existing, write.chain
-    offsets = [0]
-    if write.new or write.existing is None:
-        if one_user:
-            (only,) = write.new
-            interactions, props = work.create(Interaction, **only.properties)
-            created = [props]
-        else:
-            interactions, created = work.create_each(
-                Interaction, [item.properties for item in write.new]
-            )
-        chain, _ = work.create_each(
-            MessageBlock, [row for item in write.new for row in _messages(item.messages)]
-        )
-        offsets = _link_chains(
-            work, interactions, chain, [len(item.messages) for item in write.new]
-        )
-    assert interactions is not None
-    memories: list[dict[str, Any]] = []
-    if write.memories_in is not None:
-        nodes, memories = work.create_each(Memory, [memory.properties for memory in write.memories])
-        _join(
-            work,
-            Memory.interaction_source,
-            nodes,
-            interactions,
-            [(n, memory.interaction) for n, memory in enumerate(write.memories)],
-        )
-        sources = [
-            (n, memory.interaction, position)
-            for n, memory in enumerate(write.memories)
-            for position in sorted(set(memory.sources))
-        ]
-        if chain is not None:
-            work.link(
-                Memory.message_source, nodes, chain, [(n, offsets[i] + p) for n, i, p in sources]
-            )
-        else:
-            link_in_chains(
-                work,
-                Memory.message_source,
-                nodes,
-                interactions,
-                Interaction.first_message,
-                MessageBlock.is_next,
-                "msg_position",
-                sources,
-            )
-    if write.new and write.interactions_in is not None:
-        _join(
-            work,
-            InteractionCollection.had_interaction,
-            write.interactions_in,
-            interactions,
-            [(item.owner, i) for i, item in enumerate(write.new)],
-        )
-    if write.memories_in is not None:
-        _join(
-            work,
-            MemoryCollection.includes,
-            write.memories_in,
-            nodes,
-            [(memory.owner, n) for n, memory in enumerate(write.memories)],
-        )
-    occurrences = [
-        (i, (item.properties["org_id"], item.properties["user_id"], day))
-        for i, item in enumerate(write.new)
-        for day in item.days
+    work.link(Memory.interaction_source, nodes, interaction)
+    sources = [
+        (n, position)
+        for n, memory in enumerate(checked)
+        for position in sorted(set(memory.source_msg_block_pos))
     ]
-    occurrences += [(i, key) for i, key in write.existing_days]
-    obtained = [
-        (n, (memory.properties["org_id"], memory.properties["user_id"], memory.day))
-        for n, memory in enumerate(write.memories)
-        if memory.day is not None
-    ]
-    keys = list(dict.fromkeys(key for _, key in [*occurrences, *obtained]))
-    if one_user:
-        ((org_id, user_id, day_key),) = keys
-        days = work.merge(Date, org_id=org_id, user_id=user_id, date=day_key)
-    else:
-        days = merge_each(
-            work, Date, [{"org_id": org, "user_id": user, "date": day} for org, user, day in keys]
-        )
-    index = {key: k for k, key in enumerate(keys)}
-    _join(
-        work,
-        Interaction.has_occurrence_on,
-        interactions,
-        days,
-        [(i, index[key]) for i, key in occurrences],
+    work.link(Memory.message_source, nodes, chain, sources)
+    if interactions_in is not None:
+        work.link(InteractionCollection.had_interaction, interactions_in, interaction)
+    work.link(MemoryCollection.includes, memories_in, nodes)
+    day = work.merge(
+        Date, org_id=keys["org_id"], user_id=keys["user_id"], date=day_of(data.interaction_date)
     )
-    if write.memories_in is not None:
-        _join(work, Memory.date_obtained, nodes, days, [(n, index[key]) for n, key in obtained])
-    if write.superseded is not None:
-        work.link(
-            Memory.contrary_update,
-            write.superseded,
-            nodes,
-            [
-                (memory.supersedes, n)
-                for n, memory in enumerate(write.memories)
-                if memory.supersedes is not None
-            ],
-        )
-    return created, memories
-
-
-def _new_memories(
-    interaction: Mapping[str, Any], data: CheckedWrite, wanted: list[str]
-) -> list[NewMemory]:
-    """The memories and contrary memories of a save or an update, of one interaction."""
-    day = day_of(data.interaction_date)
-    return [
-        NewMemory(
-            owner=0,
-            interaction=0,
-            properties={
-                "org_id": interaction["org_id"],
-                "user_id": interaction["user_id"],
-                "agent_id": interaction["agent_id"],
-                "interaction_id": interaction["interaction_id"],
-                "memory": memory.memory,
-                "obtained_at": data.interaction_date,
-            },
-            sources=memory.source_msg_block_pos,
-            day=day,
-            supersedes=wanted.index(memory.existing_contrary_memory_id)
+    work.link(Interaction.has_occurrence_on, interaction, day)
+    work.link(Memory.date_obtained, nodes, day)
+    if superseded is not None:
+        pairs = [
+            (wanted.index(memory.existing_contrary_memory_id), n)
+            for n, memory in enumerate(checked)
             if isinstance(memory, CheckedContrary)
-            else None,
-        )
-        for memory in [*data.memories, *data.contrary_memories]
-    ]
+        ]
+        work.link(Memory.contrary_update, superseded, nodes, pairs)
+    return memories
 
 
 def _adding(memories: list[dict[str, Any]]) -> Callable[[Row, VectorChanges], None]:
@@ -525,28 +363,20 @@ def save_interaction_with_memories(
         return UserNotFound(org_id, user_id)
 
     user = work.match(User, missing, org_id=org_id, user_id=user_id)
-    memories_in, superseded, wanted = _owner(work, user, (org_id, user_id, agent_id), data)
+    owner = _owner(work, user, (org_id, user_id, agent_id), data)
     collection = work.match_related(user, User.interactions_in, missing)
-    props = node_properties(
+    interaction, props = work.create(
         Interaction,
-        {
-            "org_id": org_id,
-            "user_id": user_id,
-            "agent_id": agent_id,
-            "created_at": when,
-            "updated_at": when,
-        },
+        org_id=org_id,
+        user_id=user_id,
+        agent_id=agent_id,
+        created_at=when,
+        updated_at=when,
     )
-    _, memories = declare_interactions(
-        work,
-        InteractionWrite(
-            interactions_in=collection,
-            memories_in=memories_in,
-            new=[NewInteraction(0, props, data.interaction, [day_of(when)])],
-            memories=_new_memories(props, data, wanted),
-            superseded=superseded,
-        ),
-    )
+    chain, _ = work.create_each(MessageBlock, messages_of(data.interaction))
+    link_chains(work, interaction, chain, [len(data.interaction)])
+    keys = {name: props[name] for name in ("org_id", "user_id", "agent_id", "interaction_id")}
+    memories = _memories(work, interaction, chain, owner, data, keys, collection)
     interaction_id = props["interaction_id"]
     key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
     return Call(
@@ -586,24 +416,14 @@ def update_interaction_and_memories(
     work = UnitOfWork()
     user = work.match(User, missing, org_id=org_id, user_id=user_id)
     interaction = work.match(Interaction, missing, lock=True, **key)
-    collection, superseded, wanted = _owner(work, user, (org_id, user_id, agent_id), data)
+    owner = _owner(work, user, (org_id, user_id, agent_id), data)
     kept, created = keep_common_prefix(
-        work, _chain(work, interaction), _messages(data.interaction), ("role", "content")
+        work, _chain(work, interaction), messages_of(data.interaction), ("role", "content")
     )
     work.set(interaction, agent_id=agent_id, updated_at=when)
     chain = work.concat(kept, created)
-    _link_chains(work, interaction, chain, [len(data.interaction)])
-    _, memories = declare_interactions(
-        work,
-        InteractionWrite(
-            memories_in=collection,
-            existing=interaction,
-            chain=chain,
-            existing_days=[(0, (org_id, user_id, day_of(when)))],
-            memories=_new_memories({**key, "agent_id": agent_id}, data, wanted),
-            superseded=superseded,
-        ),
-    )
+    link_chains(work, interaction, chain, [len(data.interaction)])
+    memories = _memories(work, interaction, chain, owner, data, {**key, "agent_id": agent_id})
     # Its first new memory shows it landed; without one, it may run again.
     landed = (
         Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}) if memories else None
