@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memora_ogm.mapping import hint, label, path, table, target_class
+from memora_ogm.mapping import hint, label, path, target_class
 from memora_ogm.plan import (
     Piece,
     Update,
@@ -28,6 +28,7 @@ from memora_ogm.plan import (
     properties,
     returning,
 )
+from memora_ogm.projection import table
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 
 
