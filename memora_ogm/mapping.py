@@ -1,9 +1,10 @@
 """The mapping from neomodel's class definitions to what a compiled statement needs.
 
-New nodes get their properties from per-class tables computed once from the class
-definitions (defaults such as shortuuid ids and ``default_now`` timestamps, then each
-property's ``deflate``), so no node object is built and no per-instance introspection
-runs on the hot paths. Labels, relationship hops and the names a plan gives its
+New nodes get their properties from the per-class tables the reads use too
+(:func:`memora_ogm.projection.table`), computed once from the class definitions
+(defaults such as shortuuid ids and ``default_now`` timestamps, then each property's
+``deflate``), so no node object is built and no per-instance introspection runs on the
+hot paths. Labels, relationship hops and the names a plan gives its
 variables come from the classes too.
 """
 
@@ -11,16 +12,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from neomodel.properties import Property
 from neomodel.util import RelationshipDirection
 
 from memora_ogm.plan import Cypher, Piece, cy, dot, hop, identifier, is_null, node
-from memora_ogm.projection import stored_as_is
-from memora_ogm.properties import ZonedDateTimeProperty
+from memora_ogm.projection import table
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,55 +27,6 @@ class Param:
     """A value a prepared unit of work is given when it runs: ``$name`` in its statement."""
 
     name: str
-
-
-@dataclass(frozen=True)
-class ClassTable:
-    """What writing a node of one class needs, computed once from its definition."""
-
-    label: str
-    #: Attribute name -> (database name, the type a value is stored as it is, or None,
-    #: deflate). neomodel's deflate wraps each value in an error handler; a plain string
-    #: property (no choices, no maximum length) stores a ``str`` as it is, an integer
-    #: property an ``int``, so those skip it. Any other value still goes through it.
-    deflate: Mapping[str, tuple[str, type | None, Callable[[Any], Any]]]
-    #: (attribute name, database name, deflate, default factory) of each default.
-    defaults: tuple[tuple[str, str, Callable[[Any], Any], Callable[[], Any]], ...]
-    #: Required attributes without a default.
-    required: tuple[str, ...]
-    #: Database names of the properties stored as datetimes (sent through ``$times``).
-    times: tuple[str, ...]
-
-
-@functools.cache
-def table(cls: type) -> ClassTable:
-    """The :class:`ClassTable` of ``cls``, built on first use."""
-    properties: dict[str, Property[Any]] = {
-        name: value
-        for base in reversed(cls.__mro__)
-        for name, value in vars(base).items()
-        if isinstance(value, Property)
-    }
-    return ClassTable(
-        label=cls.__label__,  # type: ignore[attr-defined]
-        deflate={
-            name: (prop.get_db_property_name(name), stored_as_is(prop), prop.deflate)
-            for name, prop in properties.items()
-        },
-        defaults=tuple(
-            (name, prop.get_db_property_name(name), prop.deflate, prop.default_value)
-            for name, prop in properties.items()
-            if prop.has_default
-        ),
-        required=tuple(
-            name for name, prop in properties.items() if prop.required and not prop.has_default
-        ),
-        times=tuple(
-            prop.get_db_property_name(name)
-            for name, prop in properties.items()
-            if isinstance(prop, ZonedDateTimeProperty)
-        ),
-    )
 
 
 def present(cls: type, name: str) -> str:

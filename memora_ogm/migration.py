@@ -20,7 +20,7 @@ from memora_ogm._async.nodes import MemoraNode, Memory
 from memora_ogm.calls import Batches, Call, Landed, Row, nothing
 from memora_ogm.constraints import drop_index, install_node_keys
 from memora_ogm.erasure_plans import room
-from memora_ogm.mapping import hint, label, path, table, target_class
+from memora_ogm.mapping import hint, label, path, target_class
 from memora_ogm.plan import (
     Piece,
     Update,
@@ -35,6 +35,7 @@ from memora_ogm.plan import (
     properties,
     returning,
 )
+from memora_ogm.projection import table
 from memora_ogm.properties import ZonedDateTimeProperty
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 

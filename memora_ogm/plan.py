@@ -1,22 +1,32 @@
-"""A statement's plan as data, and the compile step that turns it into Cypher text.
+"""The engine's renderer: a statement's plan as data, the clauses it is made of, and the
+compile step that turns it into Cypher text. The only module of the engine that spells
+Cypher (the named reads of :mod:`memora_ogm.queries` and the schema install aside).
 
-A plan is a list of frozen clauses. Their text is :class:`Cypher`: literal pieces and
-:class:`Var` objects, so what a clause reads and binds is known without parsing it. The
-compile step (:func:`render`) names the variables (after the classes they hold, made
-unique: ``user``, ``user_2``) and works out the scopes: each ``WITH`` carries, and each
-subquery imports, exactly the variables a later clause still reads. A big list (a batch
-of memory maps, a chain) is dropped as soon as nothing needs it, so the rows of a later
-subquery do not carry it.
+A plan is a list of frozen clauses. Their text is :class:`Cypher`: literal pieces,
+:class:`Var` objects, so what a clause reads and binds is known without parsing it, and
+:class:`Lines` that lay it out. The constructors below (:func:`match`, :func:`unwind`,
+:func:`collect`, :func:`foreach`...) spell each clause; the compile step
+(:func:`statement`) names the variables (after the classes they hold, made unique:
+``user``, ``user_2``) and works out the scopes: each ``WITH`` carries, and each subquery
+imports, exactly the variables a later clause still reads. A big list (a batch of memory
+maps, a chain) is dropped as soon as nothing needs it, so the rows of a later subquery do
+not carry it.
 
-This module knows nothing of neomodel or of Memora: :mod:`memora_ogm.mapping` maps the
-node classes, :mod:`memora_ogm.unit_of_work` builds plans from them.
+The layout is one clause per line, subquery bodies indented on lines of their own, and a
+list (a map's entries, SET items, the terms of a sum) on one line when it is short, one
+item per line otherwise: a statement reads in a review, whatever its size.
+
+This module knows nothing of neomodel's classes or of Memora: :mod:`memora_ogm.mapping`
+maps the node classes, :mod:`memora_ogm.unit_of_work` builds plans from them.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from neomodel.util import escape_identifier
 
@@ -32,6 +42,7 @@ LOCAL_NAMES = frozenset(
 )
 
 
+@functools.cache
 def identifier(name: str) -> str:
     """A label, property or variable name as Cypher reads it: bare when it can be."""
     return name if _PLAIN.fullmatch(name) else escape_identifier(name)
@@ -61,26 +72,22 @@ class Cypher:
     whose :class:`Lines` are laid out when it is rendered."""
 
     parts: tuple[str | Var | Lines, ...]
-
-    @property
-    def uses(self) -> frozenset[Var]:
-        found: set[Var] = set()
-        for part in self.parts:
-            if isinstance(part, Var):
-                found.add(part)
-            elif isinstance(part, Lines):
-                found.update(*(item.uses for item in part.items))
-        return frozenset(found)
+    #: The variables it reads, gathered as it is built (:func:`cy`).
+    uses: frozenset[Var] = frozenset()
 
     def render(self, names: Mapping[Var, str]) -> str:
-        return "".join(
-            part
-            if isinstance(part, str)
-            else names[part]
-            if isinstance(part, Var)
-            else part.render(names)
-            for part in self.parts
-        )
+        text: list[str] = []
+        for part in self.parts:
+            if type(part) is str:
+                text.append(part)
+            elif type(part) is Var:
+                text.append(names[part])
+            else:
+                laid = part.render(names)  # type: ignore[union-attr]
+                if laid[:1] == "\n" and text:  # no space is left at the end of a line
+                    text[-1] = text[-1].rstrip(" ")
+                text.append(laid)
+        return "".join(text)
 
     def __repr__(self) -> str:
         return repr(self.render(_Hints()))
@@ -94,24 +101,34 @@ class Lines:
     on one line (``pad`` around it); ``close`` puts what follows (a closing brace) on a
     line of its own."""
 
-    items: tuple[Cypher, ...]
+    items: tuple[str | Cypher, ...]
     sep: str = ""
     fold: bool = False
     close: bool = True
     pad: str = ""
+    #: The variables its items read (:func:`lines` gathers them).
+    uses: frozenset[Var] = frozenset()
 
     def render(self, names: Mapping[Var, str]) -> str:
-        items = [item.render(names) for item in self.items]
+        items = [item if type(item) is str else item.render(names) for item in self.items]  # type: ignore[union-attr]
         flat = f"{self.sep} ".join(items)
         if self.fold and "\n" not in flat and len(flat) <= WIDTH:
             return f"{self.pad}{flat}{self.pad}"
+        # An item that is a list laid out already starts on a line of its own: in this
+        # one, it takes its place, one level up.
+        items = [_dedent(item[1:]) if item[:1] == "\n" else item for item in items]
         text = indent(f"{self.sep}\n".join(items))
         return f"\n{text}\n" if self.close else f"\n{text}"
 
 
+def _dedent(text: str) -> str:
+    """``text`` (indented lines) one level up."""
+    return text.removeprefix(INDENT).replace("\n" + INDENT, "\n")
+
+
 def indent(text: str, depth: int = 1) -> str:
     """``text`` with each line ``depth`` levels deeper."""
-    return "\n".join(INDENT * depth + line if line else line for line in text.split("\n"))
+    return INDENT * depth + text.replace("\n", "\n" + INDENT * depth)
 
 
 class _Hints(dict[Var, str]):
@@ -125,15 +142,38 @@ Piece = str | Var | Cypher | Lines
 
 
 def cy(*pieces: Piece) -> Cypher:
-    """The pieces as one :class:`Cypher`, joined without separators."""
-    parts: list[str | Var | Lines] = []
+    """The pieces as one :class:`Cypher`, joined without separators (adjacent text as one
+    string: the compile step renders it often)."""
+    parts: list[Any] = []
+    uses = _NONE
+    text = ""
     for piece in pieces:
-        for part in piece.parts if isinstance(piece, Cypher) else (piece,):
-            if isinstance(part, str) and parts and isinstance(parts[-1], str):
-                parts[-1] += part
-            elif part != "":
-                parts.append(part)
-    return Cypher(tuple(parts))
+        kind = type(piece)
+        if kind is str:
+            text += piece  # type: ignore[operator]
+            continue
+        if kind is Cypher:
+            uses = uses | piece.uses if piece.uses else uses  # type: ignore[union-attr]
+            for part in piece.parts:  # type: ignore[union-attr]
+                if type(part) is str:
+                    text += part
+                else:
+                    if text:
+                        parts.append(text)
+                        text = ""
+                    parts.append(part)
+            continue
+        if text:
+            parts.append(text)
+            text = ""
+        parts.append(piece)
+        uses = uses | ({piece} if kind is Var else piece.uses)  # type: ignore[operator, union-attr]
+    if text:
+        parts.append(text)
+    return Cypher(tuple(parts), uses)
+
+
+_NONE: frozenset[Var] = frozenset()
 
 
 def join(separator: str, pieces: Iterable[Piece]) -> Cypher:
@@ -148,12 +188,19 @@ def join(separator: str, pieces: Iterable[Piece]) -> Cypher:
 
 def items(pieces: Iterable[Piece], sep: str = ",", *, close: bool = False) -> Lines:
     """A list of ``pieces`` (``a, b``), one per line when long."""
-    return Lines(tuple(cy(piece) for piece in pieces), sep, fold=True, close=close)
+    return lines(pieces, sep, fold=True, close=close)
 
 
 def block(*clauses: Piece) -> Lines:
     """The clauses of a subquery body, one per line, indented."""
-    return Lines(tuple(cy(clause) for clause in clauses))
+    return lines(clauses)
+
+
+def lines(pieces: Iterable[Piece], sep: str = "", **layout: Any) -> Lines:
+    """:class:`Lines` of ``pieces``, with the variables they read."""
+    kept = tuple(p if type(p) is str or type(p) is Cypher else cy(p) for p in pieces)
+    uses = frozenset[Var]().union(*(p.uses for p in kept if type(p) is Cypher))
+    return Lines(kept, sep, uses=uses, **layout)
 
 
 def subquery(keyword: str, *clauses: Piece) -> Cypher:
@@ -163,7 +210,7 @@ def subquery(keyword: str, *clauses: Piece) -> Cypher:
 
 def exists(pattern: Piece) -> Cypher:
     """``EXISTS { pattern }``: on one line when short."""
-    return cy("EXISTS {", Lines((cy(pattern),), fold=True, pad=" "), "}")
+    return cy("EXISTS {", lines([pattern], fold=True, pad=" "), "}")
 
 
 def mapping(subject: Piece, entries: Iterable[Piece]) -> Cypher:
@@ -174,33 +221,26 @@ def mapping(subject: Piece, entries: Iterable[Piece]) -> Cypher:
 def compact(value: Piece) -> Cypher:
     """The DATETIME ``value`` as ``[epochMillis, nanosecond, timezone]`` (null stays
     null): see ``ZonedDateTimeProperty.compact``."""
-    return cy(
-        "CASE WHEN ",
-        value,
-        " IS NULL THEN null ELSE [",
-        value,
-        ".epochMillis, ",
-        value,
-        ".nanosecond, ",
-        value,
-        ".timezone] END",
+    return _around(
+        value, "CASE WHEN % IS NULL THEN null ELSE [%.epochMillis, %.nanosecond, %.timezone] END"
     )
 
 
 def expand(value: Piece) -> Cypher:
     """The DATETIME whose sent form is ``value`` (null stays null): see
     ``ZonedDateTimeProperty.expand``."""
-    return cy(
-        "CASE WHEN ",
-        value,
-        " IS NULL THEN null ELSE datetime({epochSeconds: ",
-        value,
-        "[0], nanosecond: ",
-        value,
-        "[1], timezone: ",
-        value,
-        "[2]}) END",
-    )
+    fields = "{epochSeconds: %[0], nanosecond: %[1], timezone: %[2]}"
+    return _around(value, f"CASE WHEN % IS NULL THEN null ELSE datetime({fields}) END")
+
+
+def _around(value: Piece, template: str) -> Cypher:
+    """``template`` with ``value`` at each ``%``."""
+    if type(value) is str:
+        return Cypher((template.replace("%", value),))
+    pieces: list[Piece] = []
+    for text in template.split("%"):
+        pieces += [text, value]
+    return cy(*pieces[:-1])
 
 
 # -- syntax: the only place the engine spells a clause --------------------------------------
@@ -475,7 +515,7 @@ def _with(items: Sequence[str], last: str = "") -> str:
     text = "WITH " + ", ".join([*items, last] if last else items)
     if last and items and len(text.split("\n", 1)[0]) > WIDTH:
         return "WITH " + ", ".join(items) + ",\n" + indent(last)
-    return text
+    return text.replace(" \n", "\n")
 
 
 def _call(clause: Subquery, scope: Scope) -> str:
@@ -525,18 +565,21 @@ def render_head(clauses: Sequence[Clause], scope: Scope) -> list[str]:
     return lines
 
 
+Clauses = Sequence[Clause]
+#: What a statement returns: each variable by its name.
+Outputs = Sequence[tuple[Var, str]]
 #: The head of a statement that keeps the server's cached plan (``keep_plan``).
 KEEP_PLAN = "CYPHER replan=skip"
 
 
 def statement(
-    head: Sequence[Clause],
+    head: Clauses,
     missing: Cypher,
-    body: Sequence[Clause],
-    outputs: Sequence[tuple[Var, str]],
+    body: Clauses,
+    outputs: Outputs,
     *,
     writes: bool,
-    keep_plan: bool = False,
+    keep_plan: bool,
 ) -> str:
     """The text of a statement: its ``head`` matches, then ``missing`` (the list of what
     is missing) and ``body``, returning ``missing`` and the ``outputs`` by name.
@@ -548,15 +591,10 @@ def statement(
     lines = (_write if writes else _read)(head, missing, body, outputs)
     if keep_plan:
         lines.insert(0, KEEP_PLAN)
-    return "\n".join(line.rstrip() for line in "\n".join(lines).split("\n"))
+    return "\n".join(lines)
 
 
-def _write(
-    head: Sequence[Clause],
-    missing: Cypher,
-    body: Sequence[Clause],
-    outputs: Sequence[tuple[Var, str]],
-) -> list[str]:
+def _write(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> list[str]:
     flag = Var("missing", exact=True)
     scope = Scope.of([*head, Bind(flag, missing), *body])
     returned = frozenset(var for var, _ in outputs)
@@ -575,12 +613,7 @@ def _write(
     ]
 
 
-def _read(
-    head: Sequence[Clause],
-    missing: Cypher,
-    body: Sequence[Clause],
-    outputs: Sequence[tuple[Var, str]],
-) -> list[str]:
+def _read(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> list[str]:
     body = list(body)
     last: list[Output] = []
     while body and isinstance(output := body[-1], Output):
@@ -597,9 +630,7 @@ def _read(
     ]
 
 
-def _returned(
-    outputs: Sequence[tuple[Var, str]], scope: Scope, inlined: Mapping[Var, Cypher]
-) -> list[str]:
+def _returned(outputs: Outputs, scope: Scope, inlined: Mapping[Var, Cypher]) -> list[str]:
     """The outputs as the statement returns them, each under its name."""
     returned = []
     for var, name in outputs:

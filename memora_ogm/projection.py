@@ -1,8 +1,8 @@
 """The facade's reads, generated from the node classes' property tables.
 
 Writes deflate each value through its property (:mod:`memora_ogm.unit_of_work`);
-reads come back the same way: a :class:`NodeProjection`, built once per class from
-``defined_properties``, writes the Cypher map projection of a node
+reads come back the same way: the class's :class:`ClassTable`, built once per class from
+``defined_properties`` for both, writes the Cypher map projection of a node
 (``mem {.org_id, ..., obtained_at: <compact>}``) and inflates a row of it through each
 property. Add a property to a node class and the reads project and inflate it, with no
 edit in :mod:`memora_ogm.queries` or :mod:`memora_ogm.convert`.
@@ -86,15 +86,40 @@ _Step = tuple[str, str, type | None, Callable[[Any], Any], bool]
 """A field as a read's loop takes it: db name, name, as-is type, inflate, always."""
 
 
-class NodeProjection:
-    """The reads of one node class: its map projection and the inflation of its rows."""
+class ClassTable:
+    """What writing and reading the nodes of one class need, computed once from its
+    definition: the deflation of its properties (:func:`memora_ogm.mapping.node_properties`),
+    its map projection and the inflation of its rows."""
 
     def __init__(self, cls: type) -> None:
         self.cls = cls
+        self.label: str = cls.__label__  # type: ignore[attr-defined]
         schema = _schema_class(cls)
         schema_names = set(schema.defined_properties(aliases=False, rels=False))  # type: ignore[attr-defined]
         properties: dict[str, Property[Any]] = cls.defined_properties(  # type: ignore[attr-defined]
             aliases=False, rels=False
+        )
+        #: Attribute name -> (database name, the type a value is stored as it is, or None,
+        #: deflate): see :func:`stored_as_is`.
+        self.deflate: dict[str, tuple[str, type | None, Callable[[Any], Any]]] = {
+            name: (prop.get_db_property_name(name), stored_as_is(prop), prop.deflate)
+            for name, prop in properties.items()
+        }
+        #: (attribute name, database name, deflate, default factory) of each default.
+        self.defaults = tuple(
+            (name, prop.get_db_property_name(name), prop.deflate, prop.default_value)
+            for name, prop in properties.items()
+            if prop.has_default
+        )
+        #: Required attributes without a default.
+        self.required = tuple(
+            name for name, prop in properties.items() if prop.required and not prop.has_default
+        )
+        #: Database names of the properties stored as datetimes (sent through ``$times``).
+        self.times = tuple(
+            prop.get_db_property_name(name)
+            for name, prop in properties.items()
+            if isinstance(prop, ZonedDateTimeProperty)
         )
         self.fields = tuple(
             Field(
@@ -108,12 +133,17 @@ class NodeProjection:
             for name, prop in properties.items()
         )
         self._plans: dict[type[BaseModel] | None, tuple[_Step, ...]] = {}
+        #: The map projection of a node by its variable's name, made once.
+        self._maps: dict[str, Cypher] = {}
 
     def map(self, variable: str | Var, **expressions: str | Cypher) -> Cypher:
         """Cypher projecting the node ``variable`` as a map of its properties, each
         DATETIME in compact form; ``expressions`` replace a property's value (the
         resolved text of a memory) or add entries (its message sources)."""
-        entries: list[Cypher] = []
+        plain = not expressions and type(variable) is str
+        if plain and variable in self._maps:
+            return self._maps[variable]
+        entries: list[str | Cypher] = []
         for field in self.fields:
             key = identifier(field.db_name)
             if field.db_name in expressions:
@@ -121,9 +151,12 @@ class NodeProjection:
             elif field.zoned:
                 entries.append(cy(f"{key}: ", compact(cy(variable, f".{key}"))))
             else:
-                entries.append(cy(f".{key}"))
+                entries.append(f".{key}")
         entries.extend(cy(f"{identifier(key)}: ", value) for key, value in expressions.items())
-        return mapping(variable, entries)
+        projected = mapping(variable, entries)
+        if plain:
+            self._maps[variable] = projected  # type: ignore[index]
+        return projected
 
     def values(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """The properties of a projected row (or of any map of a node's stored properties),
@@ -167,9 +200,13 @@ class NodeProjection:
 
 
 @functools.cache
-def projection(cls: type) -> NodeProjection:
-    """The :class:`NodeProjection` of ``cls``, built on first use."""
-    return NodeProjection(cls)
+def table(cls: type) -> ClassTable:
+    """The :class:`ClassTable` of ``cls``, built on first use."""
+    return ClassTable(cls)
+
+
+#: The table a read projects a node with (:func:`reading` chooses its class).
+projection = table
 
 
 #: The node classes (a ``nodes`` module) of the twin whose facade runs a call: the shared

@@ -21,7 +21,6 @@ from memora_ogm.mapping import (
     path,
     present,
     relation_name,
-    table,
     target_class,
 )
 from memora_ogm.plan import (
@@ -44,6 +43,7 @@ from memora_ogm.plan import (
     unwind,
     with_,
 )
+from memora_ogm.projection import table
 from memora_ogm.unit_of_work import Ref, UnitOfWork, count_nodes, row_properties
 
 # -- keyset pages (tenant exports) ------------------------------------------------------------

@@ -17,11 +17,14 @@ DATETIME on the server: the driver's own encoding of a datetime costs more than 
 of a node.
 
 This module does no I/O and is shared by both twins: ``Graph.run`` executes a unit of
-work in the current transaction. The mapping to the class definitions is in
-:mod:`memora_ogm.mapping`; operations of one domain (an interaction's chain in
-:mod:`memora_ogm.chains`, an erasure's bounded batches in :mod:`memora_ogm.erasure_plans`)
-live in their domain's module and use :meth:`UnitOfWork.add`, :meth:`UnitOfWork.param`,
-:meth:`UnitOfWork.rows` and :meth:`UnitOfWork.output_value`.
+work in the current transaction. It writes no Cypher: its clauses and the statement's
+layout come from the renderer (:mod:`memora_ogm.plan`), the mapping to the class
+definitions from :mod:`memora_ogm.mapping`. It knows no Memora label, relationship or
+property: operations of one domain (an interaction's chain in :mod:`memora_ogm.chains`,
+an erasure's bounded batches in :mod:`memora_ogm.erasure_plans`, a transfer's pages and
+batches in :mod:`memora_ogm.transfer_plans`, a migration's in :mod:`memora_ogm.migration`)
+live in their domain's module and use :meth:`UnitOfWork.add`, :meth:`UnitOfWork.bind`,
+:meth:`UnitOfWork.param`, :meth:`UnitOfWork.rows` and :meth:`UnitOfWork.output_value`.
 """
 
 from __future__ import annotations
@@ -39,7 +42,6 @@ from memora_ogm.mapping import (
     path,
     present,
     relation_name,
-    table,
     target_class,
 )
 from memora_ogm.plan import (
@@ -81,7 +83,7 @@ from memora_ogm.plan import (
     unwind,
     with_,
 )
-from memora_ogm.projection import projection, reading
+from memora_ogm.projection import projection, reading, table
 from memora_ogm.properties import sent_form
 
 MissingError = Callable[[Any], Exception]
@@ -241,12 +243,8 @@ class UnitOfWork:
     def _check(self, ref: Ref, missing: MissingError | None, lock: bool) -> Ref:
         if missing is not None:
             number = len(self._checks)
-            self._checks.append(
-                (
-                    case(is_null(ref.expression), f"[[{number}, null]]", "[]"),
-                    missing,
-                )
-            )
+            found = case(is_null(ref.expression), f"[[{number}, null]]", "[]")
+            self._checks.append((found, missing))
         if lock:
             self.lock(ref)
         return ref

@@ -2,9 +2,8 @@
 OPTIONAL MATCH (org:Org {org_id: $org_id})
 OPTIONAL MATCH (user:User {org_id: $org_id, user_id: $user_id})
 RETURN
-
-    CASE WHEN org IS NULL THEN [[0, null]] ELSE [] END +
-    CASE WHEN user IS NULL THEN [[1, null]] ELSE [] END AS missing,
+  CASE WHEN org IS NULL THEN [[0, null]] ELSE [] END +
+  CASE WHEN user IS NULL THEN [[1, null]] ELSE [] END AS missing,
   org {
     .org_id,
     .org_name,

@@ -10,9 +10,8 @@ WITH org, user, agents, COLLECT {
   RETURN node ORDER BY node.created_at, node.user_id LIMIT $users_limit
 } AS users
 RETURN
-
-    CASE WHEN org IS NULL THEN [[0, null]] ELSE [] END +
-    CASE WHEN user IS NULL THEN [[1, null]] ELSE [] END AS missing,
+  CASE WHEN org IS NULL THEN [[0, null]] ELSE [] END +
+  CASE WHEN user IS NULL THEN [[1, null]] ELSE [] END AS missing,
   org {
     .org_id,
     .org_name,
