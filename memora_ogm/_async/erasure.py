@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from memora_ogm import convert
+from memora_ogm import convert, telemetry
 from memora_ogm._async.graph import Graph, Landed, VectorChanges
 from memora_ogm._async.nodes import Interaction, Memory, MessageBlock
 from memora_ogm.erasure_plans import chain_tails, output_first_key
@@ -168,6 +168,7 @@ async def erase_in_batches(
             # What the erasure starts from went with the batch before: it took exactly
             # what was left, so it could not tell that nothing was (or another erased it).
             return
+        telemetry.batch()
         if row[FINISHED]:
             return
         first = False

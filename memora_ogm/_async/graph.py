@@ -30,6 +30,7 @@ from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncSession, AsyncTransactio
 from neo4j.exceptions import IncompleteCommit
 from neomodel import adb
 
+from memora_ogm import telemetry
 from memora_ogm._async.connection import (
     Connection,
     bind_neomodel,
@@ -95,6 +96,8 @@ class Graph:
     ) -> None:
         self.database = database or None
         self.vector_db = vector_db
+        #: The server's URI (None: neomodel's driver), for the spans of telemetry.
+        self.uri = uri
         config: dict[str, Any] = {
             # Planner notices (unknown labels on an empty graph and the like) are noise here.
             "notifications_min_severity": "OFF",
@@ -240,6 +243,7 @@ class Graph:
         transaction, or on an explicit transaction. The one place a statement leaves for
         the server, counted in ``statements`` (a call's cost in round trips)."""
         self.statements += 1
+        telemetry.sent(query)
         result = await runner.run(query, params)
         return [_row(record) async for record in result]
 

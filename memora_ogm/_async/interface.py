@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from neomodel import adb
 from typing_extensions import Self
 
+from memora_ogm import telemetry
 from memora_ogm._async.agent import Neo4jAgent
 from memora_ogm._async.consistency import Neo4jConsistency
 from memora_ogm._async.graph import Graph
@@ -168,3 +169,7 @@ class Neo4jGraphInterface(
     async def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""
         return await applied_versions(self.graph)
+
+
+# Every public method traced, from one place (memora_ogm.telemetry).
+telemetry.instrument_graph(Neo4jGraphInterface)

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from memora_ogm import telemetry
 from memora_ogm._async.graph import Graph
 from memora_ogm.projection import projection, reading
 from memora_ogm.unit_of_work import Prepared, Related, UnitOfWork
@@ -90,6 +91,7 @@ async def pages(
             values["after"] = after
         read = _page_read(part, tuple(owner), after is None).bind(**values)
         page = await graph.read_unit(read, lambda row: inflated(row["page"]))
+        telemetry.batch()
         if page:
             yield page
         if len(page) < limit:

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal, TypeVar
 
-from memora_ogm import convert, transfer
+from memora_ogm import convert, telemetry, transfer
 from memora_ogm._async.compat import result_of
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph, Landed, VectorChanges
@@ -771,6 +771,7 @@ async def import_records(
                 return _created_first(ready.kind, new)
 
             await graph.write(work, lambda landed: landed)
+            telemetry.batch()
             # The first attempt's count: a later one, after an unanswered commit of links
             # that landed (they show no node of their own), finds them there already.
             created = planned[0]

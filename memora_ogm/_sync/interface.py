@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from neomodel import db
 from typing_extensions import Self
 
+from memora_ogm import telemetry
 from memora_ogm._sync.agent import Neo4jAgent
 from memora_ogm._sync.consistency import Neo4jConsistency
 from memora_ogm._sync.graph import Graph
@@ -169,3 +170,7 @@ class Neo4jGraphInterface(
     def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""
         return applied_versions(self.graph)
+
+
+# Every public method traced, from one place (memora_ogm.telemetry).
+telemetry.instrument_graph(Neo4jGraphInterface)

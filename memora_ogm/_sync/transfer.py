@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal, TypeVar
 
-from memora_ogm import convert, transfer
+from memora_ogm import convert, telemetry, transfer
 from memora_ogm._sync.compat import result_of
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph, Landed, VectorChanges
@@ -770,6 +770,7 @@ def import_records(
                 return _created_first(ready.kind, new)
 
             graph.write(work, lambda landed: landed)
+            telemetry.batch()
             # The first attempt's count: a later one, after an unanswered commit of links
             # that landed (they show no node of their own), finds them there already.
             created = planned[0]
