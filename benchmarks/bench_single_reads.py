@@ -12,7 +12,12 @@ the read, and the read's own statement (the one the facade sent, captured once) 
 by the bare driver of the same flavour in a read session. Per read it prints the median
 wall time, the client CPU per call, the floor, the read's ratio to it (``xfloor``), the
 statement's (``s.xfl``: the server's work and the round trip) and the difference (the
-layer's share). Few calls between two of the same kind keep the code warm, as in an
+layer's share). Telemetry's cost, in the same rounds: the read untraced (the method as
+it was before tracing wrapped it) and traced into the OpenTelemetry SDK (a batch span
+processor whose exporter drops the spans, and the duration histogram); ``api`` is the
+read as it runs by default here (opentelemetry-api installed, no SDK) over the untraced
+read, ``sdk`` the SDK's over the untraced (medians). Few calls between two of the same
+kind keep the code warm, as in an
 application calling one method in a loop; interleave more kinds and every ratio grows.
 ``bench_api.py`` runs every method but few samples of each; this one runs few methods
 and many samples, which is what a sub-millisecond call needs on a shared machine.
@@ -29,7 +34,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
-from bench_api import StatementCounter, Twin, open_twins, settle
+from bench_api import StatementCounter, Tracing, Twin, Untraced, open_twins, settle
 
 from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import connect_or_start
@@ -93,7 +98,7 @@ async def statement_of(
 
 
 #: The calls timed for each read, in the order the medians are read back.
-ORDER = ("floor", "read", "statement")
+ORDER = ("floor", "read", "statement", "untraced", "sdk")
 
 
 def replayed(twin: Twin, query: str, params: dict[str, Any]) -> Callable[[], Any]:
@@ -124,22 +129,30 @@ async def shuffled(
 
 async def measure(twin: Twin, counter: StatementCounter, calls: int) -> None:
     ids = await tenant(twin.graph)
+    tracing = Tracing()
     print(f"\n{twin.name} twin, {calls} rounds per read")
     print(
         f"{'read':<18} {'median':>7} {'cpu':>6} {'floor':>6} {'xfloor':>6} {'s.xfl':>6}"
-        f" {'layer':>6}"
+        f" {'layer':>6} {'api':>6} {'sdk':>6}"
     )
+    untraced = reads(Untraced(twin.graph), ids)
     for name, call in reads(twin.graph, ids).items():
         query, params = await statement_of(counter, call)
+        timed = {
+            "floor": twin.floor,
+            "read": call,
+            "statement": replayed(twin, query, params),
+            "untraced": untraced[name],
+            "sdk": call,
+        }
         wall, cpu = await shuffled(
-            {"floor": twin.floor, "read": call, "statement": replayed(twin, query, params)},
-            calls,
+            {label: tracing.mode(label, thunk) for label, thunk in timed.items()}, calls
         )
-        floor, median, alone = (wall[label] for label in ORDER)
+        floor, median, alone, bare, sdk = (wall[label] for label in ORDER)
         print(
             f"{name:<18} {median * 1000:7.3f} {cpu['read'] * 1000:6.3f}"
             f" {floor * 1000:6.3f} {median / floor:6.2f} {alone / floor:6.2f}"
-            f" {(median - alone) / floor:6.2f}"
+            f" {(median - alone) / floor:6.2f} {median / bare:6.3f} {sdk / bare:6.3f}"
         )
     await settle(twin.graph.delete_organization(ids["org_id"]))
 

@@ -91,7 +91,9 @@ def configure(
 def _is_sdk(provider: object) -> bool:
     """Whether ``provider`` records: not one of the API's own (no-op or proxy) providers,
     which is what the global ones are until an SDK is configured."""
-    return not type(provider).__module__.startswith(("opentelemetry.trace", "opentelemetry.metrics"))
+    return not type(provider).__module__.startswith(
+        ("opentelemetry.trace", "opentelemetry.metrics")
+    )
 
 
 class Instruments:
@@ -192,7 +194,7 @@ class Call:
         if self.duration is not None:
             self.duration.record(time.perf_counter() - self.started, measured)
 
-    async def over_async(self, items: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
+    async def over_async(self, items: AsyncGenerator[Any, Any]) -> AsyncGenerator[Any, None]:
         """``items``, with the call current while each is made; it ends with them."""
         error: BaseException | None = None
         try:
@@ -212,7 +214,7 @@ class Call:
             await items.aclose()
             self.end(error)
 
-    def over(self, items: Generator[Any, None, None]) -> Generator[Any, None, None]:
+    def over(self, items: Generator[Any, Any, Any]) -> Generator[Any, None, None]:
         """:meth:`over_async` of a synchronous iterator."""
         error: BaseException | None = None
         try:

@@ -65,15 +65,18 @@ class Telemetry:
         self.exporter.clear()
         return spans
 
-    def points(self) -> list[HistogramDataPoint]:
-        """The duration histogram's points (one per attribute set) since the last read."""
+    def points(self) -> list[tuple[dict[str, Any], HistogramDataPoint]]:
+        """The duration histogram's points (one per attribute set) since the last read,
+        each with its attributes."""
         data = self.reader.get_metrics_data()
-        points: list[HistogramDataPoint] = []
+        points: list[tuple[dict[str, Any], HistogramDataPoint]] = []
         for resource in data.resource_metrics if data else []:
             for scope in resource.scope_metrics:
                 for metric in scope.metrics:
                     assert (metric.name, metric.unit) == ("db.client.operation.duration", "s")
-                    points.extend(metric.data.data_points)  # type: ignore[arg-type]
+                    for point in metric.data.data_points:
+                        assert isinstance(point, HistogramDataPoint)
+                        points.append((dict(point.attributes or {}), point))
         return points
 
 
@@ -197,15 +200,16 @@ async def test_a_save_is_one_client_span_with_the_statement_as_sent(
     assert call.kind is SpanKind.CLIENT
     assert call.status.status_code is StatusCode.UNSET
     assert call.parent is None
-    assert dict(call.attributes or {}) == {
+    attributes = dict(call.attributes or {})
+    assert attributes == {
         **server(neo4j_connection),
         **named("save_interaction_with_memories"),
         "db.query.text": query_text(sent.take()),
     }
-    assert "$" in str(call.attributes["db.query.text"])  # type: ignore[index]
+    assert "$" in str(attributes["db.query.text"])
     vector_span(add, "add_memories", call)
-    (point,) = [p for p in otel.points() if p.attributes["db.system.name"] == "neo4j"]
-    assert dict(point.attributes) == {
+    (point,) = [p for a, p in otel.points() if a["db.system.name"] == "neo4j"]
+    assert dict(point.attributes or {}) == {
         **server(neo4j_connection),
         **named("save_interaction_with_memories"),
     }
@@ -252,8 +256,8 @@ async def test_a_call_that_fails_says_what_with(
         **named("get_user"),
         "error.type": "memora_ogm.errors.UserNotFound",
     }
-    (point,) = otel.points()
-    assert point.attributes["error.type"] == "memora_ogm.errors.UserNotFound"
+    ((measured, _),) = otel.points()
+    assert measured["error.type"] == "memora_ogm.errors.UserNotFound"
 
 
 async def test_a_bad_argument_fails_before_any_statement(memora: Any, otel: Telemetry) -> None:
@@ -420,7 +424,9 @@ async def test_a_search_with_a_vector_store(memora: Any, otel: Telemetry) -> Non
     assert application.name == "answer"
     vector_span(search, "search_memory", application)  # one span: not search_memories too
     assert resolve.name == "fetch_user_memories_resolved"
-    assert resolve.parent is not None and resolve.parent.span_id == answer.get_span_context().span_id
+    assert (
+        resolve.parent is not None and resolve.parent.span_id == answer.get_span_context().span_id
+    )
     assert resolve.attributes is not None and resolve.attributes["db.system.name"] == "neo4j"
 
 
@@ -454,7 +460,7 @@ async def test_no_value_of_a_caller_is_ever_recorded(
         recorded += [repr(value) for value in (span.attributes or {}).values()]
         for event in span.events:
             recorded += [event.name, *map(repr, (event.attributes or {}).values())]
-    recorded += [repr(dict(point.attributes)) for point in otel.points()]
+    recorded += [repr(measured) for measured, _ in otel.points()]
     leaks = [text for text in recorded for secret in secrets if secret in text]
     assert leaks == []
 
@@ -481,8 +487,8 @@ async def test_tenant_ids_are_recorded_on_request_only(
     )
     assert org.attributes["memora.org_id"] == world.org_id
     assert "memora.user_id" not in org.attributes
-    for point in otel.points():
-        assert not {"memora.org_id", "memora.user_id"} & set(point.attributes)
+    for measured, _ in otel.points():
+        assert not {"memora.org_id", "memora.user_id"} & set(measured)
 
 
 async def test_nothing_is_recorded_without_an_sdk_or_when_turned_off(
@@ -503,9 +509,7 @@ def test_every_public_method_of_the_facade_is_traced() -> None:
     base = {name for name in dir(sync.BaseGraphDB) if not name.startswith("_")}
     for cls in (Neo4jGraphInterface, sync.Neo4jGraphInterface):
         traced = {
-            name
-            for name in dir(cls)
-            if hasattr(inspect.getattr_static(cls, name), "__wrapped__")
+            name for name in dir(cls) if hasattr(inspect.getattr_static(cls, name), "__wrapped__")
         }
         assert traced >= base - {"close", "get_associated_vector_db"}
         assert {"import_records", "export_user", "check_consistency"} <= traced
