@@ -23,7 +23,7 @@ import functools
 import inspect
 import time
 from collections.abc import AsyncGenerator, Callable, Collection, Generator, Mapping
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
@@ -35,6 +35,7 @@ except ImportError:  # the optional extra memora-ogm[otel] is not installed
     trace = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
+    from opentelemetry.context import Context
     from opentelemetry.metrics import Histogram, MeterProvider
     from opentelemetry.trace import Span, Tracer, TracerProvider
     from opentelemetry.util.types import AttributeValue
@@ -121,6 +122,13 @@ class Instruments:
         return self.tracer is not None or self.duration is not None
 
 
+@functools.lru_cache(maxsize=8)
+def _instruments_of(tracer_provider: TracerProvider, meter_provider: MeterProvider) -> Instruments:
+    """The instruments of a pair of providers, made once (an SDK's tracer and histogram are
+    the SDK's to keep; a process has a pair or two)."""
+    return Instruments(tracer_provider, meter_provider)
+
+
 _instruments: Instruments | None = None
 
 
@@ -138,7 +146,7 @@ def active() -> Instruments | None:
         or instruments.providers[0] is not tracer_provider
         or instruments.providers[1] is not meter_provider
     ):
-        instruments = _instruments = Instruments(tracer_provider, meter_provider)
+        instruments = _instruments = _instruments_of(tracer_provider, meter_provider)
     return instruments if instruments.records else None
 
 
@@ -168,14 +176,19 @@ class Call:
         self.batches = 0
         self.started = time.perf_counter()
 
-    def enter(self) -> tuple[object, object]:
-        """Make this call the current one (its span the parent of those inside it)."""
-        return _current.set(self), otel_context.attach(trace.set_span_in_context(self.span))
+    def enter(self) -> tuple[Token[Call | None], Token[Context] | None]:
+        """Make this call the current one, and its span (if traced) the parent of the
+        spans started inside it."""
+        span = None
+        if self.span is not trace.INVALID_SPAN:
+            span = otel_context.attach(trace.set_span_in_context(self.span))
+        return _current.set(self), span
 
-    def leave(self, tokens: tuple[object, object]) -> None:
+    def leave(self, tokens: tuple[Token[Call | None], Token[Context] | None]) -> None:
         call, span = tokens
-        otel_context.detach(span)  # type: ignore[arg-type]
-        _current.reset(call)  # type: ignore[arg-type]
+        if span is not None:
+            otel_context.detach(span)
+        _current.reset(call)
 
     def end(self, error: BaseException | None = None) -> None:
         """End the span and measure the call; ``error`` is what it failed with."""

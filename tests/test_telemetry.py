@@ -505,6 +505,31 @@ async def test_nothing_is_recorded_without_an_sdk_or_when_turned_off(
     assert otel.spans() == []
 
 
+async def test_the_metric_alone(memora: Any, otel: Telemetry) -> None:
+    """A meter provider and no tracer provider: every call measured, none traced."""
+    world = await world_with_a_save(memora)
+    telemetry.configure(meter_provider=otel.meter_provider)
+    otel.spans(), otel.points()
+    tracer = otel.tracer_provider.get_tracer("the application")
+
+    with tracer.start_as_current_span("answer"):
+        found = await vectors_of(memora).search_memory(
+            "hello", MemorySearchScope.USER, world.org_id, world.user_id
+        )
+        await memora.fetch_user_memories_resolved([world.ids(m.memory_id) for m, _ in found])
+
+    (application,) = otel.spans()
+    assert application.name == "answer"
+    measured = sorted(
+        (attributes["db.system.name"], attributes["db.operation.name"], point.count)
+        for attributes, point in otel.points()
+    )
+    assert measured == [
+        ("neo4j", "fetch_user_memories_resolved", 1),
+        ("qdrant", "search_memory", 1),
+    ]
+
+
 def test_every_public_method_of_the_facade_is_traced() -> None:
     base = {name for name in dir(sync.BaseGraphDB) if not name.startswith("_")}
     for cls in (Neo4jGraphInterface, sync.Neo4jGraphInterface):
