@@ -43,7 +43,9 @@ methods as they were before tracing wrapped them) and traced into the OpenTeleme
 (a batch span processor whose exporter drops the spans, and the duration histogram),
 timed interleaved with the rest. ``api`` is the method's median as it runs by default
 here (opentelemetry-api installed, no SDK configured) over the untraced median, ``sdk``
-the SDK's over the untraced.
+the SDK's over the untraced; ``+api`` and ``+sdk`` what each adds to the client CPU per
+call, in microseconds (differences of the CPU medians, steadier than wall times on a
+loaded machine: tracing's cost is client CPU).
 
 ``close`` is not measured (it ends the interface).
 """
@@ -1001,8 +1003,8 @@ def ms(value: float) -> str:
 
 HEADER = (
     f"{'method':<52} {'twin':<5} {'median':>7} {'p95':>7} {'cpu':>7} {'stmts':>5} "
-    f"{'xfloor':>6} {'s.xfl':>5} {'api':>5} {'sdk':>5} | {'base':>7} {'b.cpu':>7} {'b.st':>4}"
-    f" {'xbase':>5}"
+    f"{'xfloor':>6} {'s.xfl':>5} {'api':>5} {'sdk':>5} {'+api':>5} {'+sdk':>5} |"
+    f" {'base':>7} {'b.cpu':>7} {'b.st':>4} {'xbase':>5}"
 )
 
 
@@ -1014,8 +1016,10 @@ def report(name: str, twin: Twin, samples: dict[str, Samples]) -> str:
     )
     statement = samples.get("statement")
     line += f" {statement.median / floor.median:5.2f}" if statement is not None else " " * 6
-    untraced = samples["untraced"].median
-    line += f" {ogm.median / untraced:5.3f} {samples['sdk'].median / untraced:5.3f}"
+    untraced, sdk = samples["untraced"], samples["sdk"]
+    line += f" {ogm.median / untraced.median:5.3f} {sdk.median / untraced.median:5.3f}"
+    line += f" {(ogm.cpu_median - untraced.cpu_median) * 1e6:5.0f}"
+    line += f" {(sdk.cpu_median - untraced.cpu_median) * 1e6:5.0f}"
     base = samples.get("baseline")
     if base is not None:
         line += (
