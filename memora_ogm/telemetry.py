@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import time
 from collections.abc import AsyncGenerator, Callable, Collection, Generator, Mapping
 from contextvars import ContextVar, Token
@@ -31,8 +32,21 @@ from urllib.parse import urlsplit
 try:
     from opentelemetry import context as otel_context
     from opentelemetry import metrics, trace
+    from opentelemetry.metrics import _internal as metrics_api
 except ImportError:  # the optional extra memora-ogm[otel] is not installed
     trace = None  # type: ignore[assignment]
+
+#: Whether "no global provider was set" can be read from the API's own module slots,
+#: which every opentelemetry-api release since 1.0 has: an untraced call then costs two
+#: attribute reads, where the public getters look up two environment variables each
+#: call, in situ three times the rest of the check. Not when a variable names a provider
+#: for the getters to load on first use (or the slots are gone): the getters decide then.
+GLOBAL_SLOTS = (
+    trace is not None
+    and hasattr(trace, "_TRACER_PROVIDER")
+    and hasattr(metrics_api, "_METER_PROVIDER")
+    and not {"OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER"} & set(os.environ)
+)
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -138,6 +152,14 @@ def active() -> Instruments | None:
     global _instruments
     if trace is None or not settings.enabled:
         return None
+    if (
+        GLOBAL_SLOTS
+        and trace._TRACER_PROVIDER is None
+        and metrics_api._METER_PROVIDER is None
+        and settings.tracer_provider is None
+        and settings.meter_provider is None
+    ):
+        return None  # nothing configured: the API's proxies, which record nothing
     tracer_provider = settings.tracer_provider or trace.get_tracer_provider()
     meter_provider = settings.meter_provider or metrics.get_meter_provider()
     instruments = _instruments

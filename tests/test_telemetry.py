@@ -9,6 +9,9 @@ are checked against those the driver was sent, recorded at the driver's ``run``.
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -528,6 +531,48 @@ async def test_the_metric_alone(memora: Any, otel: Telemetry) -> None:
         ("neo4j", "fetch_user_memories_resolved", 1),
         ("qdrant", "search_memory", 1),
     ]
+
+
+GLOBAL_PROVIDERS = """
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.trace import TracerProvider
+
+from memora_ogm import telemetry
+
+assert telemetry.active() is None
+{set_global}
+instruments = telemetry.active()
+assert instruments is not None
+print(instruments.tracer is not None, instruments.duration is not None)
+"""
+
+
+@pytest.mark.parametrize(
+    ("set_global", "environment", "recording"),
+    [
+        ("trace.set_tracer_provider(TracerProvider())", {}, "True False"),
+        ("metrics.set_meter_provider(MeterProvider())", {}, "False True"),
+        # A provider the getters load from the environment on first use.
+        ("", {"OTEL_PYTHON_TRACER_PROVIDER": "sdk_tracer_provider"}, "True False"),
+    ],
+)
+def test_global_providers_set_after_import_are_used(
+    set_global: str, environment: dict[str, str], recording: str
+) -> None:
+    """OpenTelemetry's global providers can be set once per process: here, in a child."""
+    script = GLOBAL_PROVIDERS.format(set_global=set_global)
+    if not set_global:
+        script = script.replace("assert telemetry.active() is None\n", "")
+    ran = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, **environment},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == recording.split()
 
 
 def test_every_public_method_of_the_facade_is_traced() -> None:
