@@ -141,5 +141,6 @@ async def ask_outcome(landed: Landed, found: Callable[[], Awaitable[bool]], time
                 ) from error
             await sleep(0.5)
     logger.info("a commit went unanswered; it %s", "landed" if exists else "did not land")
-    telemetry.outcome(exists)
-    return exists == landed.present
+    took_effect = exists == landed.present
+    telemetry.outcome(took_effect)
+    return took_effect

@@ -142,5 +142,6 @@ def ask_outcome(landed: Landed, found: Callable[[], bool], timeout: float) -> bo
                 ) from error
             sleep(0.5)
     logger.info("a commit went unanswered; it %s", "landed" if exists else "did not land")
-    telemetry.outcome(exists)
-    return exists == landed.present
+    took_effect = exists == landed.present
+    telemetry.outcome(took_effect)
+    return took_effect
