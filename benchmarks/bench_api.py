@@ -38,6 +38,15 @@ the async twin, threads for the sync one), each worker on a user of its own and 
 of them on one shared user, memora-ogm and the baseline in alternating rounds of
 ``--seconds``.
 
+Telemetry's cost (``memora_ogm.telemetry``): each method also runs untraced (the
+methods as they were before tracing wrapped them) and traced into the OpenTelemetry SDK
+(a batch span processor whose exporter drops the spans, and the duration histogram),
+timed interleaved with the rest. ``api`` is the method's median as it runs by default
+here (opentelemetry-api installed, no SDK configured) over the untraced median, ``sdk``
+the SDK's over the untraced; ``+api`` and ``+sdk`` what each adds to the client CPU per
+call, in microseconds (differences of the CPU medians, steadier than wall times on a
+loaded machine: tracing's cost is client CPU).
+
 ``close`` is not measured (it ends the interface).
 """
 
@@ -45,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import inspect
 import itertools
 import math
@@ -52,7 +62,7 @@ import statistics
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -60,8 +70,13 @@ from typing import Any
 import neo4j
 import shortuuid
 from neo4j._codec.packstream import v1 as packstream
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from memora_ogm import Neo4jGraphInterface as AsyncGraphInterface
+from memora_ogm import telemetry
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection, connect_or_start
@@ -83,6 +98,69 @@ Prepare = Callable[["Twin", int], Awaitable[Thunk]]
 async def settle(value: Any) -> Any:
     """The result of a thunk, whichever twin made it."""
     return await value if inspect.isawaitable(value) else value
+
+
+# -- telemetry's cost --------------------------------------------------------------------
+
+
+class DroppedSpans(SpanExporter):
+    """Takes what the batch processor exports and drops it: the SDK's cost without an
+    export's."""
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return SpanExportResult.SUCCESS
+
+
+class Untraced:
+    """An interface whose methods are those of before tracing wrapped them (bound once,
+    so a call costs no more lookups than on the interface); the rest is the interface's."""
+
+    def __init__(self, interface: Any) -> None:
+        self.__dict__["_interface"] = interface
+        for name in dir(type(interface)):
+            wrapped = getattr(getattr(type(interface), name, None), "__wrapped__", None)
+            if wrapped is not None:
+                self.__dict__[name] = wrapped.__get__(interface)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._interface, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._interface, name, value)
+
+
+class Tracing:
+    """How a timed call is traced, by its label: ``untraced`` calls go to an
+    :class:`Untraced` view of the twin's interface, ``sdk`` calls run with the SDK's
+    providers, every other call as by default (the API alone). Each call sets its own
+    mode, so calls of the three may interleave."""
+
+    def __init__(self) -> None:
+        tracer_provider = TracerProvider()
+        tracer_provider.add_span_processor(BatchSpanProcessor(DroppedSpans()))
+        # Aggregated in memory and never collected: what a periodic reader's export of
+        # a few points a minute adds is not a call's.
+        self.sdk = {
+            "tracer_provider": tracer_provider,
+            "meter_provider": MeterProvider(metric_readers=[InMemoryMetricReader()]),
+        }
+
+    def twin(self, twin: Twin, label: str) -> Twin:
+        """``twin``, or for ``untraced`` a copy of it on the untraced view."""
+        if label != "untraced":
+            return twin
+        view = copy.copy(twin)
+        view.graph = Untraced(twin.graph)
+        return view
+
+    def mode(self, label: str, thunk: Thunk) -> Thunk:
+        settings = self.sdk if label == "sdk" else {}
+
+        def traced() -> Any:
+            telemetry.configure(**settings)  # type: ignore[arg-type]
+            return thunk()
+
+        return traced
 
 
 # -- hand-written Cypher (benchmark only) -------------------------------------------------
@@ -842,10 +920,14 @@ class Bench:
         self.repeat = repeat
         self.fast_repeat = fast_repeat
         self.counter = StatementCounter()
+        self.tracing = Tracing()
         self.floors: dict[str, Samples] = {}
         self.mismatches: list[str] = []
 
-    async def time(self, thunk: Thunk, samples: Samples, capturing: bool = False) -> Any:
+    async def time(
+        self, label: str, thunk: Thunk, samples: Samples, capturing: bool = False
+    ) -> Any:
+        thunk = self.tracing.mode(label, thunk)
         self.counter.reset(capturing)
         wall, cpu = time.perf_counter(), time.thread_time()
         result = await settle(thunk())
@@ -860,15 +942,21 @@ class Bench:
         ``fast_repeat`` for a method whose warm-up took under ``FAST`` (a few samples of
         a sub-millisecond call say little on a noisy machine). A method that ran one
         auto-commit read also has that ``statement`` timed alone, sent by the bare
-        driver the same way: what the statement costs, apart from the layer."""
-        prepares: dict[str, Prepare] = {"floor": fixed(lambda t: t.floor), "ogm": case.ogm}
+        driver the same way: what the statement costs, apart from the layer. The method
+        runs ``untraced`` and traced into the ``sdk`` too (see :class:`Tracing`)."""
+        prepares: dict[str, Prepare] = {
+            "floor": fixed(lambda t: t.floor),
+            "ogm": case.ogm,
+            "untraced": case.ogm,
+            "sdk": case.ogm,
+        }
         if case.baseline is not None:
             prepares["baseline"] = case.baseline
         samples = {label: Samples() for label in prepares}
         results: dict[str, Any] = {}
         for label, prepare in list(prepares.items()):
-            thunk = await prepare(twin, 0)
-            results[label] = await self.time(thunk, samples[label], capturing=label == "ogm")
+            thunk = await prepare(self.tracing.twin(twin, label), 0)
+            results[label] = await self.time(label, thunk, samples[label], capturing=label == "ogm")
             if label == "ogm" and self.counter.count == 1 and len(self.counter.reads) == 1:
                 prepares["statement"] = replay(*self.counter.reads[0])
         if case.compared is not None:
@@ -881,9 +969,11 @@ class Bench:
         labels = list(prepares)
         for run in range(1, repeat + 1):
             for label in labels[run % len(labels) :] + labels[: run % len(labels)]:
-                await self.time(await prepares[label](twin, run), samples[label])
+                thunk = await prepares[label](self.tracing.twin(twin, label), run)
+                await self.time(label, thunk, samples[label])
         self.floors.setdefault(twin.name, Samples())
         self.floors[twin.name].wall.extend(samples["floor"].wall)
+        telemetry.configure()
         return samples
 
     async def throughput(
@@ -913,7 +1003,8 @@ def ms(value: float) -> str:
 
 HEADER = (
     f"{'method':<52} {'twin':<5} {'median':>7} {'p95':>7} {'cpu':>7} {'stmts':>5} "
-    f"{'xfloor':>6} {'s.xfl':>5} | {'base':>7} {'b.cpu':>7} {'b.st':>4} {'xbase':>5}"
+    f"{'xfloor':>6} {'s.xfl':>5} {'api':>5} {'sdk':>5} {'+api':>5} {'+sdk':>5} |"
+    f" {'base':>7} {'b.cpu':>7} {'b.st':>4} {'xbase':>5}"
 )
 
 
@@ -925,6 +1016,10 @@ def report(name: str, twin: Twin, samples: dict[str, Samples]) -> str:
     )
     statement = samples.get("statement")
     line += f" {statement.median / floor.median:5.2f}" if statement is not None else " " * 6
+    untraced, sdk = samples["untraced"], samples["sdk"]
+    line += f" {ogm.median / untraced.median:5.3f} {sdk.median / untraced.median:5.3f}"
+    line += f" {(ogm.cpu_median - untraced.cpu_median) * 1e6:5.0f}"
+    line += f" {(sdk.cpu_median - untraced.cpu_median) * 1e6:5.0f}"
     base = samples.get("baseline")
     if base is not None:
         line += (

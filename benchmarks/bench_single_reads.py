@@ -6,14 +6,21 @@ Connects like the tests (``NEO4J_*`` variables, else Docker, else the embedded s
 makes a small tenant (an organisation, a user, an agent, an interaction of three messages
 and one memory naming both) and deletes it at the end.
 
-For each twin and each single-node read of the facade, ``--calls`` rounds run three
+For each twin and each single-node read of the facade, ``--calls`` rounds run five
 calls in an order shuffled each round: the floor (a ``RETURN 1`` auto-commit round trip),
-the read, and the read's own statement (the one the facade sent, captured once) replayed
-by the bare driver of the same flavour in a read session. Per read it prints the median
-wall time, the client CPU per call, the floor, the read's ratio to it (``xfloor``), the
-statement's (``s.xfl``: the server's work and the round trip) and the difference (the
-layer's share). Few calls between two of the same kind keep the code warm, as in an
-application calling one method in a loop; interleave more kinds and every ratio grows.
+the read, the read's own statement (the one the facade sent, captured once) replayed by
+the bare driver of the same flavour in a read session, and for telemetry's cost the read
+untraced (the method as it was before tracing wrapped it) and the read traced into the
+OpenTelemetry SDK (a batch span processor whose exporter drops the spans, and the
+duration histogram). Per read it prints the median wall time, the client CPU per call,
+the floor, the read's ratio to it (``xfloor``), the statement's (``s.xfl``: the server's
+work and the round trip) and the difference (the layer's share); then ``api``, the read
+as it runs by default here (opentelemetry-api installed, no SDK) over the untraced read,
+and ``sdk``, the SDK's over the untraced (medians), and ``+api`` and ``+sdk``, what each
+adds to the client CPU per call in microseconds (differences of the medians: steadier
+than wall times on a loaded machine, and tracing's cost is client CPU). Few calls
+between two of the same kind keep the code warm, as in an application calling one
+method in a loop; interleave more kinds and every ratio grows.
 ``bench_api.py`` runs every method but few samples of each; this one runs few methods
 and many samples, which is what a sub-millisecond call needs on a shared machine.
 """
@@ -29,7 +36,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
-from bench_api import StatementCounter, Twin, open_twins, settle
+from bench_api import StatementCounter, Tracing, Twin, Untraced, open_twins, settle
 
 from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import connect_or_start
@@ -93,7 +100,7 @@ async def statement_of(
 
 
 #: The calls timed for each read, in the order the medians are read back.
-ORDER = ("floor", "read", "statement")
+ORDER = ("floor", "read", "statement", "untraced", "sdk")
 
 
 def replayed(twin: Twin, query: str, params: dict[str, Any]) -> Callable[[], Any]:
@@ -124,22 +131,32 @@ async def shuffled(
 
 async def measure(twin: Twin, counter: StatementCounter, calls: int) -> None:
     ids = await tenant(twin.graph)
+    tracing = Tracing()
     print(f"\n{twin.name} twin, {calls} rounds per read")
     print(
         f"{'read':<18} {'median':>7} {'cpu':>6} {'floor':>6} {'xfloor':>6} {'s.xfl':>6}"
-        f" {'layer':>6}"
+        f" {'layer':>6} {'api':>6} {'sdk':>6} {'+api':>5} {'+sdk':>5}"
     )
+    untraced = reads(Untraced(twin.graph), ids)
     for name, call in reads(twin.graph, ids).items():
         query, params = await statement_of(counter, call)
+        timed = {
+            "floor": twin.floor,
+            "read": call,
+            "statement": replayed(twin, query, params),
+            "untraced": untraced[name],
+            "sdk": call,
+        }
         wall, cpu = await shuffled(
-            {"floor": twin.floor, "read": call, "statement": replayed(twin, query, params)},
-            calls,
+            {label: tracing.mode(label, thunk) for label, thunk in timed.items()}, calls
         )
-        floor, median, alone = (wall[label] for label in ORDER)
+        floor, median, alone, bare, sdk = (wall[label] for label in ORDER)
         print(
             f"{name:<18} {median * 1000:7.3f} {cpu['read'] * 1000:6.3f}"
             f" {floor * 1000:6.3f} {median / floor:6.2f} {alone / floor:6.2f}"
-            f" {(median - alone) / floor:6.2f}"
+            f" {(median - alone) / floor:6.2f} {median / bare:6.3f} {sdk / bare:6.3f}"
+            f" {(cpu['read'] - cpu['untraced']) * 1e6:5.1f}"
+            f" {(cpu['sdk'] - cpu['untraced']) * 1e6:5.1f}"
         )
     await settle(twin.graph.delete_organization(ids["org_id"]))
 

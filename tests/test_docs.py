@@ -124,6 +124,19 @@ def check_graph(driver: Driver, conn: Neo4jConnection, ran: Ran, folder: Path) -
     assert "cytoscape" in (folder / "ann.html").read_text(encoding="utf-8")
 
 
+def check_observability(driver: Driver, conn: Neo4jConnection, ran: Ran, folder: Path) -> None:
+    spans = [json.loads(text) for text in re.findall(r"^\{$.*?^\}$", ran[-1].stdout, re.S | re.M)]
+    by_name = {span["name"]: span for span in spans}
+    assert {"setup", "create_organization", "get_user"} <= set(by_name)
+    created, failed = by_name["create_organization"], by_name["get_user"]
+    assert created["kind"] == "SpanKind.CLIENT"
+    assert created["attributes"]["db.system.name"] == "neo4j"
+    assert created["attributes"]["db.namespace"] == conn.database
+    assert failed["status"]["status_code"] == "ERROR"
+    assert failed["attributes"]["error.type"] == "memora_ogm.errors.UserNotFound"
+    assert "Acme" not in ran[-1].stdout and "nobody" not in ran[-1].stdout  # values never
+
+
 Check = Callable[[Driver, Neo4jConnection, Ran, Path], None]
 CHECKS: dict[str, Check] = {
     "index.md": check_quick_start,
@@ -132,6 +145,7 @@ CHECKS: dict[str, Check] = {
     "checking.md": check_checking,
     "migrations.md": check_migrations,
     "graph.md": check_graph,
+    "observability.md": check_observability,
 }
 
 

@@ -27,6 +27,7 @@ from typing import Any, ParamSpec, TypeVar, cast
 from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncSession, AsyncTransaction, Record
 from neo4j.exceptions import IncompleteCommit
 
+from memora_ogm import telemetry
 from memora_ogm._async import nodes
 from memora_ogm._async.connection import (
     Connection,
@@ -129,6 +130,8 @@ class Graph:
     ) -> None:
         self.database = database or None
         self.vector_db = vector_db
+        #: The server's URI (None: neomodel's driver), for the spans of telemetry.
+        self.uri = uri
         config: dict[str, Any] = {
             # Planner notices (unknown labels on an empty graph and the like) are noise here.
             "notifications_min_severity": "OFF",
@@ -236,6 +239,7 @@ class Graph:
                 if first:
                     raise
                 return
+            telemetry.batch()
             if batches.done(row):
                 return
             first = False
@@ -328,6 +332,7 @@ class Graph:
         transaction, or on an explicit transaction. The one place a statement leaves for
         the server, counted in ``statements`` (a call's cost in round trips)."""
         self.statements += 1
+        telemetry.sent(query)
         result = await runner.run(query, params)
         return [_row(record) async for record in result]
 

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from memora_ogm import telemetry
 from memora_ogm._async.graph import Graph
 from memora_ogm.calls import Call
 from memora_ogm.projection import projection, reading
@@ -92,6 +93,7 @@ async def pages(
             values["after"] = after
         read = _page_read(part, tuple(owner), after is None).bind(**values)
         page = await graph.execute(Call, read, lambda row: inflated(row["page"]))
+        telemetry.batch()
         if page:
             yield page
         if len(page) < limit:

@@ -34,7 +34,7 @@ from typing import Any
 from qdrant_client import AsyncQdrantClient, models
 from typing_extensions import override
 
-from memora_ogm import fork
+from memora_ogm import fork, telemetry
 from memora_ogm._async.compat import (
     EmbeddingFunction,
     acquire,
@@ -548,3 +548,7 @@ class QdrantDB(BaseVectorDB):
                 self.collection_name, ids=point_ids, with_payload=True, with_vectors=False
             )
         return dict(common.id_payloads(points))
+
+
+# Its calls traced, within a facade call under its span (memora_ogm.telemetry).
+telemetry.instrument_vector_store(QdrantDB)

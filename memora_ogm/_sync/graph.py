@@ -28,6 +28,7 @@ from typing import Any, ParamSpec, TypeVar, cast
 from neo4j import Driver, GraphDatabase, Record, Session, Transaction
 from neo4j.exceptions import IncompleteCommit
 
+from memora_ogm import telemetry
 from memora_ogm._sync import nodes
 from memora_ogm._sync.connection import (
     Connection,
@@ -130,6 +131,8 @@ class Graph:
     ) -> None:
         self.database = database or None
         self.vector_db = vector_db
+        #: The server's URI (None: neomodel's driver), for the spans of telemetry.
+        self.uri = uri
         config: dict[str, Any] = {
             # Planner notices (unknown labels on an empty graph and the like) are noise here.
             "notifications_min_severity": "OFF",
@@ -237,6 +240,7 @@ class Graph:
                 if first:
                     raise
                 return
+            telemetry.batch()
             if batches.done(row):
                 return
             first = False
@@ -329,6 +333,7 @@ class Graph:
         transaction, or on an explicit transaction. The one place a statement leaves for
         the server, counted in ``statements`` (a call's cost in round trips)."""
         self.statements += 1
+        telemetry.sent(query)
         result = runner.run(query, params)
         return [_row(record) for record in result]
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from neomodel import db
 from typing_extensions import Self
 
-from memora_ogm import constraints, migration, picture
+from memora_ogm import constraints, migration, picture, telemetry
 from memora_ogm._sync.component import call, erasing, resolving
 from memora_ogm._sync.consistency import Neo4jConsistency
 from memora_ogm._sync.graph import Graph
@@ -218,3 +218,7 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     fetch_user_memories_resolved_batch = resolving(memory.fetch_user_memories_resolved_batch)
     delete_user_memory = erasing(memory.delete_user_memory)
     delete_all_user_memories = erasing(memory.delete_all_user_memories)
+
+
+# Every public method traced, from one place (memora_ogm.telemetry).
+telemetry.instrument_graph(Neo4jGraphInterface)

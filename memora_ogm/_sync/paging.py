@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from memora_ogm import telemetry
 from memora_ogm._sync.graph import Graph
 from memora_ogm.calls import Call
 from memora_ogm.projection import projection, reading
@@ -91,6 +92,7 @@ def pages(graph: Graph, part: Part, after: str | None = None, **owner: str) -> I
             values["after"] = after
         read = _page_read(part, tuple(owner), after is None).bind(**values)
         page = graph.execute(Call, read, lambda row: inflated(row["page"]))
+        telemetry.batch()
         if page:
             yield page
         if len(page) < limit:

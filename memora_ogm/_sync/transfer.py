@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from memora_ogm import convert, transfer
+from memora_ogm import convert, telemetry, transfer
 from memora_ogm._sync.compat import result_of
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph, Landed, Work
@@ -340,6 +340,7 @@ def import_records(
                 return None if created is None else Landed(*created)
 
             graph.transaction(write_batch, lambda landed: landed)
+            telemetry.batch()
             # The first attempt's count: a later one, after an unanswered commit of links
             # that landed (they show no node of their own), finds them there already.
             created = planned[0]

@@ -1,0 +1,430 @@
+"""OpenTelemetry traces and metrics of every facade call, after OpenTelemetry's database
+semantic conventions (see ``docs/observability.md``).
+
+A span per call of a traced class (kind CLIENT, named by ``db.query.summary``, the
+method's name) and the histogram ``db.client.operation.duration``. The classes are
+traced once, where they are defined (:func:`instrument_graph`,
+:func:`instrument_vector_store`), so every method, of both twins and of the framework
+integrations' views, is traced without code of its own. Inside a call the few places
+that know more report to it through this module: the statement path
+(:func:`sent`), the loops of batched work (:func:`batch`), the retry policy
+(:func:`retrying`) and the resolution of an unanswered commit (:func:`outcome`).
+
+Optional twice over: without ``opentelemetry-api`` installed, or while the providers
+are the API's own (no SDK configured), a traced method checks that once per call and
+runs untraced. Recorded are the statements' parameterized text and the method's name,
+never a parameter's value, nor an error's message (only its class); tenant ids only
+after ``configure(record_tenant_ids=True)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import time
+from collections.abc import AsyncGenerator, Callable, Collection, Generator, Mapping
+from contextvars import ContextVar, Token
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
+
+try:
+    from opentelemetry import context as otel_context
+    from opentelemetry import metrics, trace
+    from opentelemetry.metrics import _internal as metrics_api
+except ImportError:  # the optional extra memora-ogm[otel] is not installed
+    trace = None  # type: ignore[assignment]
+
+#: Whether "no global provider was set" can be read from the API's own module slots,
+#: which every opentelemetry-api release since 1.0 has: an untraced call then costs two
+#: attribute reads, where the public getters look up two environment variables each
+#: call, in situ three times the rest of the check. Not when a variable names a provider
+#: for the getters to load on first use (or the slots are gone): the getters decide then.
+GLOBAL_SLOTS = (
+    trace is not None
+    and hasattr(trace, "_TRACER_PROVIDER")
+    and hasattr(metrics_api, "_METER_PROVIDER")
+    and not {"OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER"} & set(os.environ)
+)
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
+    from opentelemetry.metrics import Histogram, MeterProvider
+    from opentelemetry.trace import Span, Tracer, TracerProvider
+    from opentelemetry.util.types import AttributeValue
+
+C = TypeVar("C", bound=type)
+Attributes = dict[str, "AttributeValue"]
+
+#: The instrumentation scope's name, the tracer's and the meter's.
+SCOPE = "memora_ogm"
+DURATION = "db.client.operation.duration"
+#: The conventions' advised bucket boundaries of ``db.client.operation.duration``.
+DURATION_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)
+#: Neo4j's port when a URI names none.
+BOLT_PORT = 7687
+#: Joins the distinct statements of a call of several in ``db.query.text``.
+STATEMENT_SEPARATOR = "; "
+#: Attributes of a span that the duration histogram leaves out (high cardinality).
+NOT_MEASURED = ("db.query.text", "db.operation.batch.size", "memora.org_id", "memora.user_id")
+#: The arguments recorded as tenant ids once a caller opts in.
+TENANT_IDS = {"org_id": "memora.org_id", "user_id": "memora.user_id"}
+
+
+@dataclass
+class Settings:
+    """What :func:`configure` set."""
+
+    enabled: bool = True
+    record_tenant_ids: bool = False
+    tracer_provider: TracerProvider | None = None
+    meter_provider: MeterProvider | None = None
+
+
+settings = Settings()
+
+
+def configure(
+    *,
+    enabled: bool = True,
+    record_tenant_ids: bool = False,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+) -> None:
+    """Set how calls are traced, for the whole process.
+
+    ``record_tenant_ids`` adds each call's ``org_id`` and ``user_id`` arguments to its
+    span (as ``memora.org_id``, ``memora.user_id``), never to the metric; off by default.
+    ``tracer_provider`` and ``meter_provider`` replace OpenTelemetry's global providers
+    for memora-ogm's spans and metric; ``enabled=False`` turns both off.
+    """
+    global settings
+    settings = Settings(enabled, record_tenant_ids, tracer_provider, meter_provider)
+
+
+def _is_sdk(provider: object) -> bool:
+    """Whether ``provider`` records: not one of the API's own (no-op or proxy) providers,
+    which is what the global ones are until an SDK is configured."""
+    return not type(provider).__module__.startswith(
+        ("opentelemetry.trace", "opentelemetry.metrics")
+    )
+
+
+class Instruments:
+    """The tracer and the histogram of a pair of providers (None for one that does not
+    record)."""
+
+    def __init__(self, tracer_provider: TracerProvider, meter_provider: MeterProvider) -> None:
+        from memora_ogm import __version__
+
+        self.providers = (tracer_provider, meter_provider)
+        self.tracer: Tracer | None = None
+        self.duration: Histogram | None = None
+        if _is_sdk(tracer_provider):
+            self.tracer = tracer_provider.get_tracer(SCOPE, __version__)
+        if _is_sdk(meter_provider):
+            self.duration = meter_provider.get_meter(SCOPE, __version__).create_histogram(
+                DURATION,
+                unit="s",
+                description="Duration of memora-ogm's database client operations.",
+                explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+            )
+
+    @property
+    def records(self) -> bool:
+        return self.tracer is not None or self.duration is not None
+
+
+@functools.lru_cache(maxsize=8)
+def _instruments_of(tracer_provider: TracerProvider, meter_provider: MeterProvider) -> Instruments:
+    """The instruments of a pair of providers, made once (an SDK's tracer and histogram are
+    the SDK's to keep; a process has a pair or two)."""
+    return Instruments(tracer_provider, meter_provider)
+
+
+_instruments: Instruments | None = None
+
+
+def active() -> Instruments | None:
+    """The instruments of the configured (else global) providers, or None when nothing
+    would record: the one check of an untraced call."""
+    global _instruments
+    if trace is None or not settings.enabled:
+        return None
+    if (
+        GLOBAL_SLOTS
+        and trace._TRACER_PROVIDER is None
+        and metrics_api._METER_PROVIDER is None
+        and settings.tracer_provider is None
+        and settings.meter_provider is None
+    ):
+        return None  # nothing configured: the API's proxies, which record nothing
+    tracer_provider = settings.tracer_provider or trace.get_tracer_provider()
+    meter_provider = settings.meter_provider or metrics.get_meter_provider()
+    instruments = _instruments
+    if (
+        instruments is None
+        or instruments.providers[0] is not tracer_provider
+        or instruments.providers[1] is not meter_provider
+    ):
+        instruments = _instruments = _instruments_of(tracer_provider, meter_provider)
+    return instruments if instruments.records else None
+
+
+def error_type(error: BaseException) -> str:
+    """``error.type``: the exception's qualified class name (a builtin's bare name)."""
+    cls = type(error)
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+class Call:
+    """One traced call: its span, and what the code it runs reports to it."""
+
+    def __init__(
+        self, instruments: Instruments, system: str, operation: str, attributes: Attributes
+    ) -> None:
+        self.system = system
+        self.duration = instruments.duration
+        self.measured = {k: v for k, v in attributes.items() if k not in NOT_MEASURED}
+        self.span: Span = trace.INVALID_SPAN
+        if instruments.tracer is not None:
+            self.span = instruments.tracer.start_span(
+                operation, kind=trace.SpanKind.CLIENT, attributes=attributes
+            )
+        #: The distinct statements sent, in the order first sent.
+        self.statements: dict[str, None] = {}
+        self.batches = 0
+        self.started = time.perf_counter()
+
+    def enter(self) -> tuple[Token[Call | None], Token[Context] | None]:
+        """Make this call the current one, and its span (if traced) the parent of the
+        spans started inside it."""
+        span = None
+        if self.span is not trace.INVALID_SPAN:
+            span = otel_context.attach(trace.set_span_in_context(self.span))
+        return _current.set(self), span
+
+    def leave(self, tokens: tuple[Token[Call | None], Token[Context] | None]) -> None:
+        call, span = tokens
+        if span is not None:
+            otel_context.detach(span)
+        _current.reset(call)
+
+    def end(self, error: BaseException | None = None) -> None:
+        """End the span and measure the call; ``error`` is what it failed with."""
+        span = self.span
+        if self.statements:
+            span.set_attribute("db.query.text", STATEMENT_SEPARATOR.join(self.statements))
+        if self.batches > 1:  # a batch is two operations or more
+            span.set_attribute("db.operation.batch.size", self.batches)
+        measured = self.measured
+        if error is not None and not isinstance(error, GeneratorExit):
+            kind = error_type(error)
+            measured = {**measured, "error.type": kind}
+            span.set_attribute("error.type", kind)
+            span.set_status(trace.StatusCode.ERROR)
+        span.end()
+        if self.duration is not None:
+            self.duration.record(time.perf_counter() - self.started, measured)
+
+    async def over_async(self, items: AsyncGenerator[Any, Any]) -> AsyncGenerator[Any, None]:
+        """``items``, with the call current while each is made; it ends with them."""
+        error: BaseException | None = None
+        try:
+            while True:
+                tokens = self.enter()
+                try:
+                    item = await items.__anext__()
+                except StopAsyncIteration:
+                    return
+                finally:
+                    self.leave(tokens)
+                yield item
+        except BaseException as failure:
+            error = failure
+            raise
+        finally:
+            await items.aclose()
+            self.end(error)
+
+    def over(self, items: Generator[Any, Any, Any]) -> Generator[Any, None, None]:
+        """:meth:`over_async` of a synchronous iterator."""
+        error: BaseException | None = None
+        try:
+            while True:
+                tokens = self.enter()
+                try:
+                    item = next(items)
+                except StopIteration:
+                    return
+                finally:
+                    self.leave(tokens)
+                yield item
+        except BaseException as failure:
+            error = failure
+            raise
+        finally:
+            items.close()
+            self.end(error)
+
+
+_current: ContextVar[Call | None] = ContextVar("memora_ogm_call", default=None)
+
+
+def sent(statement: str) -> None:
+    """A statement left for the server (its parameterized text)."""
+    call = _current.get()
+    if call is not None:
+        call.statements[statement] = None
+
+
+def batch() -> None:
+    """A batch of batched work ran (an erasure's, an import's, a page of an export)."""
+    call = _current.get()
+    if call is not None:
+        call.batches += 1
+
+
+def retrying(error: BaseException, attempt: int, backoff: float) -> None:
+    """The call runs its work again after ``error``."""
+    call = _current.get()
+    if call is not None:
+        call.span.add_event(
+            "memora.retry",
+            {"error.type": error_type(error), "memora.attempt": attempt, "memora.backoff": backoff},
+        )
+
+
+def outcome(landed: bool) -> None:
+    """A write whose commit went unanswered was found to have landed, or not."""
+    call = _current.get()
+    if call is not None:
+        call.span.add_event("memora.commit_outcome", {"memora.landed": landed})
+
+
+# ----------------------------------------------------------------------------- tracing
+
+
+Describe = Callable[[Any], Attributes]
+
+
+def _tenant_positions(func: Callable[..., Any]) -> dict[str, int]:
+    """Where ``func`` takes the tenant ids, by argument name: their positions after self."""
+    names = list(inspect.signature(func).parameters)[1:]
+    return {name: names.index(name) for name in TENANT_IDS if name in names}
+
+
+def _traced(func: Callable[..., Any], system: str, describe: Describe) -> Callable[..., Any]:
+    """``func``, run in a span of its own unless nothing records, or a call of the same
+    system is under way (a method calling another: the outer one is the operation)."""
+    operation = func.__name__
+    tenants = _tenant_positions(func)
+
+    def start(owner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call | None:
+        instruments = active()
+        if instruments is None:
+            return None
+        current = _current.get()
+        if current is not None and current.system == system:
+            return None
+        attributes = describe(owner)
+        attributes["db.operation.name"] = attributes["db.query.summary"] = operation
+        if settings.record_tenant_ids:
+            for name, position in tenants.items():
+                value = kwargs.get(name, args[position] if position < len(args) else None)
+                if isinstance(value, str):
+                    attributes[TENANT_IDS[name]] = value
+        return Call(instruments, system, operation, attributes)
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def traced_coroutine(owner: Any, *args: Any, **kwargs: Any) -> Any:
+            call = start(owner, args, kwargs)
+            if call is None:
+                return await func(owner, *args, **kwargs)
+            tokens = call.enter()
+            try:
+                result = await func(owner, *args, **kwargs)
+            except BaseException as error:
+                call.end(error)
+                raise
+            finally:
+                call.leave(tokens)
+            call.end()
+            return result
+
+        return traced_coroutine
+
+    @functools.wraps(func)
+    def traced(owner: Any, *args: Any, **kwargs: Any) -> Any:
+        call = start(owner, args, kwargs)
+        if call is None:
+            return func(owner, *args, **kwargs)
+        tokens = call.enter()
+        try:
+            result = func(owner, *args, **kwargs)
+        except BaseException as error:
+            call.end(error)
+            raise
+        finally:
+            call.leave(tokens)
+        # A method that returns a stream (an export) is the span of its iteration.
+        if inspect.isasyncgen(result):
+            return call.over_async(result)
+        if inspect.isgenerator(result):
+            return call.over(result)
+        call.end()
+        return result
+
+    return traced
+
+
+def instrument(
+    cls: C, system: str, describe: Describe, untraced: Collection[str] = ("close",)
+) -> C:
+    """Trace every public method of ``cls`` but ``untraced``; ``describe`` gives a call's
+    attributes from the instance, ``db.system.name`` among them."""
+    for name in dir(cls):
+        method = inspect.getattr_static(cls, name)
+        if not name.startswith("_") and name not in untraced and inspect.isfunction(method):
+            setattr(cls, name, _traced(method, system, describe))
+    return cls
+
+
+@functools.cache
+def _server(uri: str) -> Mapping[str, AttributeValue]:
+    """``server.address`` and ``server.port`` of a Bolt or Neo4j URI."""
+    parts = urlsplit(uri)
+    if not parts.hostname:
+        return {}
+    return {"server.address": parts.hostname, "server.port": parts.port or BOLT_PORT}
+
+
+def _graph_attributes(interface: Any) -> Attributes:
+    """A graph call's attributes: the database and the server (when the interface has
+    its own URI: a ``from_neomodel()`` one borrows neomodel's driver)."""
+    graph = interface.graph
+    attributes: Attributes = {"db.system.name": "neo4j"}
+    if graph.database is not None:
+        attributes["db.namespace"] = graph.database
+    if graph.uri is not None:
+        attributes.update(_server(graph.uri))
+    return attributes
+
+
+def _vector_attributes(store: Any) -> Attributes:
+    return {"db.system.name": "qdrant", "db.collection.name": store.collection_name}
+
+
+def instrument_graph(cls: C) -> C:
+    """Trace the facade: a span per call of every public method (``close`` and the
+    vector store's getter aside)."""
+    return instrument(cls, "neo4j", _graph_attributes, ("close", "get_associated_vector_db"))
+
+
+def instrument_vector_store(cls: C) -> C:
+    """Trace a vector store's calls: within a facade call, spans of their own under its."""
+    return instrument(cls, "qdrant", _vector_attributes)
