@@ -66,42 +66,60 @@ INDENT = "  "
 WIDTH = 100
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Cypher:
     """Cypher text whose variables are :class:`Var` objects (named when compiled), and
-    whose :class:`Lines` are laid out when it is rendered."""
+    whose :class:`Lines` are laid out when it is rendered. Its parts are kept as given (a
+    part may be another :class:`Cypher`), so building one costs the same however deep
+    its pieces are. Never changed once built (not a frozen dataclass, which costs twice
+    as much to build: a statement builds a hundred of them)."""
 
-    parts: tuple[str | Var | Lines, ...]
+    parts: tuple[Piece, ...]
     #: The variables it reads, gathered as it is built (:func:`cy`).
     uses: frozenset[Var] = frozenset()
 
     def render(self, names: Mapping[Var, str]) -> str:
         text: list[str] = []
+        self._render(names, text)
+        return "".join(text)
+
+    def _render(self, names: Mapping[Var, str], text: list[str]) -> None:
         for part in self.parts:
-            if type(part) is str:
-                text.append(part)
-            elif type(part) is Var:
-                text.append(names[part])
+            kind = type(part)
+            if kind is str:
+                text.append(part)  # type: ignore[arg-type]
+            elif kind is Var:
+                text.append(names[part])  # type: ignore[index]
+            elif kind is Cypher:
+                part._render(names, text)  # type: ignore[union-attr]
             else:
                 laid = part.render(names)  # type: ignore[union-attr]
-                if laid[:1] == "\n" and text:  # no space is left at the end of a line
-                    text[-1] = text[-1].rstrip(" ")
+                if laid[:1] == "\n":  # no space is left at the end of a line
+                    _strip_end(text)
                 text.append(laid)
-        return "".join(text)
 
     def __repr__(self) -> str:
         return repr(self.render(_Hints()))
 
 
-@dataclass(frozen=True, slots=True)
+def _strip_end(text: list[str]) -> None:
+    """The text so far without the spaces it ends with."""
+    while text and text[-1][-1:] in (" ", ""):
+        text[-1] = text[-1].rstrip(" ")
+        if text[-1]:
+            return
+        text.pop()
+
+
+@dataclass(slots=True, eq=False)
 class Lines:
     """Items laid out one per line, one level deeper than the line they start on: the
     clauses of a subquery body, or the items of a long list (a map's entries, the terms
     of a sum). ``sep`` ends each item but the last; a ``fold`` list short enough stays
     on one line (``pad`` around it); ``close`` puts what follows (a closing brace) on a
-    line of its own."""
+    line of its own. Never changed once built (as :class:`Cypher`)."""
 
-    items: tuple[str | Cypher, ...]
+    items: tuple[Piece, ...]
     sep: str = ""
     fold: bool = False
     close: bool = True
@@ -110,7 +128,7 @@ class Lines:
     uses: frozenset[Var] = frozenset()
 
     def render(self, names: Mapping[Var, str]) -> str:
-        items = [item if type(item) is str else item.render(names) for item in self.items]  # type: ignore[union-attr]
+        items = [item if type(item) is str else cy(item).render(names) for item in self.items]  # type: ignore[misc]
         flat = f"{self.sep} ".join(items)
         if self.fold and "\n" not in flat and len(flat) <= WIDTH:
             return f"{self.pad}{flat}{self.pad}"
@@ -142,35 +160,18 @@ Piece = str | Var | Cypher | Lines
 
 
 def cy(*pieces: Piece) -> Cypher:
-    """The pieces as one :class:`Cypher`, joined without separators (adjacent text as one
-    string: the compile step renders it often)."""
-    parts: list[Any] = []
+    """The pieces as one :class:`Cypher`, joined without separators."""
+    if len(pieces) == 1 and type(pieces[0]) is Cypher:
+        return pieces[0]
     uses = _NONE
-    text = ""
     for piece in pieces:
         kind = type(piece)
         if kind is str:
-            text += piece  # type: ignore[operator]
             continue
-        if kind is Cypher:
-            uses = uses | piece.uses if piece.uses else uses  # type: ignore[union-attr]
-            for part in piece.parts:  # type: ignore[union-attr]
-                if type(part) is str:
-                    text += part
-                else:
-                    if text:
-                        parts.append(text)
-                        text = ""
-                    parts.append(part)
-            continue
-        if text:
-            parts.append(text)
-            text = ""
-        parts.append(piece)
-        uses = uses | ({piece} if kind is Var else piece.uses)  # type: ignore[operator, union-attr]
-    if text:
-        parts.append(text)
-    return Cypher(tuple(parts), uses)
+        used = frozenset((piece,)) if kind is Var else piece.uses  # type: ignore[union-attr]
+        if used:
+            uses = uses | used if uses else used
+    return Cypher(pieces, uses)
 
 
 _NONE: frozenset[Var] = frozenset()
@@ -198,9 +199,8 @@ def block(*clauses: Piece) -> Lines:
 
 def lines(pieces: Iterable[Piece], sep: str = "", **layout: Any) -> Lines:
     """:class:`Lines` of ``pieces``, with the variables they read."""
-    kept = tuple(p if type(p) is str or type(p) is Cypher else cy(p) for p in pieces)
-    uses = frozenset[Var]().union(*(p.uses for p in kept if type(p) is Cypher))
-    return Lines(kept, sep, uses=uses, **layout)
+    kept = tuple(pieces)
+    return Lines(kept, sep, uses=cy(*kept).uses, **layout)
 
 
 def subquery(keyword: str, *clauses: Piece) -> Cypher:
