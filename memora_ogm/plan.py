@@ -160,18 +160,33 @@ Piece = str | Var | Cypher | Lines
 
 
 def cy(*pieces: Piece) -> Cypher:
-    """The pieces as one :class:`Cypher`, joined without separators."""
+    """The pieces as one :class:`Cypher`, joined without separators (adjacent text as
+    one string, a piece that is only text included as text: fewer parts to render)."""
     if len(pieces) == 1 and type(pieces[0]) is Cypher:
         return pieces[0]
+    parts: list[Piece] = []
     uses = _NONE
+    text = ""
     for piece in pieces:
         kind = type(piece)
         if kind is str:
+            text += piece  # type: ignore[operator]
             continue
+        if kind is Cypher:
+            inner = piece.parts  # type: ignore[union-attr]
+            if len(inner) == 1 and type(inner[0]) is str:
+                text += inner[0]
+                continue
+        if text:
+            parts.append(text)
+            text = ""
+        parts.append(piece)
         used = frozenset((piece,)) if kind is Var else piece.uses  # type: ignore[union-attr]
         if used:
             uses = uses | used if uses else used
-    return Cypher(pieces, uses)
+    if text:
+        parts.append(text)
+    return Cypher(tuple(parts), uses)
 
 
 _NONE: frozenset[Var] = frozenset()
@@ -179,12 +194,16 @@ _NONE: frozenset[Var] = frozenset()
 
 def join(separator: str, pieces: Iterable[Piece]) -> Cypher:
     """The pieces as one :class:`Cypher`, with ``separator`` between them."""
+    return cy(*_joined(separator, pieces))
+
+
+def _joined(separator: str, pieces: Iterable[Piece]) -> list[Piece]:
+    """The pieces with ``separator`` between them: the constructors below spell a clause
+    with one :func:`cy` of all its pieces."""
     joined: list[Piece] = []
     for piece in pieces:
-        if joined:
-            joined.append(separator)
-        joined.append(piece)
-    return cy(*joined)
+        joined += [separator, piece]
+    return joined[1:]
 
 
 def items(pieces: Iterable[Piece], sep: str = ",", *, close: bool = False) -> Lines:
@@ -249,18 +268,18 @@ def _around(value: Piece, template: str) -> Cypher:
 def node(var: Piece = "", label: str = "", properties: Piece | None = None) -> Cypher:
     """``(var:Label {properties})`` (``label`` as Cypher reads it); no braces when
     ``properties`` is None."""
-    return cy(
-        "(",
-        var,
-        f":{label}" if label else "",
-        "" if properties is None else cy(" {", properties, "}"),
-        ")",
-    )
+    label = f":{label}" if label else ""
+    if properties is None:
+        return cy("(", var, label, ")")
+    return cy("(", var, label, " {", properties, "})")
 
 
 def properties(values: Mapping[str, Piece]) -> Cypher:
     """``name: value, ...`` (a node pattern's or a map's entries)."""
-    return join(", ", (cy(f"{identifier(name)}: ", value) for name, value in values.items()))
+    pieces: list[Piece] = []
+    for name, value in values.items():
+        pieces += [", ", f"{identifier(name)}: ", value]
+    return cy(*pieces[1:])
 
 
 def hop(kind: str = "", direction: int = 0, repeat: str = "", var: str = "") -> str:
@@ -286,16 +305,19 @@ def both(conditions: Iterable[Piece], operator: str = "AND") -> Cypher:
     return join(f" {operator} ", conditions)
 
 
-def where(conditions: Sequence[Piece], *, fold: bool = False) -> Cypher:
+def _where(conditions: Sequence[Piece], *, fold: bool = False) -> list[Piece]:
     """`` WHERE a AND b`` (nothing without conditions; one per line when ``fold`` and long)."""
     if not conditions:
-        return cy()
-    return cy(" WHERE ", items(conditions, " AND") if fold else both(conditions))
+        return []
+    if fold:
+        return [" WHERE ", items(conditions, " AND")]
+    return [" WHERE ", *_joined(" AND ", conditions)]
 
 
 def match(pattern: Piece, *conditions: Piece, optional: bool = False, fold: bool = False) -> Cypher:
     """``MATCH pattern WHERE conditions`` (one condition per line when ``fold`` and long)."""
-    return cy("OPTIONAL MATCH " if optional else "MATCH ", pattern, where(conditions, fold=fold))
+    keyword = "OPTIONAL MATCH " if optional else "MATCH "
+    return cy(keyword, pattern, *_where(conditions, fold=fold))
 
 
 def unwind(values: Piece, alias: str) -> Cypher:
@@ -304,7 +326,8 @@ def unwind(values: Piece, alias: str) -> Cypher:
 
 def with_(*values: Piece, conditions: Sequence[Piece] = (), distinct: bool = False) -> Cypher:
     """``WITH a, b WHERE conditions``."""
-    return cy("WITH DISTINCT " if distinct else "WITH ", join(", ", values), where(conditions))
+    keyword = "WITH DISTINCT " if distinct else "WITH "
+    return cy(keyword, *_joined(", ", values), *_where(conditions))
 
 
 def alias(value: Piece, name: Piece) -> Cypher:
@@ -315,19 +338,14 @@ def returning(
     *values: Piece, distinct: bool = False, order_by: Sequence[Piece] = (), limit: Piece = ""
 ) -> Cypher:
     """``RETURN [DISTINCT] values [ORDER BY ...] [LIMIT n]``."""
-    return cy(
-        "RETURN DISTINCT " if distinct else "RETURN ",
-        join(", ", values),
-        order(order_by, limit),
-    )
+    keyword = "RETURN DISTINCT " if distinct else "RETURN "
+    return cy(keyword, *_joined(", ", values), *order(order_by, limit))
 
 
-def order(by: Sequence[Piece], limit: Piece = "") -> Cypher:
-    """`` ORDER BY a, b LIMIT n`` (each part only when given)."""
-    return cy(
-        cy(" ORDER BY ", join(", ", by)) if by else "",
-        cy(" LIMIT ", limit) if limit != "" else "",
-    )
+def order(by: Sequence[Piece], limit: Piece = "") -> list[Piece]:
+    """`` ORDER BY a, b LIMIT n`` (each part only when given), as pieces of a clause."""
+    pieces: list[Piece] = [" ORDER BY ", *_joined(", ", by)] if by else []
+    return pieces + [" LIMIT ", limit] if limit != "" else pieces
 
 
 def create(pattern: Piece) -> Cypher:
@@ -375,8 +393,8 @@ def count(*clauses: Piece) -> Cypher:
 
 def case(condition: Piece, then: Piece, otherwise: Piece | None = None) -> Cypher:
     """``CASE WHEN condition THEN then ELSE otherwise END`` (null otherwise when None)."""
-    rest = "" if otherwise is None else cy(" ELSE ", otherwise)
-    return cy("CASE WHEN ", condition, " THEN ", then, rest, " END")
+    rest = [] if otherwise is None else [" ELSE ", otherwise]
+    return cy("CASE WHEN ", condition, " THEN ", then, *rest, " END")
 
 
 def gather(pattern: Piece, value: Piece) -> Cypher:
@@ -384,15 +402,16 @@ def gather(pattern: Piece, value: Piece) -> Cypher:
     return cy("[", pattern, " | ", value, "]")
 
 
-def each(var: str, values: Piece, value: Piece = "", condition: Piece = "") -> Cypher:
+def each(
+    var: str, values: Piece, value: Piece | None = None, condition: Piece | None = None
+) -> Cypher:
     """``[var IN values WHERE condition | value]`` (a list comprehension)."""
-    return cy(
-        f"[{var} IN ",
-        values,
-        cy(" WHERE ", condition) if condition != "" else "",
-        cy(" | ", value) if value != "" else "",
-        "]",
-    )
+    pieces = [f"[{var} IN ", values]
+    if condition is not None:
+        pieces += [" WHERE ", condition]
+    if value is not None:
+        pieces += [" | ", value]
+    return cy(*pieces, "]")
 
 
 # -- clauses -----------------------------------------------------------------------------

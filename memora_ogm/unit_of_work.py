@@ -394,7 +394,7 @@ class UnitOfWork:
                 starts,
                 with_("start"),
                 found,
-                cy(with_("node", distinct=True), order(by, top)),
+                cy(with_("node", distinct=True), *order(by, top)),
                 returning(alias("collect(node)", var)),
                 binds=(var,),
             )
