@@ -56,6 +56,11 @@ class Var:
     hint: str
     exact: bool = False
 
+    @property
+    def uses(self) -> frozenset[Var]:
+        """The variables it reads: itself."""
+        return frozenset((self,))
+
     def __repr__(self) -> str:
         return f"Var({self.hint!r})"
 
@@ -128,7 +133,7 @@ class Lines:
     uses: frozenset[Var] = frozenset()
 
     def render(self, names: Mapping[Var, str]) -> str:
-        items = [item if type(item) is str else cy(item).render(names) for item in self.items]  # type: ignore[misc]
+        items = [item if type(item) is str else cy(item).render(names) for item in self.items]
         flat = f"{self.sep} ".join(items)
         if self.fold and "\n" not in flat and len(flat) <= WIDTH:
             return f"{self.pad}{flat}{self.pad}"
@@ -168,12 +173,11 @@ def cy(*pieces: Piece) -> Cypher:
     uses = _NONE
     text = ""
     for piece in pieces:
-        kind = type(piece)
-        if kind is str:
-            text += piece  # type: ignore[operator]
+        if isinstance(piece, str):
+            text += piece
             continue
-        if kind is Cypher:
-            inner = piece.parts  # type: ignore[union-attr]
+        if type(piece) is Cypher:
+            inner = piece.parts
             if len(inner) == 1 and type(inner[0]) is str:
                 text += inner[0]
                 continue
@@ -181,7 +185,7 @@ def cy(*pieces: Piece) -> Cypher:
             parts.append(text)
             text = ""
         parts.append(piece)
-        used = frozenset((piece,)) if kind is Var else piece.uses  # type: ignore[union-attr]
+        used = piece.uses
         if used:
             uses = uses | used if uses else used
     if text:
