@@ -61,6 +61,9 @@ class Var:
         """The variables it reads: itself."""
         return frozenset((self,))
 
+    def render(self, names: Mapping[Var, str]) -> str:
+        return names[self]
+
     def __repr__(self) -> str:
         return f"Var({self.hint!r})"
 
@@ -133,7 +136,7 @@ class Lines:
     uses: frozenset[Var] = frozenset()
 
     def render(self, names: Mapping[Var, str]) -> str:
-        items = [item if type(item) is str else cy(item).render(names) for item in self.items]
+        items = [item if type(item) is str else item.render(names) for item in self.items]  # type: ignore[union-attr]
         flat = f"{self.sep} ".join(items)
         if self.fold and "\n" not in flat and len(flat) <= WIDTH:
             return f"{self.pad}{flat}{self.pad}"
@@ -223,7 +226,8 @@ def block(*clauses: Piece) -> Lines:
 def lines(pieces: Iterable[Piece], sep: str = "", **layout: Any) -> Lines:
     """:class:`Lines` of ``pieces``, with the variables they read."""
     kept = tuple(pieces)
-    return Lines(kept, sep, uses=cy(*kept).uses, **layout)
+    uses = _NONE.union(*[piece.uses for piece in kept if not isinstance(piece, str)])
+    return Lines(kept, sep, uses=uses, **layout)
 
 
 def subquery(keyword: str, *clauses: Piece) -> Cypher:
@@ -541,15 +545,14 @@ def _with(items: Sequence[str], last: str = "") -> str:
     return text.replace(" \n", "\n")
 
 
-def _call(clause: Subquery, scope: Scope) -> str:
-    imports = ", ".join(scope.listed(reads(clause)))
-    return f"CALL ({imports}) {{{clause.body.render(scope.names)}}}"
+def _call(clause: Subquery, imports: frozenset[Var], scope: Scope) -> str:
+    listed = ", ".join(scope.listed(imports))
+    return f"CALL ({listed}) {{{clause.body.render(scope.names)}}}"
 
 
-def render(clauses: Sequence[Clause], needed: frozenset[Var], scope: Scope) -> list[str]:
+def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Scope) -> list[str]:
     """The lines of ``clauses`` (a body: after the head) where each ``WITH`` carries only
-    what a later clause, or ``needed`` at the end, reads."""
-    live = live_before(clauses, needed)
+    what a later clause reads (``live``: :func:`live_before` of them)."""
     lines: list[str] = []
     after_update = False
     for clause, after in zip(clauses, live[1:], strict=True):
@@ -558,14 +561,15 @@ def render(clauses: Sequence[Clause], needed: frozenset[Var], scope: Scope) -> l
             value = clause.value.render(scope.names)
             lines.append(_with(carried, f"{value} AS {scope.names[clause.var]}"))
         elif isinstance(clause, Subquery):
-            carried = scope.listed((after - frozenset(clause.binds)) | reads(clause))
+            imports = reads(clause)
+            carried = scope.listed((after - frozenset(clause.binds)) | imports)
             # A WITH drops what is no longer read, so the subquery's rows do not carry it;
             # after a write one is needed anyway.
             if carried:
                 lines.append(_with(carried))
             elif after_update:
                 lines.append("WITH true AS proceed")
-            lines.append(_call(clause, scope))
+            lines.append(_call(clause, imports, scope))
         elif isinstance(clause, Update):
             lines.append(clause.text.render(scope.names))
         else:
@@ -580,7 +584,7 @@ def render_head(clauses: Sequence[Clause], scope: Scope) -> list[str]:
     lines = []
     for clause in clauses:
         if isinstance(clause, Subquery):
-            lines.append(_call(clause, scope))
+            lines.append(_call(clause, reads(clause), scope))
         elif isinstance(clause, Match):
             lines.append(f"OPTIONAL MATCH {clause.pattern.render(scope.names)}")
         else:
@@ -621,7 +625,8 @@ def _write(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> l
     flag = Var("missing", exact=True)
     scope = Scope.of([*head, Bind(flag, missing), *body])
     returned = frozenset(var for var, _ in outputs)
-    imports = live_before(body, returned)[0] | {flag}
+    live = live_before(body, returned)
+    imports = live[0] | {flag}
     names = ", ".join(scope.listed(imports))
     inner = [scope.names[var] for var, _ in outputs]
     return [
@@ -629,7 +634,7 @@ def _write(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> l
         _with(scope.listed(imports - {flag}), f"{missing.render(scope.names)} AS missing"),
         f"OPTIONAL CALL ({names}) {{",
         indent(f"WITH {names} WHERE missing = []"),
-        *map(indent, render(body, returned, scope)),
+        *map(indent, render(body, live, scope)),
         indent(_return(inner or ["true AS written"])),
         "}",
         _return(["missing", *_returned(outputs, scope, {})]),
@@ -648,7 +653,7 @@ def _read(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> li
     needed |= frozenset(var for var, _ in outputs if var not in inlined)
     return [
         *render_head(head, scope),
-        *render(body, needed, scope),
+        *render(body, live_before(body, needed), scope),
         _return([f"{missing.render(scope.names)} AS missing", *_returned(outputs, scope, inlined)]),
     ]
 

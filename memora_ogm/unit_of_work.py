@@ -478,10 +478,7 @@ class UnitOfWork:
         self.add(
             call(
                 unwind(param, "pair"),
-                with_(
-                    alias(cy(source.items, "[pair[0]]"), "a"),
-                    alias(cy(target.items, "[pair[1]]"), "b"),
-                ),
+                with_(cy(source.items, "[pair[0]] AS a"), cy(target.items, "[pair[1]] AS b")),
                 _pair_link(write, rel),
             )
         )
@@ -588,6 +585,12 @@ def _pair_link(write: Callable[[Piece], Cypher], rel: Any) -> Cypher:
     return write(between("a", rel, "b"))
 
 
+@functools.cache
+def _created(cls: type) -> Cypher:
+    """``CREATE (node:Label)``: a node of ``cls`` made by a subquery, spelled once."""
+    return create(node("node", label(cls)))
+
+
 def _rest_of_key(cls: type, given: Mapping[str, Any], var: str) -> list[Cypher]:
     """When the properties ``given`` (by stored name) are a part of ``cls``'s key, that
     ``var`` has the rest of it (as every keyed node has): the planner then seeks the
@@ -692,7 +695,7 @@ def create_rows(cls: type, rows: Cypher, assigned: Cypher, var: Var) -> Subquery
     items that give ``node`` the properties of ``row``), collected in order as ``var``."""
     return call(
         unwind(rows, "row"),
-        create(node("node", label(cls))),
+        _created(cls),
         cy("SET ", assigned),
         returning(alias("collect(node)", var)),
         binds=(var,),
