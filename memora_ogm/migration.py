@@ -124,9 +124,7 @@ def merge_linked(
     for day, stamp in days.items():
         keys[target[day][0]] = cy("date(", dot("node", source[stamp][0]), ")")
     linked = node("linked", label(target_class(rel)), properties(keys))
-    write = foreach(
-        "node", nodes.items, merge(linked), merge(between("node", rel, "linked"))
-    )
+    write = foreach("node", nodes.items, merge(linked), merge(between("node", rel, "linked")))
     work.add(Update(write))
 
 

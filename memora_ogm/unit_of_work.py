@@ -462,9 +462,7 @@ class UnitOfWork:
             if source.many and target.many:
                 raise ValueError("linking two lists needs index pairs")
             if not (source.many or target.many):
-                self.add(
-                    Update(write(between(source.expression, rel, target.expression)))
-                )
+                self.add(Update(write(between(source.expression, rel, target.expression))))
                 return
             a, b, nodes = (
                 ("node", target.expression, source.expression)
