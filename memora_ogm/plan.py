@@ -55,11 +55,11 @@ class Var:
 
     hint: str
     exact: bool = False
+    #: The variables it reads: itself (made once, as a :class:`Cypher` holds its own).
+    uses: frozenset[Var] = field(init=False, repr=False)
 
-    @property
-    def uses(self) -> frozenset[Var]:
-        """The variables it reads: itself."""
-        return frozenset((self,))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "uses", frozenset((self,)))
 
     def render(self, names: Mapping[Var, str]) -> str:
         return names[self]
