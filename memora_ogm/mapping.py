@@ -92,6 +92,12 @@ def path(start: Piece, rel: Any, then: Any | None = None, end: Piece = "()") -> 
     return cy(start, arrow(rel), repeat, end)
 
 
+def between(start: Piece, rel: Any, end: Piece) -> Cypher:
+    """``(start)-[:KIND]->(end)``: the nodes ``start`` and ``end`` one hop along ``rel``
+    (a link's pattern, spelled with one :func:`~memora_ogm.plan.cy`)."""
+    return cy("(", start, ")", arrow(rel), "(", end, ")")
+
+
 def relation_name(rel: Any) -> str:
     """``rel``'s relationship type in lower case (``message_source``): a parameter's name."""
     return str(rel.definition["relation_type"]).lower()

@@ -20,7 +20,7 @@ from memora_ogm._async.nodes import MemoraNode, Memory
 from memora_ogm.calls import Batches, Call, Landed, Row, nothing
 from memora_ogm.constraints import drop_index, install_node_keys
 from memora_ogm.erasure_plans import room
-from memora_ogm.mapping import hint, label, path, target_class
+from memora_ogm.mapping import between, hint, label, path, target_class
 from memora_ogm.plan import (
     Piece,
     Update,
@@ -124,9 +124,7 @@ def merge_linked(
     for day, stamp in days.items():
         keys[target[day][0]] = cy("date(", dot("node", source[stamp][0]), ")")
     linked = node("linked", label(target_class(rel)), properties(keys))
-    write = foreach(
-        "node", nodes.items, merge(linked), merge(path(node("node"), rel, None, node("linked")))
-    )
+    write = foreach("node", nodes.items, merge(linked), merge(between("node", rel, "linked")))
     work.add(Update(write))
 
 

@@ -55,6 +55,14 @@ class Var:
 
     hint: str
     exact: bool = False
+    #: The variables it reads: itself (made once, as a :class:`Cypher` holds its own).
+    uses: frozenset[Var] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "uses", frozenset((self,)))
+
+    def render(self, names: Mapping[Var, str]) -> str:
+        return names[self]
 
     def __repr__(self) -> str:
         return f"Var({self.hint!r})"
@@ -66,42 +74,60 @@ INDENT = "  "
 WIDTH = 100
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Cypher:
     """Cypher text whose variables are :class:`Var` objects (named when compiled), and
-    whose :class:`Lines` are laid out when it is rendered."""
+    whose :class:`Lines` are laid out when it is rendered. Its parts are kept as given (a
+    part may be another :class:`Cypher`), so building one costs the same however deep
+    its pieces are. Never changed once built (not a frozen dataclass, which costs twice
+    as much to build: a statement builds a hundred of them)."""
 
-    parts: tuple[str | Var | Lines, ...]
+    parts: tuple[Piece, ...]
     #: The variables it reads, gathered as it is built (:func:`cy`).
     uses: frozenset[Var] = frozenset()
 
     def render(self, names: Mapping[Var, str]) -> str:
         text: list[str] = []
+        self._render(names, text)
+        return "".join(text)
+
+    def _render(self, names: Mapping[Var, str], text: list[str]) -> None:
         for part in self.parts:
-            if type(part) is str:
-                text.append(part)
-            elif type(part) is Var:
-                text.append(names[part])
+            kind = type(part)
+            if kind is str:
+                text.append(part)  # type: ignore[arg-type]
+            elif kind is Var:
+                text.append(names[part])  # type: ignore[index]
+            elif kind is Cypher:
+                part._render(names, text)  # type: ignore[union-attr]
             else:
                 laid = part.render(names)  # type: ignore[union-attr]
-                if laid[:1] == "\n" and text:  # no space is left at the end of a line
-                    text[-1] = text[-1].rstrip(" ")
+                if laid[:1] == "\n":  # no space is left at the end of a line
+                    _strip_end(text)
                 text.append(laid)
-        return "".join(text)
 
     def __repr__(self) -> str:
         return repr(self.render(_Hints()))
 
 
-@dataclass(frozen=True, slots=True)
+def _strip_end(text: list[str]) -> None:
+    """The text so far without the spaces it ends with."""
+    while text and text[-1][-1:] in (" ", ""):
+        text[-1] = text[-1].rstrip(" ")
+        if text[-1]:
+            return
+        text.pop()
+
+
+@dataclass(slots=True, eq=False)
 class Lines:
     """Items laid out one per line, one level deeper than the line they start on: the
     clauses of a subquery body, or the items of a long list (a map's entries, the terms
     of a sum). ``sep`` ends each item but the last; a ``fold`` list short enough stays
     on one line (``pad`` around it); ``close`` puts what follows (a closing brace) on a
-    line of its own."""
+    line of its own. Never changed once built (as :class:`Cypher`)."""
 
-    items: tuple[str | Cypher, ...]
+    items: tuple[Piece, ...]
     sep: str = ""
     fold: bool = False
     close: bool = True
@@ -142,32 +168,29 @@ Piece = str | Var | Cypher | Lines
 
 
 def cy(*pieces: Piece) -> Cypher:
-    """The pieces as one :class:`Cypher`, joined without separators (adjacent text as one
-    string: the compile step renders it often)."""
-    parts: list[Any] = []
+    """The pieces as one :class:`Cypher`, joined without separators (adjacent text as
+    one string, a piece that is only text included as text: fewer parts to render)."""
+    if len(pieces) == 1 and type(pieces[0]) is Cypher:
+        return pieces[0]
+    parts: list[Piece] = []
     uses = _NONE
     text = ""
     for piece in pieces:
-        kind = type(piece)
-        if kind is str:
-            text += piece  # type: ignore[operator]
+        if isinstance(piece, str):
+            text += piece
             continue
-        if kind is Cypher:
-            uses = uses | piece.uses if piece.uses else uses  # type: ignore[union-attr]
-            for part in piece.parts:  # type: ignore[union-attr]
-                if type(part) is str:
-                    text += part
-                else:
-                    if text:
-                        parts.append(text)
-                        text = ""
-                    parts.append(part)
-            continue
+        if type(piece) is Cypher:
+            inner = piece.parts
+            if len(inner) == 1 and type(inner[0]) is str:
+                text += inner[0]
+                continue
         if text:
             parts.append(text)
             text = ""
         parts.append(piece)
-        uses = uses | ({piece} if kind is Var else piece.uses)  # type: ignore[operator, union-attr]
+        used = piece.uses
+        if used:
+            uses = uses | used if uses else used
     if text:
         parts.append(text)
     return Cypher(tuple(parts), uses)
@@ -178,12 +201,16 @@ _NONE: frozenset[Var] = frozenset()
 
 def join(separator: str, pieces: Iterable[Piece]) -> Cypher:
     """The pieces as one :class:`Cypher`, with ``separator`` between them."""
+    return cy(*_joined(separator, pieces))
+
+
+def _joined(separator: str, pieces: Iterable[Piece]) -> list[Piece]:
+    """The pieces with ``separator`` between them: the constructors below spell a clause
+    with one :func:`cy` of all its pieces."""
     joined: list[Piece] = []
     for piece in pieces:
-        if joined:
-            joined.append(separator)
-        joined.append(piece)
-    return cy(*joined)
+        joined += [separator, piece]
+    return joined[1:]
 
 
 def items(pieces: Iterable[Piece], sep: str = ",", *, close: bool = False) -> Lines:
@@ -198,8 +225,8 @@ def block(*clauses: Piece) -> Lines:
 
 def lines(pieces: Iterable[Piece], sep: str = "", **layout: Any) -> Lines:
     """:class:`Lines` of ``pieces``, with the variables they read."""
-    kept = tuple(p if type(p) is str or type(p) is Cypher else cy(p) for p in pieces)
-    uses = frozenset[Var]().union(*(p.uses for p in kept if type(p) is Cypher))
+    kept = tuple(pieces)
+    uses = _NONE.union(*[piece.uses for piece in kept if not isinstance(piece, str)])
     return Lines(kept, sep, uses=uses, **layout)
 
 
@@ -249,18 +276,18 @@ def _around(value: Piece, template: str) -> Cypher:
 def node(var: Piece = "", label: str = "", properties: Piece | None = None) -> Cypher:
     """``(var:Label {properties})`` (``label`` as Cypher reads it); no braces when
     ``properties`` is None."""
-    return cy(
-        "(",
-        var,
-        f":{label}" if label else "",
-        "" if properties is None else cy(" {", properties, "}"),
-        ")",
-    )
+    label = f":{label}" if label else ""
+    if properties is None:
+        return cy("(", var, label, ")")
+    return cy("(", var, label, " {", properties, "})")
 
 
 def properties(values: Mapping[str, Piece]) -> Cypher:
     """``name: value, ...`` (a node pattern's or a map's entries)."""
-    return join(", ", (cy(f"{identifier(name)}: ", value) for name, value in values.items()))
+    pieces: list[Piece] = []
+    for name, value in values.items():
+        pieces += [", ", f"{identifier(name)}: ", value]
+    return cy(*pieces[1:])
 
 
 def hop(kind: str = "", direction: int = 0, repeat: str = "", var: str = "") -> str:
@@ -286,16 +313,19 @@ def both(conditions: Iterable[Piece], operator: str = "AND") -> Cypher:
     return join(f" {operator} ", conditions)
 
 
-def where(conditions: Sequence[Piece], *, fold: bool = False) -> Cypher:
+def _where(conditions: Sequence[Piece], *, fold: bool = False) -> list[Piece]:
     """`` WHERE a AND b`` (nothing without conditions; one per line when ``fold`` and long)."""
     if not conditions:
-        return cy()
-    return cy(" WHERE ", items(conditions, " AND") if fold else both(conditions))
+        return []
+    if fold:
+        return [" WHERE ", items(conditions, " AND")]
+    return [" WHERE ", *_joined(" AND ", conditions)]
 
 
 def match(pattern: Piece, *conditions: Piece, optional: bool = False, fold: bool = False) -> Cypher:
     """``MATCH pattern WHERE conditions`` (one condition per line when ``fold`` and long)."""
-    return cy("OPTIONAL MATCH " if optional else "MATCH ", pattern, where(conditions, fold=fold))
+    keyword = "OPTIONAL MATCH " if optional else "MATCH "
+    return cy(keyword, pattern, *_where(conditions, fold=fold))
 
 
 def unwind(values: Piece, alias: str) -> Cypher:
@@ -304,7 +334,8 @@ def unwind(values: Piece, alias: str) -> Cypher:
 
 def with_(*values: Piece, conditions: Sequence[Piece] = (), distinct: bool = False) -> Cypher:
     """``WITH a, b WHERE conditions``."""
-    return cy("WITH DISTINCT " if distinct else "WITH ", join(", ", values), where(conditions))
+    keyword = "WITH DISTINCT " if distinct else "WITH "
+    return cy(keyword, *_joined(", ", values), *_where(conditions))
 
 
 def alias(value: Piece, name: Piece) -> Cypher:
@@ -315,19 +346,14 @@ def returning(
     *values: Piece, distinct: bool = False, order_by: Sequence[Piece] = (), limit: Piece = ""
 ) -> Cypher:
     """``RETURN [DISTINCT] values [ORDER BY ...] [LIMIT n]``."""
-    return cy(
-        "RETURN DISTINCT " if distinct else "RETURN ",
-        join(", ", values),
-        order(order_by, limit),
-    )
+    keyword = "RETURN DISTINCT " if distinct else "RETURN "
+    return cy(keyword, *_joined(", ", values), *order(order_by, limit))
 
 
-def order(by: Sequence[Piece], limit: Piece = "") -> Cypher:
-    """`` ORDER BY a, b LIMIT n`` (each part only when given)."""
-    return cy(
-        cy(" ORDER BY ", join(", ", by)) if by else "",
-        cy(" LIMIT ", limit) if limit != "" else "",
-    )
+def order(by: Sequence[Piece], limit: Piece = "") -> list[Piece]:
+    """`` ORDER BY a, b LIMIT n`` (each part only when given), as pieces of a clause."""
+    pieces: list[Piece] = [" ORDER BY ", *_joined(", ", by)] if by else []
+    return pieces + [" LIMIT ", limit] if limit != "" else pieces
 
 
 def create(pattern: Piece) -> Cypher:
@@ -375,8 +401,8 @@ def count(*clauses: Piece) -> Cypher:
 
 def case(condition: Piece, then: Piece, otherwise: Piece | None = None) -> Cypher:
     """``CASE WHEN condition THEN then ELSE otherwise END`` (null otherwise when None)."""
-    rest = "" if otherwise is None else cy(" ELSE ", otherwise)
-    return cy("CASE WHEN ", condition, " THEN ", then, rest, " END")
+    rest = [] if otherwise is None else [" ELSE ", otherwise]
+    return cy("CASE WHEN ", condition, " THEN ", then, *rest, " END")
 
 
 def gather(pattern: Piece, value: Piece) -> Cypher:
@@ -384,15 +410,16 @@ def gather(pattern: Piece, value: Piece) -> Cypher:
     return cy("[", pattern, " | ", value, "]")
 
 
-def each(var: str, values: Piece, value: Piece = "", condition: Piece = "") -> Cypher:
+def each(
+    var: str, values: Piece, value: Piece | None = None, condition: Piece | None = None
+) -> Cypher:
     """``[var IN values WHERE condition | value]`` (a list comprehension)."""
-    return cy(
-        f"[{var} IN ",
-        values,
-        cy(" WHERE ", condition) if condition != "" else "",
-        cy(" | ", value) if value != "" else "",
-        "]",
-    )
+    pieces = [f"[{var} IN ", values]
+    if condition is not None:
+        pieces += [" WHERE ", condition]
+    if value is not None:
+        pieces += [" | ", value]
+    return cy(*pieces, "]")
 
 
 # -- clauses -----------------------------------------------------------------------------
@@ -518,15 +545,14 @@ def _with(items: Sequence[str], last: str = "") -> str:
     return text.replace(" \n", "\n")
 
 
-def _call(clause: Subquery, scope: Scope) -> str:
-    imports = ", ".join(scope.listed(reads(clause)))
-    return f"CALL ({imports}) {{{clause.body.render(scope.names)}}}"
+def _call(clause: Subquery, imports: frozenset[Var], scope: Scope) -> str:
+    listed = ", ".join(scope.listed(imports))
+    return f"CALL ({listed}) {{{clause.body.render(scope.names)}}}"
 
 
-def render(clauses: Sequence[Clause], needed: frozenset[Var], scope: Scope) -> list[str]:
+def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Scope) -> list[str]:
     """The lines of ``clauses`` (a body: after the head) where each ``WITH`` carries only
-    what a later clause, or ``needed`` at the end, reads."""
-    live = live_before(clauses, needed)
+    what a later clause reads (``live``: :func:`live_before` of them)."""
     lines: list[str] = []
     after_update = False
     for clause, after in zip(clauses, live[1:], strict=True):
@@ -535,14 +561,15 @@ def render(clauses: Sequence[Clause], needed: frozenset[Var], scope: Scope) -> l
             value = clause.value.render(scope.names)
             lines.append(_with(carried, f"{value} AS {scope.names[clause.var]}"))
         elif isinstance(clause, Subquery):
-            carried = scope.listed((after - frozenset(clause.binds)) | reads(clause))
+            imports = reads(clause)
+            carried = scope.listed((after - frozenset(clause.binds)) | imports)
             # A WITH drops what is no longer read, so the subquery's rows do not carry it;
             # after a write one is needed anyway.
             if carried:
                 lines.append(_with(carried))
             elif after_update:
                 lines.append("WITH true AS proceed")
-            lines.append(_call(clause, scope))
+            lines.append(_call(clause, imports, scope))
         elif isinstance(clause, Update):
             lines.append(clause.text.render(scope.names))
         else:
@@ -557,7 +584,7 @@ def render_head(clauses: Sequence[Clause], scope: Scope) -> list[str]:
     lines = []
     for clause in clauses:
         if isinstance(clause, Subquery):
-            lines.append(_call(clause, scope))
+            lines.append(_call(clause, reads(clause), scope))
         elif isinstance(clause, Match):
             lines.append(f"OPTIONAL MATCH {clause.pattern.render(scope.names)}")
         else:
@@ -598,7 +625,8 @@ def _write(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> l
     flag = Var("missing", exact=True)
     scope = Scope.of([*head, Bind(flag, missing), *body])
     returned = frozenset(var for var, _ in outputs)
-    imports = live_before(body, returned)[0] | {flag}
+    live = live_before(body, returned)
+    imports = live[0] | {flag}
     names = ", ".join(scope.listed(imports))
     inner = [scope.names[var] for var, _ in outputs]
     return [
@@ -606,7 +634,7 @@ def _write(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> l
         _with(scope.listed(imports - {flag}), f"{missing.render(scope.names)} AS missing"),
         f"OPTIONAL CALL ({names}) {{",
         indent(f"WITH {names} WHERE missing = []"),
-        *map(indent, render(body, returned, scope)),
+        *map(indent, render(body, live, scope)),
         indent(_return(inner or ["true AS written"])),
         "}",
         _return(["missing", *_returned(outputs, scope, {})]),
@@ -625,7 +653,7 @@ def _read(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> li
     needed |= frozenset(var for var, _ in outputs if var not in inlined)
     return [
         *render_head(head, scope),
-        *render(body, needed, scope),
+        *render(body, live_before(body, needed), scope),
         _return([f"{missing.render(scope.names)} AS missing", *_returned(outputs, scope, inlined)]),
     ]
 

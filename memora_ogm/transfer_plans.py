@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memora_ogm.mapping import (
+    between,
     hint,
     label,
     node_properties,
@@ -219,7 +220,7 @@ def link_in_chains(
                 alias("link[1]", "position"),
                 conditions=[cy(dot("b", order_by), " = position")],
             ),
-            write(path(node("a"), rel, None, node("b"))),
+            write(between("a", rel, "b")),
         ),
         writes=True,
     )

@@ -29,6 +29,7 @@ live in their domain's module and use :meth:`UnitOfWork.add`, :meth:`UnitOfWork.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +37,7 @@ from typing import Any
 
 from memora_ogm.mapping import (
     Param,
+    between,
     hint,
     label,
     node_properties,
@@ -94,20 +96,20 @@ MissingError = Callable[[Any], Exception]
 class Ref:
     """A node (``many=False``) or a list of nodes bound in the plan."""
 
-    expression: Cypher
+    expression: Var | Cypher
     cls: type
     many: bool
     #: Made by this unit of work: relationships to it are created, not merged.
     created: bool = False
 
     @property
-    def items(self) -> Cypher:
+    def items(self) -> Var | Cypher:
         """The Cypher list of the node(s)."""
         return self.expression if self.many else cy("[", self.expression, "]")
 
 
 def _of(var: Var, cls: type, many: bool, created: bool = False) -> Ref:
-    return Ref(cy(var), cls, many, created)
+    return Ref(var, cls, many, created)
 
 
 class UnitOfWork:
@@ -394,7 +396,7 @@ class UnitOfWork:
                 starts,
                 with_("start"),
                 found,
-                cy(with_("node", distinct=True), order(by, top)),
+                cy(with_("node", distinct=True), *order(by, top)),
                 returning(alias("collect(node)", var)),
                 binds=(var,),
             )
@@ -460,27 +462,22 @@ class UnitOfWork:
             if source.many and target.many:
                 raise ValueError("linking two lists needs index pairs")
             if not (source.many or target.many):
-                self.add(
-                    Update(write(path(node(source.expression), rel, None, node(target.expression))))
-                )
+                self.add(Update(write(between(source.expression, rel, target.expression))))
                 return
             a, b, nodes = (
                 ("node", target.expression, source.expression)
                 if source.many
                 else (source.expression, "node", target.expression)
             )
-            self.add(Update(foreach("node", nodes, write(path(node(a), rel, None, node(b))))))
+            self.add(Update(foreach("node", nodes, write(between(a, rel, b)))))
             return
         param = self.param([list(pair) for pair in pairs], relation_name(rel))
         self._writes = True
         self.add(
             call(
                 unwind(param, "pair"),
-                with_(
-                    alias(cy(source.items, "[pair[0]]"), "a"),
-                    alias(cy(target.items, "[pair[1]]"), "b"),
-                ),
-                write(path(node("a"), rel, None, node("b"))),
+                with_(cy(source.items, "[pair[0]] AS a"), cy(target.items, "[pair[1]] AS b")),
+                _pair_link(write, rel),
             )
         )
 
@@ -510,7 +507,7 @@ class UnitOfWork:
             entries = {key: make("node") for key, make in added.items()}
             value = each("node", ref.expression, fields.map("node", **entries))
         else:
-            (var,) = ref.expression.parts
+            var = ref.expression
             assert isinstance(var, Var)
             value = fields.map(var, **{key: make(var) for key, make in added.items()})
         self.output_value(name, value)
@@ -577,6 +574,19 @@ class UnitOfWork:
             f"{len(self._locks) + len(self._body)} body clauses, "
             f"outputs {[name for _, name in self._outputs]}>"
         )
+
+
+@functools.cache
+def _pair_link(write: Callable[[Piece], Cypher], rel: Any) -> Cypher:
+    """``CREATE (a)-[:KIND]->(b)`` (or ``MERGE``): how :meth:`UnitOfWork.link` links
+    each pair along ``rel``, spelled once."""
+    return write(between("a", rel, "b"))
+
+
+@functools.cache
+def _created(cls: type) -> Cypher:
+    """``CREATE (node:Label)``: a node of ``cls`` made by a subquery, spelled once."""
+    return create(node("node", label(cls)))
 
 
 def _rest_of_key(cls: type, given: Mapping[str, Any], var: str) -> list[Cypher]:
@@ -683,7 +693,7 @@ def create_rows(cls: type, rows: Cypher, assigned: Cypher, var: Var) -> Subquery
     items that give ``node`` the properties of ``row``), collected in order as ``var``."""
     return call(
         unwind(rows, "row"),
-        create(node("node", label(cls))),
+        _created(cls),
         cy("SET ", assigned),
         returning(alias("collect(node)", var)),
         binds=(var,),
