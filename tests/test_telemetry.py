@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from flask import Flask
 from interaction_helpers import World, chat, conversation, make_world, save
 from lost_replies import ReplyLosingProxy
 from neo4j import AsyncSession, Driver, Session
@@ -38,6 +39,7 @@ from transfer_helpers import build_organisation, records_of
 
 from memora_ogm import UserNotFound, sync, telemetry
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.contrib.flask import MemoraOGM, state
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
@@ -573,6 +575,40 @@ def test_global_providers_set_after_import_are_used(
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split() == recording.split()
+
+
+def test_a_framework_view_is_traced_as_it_stands(
+    neo4j_connection: Neo4jConnection, clean_neo4j: Driver, otel: Telemetry
+) -> None:
+    """A Flask view calling the extension's facade, with no tracing code of its own, gives
+    the call's client span and its measurement."""
+    app = Flask(__name__)
+    app.config.update(
+        {f"MEMORA_OGM_{name}": value for name, value in neo4j_connection.env().items()}
+    )
+    memora = MemoraOGM(app)
+
+    @app.post("/organizations")
+    def create() -> dict[str, str]:
+        return {"org_id": memora.interface.create_organization(SECRET_ORG).org_id}
+
+    try:
+        response = app.test_client().post("/organizations")
+    finally:
+        state(app).close()
+    assert response.status_code == 200
+    (span,) = [span for span in otel.spans() if span.name == "create_organization"]
+    assert span.kind == SpanKind.CLIENT
+    attributes = dict(span.attributes or {})
+    assert attributes["db.system.name"] == "neo4j"
+    assert attributes["db.namespace"] == neo4j_connection.database
+    assert SECRET_ORG not in str(attributes)
+    measured = [
+        point
+        for labels, point in otel.points()
+        if labels.get("db.operation.name") == "create_organization"
+    ]
+    assert [point.count for point in measured] == [1]
 
 
 def test_every_public_method_of_the_facade_is_traced() -> None:
