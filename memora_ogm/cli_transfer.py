@@ -29,7 +29,13 @@ from memora_ogm.server.connection import (
     Neo4jConnection,
 )
 from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
-from memora_ogm.transfer import ImportConflict, ImportFormatError, JsonLinesFile, dumps
+from memora_ogm.transfer import (
+    ImportConflict,
+    ImportFormatError,
+    JsonLinesFile,
+    MoveVerificationFailed,
+    dumps,
+)
 
 if TYPE_CHECKING:
     from memora_ogm.sync import Neo4jGraphInterface
@@ -105,8 +111,6 @@ def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argpar
 
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
-        from memora_ogm._sync.transfer import MoveVerificationFailed
-
         try:
             return command(args)
         except (ImportFormatError, OSError) as error:

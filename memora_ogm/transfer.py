@@ -32,7 +32,7 @@ import os
 import reprlib
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -120,6 +120,26 @@ class MemoryIdsTaken(ImportConflict):
         self.taken = dict(taken)
 
 
+class MoveVerificationFailed(MemoraOGMError):
+    """After a move's import the two servers do not hold the same content; the source
+    organisation was left in place."""
+
+
+@dataclass
+class ImportSummary:
+    """What an import did, per record type: created, and skipped as already there."""
+
+    created: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class MoveReport:
+    digest: str
+    counts: Counter[str]
+    imported: ImportSummary
+
+
 # --------------------------------------------------------------------------- values
 
 
@@ -130,22 +150,18 @@ def dump_datetime(value: datetime) -> str:
     return value.isoformat()
 
 
-def parse_datetime(value: str) -> datetime:
-    """The inverse of :func:`dump_datetime`: an offset is required, and the value must be
-    one the graph stores and gives back (:func:`~memora_ogm.properties.storable`: an
-    offset of whole seconds within 18 hours, years 1 to 9999 in UTC as well as in its own
-    offset), so that validation refuses it, not the write of a later batch."""
+def _parse_datetime(value: str) -> datetime:
+    """An offset is required, and the value must be one the graph stores and gives back
+    (:func:`~memora_ogm.properties.storable`: an offset of whole seconds within 18 hours,
+    years 1 to 9999 in UTC as well as in its own offset), so that validation refuses it,
+    not the write of a later batch."""
     parsed = datetime.fromisoformat(value)
     if parsed.utcoffset() is None:
         raise ValueError("it has no UTC offset")
     return storable(parsed)
 
 
-def dump_date(value: date) -> str:
-    return value.isoformat()
-
-
-def parse_date(value: str) -> date:
+def _parse_date(value: str) -> date:
     if len(value) != 10:
         raise ValueError("expected YYYY-MM-DD")
     return date.fromisoformat(value)
@@ -178,26 +194,25 @@ def record(kind: str, values: Mapping[str, Any], **extras: Any) -> Record:
     return made
 
 
-def interaction(
-    node: Mapping[str, Any], messages: Iterable[Sequence[str]], dates: Iterable[date]
-) -> Record:
-    """``messages`` as ``(role, content)`` in position order; ``dates`` are the days it
-    occurred on (Date links)."""
+def interaction(node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
+    """``row`` as the export reads it: ``messages`` as ``(role, content)`` in position
+    order, ``dates`` the days it occurred on (Date links)."""
     return record(
         INTERACTION,
         node,
-        dates=sorted(dump_date(day) for day in dates),
-        messages=[{"role": role, "content": content} for role, content in messages],
+        dates=sorted(day.iso_format() for day in row["dates"]),
+        messages=[{"role": role, "content": content} for role, content in row["messages"]],
     )
 
 
-def memory(node: Mapping[str, Any], positions: Iterable[int], day: date | None) -> Record:
-    """``positions`` index the messages of the memory's interaction; ``day`` its Date link."""
+def memory(node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
+    """``row`` as the export reads it: ``sources`` index the messages of the memory's
+    interaction, ``days`` hold its Date link, if any."""
     return record(
         MEMORY,
         node,
-        date_obtained=dump_date(day) if day is not None else None,
-        source_positions=sorted(positions),
+        date_obtained=row["days"][0].iso_format() if row["days"] else None,
+        source_positions=sorted(row["sources"]),
     )
 
 
@@ -221,22 +236,24 @@ def _or_null(check: Check) -> Check:
     return lambda name, value: None if value is None else check(name, value)
 
 
-def _datetime(name: str, value: Any) -> datetime:
-    if not isinstance(value, str):
-        raise ValueError(f"`{name}` must be an ISO 8601 datetime string, not {_kind(value)}.")
-    try:
-        return parse_datetime(value)
-    except ValueError as error:
-        raise ValueError(f"`{name}` is not an ISO 8601 datetime with offset: {error}") from None
+def _parsed(parse: Callable[[str], Any], expected: str, described: str) -> Check:
+    """The check of a string that ``parse`` converts, its errors naming the field."""
+
+    def check(name: str, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise ValueError(f"`{name}` must be {expected}, not {_kind(value)}.")
+        try:
+            return parse(value)
+        except ValueError as error:
+            raise ValueError(f"`{name}` is not {described}: {error}") from None
+
+    return check
 
 
-def _date(name: str, value: Any) -> date:
-    if not isinstance(value, str):
-        raise ValueError(f"`{name}` must be a YYYY-MM-DD string, not {_kind(value)}.")
-    try:
-        return parse_date(value)
-    except ValueError as error:
-        raise ValueError(f"`{name}` is not a YYYY-MM-DD date: {error}") from None
+_datetime = _parsed(
+    _parse_datetime, "an ISO 8601 datetime string", "an ISO 8601 datetime with offset"
+)
+_date = _parsed(_parse_date, "a YYYY-MM-DD string", "a YYYY-MM-DD date")
 
 
 def _dates(name: str, value: Any) -> list[date]:

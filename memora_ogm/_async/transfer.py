@@ -1,20 +1,11 @@
 """Tenant export, import and move, in the format of :mod:`memora_ogm.transfer`.
 
-Exports page through the tenant by key (:mod:`memora_ogm._async.paging`), each page one
-compiled read statement that brings the nodes back as projected maps with what their
-records need (an interaction's messages and days, a memory's sources, day and newer
-memories), so memory stays flat whatever the tenant's size and no node object is built.
-
-Imports check the whole input first (:class:`memora_ogm.transfer.Validator`) and, in the
-same pass, against the graph: that none of it exists yet (``on_conflict="fail"``) or
-that what exists holds exactly the record's values (``"skip"``), and that no memory id
-belongs to another tenant; that pass parses each record once and keeps the parsed
-batches in a temporary file. Only then do they write, a batch of records per write
-transaction (bounded in rows and bytes), each one unit of work declared by
-:mod:`memora_ogm.transfer_import`, and the memories added to the associated vector store
-with their batch, all or nothing. Each batch is read back, declared and compiled in a
-thread of the import's own while the batch before it is written, so that the server
-does not wait for Python.
+Exports page through the tenant by key (:mod:`memora_ogm._async.paging`), so memory stays
+flat whatever the tenant's size. Imports validate the whole input and check it against
+the graph in one pass, which spools the parsed batches to a temporary file; only then do
+they write, a batch per transaction (declared by :mod:`memora_ogm.transfer_import`, its
+memories added to the vector store with it), the next batch declared and compiled in a
+thread meanwhile so that the server does not wait for Python.
 """
 
 from __future__ import annotations
@@ -26,7 +17,6 @@ import tempfile
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import IO, Any
 
 from memora_ogm import convert, telemetry, transfer
@@ -38,11 +28,17 @@ from memora_ogm._async.paging import Part, pages
 from memora_ogm.calls import Call
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
-from memora_ogm.errors import MemoraOGMError
 from memora_ogm.projection import projection, reading
-from memora_ogm.transfer import ImportConflict, MemoryIdsTaken, Record, Rekeying
+from memora_ogm.transfer import (
+    ImportConflict,
+    ImportSummary,
+    MemoryIdsTaken,
+    MoveReport,
+    Record,
+    Rekeying,
+)
+from memora_ogm.transfer import MoveVerificationFailed as MoveVerificationFailed  # re-exported
 from memora_ogm.transfer_import import (
-    Batch,
     OnConflict,
     Ready,
     batches,
@@ -70,19 +66,6 @@ RecordStream = AsyncIterator[Record]
 """What an export returns (a plain iterator in the sync twin)."""
 Progress = Callable[[int, int], None]
 """Called after each written batch with (records done, records in the input)."""
-
-
-@dataclass
-class ImportSummary:
-    """What an import did, per record type: created, and skipped as already there."""
-
-    created: Counter[str] = field(default_factory=Counter)
-    skipped: Counter[str] = field(default_factory=Counter)
-
-
-class MoveVerificationFailed(MemoraOGMError):
-    """After a move's import the two servers do not hold the same content; the source
-    organisation was left in place."""
 
 
 # --------------------------------------------------------------------------- export
@@ -125,15 +108,6 @@ _MEMORIES = Part(
 )
 
 
-def _interaction(values: dict[str, Any], row: dict[str, Any]) -> Record:
-    return transfer.interaction(values, row["messages"], [day.to_native() for day in row["dates"]])
-
-
-def _memory(values: dict[str, Any], row: dict[str, Any]) -> Record:
-    days = row["days"]
-    return transfer.memory(values, row["sources"], days[0].to_native() if days else None)
-
-
 async def _user_content(graph: Graph, org_id: str, user_id: str) -> AsyncIterator[Record]:
     """A user's interactions, memories, then contrary updates, each in key order.
 
@@ -144,12 +118,12 @@ async def _user_content(graph: Graph, org_id: str, user_id: str) -> AsyncIterato
     owned = {"org_id": org_id, "user_id": user_id}
     async for page in pages(graph, _INTERACTIONS, **owned):
         for values, row in page:
-            yield _interaction(values, row)
+            yield transfer.interaction(values, row)
     held: list[tuple[str, str]] = []
     rest: str | None = None  # the last memory whose updates are held, once they overflow
     async for page in pages(graph, _MEMORIES, **owned):
         for values, row in page:
-            yield _memory(values, row)
+            yield transfer.memory(values, row)
             if rest is None:
                 held.extend((values["memory_id"], newer) for newer in row["newer"])
                 if len(held) > EXPORT_HELD_UPDATES:
@@ -197,75 +171,13 @@ async def export_records(graph: Graph, org_id: str, user_id: str | None) -> Asyn
 # --------------------------------------------------------------------------- import
 
 
-async def _new_records(
-    work: Work, kind: str, batch: Batch, on_conflict: OnConflict
-) -> list[Record]:
-    """The records of ``batch`` not in the graph yet; an existing one fails unless skipped.
-
-    With ``"fail"`` the whole input was found new before the first write, so nothing is
-    read again (a node made meanwhile by another writer fails on its key).
-    """
-    if on_conflict == "fail":
-        return [record for _, record in batch]
-    return await work.execute(new_records(kind, batch, on_conflict))
-
-
-class _InputCheck:
-    """The input against the graph, a batch at a time as it is validated: a record whose
-    node exists (``"fail"``) or exists with other values (``"skip"``), or whose memory id
-    is another tenant's (both modes; a re-keyed copy has fresh ids).
-
-    The first clash is kept, and raised by :meth:`finish` once the whole input proved
-    valid: a format error anywhere comes first, as when the input was checked whole
-    before the graph.
-    """
-
-    def __init__(self, graph: Graph, on_conflict: OnConflict, memory_ids: bool) -> None:
-        self.graph = graph
-        self.on_conflict = on_conflict
-        self.memory_ids = memory_ids
-        #: The record types of which the graph holds some node of the organisation.
-        self.held: set[str] | None = None
-        #: Memory ids waiting to be looked up, with the line, org_id and user_id of each.
-        self.owners: dict[str, tuple[int, str, str]] = {}
-        self.clash: ImportConflict | MemoryIdsTaken | None = None
-
-    async def batch(self, kind: str, batch: Batch) -> None:
-        """Check a batch, unless a clash was found already."""
-        if self.clash is None:
-            try:
-                await self._check(kind, batch)
-            except (ImportConflict, MemoryIdsTaken) as clash:
-                self.clash = clash
-
-    async def finish(self) -> None:
-        """After the last batch of a valid input: look up the memory ids left, then raise
-        the first clash, if any."""
-        if self.clash is None and self.owners:
-            try:
-                await self._check_owners()
-            except MemoryIdsTaken as clash:
-                self.clash = clash
-        if self.clash is not None:
-            raise self.clash
-
-    async def _check(self, kind: str, batch: Batch) -> None:
-        if self.held is None:  # the organization's record comes first
-            self.held = await self.graph.execute(kinds_held, batch[0][1]["org_id"])
-        if kind in self.held:  # raises on the first clash
-            await self.graph.execute(new_records, kind, batch, self.on_conflict)
-        if kind == transfer.MEMORY and self.memory_ids:
-            for line, record in batch:
-                self.owners[record["memory_id"]] = (line, record["org_id"], record["user_id"])
-            if len(self.owners) >= MEMORY_ID_CHECK_SIZE:
-                await self._check_owners()
-
-    async def _check_owners(self) -> None:
-        taken = await self.graph.execute(taken_memory_ids, self.owners)
-        if taken:
-            first = min(self.owners[memory_id][0] for memory_id in taken)
-            raise MemoryIdsTaken(first, taken)
-        self.owners.clear()
+async def _check_owners(graph: Graph, owners: dict[str, tuple[int, str, str]]) -> None:
+    """Raise :class:`MemoryIdsTaken` if another tenant holds one of ``owners``' memory ids
+    (id -> line, org_id, user_id of its record); else forget them."""
+    taken = await graph.execute(taken_memory_ids, owners)
+    if taken:
+        raise MemoryIdsTaken(min(owners[memory_id][0] for memory_id in taken), taken)
+    owners.clear()
 
 
 async def _validate_and_check(
@@ -275,17 +187,41 @@ async def _validate_and_check(
     rekeying: Rekeying | None,
     spool: IO[bytes],
 ) -> Counter[str]:
-    """Validate ``records`` whole and check them against the graph (:class:`_InputCheck`)
-    in one pass, which parses each record once and spools the parsed batches for the
-    writes (pickled): memory stays flat, and the writes get exactly what was checked.
-    Returns the number of content records of each type."""
+    """Validate ``records`` whole and check them against the graph in one pass, which
+    parses each record once and spools the parsed batches for the writes (pickled):
+    memory stays flat, and the writes get exactly what was checked. Returns the number
+    of content records of each type.
+
+    The graph is asked only about the record types of which it holds some node of the
+    organisation: whether a record's node exists (``"fail"``) or exists with other values
+    (``"skip"``); and, unless re-keyed, whether another tenant holds a memory id, many ids
+    a read. The first clash is raised once the whole input proved valid: a format error
+    anywhere comes first.
+    """
     validator = transfer.Validator()
-    check = _InputCheck(graph, on_conflict, memory_ids=rekeying is None)
+    held: set[str] | None = None  # the record types the graph holds some node of
+    owners: dict[str, tuple[int, str, str]] = {}  # memory ids to look up
+    clash: ImportConflict | None = None
     for kind, batch in batches(validated(records, validator, rekeying)):
-        await check.batch(kind, batch)
+        try:
+            if held is None:  # the organization's record comes first
+                held = await graph.execute(kinds_held, batch[0][1]["org_id"])
+            if clash is None and kind in held:
+                await graph.execute(new_records, kind, batch, on_conflict)
+            if clash is None and kind == transfer.MEMORY and rekeying is None:
+                owners.update(
+                    (r["memory_id"], (line, r["org_id"], r["user_id"])) for line, r in batch
+                )
+                if len(owners) >= MEMORY_ID_CHECK_SIZE:
+                    await _check_owners(graph, owners)
+        except ImportConflict as error:  # MemoryIdsTaken too
+            clash = error
         pickle.dump((kind, batch), spool, pickle.HIGHEST_PROTOCOL)
     counts = validator.finish()
-    await check.finish()
+    if clash is None and owners:
+        await _check_owners(graph, owners)
+    if clash is not None:
+        raise clash
     return counts
 
 
@@ -330,7 +266,7 @@ async def import_records(
             ) -> Landed | None:
                 new, declared = ready.new, ready.declared
                 if new is None:  # "skip": what is new is read in the write's transaction
-                    new = await _new_records(work, ready.kind, ready.batch, on_conflict)
+                    new = await work.execute(new_records(ready.kind, ready.batch, on_conflict))
                     declared = write_of(ready.kind, ready.batch, new)
                 planned.append(len(new))
                 if declared is not None:
@@ -344,13 +280,11 @@ async def import_records(
             telemetry.batch()
             # The first attempt's count: a later one, after an unanswered commit of links
             # that landed (they show no node of their own), finds them there already.
-            created = planned[0]
-            for counter, count in (
-                (summary.created, created),
-                (summary.skipped, len(ready.batch) - created),
-            ):
-                if count:
-                    counter[ready.kind] += count
+            created, skipped = planned[0], len(ready.batch) - planned[0]
+            if created:
+                summary.created[ready.kind] += created
+            if skipped:
+                summary.skipped[ready.kind] += skipped
             done += len(ready.batch)
             if progress is not None:
                 progress(done, total)
@@ -416,13 +350,6 @@ def _without_vector_store(component: Neo4jTransfer) -> Neo4jTransfer:
     view.graph = copy.copy(component.graph)
     view.graph.vector_db = None
     return view
-
-
-@dataclass
-class MoveReport:
-    digest: str
-    counts: Counter[str]
-    imported: ImportSummary
 
 
 async def move_organization(
