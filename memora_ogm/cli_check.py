@@ -21,9 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
-
-from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
+from memora_ogm.cli_transfer import progress_bar, source_connection
 
 if TYPE_CHECKING:
     from memora_ogm.consistency import ConsistencyReport
@@ -62,17 +60,9 @@ def _store(args: argparse.Namespace) -> QdrantDB:
 def _check(args: argparse.Namespace) -> ConsistencyReport:
     from memora_ogm.sync import Neo4jGraphInterface
 
-    conn = existing_connection(args.environ)
-    if conn is None:
-        raise CheckError(f"no server: {NO_SERVER_HINT}")
+    conn = source_connection(args)
     store = _store(args)
-    bar: tqdm[Any] = tqdm(
-        desc="repair" if args.repair else "check",
-        unit=" memories",
-        file=sys.stderr,
-        disable=not sys.stderr.isatty(),
-        dynamic_ncols=True,
-    )
+    bar = progress_bar("repair" if args.repair else "check", unit=" memories")
 
     def progress(memories: int) -> None:
         bar.update(memories - bar.n)

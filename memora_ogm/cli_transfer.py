@@ -17,6 +17,7 @@ import argparse
 import functools
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +53,8 @@ def _info(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _source(args: argparse.Namespace) -> Neo4jConnection:
+def source_connection(args: argparse.Namespace) -> Neo4jConnection:
+    """The server named by ``NEO4J_URI`` & co., else the one ``memora-ogm server start`` runs."""
     conn = existing_connection(args.environ)
     if conn is None:
         raise CommandError(f"no server: {NO_SERVER_HINT}")
@@ -65,12 +67,12 @@ def _interface(conn: Neo4jConnection) -> Neo4jGraphInterface:
     return Neo4jGraphInterface.from_connection(conn)
 
 
-def _bar(description: str, total: int | None = None) -> tqdm[Any]:
+def progress_bar(description: str, total: int | None = None, unit: str = " records") -> tqdm[Any]:
     """A progress bar on standard error, shown only when that is a terminal."""
     return tqdm(
         desc=description,
         total=total,
-        unit=" records",
+        unit=unit,
         file=sys.stderr,
         disable=not sys.stderr.isatty(),
         dynamic_ncols=True,
@@ -87,7 +89,7 @@ class _Stages:
     def __call__(self, stage: str, done: int, total: int | None) -> None:
         if stage != self.stage:
             self.close()
-            self.stage, self.bar = stage, _bar(stage, total)
+            self.stage, self.bar = stage, progress_bar(stage, total)
         assert self.bar is not None
         if total is not None:
             self.bar.total = total
@@ -133,23 +135,19 @@ def _on_conflict(parser: argparse.ArgumentParser, help: str) -> None:
 @_reporting
 def cmd_export(args: argparse.Namespace) -> int:
     """Written to ``FILE.partial`` first: a failed export leaves no file that looks whole."""
-    conn = _source(args)
+    conn = source_connection(args)
     partial = Path(f"{args.output}.partial") if args.output else None
     try:
-        with _interface(conn) as graph, _bar("export") as bar:
+        with _interface(conn) as graph, progress_bar("export") as bar:
             records = (
                 graph.export_user(args.org, args.user)
                 if args.user
                 else graph.export_organization(args.org)
             )
-            out = partial.open("w", encoding="utf-8") if partial else sys.stdout
-            try:
+            with partial.open("w", encoding="utf-8") if partial else nullcontext(sys.stdout) as out:
                 for record in records:
                     out.write(dumps(record) + "\n")
                     bar.update(1)
-            finally:
-                if partial:
-                    out.close()
         if partial:
             partial.replace(args.output)
     except BaseException:
@@ -174,14 +172,14 @@ def add_export_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 
 @_reporting
 def cmd_import(args: argparse.Namespace) -> int:
-    conn = _source(args)
+    conn = source_connection(args)
     stages = _Stages()
     try:
         with _interface(conn) as graph:
             summary = graph.import_records(
                 JsonLinesFile(args.file),
                 on_conflict=args.on_conflict,
-                progress=lambda done, total: stages("import", done, total),
+                progress=functools.partial(stages, "import"),
                 rekey=args.new_memory_ids,
             )
     finally:
@@ -214,7 +212,7 @@ def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 def cmd_move(args: argparse.Namespace) -> int:
     from memora_ogm._sync.transfer import move_organization
 
-    source = _source(args)
+    source = source_connection(args)
     password = args.to_password or args.environ.get(ENV_TO_PASSWORD)
     if password is None:
         raise CommandError(f"give the target's password (--to-password or ${ENV_TO_PASSWORD})")

@@ -178,24 +178,17 @@ def _new_links(records: list[Record]) -> Call[list[Record]]:
     return Call(work, new)
 
 
-def taken_memory_ids(owners: dict[str, tuple[int, str, str]]) -> Call[dict[str, tuple[str, str]]]:
-    """A read of the ``(org_id, user_id)`` of another tenant (or user) holding one of
-    ``owners``' memory ids, by id.
+def memories_with_ids(memory_ids: Iterable[str]) -> Call[list[dict[str, Any]]]:
+    """A read of the memories of ``memory_ids`` whatever their tenant, inflated by attribute
+    name: the import's and the consistency check's lookup of ids that must be unique.
 
-    ``owners`` maps a memory id to the line, org_id and user_id of its record. The key's
-    index starts with org_id, so this reads the Memory label; hence many ids a statement.
+    The key's index starts with org_id, so this reads the Memory label; hence many ids a
+    statement.
     """
     work = UnitOfWork()
-    work.output("found", nodes_in(work, Memory, "memory_id", sorted(owners)))
-
-    def found(row: Row) -> dict[str, tuple[str, str]]:
-        return {
-            node["memory_id"]: (node["org_id"], node["user_id"])
-            for node in row["found"]
-            if (node["org_id"], node["user_id"]) != owners[node["memory_id"]][1:]
-        }
-
-    return Call(work, found)
+    work.output("found", nodes_in(work, Memory, "memory_id", sorted(memory_ids)))
+    fields = projection(reading(Memory))
+    return Call(work, lambda row: [fields.values(node) for node in row["found"]])
 
 
 def kinds_held(org_id: str) -> Call[set[str]]:

@@ -35,7 +35,6 @@ from memora_ogm._async.nodes import Memory, Org, User
 from memora_ogm._async.paging import Part, pages
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import add_to_vector_db
-from memora_ogm.calls import Call
 from memora_ogm.consistency import (
     ClashingMemoryId,
     ConsistencyReport,
@@ -48,10 +47,8 @@ from memora_ogm.consistency import (
     payload_differences,
     payload_tenant,
 )
-from memora_ogm.projection import projection, reading
 from memora_ogm.schema import models
-from memora_ogm.transfer_plans import nodes_in
-from memora_ogm.unit_of_work import UnitOfWork
+from memora_ogm.transfer_import import memories_with_ids
 from memora_ogm.validation import check_ids
 
 T = TypeVar("T")
@@ -147,18 +144,10 @@ async def _next(items: AsyncIterator[T]) -> T | None:
 
 async def _holders(graph: Graph, memory_ids: list[str]) -> dict[str, list[models.Memory]]:
     """The graph's memories of each id, whatever their tenant."""
-    work = UnitOfWork()
-    work.output("found", nodes_in(work, Memory, "memory_id", memory_ids))
-    fields = projection(reading(Memory))
-
-    def found(row: dict[str, Any]) -> dict[str, list[models.Memory]]:
-        held: dict[str, list[models.Memory]] = {}
-        for node in row["found"]:
-            memory = _memory(fields.values(node))
-            held.setdefault(memory.memory_id, []).append(memory)
-        return held
-
-    return await graph.execute(Call, work, found)
+    held: dict[str, list[models.Memory]] = {}
+    for values in await graph.execute(memories_with_ids, memory_ids):
+        held.setdefault(values["memory_id"], []).append(_memory(values))
+    return held
 
 
 class _Check:

@@ -45,10 +45,10 @@ from memora_ogm.transfer_import import (
     batches,
     created_first,
     kinds_held,
+    memories_with_ids,
     new_records,
     next_ready,
     spooled,
-    taken_memory_ids,
     validated,
     write_of,
 )
@@ -173,9 +173,13 @@ def export_records(graph: Graph, org_id: str, user_id: str | None) -> Iterator[R
 
 
 def _check_owners(graph: Graph, owners: dict[str, tuple[int, str, str]]) -> None:
-    """Raise :class:`MemoryIdsTaken` if another tenant holds one of ``owners``' memory ids
-    (id -> line, org_id, user_id of its record); else forget them."""
-    taken = graph.execute(taken_memory_ids, owners)
+    """Raise :class:`MemoryIdsTaken` if another tenant (or user) holds one of ``owners``'
+    memory ids (id -> line, org_id, user_id of its record); else forget them."""
+    taken = {
+        found["memory_id"]: (found["org_id"], found["user_id"])
+        for found in graph.execute(memories_with_ids, owners)
+        if (found["org_id"], found["user_id"]) != owners[found["memory_id"]][1:]
+    }
     if taken:
         raise MemoryIdsTaken(min(owners[memory_id][0] for memory_id in taken), taken)
     owners.clear()
