@@ -431,21 +431,6 @@ def parse(line: int, record: Any) -> Record:
     return parsed
 
 
-def parse_sized(line: int, record: Any, line_bytes: int | None) -> tuple[Record, int]:
-    """:func:`parse`, also giving the record's size as a line of JSON
-    (:func:`record_bytes`).
-
-    ``line_bytes`` is the length of the line the record was read from, if it was
-    (:meth:`JsonLinesFile.sized`): a content record that parses has only checked strings
-    and integers, so its compact JSON is no longer than that line, which stands in for
-    it. Otherwise (and for the header and end) it is measured.
-    """
-    parsed = parse(line, record)
-    if line_bytes is not None and parsed["type"] not in (HEADER, END):
-        return parsed, line_bytes
-    return parsed, record_bytes(line, record)
-
-
 # --------------------------------------------------------------------------- validation
 
 
@@ -473,31 +458,41 @@ class Validator:
     def fail(self, problem: str) -> ImportFormatError:
         return ImportFormatError(self.line, problem)
 
-    def feed(self, record: Any) -> Record:
-        return self.feed_sized(record, None)[0]
+    def feed(self, record: Any, line_bytes: int | None = None) -> tuple[Record, int]:
+        """The next record, parsed (:func:`parse`), and its size as a line of JSON.
 
-    def feed_sized(self, record: Any, line_bytes: int | None) -> tuple[Record, int]:
-        """:meth:`feed`, also giving the record's size (see :func:`parse_sized`)."""
+        ``line_bytes`` is the length of the line the record was read from, if it was
+        (:meth:`JsonLinesFile.sized`): a content record that parses has only checked
+        strings and integers, so its compact JSON is no longer than that line, which
+        stands in for it. Otherwise (and for the header and end) it is measured
+        (:func:`record_bytes`).
+        """
         self.line += 1
         if self.ended:
             raise self.fail("nothing may follow the end record.")
-        parsed, size = parse_sized(self.line, record, line_bytes)
+        parsed = parse(self.line, record)
         kind = parsed["type"]
+        if line_bytes is None or kind in (HEADER, END):
+            line_bytes = record_bytes(self.line, record)
         if self.line == 1:
             if kind != HEADER:
                 raise self.fail("the first record must be the header.")
             self._header(parsed)
-            return parsed, size
-        if kind == HEADER:
+        elif kind == HEADER:
             raise self.fail("a second header.")
-        if kind == END:
+        elif kind == END:
             self._end(parsed)
-            return parsed, size
-        if self.line == 2 and kind != ORGANIZATION:
+        elif self.line == 2 and kind != ORGANIZATION:
             raise self.fail("the organization must follow the header.")
-        getattr(self, f"_{kind}")(parsed)
-        self.counts[kind] += 1
-        return parsed, size
+        else:
+            if kind != ORGANIZATION and parsed["org_id"] != self.org_id:
+                raise self.fail(f"org_id {parsed['org_id']!r} is not the file's {self.org_id!r}.")
+            user_id = parsed.get("user_id") if kind not in (ORGANIZATION, USER) else None
+            if user_id is not None and user_id not in self.users:
+                raise self.fail(f"user {user_id!r} is not defined before this line.")
+            getattr(self, f"_{kind}")(parsed)
+            self.counts[kind] += 1
+        return parsed, line_bytes
 
     def finish(self) -> Counter[str]:
         """After the last record: the input must have ended with its end record."""
@@ -527,43 +522,28 @@ class Validator:
             )
         self.ended = True
 
-    def _same_org(self, record: Record) -> None:
-        if record["org_id"] != self.org_id:
-            raise self.fail(f"org_id {record['org_id']!r} is not the file's {self.org_id!r}.")
-
-    def _known_user(self, user_id: str | None) -> None:
-        if user_id is not None and user_id not in self.users:
-            raise self.fail(f"user {user_id!r} is not defined before this line.")
-
     def _organization(self, record: Record) -> None:
         if self.org_id is not None:
             raise self.fail("a second organization.")
         self.org_id = record["org_id"]
 
     def _user(self, record: Record) -> None:
-        self._same_org(record)
         if record["user_id"] in self.users:
             raise self.fail(f"duplicate user {record['user_id']!r}.")
         self.users.add(record["user_id"])
 
     def _agent(self, record: Record) -> None:
-        self._same_org(record)
-        self._known_user(record["user_id"])
         if record["agent_id"] in self.agents:
             raise self.fail(f"duplicate agent {record['agent_id']!r}.")
         self.agents.add(record["agent_id"])
 
     def _interaction(self, record: Record) -> None:
-        self._same_org(record)
-        self._known_user(record["user_id"])
         key = (record["user_id"], record["interaction_id"])
         if key in self.interactions:
             raise self.fail(f"duplicate interaction {record['interaction_id']!r}.")
         self.interactions[key] = len(record["messages"])
 
     def _memory(self, record: Record) -> None:
-        self._same_org(record)
-        self._known_user(record["user_id"])
         if record["memory_id"] in self.memories:
             raise self.fail(f"duplicate memory {record['memory_id']!r}.")
         messages = self.interactions.get((record["user_id"], record["interaction_id"]))
@@ -581,8 +561,6 @@ class Validator:
         self.memories[record["memory_id"]] = record["user_id"]
 
     def _contrary_update(self, record: Record) -> None:
-        self._same_org(record)
-        self._known_user(record["user_id"])
         older, newer = record["memory_id"], record["updated_by"]
         for memory_id in (older, newer):
             if self.memories.get(memory_id) != record["user_id"]:

@@ -68,7 +68,7 @@ def validated(
     """The content records of ``records`` as ``validator`` checks and parses them (and
     re-keyed when ``rekeying``), each with its line number and size in bytes."""
     for record, line_bytes in transfer.sized(records):
-        parsed, size = validator.feed_sized(record, line_bytes)
+        parsed, size = validator.feed(record, line_bytes)
         if parsed["type"] in (transfer.HEADER, transfer.END):
             continue
         yield validator.line, (parsed if rekeying is None else rekeying(parsed)), size
