@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, NamedTuple
+from typing import Any
 
 from memora_ogm.schema.models import Memory
 
@@ -21,13 +21,6 @@ Progress = Callable[[int], None]
 
 Tenant = tuple[str, str]
 """An (organisation, user) pair: where a memory and its point belong."""
-
-
-class StoredPoint(NamedTuple):
-    """A point as the check reads it: its id (a memory id) and its payload."""
-
-    id: str
-    payload: dict[str, Any]
 
 
 @dataclass(frozen=True)

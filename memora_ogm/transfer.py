@@ -1,26 +1,12 @@
-"""The tenant export format (``memora-ogm-export``, JSON Lines), shared by both twins.
+"""The tenant export format (``memora-ogm-export``, JSON Lines, ``docs/export-format.md``),
+shared by both twins, touching no database: records from nodes' values and back, the
+validation of a whole input before an import writes (:class:`Validator`), ``.jsonl``
+files and the content digest that ``move`` compares on both servers.
 
-One JSON object per line, each with a ``type``; ``docs/export-format.md`` describes every
-record. This module turns nodes' values into records and back, validates a whole input
-before an import writes anything (:class:`Validator`), reads and writes ``.jsonl`` files
-and computes the content digest that ``move`` compares on both servers. Nothing here
-touches a database.
-
-The node class is the schema: each content record type is a :class:`Shape` of the class
-it describes (:data:`SHAPES`), whose key, properties and how each is checked and written
-come from the class (``__node_key__``, the property definitions). Only what is not a
-property is listed per record (an interaction's ``messages`` and ``dates``, a memory's
-``date_obtained`` and ``source_positions``, a link's ``updated_by``), and the file order
-of the properties where format v1 fixed another than the class's.
-
-A record may only refer to records before it (an agent to its user, an interaction to
-its user, a memory to its interaction, a ``contrary_update`` to both memories), so
-validation streams: it keeps ids and message counts, never record contents.
-
-Memory ids are canonical UUIDs (:func:`memora_ogm.validation.check_memory_id`) and unique
-in the whole input, as in the whole graph: the vector store keys a point by the memory id
-alone. A record is at most :data:`MAX_RECORD_BYTES` of JSON; deeper nesting than the
-format's own is refused with :class:`ImportFormatError`, never a ``RecursionError``.
+The node class is the schema: each content record type is a :class:`Shape` of its class
+(key, properties, how each is checked and written); only what is not a property is
+listed per record. A record only refers to records before it, so validation streams,
+keeping ids and message counts, never record contents.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm.calls import Call
+from memora_ogm.calls import Call, Landed
 from memora_ogm.calls.interaction import link_chains, messages_of
 from memora_ogm.calls.organization import match_org
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
@@ -417,14 +417,13 @@ def write_of(kind: str, batch: Batch, new: list[Record]) -> tuple[Compiled, Crea
     return unit.compiled(), memories
 
 
-def created_first(kind: str, created: list[Record]) -> tuple[type, dict[str, Any]] | None:
+def created_first(kind: str, created: list[Record]) -> Landed | None:
     """What shows that an import batch took effect when its commit goes unanswered: the
-    class and key of the node of the first record it created. None when it created no
-    node (links only, merged): it may simply run again."""
+    node of the first record it created. None when it created no node (links only,
+    merged): it may simply run again."""
     if not created or kind not in NODE_TYPES:
         return None
-    shape = SHAPES[kind]
-    return shape.cls, {name: created[0][name] for name in shape.key}
+    return Landed(SHAPES[kind].cls, _key_values(kind, created[0]))
 
 
 @dataclass(frozen=True)

@@ -1,27 +1,16 @@
 """``check_consistency`` and ``repair``: do the graph's memories and the store's points agree?
 
-Tenant by tenant (organisation and user, of the graph or named by the store's payloads):
-the store counts each tenant's points (a facet count per tenant index), then the user's
-memories are read in id order, a keyset page per read (the pages of an export), and each
-page's points are fetched by id. A memory whose point agrees is settled there, and the
-points that agree and are filed under the tenant are counted. When that count is the
-store's count for the tenant, the tenant has no other point; otherwise its points are
-scrolled in id order beside its memory ids again, to find the points that are not its
-memories. Both sides are streamed, so memory stays flat whatever the tenant's size, and
-a tenant in agreement costs one read of its memories and one fetch of its points by id
-(the embedded engine evaluates a filter on every point of the collection per call, so
-one scroll per tenant would make the check quadratic there).
+Tenant by tenant, the user's memories are read in id order, a keyset page per read, and
+each page's points fetched by id; when the points that agree are all the store counts
+for the tenant, it has no other point, else its points are scrolled beside its memory
+ids to find the others. Both sides are streamed, so memory stays flat, and a tenant in
+agreement costs one read and one fetch by id (a scroll per tenant would make the check
+quadratic in the embedded engine, which filters every point per call). Every other id
+is resolved in batches against both whole stores, which tells a point filed under
+another tenant from an orphan and finds ids that several tenants' memories hold.
 
-Every other id (a memory with no point, a payload that disagrees, a point that is not
-its tenant's memory) is resolved in batches against both whole stores: the graph's
-memories of that id, whatever their tenant, and the store's point of that id. That tells
-a point filed under another tenant (a wrong payload) from a real orphan, and finds the
-ids that memories of several tenants hold. The check only reads;
-:meth:`Neo4jConsistency.repair` then mends what it found.
-
-The store is read by point id and payload only (see :mod:`memora_ogm.consistency`), and
-written through ``add_memories`` (which embeds) and ``delete_memories``: the check holds
-for any vector layout.
+The store is read by point id and payload only (:mod:`memora_ogm.consistency`) and
+written through ``add_memories`` and ``delete_memories``: any vector layout will do.
 """
 
 from __future__ import annotations
@@ -41,7 +30,6 @@ from memora_ogm.consistency import (
     MissingPoint,
     OrphanPoint,
     Progress,
-    StoredPoint,
     Tenant,
     WrongPayload,
     payload_differences,
@@ -91,14 +79,9 @@ def _checkable(store: BaseVectorDB | None) -> BaseVectorDB:
 
 
 def _memory(values: dict[str, Any]) -> models.Memory:
-    """A memory as its point should describe it."""
+    """A memory as its point should describe it (a point names no interaction)."""
     return models.Memory(
-        org_id=values["org_id"],
-        agent_id=values["agent_id"],
-        user_id=values["user_id"],
-        memory_id=values["memory_id"],
-        memory=values["memory"],
-        obtained_at=values["obtained_at"],
+        **{name: value for name, value in values.items() if name != "interaction_id"}
     )
 
 
@@ -125,12 +108,12 @@ async def _memory_ids(graph: Graph, tenant: Tenant) -> AsyncIterator[str]:
             yield memory.memory_id
 
 
-async def _points(store: Any, tenant: Tenant) -> AsyncIterator[StoredPoint]:
+async def _point_ids(store: Any, tenant: Tenant) -> AsyncIterator[str]:
     offset: str | None = None
     while True:
         points, offset = await store.points_page(*tenant, offset, CHECK_PAGE)
-        for point_id, payload in points:
-            yield StoredPoint(point_id, payload)
+        for point_id, _ in points:
+            yield point_id
         if offset is None:
             return
 
@@ -199,11 +182,11 @@ class _Check:
         memory of the tenant is unsettled."""
         memory_ids = _memory_ids(self.graph, tenant)
         memory_id = await _next(memory_ids)
-        async for point in _points(self.store, tenant):
-            while memory_id is not None and memory_id < point.id:
+        async for point_id in _point_ids(self.store, tenant):
+            while memory_id is not None and memory_id < point_id:
                 memory_id = await _next(memory_ids)
-            if memory_id != point.id:
-                await self._unsettled(point.id)
+            if memory_id != point_id:
+                await self._unsettled(point_id)
 
     async def _unsettled(self, memory_id: str) -> None:
         if memory_id not in self.resolved:

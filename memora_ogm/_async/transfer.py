@@ -277,8 +277,7 @@ async def import_records(
                     statement, memories = declared
                     await work.run(statement)
                     work.changes.add(convert.memory_for_vector(memory) for memory in memories)
-                created = created_first(ready.kind, new)
-                return None if created is None else Landed(*created)
+                return created_first(ready.kind, new)
 
             await graph.transaction(write_batch, lambda landed: landed)
             telemetry.batch()

@@ -278,8 +278,7 @@ def import_records(
                     statement, memories = declared
                     work.run(statement)
                     work.changes.add(convert.memory_for_vector(memory) for memory in memories)
-                created = created_first(ready.kind, new)
-                return None if created is None else Landed(*created)
+                return created_first(ready.kind, new)
 
             graph.transaction(write_batch, lambda landed: landed)
             telemetry.batch()
