@@ -17,7 +17,7 @@ import argparse
 import functools
 import sys
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import closing, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -173,17 +173,13 @@ def add_export_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 @_reporting
 def cmd_import(args: argparse.Namespace) -> int:
     conn = source_connection(args)
-    stages = _Stages()
-    try:
-        with _interface(conn) as graph:
-            summary = graph.import_records(
-                JsonLinesFile(args.file),
-                on_conflict=args.on_conflict,
-                progress=functools.partial(stages, "import"),
-                rekey=args.new_memory_ids,
-            )
-    finally:
-        stages.close()
+    with closing(_Stages()) as stages, _interface(conn) as graph:
+        summary = graph.import_records(
+            JsonLinesFile(args.file),
+            on_conflict=args.on_conflict,
+            progress=functools.partial(stages, "import"),
+            rekey=args.new_memory_ids,
+        )
     created = ", ".join(f"{count} {kind}" for kind, count in summary.created.items() if count)
     skipped = sum(summary.skipped.values())
     _info(f"memora-ogm: imported {created or 'nothing'}" + (f"; {skipped} skipped" * (skipped > 0)))
@@ -224,12 +220,12 @@ def cmd_move(args: argparse.Namespace) -> int:
     )
     if (target.uri, target.database) == (source.uri, source.database):
         raise CommandError("the target is the source server")
-    stages = _Stages()
-    try:
-        with _interface(source) as at_source, _interface(target) as at_target:
-            report = move_organization(at_source, at_target, args.org, args.on_conflict, stages)
-    finally:
-        stages.close()
+    with (
+        closing(_Stages()) as stages,
+        _interface(source) as at_source,
+        _interface(target) as at_target,
+    ):
+        report = move_organization(at_source, at_target, args.org, args.on_conflict, stages)
     counts = ", ".join(f"{count} {kind}" for kind, count in report.counts.items())
     _info(
         f"memora-ogm: moved organization {args.org} to {target.uri} ({counts}; "

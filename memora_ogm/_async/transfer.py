@@ -229,71 +229,6 @@ async def _validate_and_check(
     return counts
 
 
-async def import_records(
-    graph: Graph,
-    records: Iterable[Any],
-    on_conflict: OnConflict = "fail",
-    progress: Progress | None = None,
-    rekey: bool = False,
-) -> ImportSummary:
-    """Validate ``records`` whole, check them against the graph, then write them a batch
-    per transaction.
-
-    A batch whose commit goes unanswered is not simply run again (its records would then
-    exist: a conflict in ``"fail"`` mode, and in ``"skip"`` mode its vectors undone and
-    not written again): the server is asked whether the batch's first created node
-    exists, and the import goes on as if the answer had come, or runs the batch again.
-    """
-    if on_conflict not in ("fail", "skip"):
-        raise ValueError("`on_conflict` must be 'fail' or 'skip'.")
-    if check_flag("rekey", rekey) and on_conflict != "fail":
-        raise ValueError(
-            "`rekey` makes a new copy, which has nothing to skip: use on_conflict='fail'."
-        )
-    rekeying = Rekeying() if rekey else None
-    summary = ImportSummary()
-    with (
-        tempfile.TemporaryFile(prefix="memora-ogm-import-") as spool,
-        ThreadPoolExecutor(1, thread_name_prefix="memora-ogm-import") as ahead,
-    ):
-        counts = await _validate_and_check(graph, records, on_conflict, rekeying, spool)
-        total = sum(counts.values())
-        done = 0
-        written = spooled(spool)
-        coming = ahead.submit(next_ready, written, on_conflict)
-        while (ready := await result_of(coming)) is not None:
-            coming = ahead.submit(next_ready, written, on_conflict)
-            planned: list[int] = []  # how many records the batch's first attempt found new
-
-            async def write_batch(
-                work: Work, ready: Ready = ready, planned: list[int] = planned
-            ) -> Landed | None:
-                new, declared = ready.new, ready.declared
-                if new is None:  # "skip": what is new is read in the write's transaction
-                    new = await work.execute(new_records(ready.kind, ready.batch, on_conflict))
-                    declared = write_of(ready.kind, ready.batch, new)
-                planned.append(len(new))
-                if declared is not None:
-                    statement, memories = declared
-                    await work.run(statement)
-                    work.changes.add(convert.memory_for_vector(memory) for memory in memories)
-                return created_first(ready.kind, new)
-
-            await graph.transaction(write_batch, lambda landed: landed)
-            telemetry.batch()
-            # The first attempt's count: a later one, after an unanswered commit of links
-            # that landed (they show no node of their own), finds them there already.
-            created, skipped = planned[0], len(ready.batch) - planned[0]
-            if created:
-                summary.created[ready.kind] += created
-            if skipped:
-                summary.skipped[ready.kind] += skipped
-            done += len(ready.batch)
-            if progress is not None:
-                progress(done, total)
-    return summary
-
-
 # --------------------------------------------------------------------------- facade
 
 
@@ -332,8 +267,60 @@ class Neo4jTransfer(GraphComponent):
         imports a copy (another org_id, a restore beside the original) with new memory
         ids, ``contrary_update`` links following them. Malformed input raises
         :class:`~memora_ogm.transfer.ImportFormatError` naming its line.
+
+        A batch whose commit goes unanswered is not simply run again (its records would
+        then exist: a conflict in ``"fail"`` mode, and in ``"skip"`` mode its vectors
+        undone and not written again): the server is asked whether the batch's first
+        created node exists, and the import goes on as if the answer had come, or runs
+        the batch again.
         """
-        summary = await import_records(self.graph, records, on_conflict, progress, rekey)
+        if on_conflict not in ("fail", "skip"):
+            raise ValueError("`on_conflict` must be 'fail' or 'skip'.")
+        if check_flag("rekey", rekey) and on_conflict != "fail":
+            raise ValueError(
+                "`rekey` makes a new copy, which has nothing to skip: use on_conflict='fail'."
+            )
+        rekeying = Rekeying() if rekey else None
+        summary = ImportSummary()
+        with (
+            tempfile.TemporaryFile(prefix="memora-ogm-import-") as spool,
+            ThreadPoolExecutor(1, thread_name_prefix="memora-ogm-import") as ahead,
+        ):
+            counts = await _validate_and_check(self.graph, records, on_conflict, rekeying, spool)
+            total = sum(counts.values())
+            done = 0
+            written = spooled(spool)
+            coming = ahead.submit(next_ready, written, on_conflict)
+            while (ready := await result_of(coming)) is not None:
+                coming = ahead.submit(next_ready, written, on_conflict)
+                planned: list[int] = []  # how many records the batch's first attempt found new
+
+                async def write_batch(
+                    work: Work, ready: Ready = ready, planned: list[int] = planned
+                ) -> Landed | None:
+                    new, declared = ready.new, ready.declared
+                    if new is None:  # "skip": what is new is read in the write's transaction
+                        new = await work.execute(new_records(ready.kind, ready.batch, on_conflict))
+                        declared = write_of(ready.kind, ready.batch, new)
+                    planned.append(len(new))
+                    if declared is not None:
+                        statement, memories = declared
+                        await work.run(statement)
+                        work.changes.add(convert.memory_for_vector(memory) for memory in memories)
+                    return created_first(ready.kind, new)
+
+                await self.graph.transaction(write_batch, lambda landed: landed)
+                telemetry.batch()
+                # The first attempt's count: a later one, after an unanswered commit of links
+                # that landed (they show no node of their own), finds them there already.
+                created, skipped = planned[0], len(ready.batch) - planned[0]
+                if created:
+                    summary.created[ready.kind] += created
+                if skipped:
+                    summary.skipped[ready.kind] += skipped
+                done += len(ready.batch)
+                if progress is not None:
+                    progress(done, total)
         self.logger.info("imported %s", dict(summary.created))
         return summary
 
