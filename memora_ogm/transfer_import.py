@@ -77,36 +77,22 @@ def validated(
 def batches(records: Iterable[tuple[int, Record, int]]) -> Iterator[tuple[str, Batch]]:
     """Consecutive content records of one type, each batch within the rows and bytes of
     one import transaction."""
-    kind: str | None = None
     batch: Batch = []
     rows = size = 0
     for line, record, length in records:
         count = 1 + len(record.get("messages", ()))
         if batch and (
-            record["type"] != kind
+            record["type"] != batch[0][1]["type"]
             or rows + count > IMPORT_BATCH_ROWS
             or size + length > IMPORT_BATCH_BYTES
         ):
-            assert kind is not None
-            yield kind, batch
+            yield batch[0][1]["type"], batch
             batch, rows, size = [], 0, 0
-        kind = record["type"]
         batch.append((line, record))
         rows += count
         size += length
     if batch:
-        assert kind is not None
-        yield kind, batch
-
-
-def spooled(spool: IO[bytes]) -> Iterator[tuple[str, Batch]]:
-    """The batches an import's check spooled (pickled), in order."""
-    spool.seek(0)
-    while True:
-        try:
-            yield pickle.load(spool)
-        except EOFError:
-            return
+        yield batch[0][1]["type"], batch
 
 
 # --------------------------------------------------------------------------- checks
@@ -438,11 +424,16 @@ class Ready:
     declared: tuple[Compiled, Created] | None
 
 
-def next_ready(batches: Iterator[tuple[str, Batch]], on_conflict: OnConflict) -> Ready | None:
-    """The next batch, made ready; None after the last."""
-    for kind, batch in batches:
+def ready_batches(spool: IO[bytes], on_conflict: OnConflict) -> Iterator[Ready]:
+    """The batches an import's check spooled (pickled), in order, each made ready."""
+    spool.seek(0)
+    while True:
+        try:
+            kind, batch = pickle.load(spool)
+        except EOFError:
+            return
         if on_conflict == "skip":
-            return Ready(kind, batch, None, None)
-        new = [record for _, record in batch]
-        return Ready(kind, batch, new, write_of(kind, batch, new))
-    return None
+            yield Ready(kind, batch, None, None)
+        else:
+            new = [record for _, record in batch]
+            yield Ready(kind, batch, new, write_of(kind, batch, new))

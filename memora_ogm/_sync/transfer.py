@@ -47,8 +47,7 @@ from memora_ogm.transfer_import import (
     kinds_held,
     memories_with_ids,
     new_records,
-    next_ready,
-    spooled,
+    ready_batches,
     validated,
     write_of,
 )
@@ -290,10 +289,10 @@ class Neo4jTransfer(GraphComponent):
             counts = _validate_and_check(self.graph, records, on_conflict, rekeying, spool)
             total = sum(counts.values())
             done = 0
-            written = spooled(spool)
-            coming = ahead.submit(next_ready, written, on_conflict)
+            written = ready_batches(spool, on_conflict)
+            coming = ahead.submit(next, written, None)
             while (ready := result_of(coming)) is not None:
-                coming = ahead.submit(next_ready, written, on_conflict)
+                coming = ahead.submit(next, written, None)
                 planned: list[int] = []  # how many records the batch's first attempt found new
 
                 def write_batch(
