@@ -289,10 +289,9 @@ def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _shown(value: Any) -> str:
-    """A caller's value in an error message: shortened and only a few levels deep, so that
-    a value nested thousands deep is named, not recursed into."""
-    return reprlib.repr(value)
+#: A caller's value in an error message: shortened and only a few levels deep, so that a
+#: value nested thousands deep is named, not recursed into.
+_shown = reprlib.repr
 
 
 def record_bytes(line: int, record: Any) -> int:

@@ -102,12 +102,6 @@ async def _memorypages(graph: Graph, tenant: Tenant) -> AsyncIterator[list[model
         yield [_memory(values) for values, _ in page]
 
 
-async def _memory_ids(graph: Graph, tenant: Tenant) -> AsyncIterator[str]:
-    async for page in _memorypages(graph, tenant):
-        for memory in page:
-            yield memory.memory_id
-
-
 async def _point_ids(store: Any, tenant: Tenant) -> AsyncIterator[str]:
     offset: str | None = None
     while True:
@@ -180,7 +174,8 @@ class _Check:
     async def _points_not_memories(self, tenant: Tenant) -> None:
         """The tenant's points beside its memory ids, both in id order: a point with no
         memory of the tenant is unsettled."""
-        memory_ids = _memory_ids(self.graph, tenant)
+        read = _memorypages(self.graph, tenant)
+        memory_ids = (memory.memory_id async for page in read for memory in page)
         memory_id = await _next(memory_ids)
         async for point_id in _point_ids(self.store, tenant):
             while memory_id is not None and memory_id < point_id:

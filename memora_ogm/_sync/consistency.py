@@ -103,12 +103,6 @@ def _memorypages(graph: Graph, tenant: Tenant) -> Iterator[list[models.Memory]]:
         yield [_memory(values) for values, _ in page]
 
 
-def _memory_ids(graph: Graph, tenant: Tenant) -> Iterator[str]:
-    for page in _memorypages(graph, tenant):
-        for memory in page:
-            yield memory.memory_id
-
-
 def _point_ids(store: Any, tenant: Tenant) -> Iterator[str]:
     offset: str | None = None
     while True:
@@ -181,7 +175,8 @@ class _Check:
     def _points_not_memories(self, tenant: Tenant) -> None:
         """The tenant's points beside its memory ids, both in id order: a point with no
         memory of the tenant is unsettled."""
-        memory_ids = _memory_ids(self.graph, tenant)
+        read = _memorypages(self.graph, tenant)
+        memory_ids = (memory.memory_id for page in read for memory in page)
         memory_id = _next(memory_ids)
         for point_id in _point_ids(self.store, tenant):
             while memory_id is not None and memory_id < point_id:
