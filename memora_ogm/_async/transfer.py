@@ -72,38 +72,17 @@ Progress = Callable[[int, int], None]
 
 _USERS = Part(User, "user_id")
 _AGENTS = Part(Agent, "agent_id")
-_INTERACTIONS = Part(
-    Interaction,
-    "interaction_id",
-    (
-        (
-            "messages",
-            Related(
-                (Interaction.first_message, MessageBlock.is_next),
-                ("role", "content"),
-                order_by="msg_position",
-            ),
-        ),
-        ("dates", Related((Interaction.has_occurrence_on,), ("date",))),
-    ),
+_MESSAGES = Related(
+    (Interaction.first_message, MessageBlock.is_next), ("role", "content"), "msg_position"
 )
+_OCCURRED = Related((Interaction.has_occurrence_on,), ("date",))
+_INTERACTIONS = Part(Interaction, "interaction_id", (("messages", _MESSAGES), ("dates", _OCCURRED)))
+_SOURCES = Related((Memory.message_source,), ("msg_position",))
+_OBTAINED = Related((Memory.date_obtained,), ("date",))
+#: The newer memories superseding a memory, of the same user (as the record requires).
+_NEWER = Related((Memory.contrary_update,), ("memory_id",), "memory_id", ("org_id", "user_id"))
 _MEMORIES = Part(
-    Memory,
-    "memory_id",
-    (
-        ("sources", Related((Memory.message_source,), ("msg_position",))),
-        ("days", Related((Memory.date_obtained,), ("date",))),
-        # The newer memories superseding it, of the same user (as the record requires).
-        (
-            "newer",
-            Related(
-                (Memory.contrary_update,),
-                ("memory_id",),
-                order_by="memory_id",
-                same=("org_id", "user_id"),
-            ),
-        ),
-    ),
+    Memory, "memory_id", (("sources", _SOURCES), ("days", _OBTAINED), ("newer", _NEWER))
 )
 
 
