@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memora_ogm.cli_transfer import progress_bar, source_connection
+from memora_ogm.cli_transfer import CommandError, progress_bar, source_connection
 
 if TYPE_CHECKING:
     from memora_ogm.consistency import ConsistencyReport
@@ -30,10 +30,6 @@ if TYPE_CHECKING:
 EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
 #: Where the key of the Qdrant server given by ``--qdrant-url`` is read.
 ENV_QDRANT_API_KEY = "QDRANT_API_KEY"
-
-
-class CheckError(Exception):
-    """The check cannot run, with a message for the user."""
 
 
 def _store(args: argparse.Namespace) -> QdrantDB:
@@ -48,10 +44,10 @@ def _store(args: argparse.Namespace) -> QdrantDB:
         where = {"path": args.qdrant_path}
     else:
         # Opening a missing folder would make an empty store, and every memory "missing".
-        raise CheckError(f"no Qdrant folder {args.qdrant_path}")
+        raise CommandError(f"no Qdrant folder {args.qdrant_path}")
     options = stored_layout(where, args.collection)
     if options is None:
-        raise CheckError(
+        raise CommandError(
             f"no collection {args.collection or MEMORA_COLLECTION_NAME!r} in the vector store"
         )
     return QdrantDB(**where, **options)

@@ -46,7 +46,7 @@ ENV_TO_PASSWORD = "MEMORA_OGM_TO_PASSWORD"
 
 
 class CommandError(Exception):
-    """A transfer command failed with a message for the user (exit status 1)."""
+    """A command failed with a message for the user."""
 
 
 def _info(message: str) -> None:

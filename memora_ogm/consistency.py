@@ -132,11 +132,6 @@ def _memory_order(memory: Memory) -> tuple[str, str, str]:
     return memory.org_id, memory.user_id, memory.memory_id
 
 
-def payload_text(payload: Mapping[str, Any]) -> Any:
-    """The stored text of a point, in either layout."""
-    return payload.get("document", payload.get("memory"))
-
-
 def _instant(value: Any) -> datetime | None:
     """An ISO-8601 payload timestamp as an aware datetime (naive is UTC, as the store
     writes it); ``None`` when it is none."""
@@ -152,7 +147,8 @@ def _instant(value: Any) -> datetime | None:
 def payload_differences(memory: Memory, payload: Mapping[str, Any]) -> tuple[FieldDifference, ...]:
     """The fields of ``payload`` that disagree with ``memory`` (timestamps as instants)."""
     expected = {
-        "text": (memory.memory, payload_text(payload)),
+        # The text is ``document`` in Memora's layout, ``memory`` in memora-ogm's.
+        "text": (memory.memory, payload.get("document", payload.get("memory"))),
         "org_id": (memory.org_id, payload.get("org_id")),
         "user_id": (memory.user_id, payload.get("user_id")),
         "agent_id": (memory.agent_id, payload.get("agent_id")),
