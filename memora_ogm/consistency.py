@@ -177,3 +177,31 @@ def _text(value: Any) -> str | None:
 def payload_tenant(payload: Mapping[str, Any]) -> tuple[str | None, str | None]:
     org, user = payload.get("org_id"), payload.get("user_id")
     return (org if isinstance(org, str) else None, user if isinstance(user, str) else None)
+
+
+def settle(
+    report: ConsistencyReport,
+    ids: list[str],
+    memories: list[Memory],
+    payloads: Mapping[str, Mapping[str, Any]],
+) -> None:
+    """File each of ``ids`` in ``report``, from the graph's ``memories`` of those ids
+    (whatever their tenant) and the store's ``payloads`` of them: an id several tenants
+    hold clashes, a memory may lack its point or disagree with it, a point may have no
+    memory (an orphan)."""
+    held: dict[str, list[Memory]] = {}
+    for memory in memories:
+        held.setdefault(memory.memory_id, []).append(memory)
+    for memory_id in ids:
+        owned, payload = held.get(memory_id, []), payloads.get(memory_id)
+        if len(owned) > 1:
+            owners = tuple(sorted((m.org_id, m.user_id) for m in owned))
+            report.clashes.append(ClashingMemoryId(memory_id, owners))
+        elif owned and payload is None:
+            report.missing.append(MissingPoint(owned[0]))
+        elif owned:
+            differences = payload_differences(owned[0], payload or {})
+            if differences:
+                report.wrong_payloads.append(WrongPayload(owned[0], differences))
+        elif payload is not None:
+            report.orphans.append(OrphanPoint(memory_id, *payload_tenant(payload)))

@@ -25,15 +25,12 @@ from memora_ogm._async.paging import Part, pages
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import add_to_vector_db
 from memora_ogm.consistency import (
-    ClashingMemoryId,
     ConsistencyReport,
-    MissingPoint,
-    OrphanPoint,
     Progress,
     Tenant,
-    WrongPayload,
     payload_differences,
     payload_tenant,
+    settle,
 )
 from memora_ogm.schema import models
 from memora_ogm.transfer_import import memories_with_ids
@@ -119,14 +116,6 @@ async def _next(items: AsyncIterator[T]) -> T | None:
         return None
 
 
-async def _holders(graph: Graph, memory_ids: list[str]) -> dict[str, list[models.Memory]]:
-    """The graph's memories of each id, whatever their tenant."""
-    held: dict[str, list[models.Memory]] = {}
-    for values in await graph.execute(memories_with_ids, memory_ids):
-        held.setdefault(values["memory_id"], []).append(_memory(values))
-    return held
-
-
 class _Check:
     """One run of the check: each tenant's memories and points, and the ids left unsettled."""
 
@@ -195,22 +184,10 @@ class _Check:
         self.unsettled.clear()
         if not ids:
             return
-        held = await _holders(self.graph, ids)
-        payloads = await self.store.payloads(ids)
-        report = self.report
-        for memory_id in ids:
-            memories, payload = held.get(memory_id, []), payloads.get(memory_id)
-            if len(memories) > 1:
-                owners = tuple(sorted((m.org_id, m.user_id) for m in memories))
-                report.clashes.append(ClashingMemoryId(memory_id, owners))
-            elif memories and payload is None:
-                report.missing.append(MissingPoint(memories[0]))
-            elif memories:
-                differences = payload_differences(memories[0], payload or {})
-                if differences:
-                    report.wrong_payloads.append(WrongPayload(memories[0], differences))
-            elif payload is not None:
-                report.orphans.append(OrphanPoint(memory_id, *payload_tenant(payload)))
+        found = await self.graph.execute(memories_with_ids, ids)
+        settle(
+            self.report, ids, [_memory(values) for values in found], await self.store.payloads(ids)
+        )
         self.resolved.update(ids)
 
 

@@ -26,15 +26,12 @@ from memora_ogm._sync.paging import Part, pages
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import add_to_vector_db
 from memora_ogm.consistency import (
-    ClashingMemoryId,
     ConsistencyReport,
-    MissingPoint,
-    OrphanPoint,
     Progress,
     Tenant,
-    WrongPayload,
     payload_differences,
     payload_tenant,
+    settle,
 )
 from memora_ogm.schema import models
 from memora_ogm.transfer_import import memories_with_ids
@@ -120,14 +117,6 @@ def _next(items: Iterator[T]) -> T | None:
         return None
 
 
-def _holders(graph: Graph, memory_ids: list[str]) -> dict[str, list[models.Memory]]:
-    """The graph's memories of each id, whatever their tenant."""
-    held: dict[str, list[models.Memory]] = {}
-    for values in graph.execute(memories_with_ids, memory_ids):
-        held.setdefault(values["memory_id"], []).append(_memory(values))
-    return held
-
-
 class _Check:
     """One run of the check: each tenant's memories and points, and the ids left unsettled."""
 
@@ -196,22 +185,8 @@ class _Check:
         self.unsettled.clear()
         if not ids:
             return
-        held = _holders(self.graph, ids)
-        payloads = self.store.payloads(ids)
-        report = self.report
-        for memory_id in ids:
-            memories, payload = held.get(memory_id, []), payloads.get(memory_id)
-            if len(memories) > 1:
-                owners = tuple(sorted((m.org_id, m.user_id) for m in memories))
-                report.clashes.append(ClashingMemoryId(memory_id, owners))
-            elif memories and payload is None:
-                report.missing.append(MissingPoint(memories[0]))
-            elif memories:
-                differences = payload_differences(memories[0], payload or {})
-                if differences:
-                    report.wrong_payloads.append(WrongPayload(memories[0], differences))
-            elif payload is not None:
-                report.orphans.append(OrphanPoint(memory_id, *payload_tenant(payload)))
+        found = self.graph.execute(memories_with_ids, ids)
+        settle(self.report, ids, [_memory(values) for values in found], self.store.payloads(ids))
         self.resolved.update(ids)
 
 
