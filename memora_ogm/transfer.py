@@ -640,13 +640,6 @@ class JsonLinesFile:
                 yield _loads(number, line), length
 
 
-def sized(records: Iterable[Any]) -> Iterator[tuple[Any, int | None]]:
-    """``records`` with the length of each one's line, where they were read from a file."""
-    if isinstance(records, JsonLinesFile):
-        return records.sized()
-    return ((record, None) for record in records)
-
-
 def _loads(number: int, line: bytes) -> Any:
     try:
         return json.loads(line.decode("utf-8"))

@@ -67,7 +67,12 @@ def validated(
 ) -> Iterator[tuple[int, Record, int]]:
     """The content records of ``records`` as ``validator`` checks and parses them (and
     re-keyed when ``rekeying``), each with its line number and size in bytes."""
-    for record, line_bytes in transfer.sized(records):
+    read: Iterable[tuple[Any, int | None]] = (
+        records.sized()
+        if isinstance(records, transfer.JsonLinesFile)
+        else ((record, None) for record in records)
+    )
+    for record, line_bytes in read:
         parsed, size = validator.feed(record, line_bytes)
         if parsed["type"] in (transfer.HEADER, transfer.END):
             continue

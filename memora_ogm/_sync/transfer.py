@@ -340,10 +340,7 @@ def move_organization(
     graph only: deleting its points would delete the target's.
     """
 
-    def report(stage: str, done: int, total: int | None) -> None:
-        if progress is not None:
-            progress(stage, done, total)
-
+    report = progress or (lambda stage, done, total: None)
     handle, path = tempfile.mkstemp(prefix="memora-ogm-move-", suffix=".jsonl")
     try:
         exported = transfer.Digest()
