@@ -339,7 +339,6 @@ def move_organization(
     points as they were (same ids, same payload) and the source is deleted from its
     graph only: deleting its points would delete the target's.
     """
-
     report = progress or (lambda stage, done, total: None)
     handle, path = tempfile.mkstemp(prefix="memora-ogm-move-", suffix=".jsonl")
     try:
