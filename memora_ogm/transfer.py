@@ -574,11 +574,8 @@ def validate(records: Iterable[Any]) -> Counter[str]:
 
 class Rekeying:
     """New memory ids for a copy of a tenant: each memory record gets a fresh uuid4 and each
-    ``contrary_update`` the new ids of its two memories.
-
-    Call it on every parsed record, in order; the same instance gives the same new id to
-    an old one every time, so an import's passes over its input agree.
-    """
+    ``contrary_update`` the new ids of its two memories (call it on every parsed record,
+    in order)."""
 
     def __init__(self) -> None:
         self.new_ids: dict[str, str] = {}
@@ -612,13 +609,10 @@ def write_records(records: Iterable[Record], out: IO[str]) -> int:
 
 
 class JsonLinesFile:
-    """A ``.jsonl`` file as a re-iterable of records: each iteration reads it again.
-
-    An import iterates it once to validate and once to write, so a file of any size is
-    imported in flat memory. A line that is not JSON, longer than
+    """A ``.jsonl`` file as a re-iterable of records, read a line at a time: a file of any
+    size is imported in flat memory. A line that is not JSON, longer than
     :data:`MAX_RECORD_BYTES` (it is never read whole) or nested too deeply raises
-    :class:`ImportFormatError`.
-    """
+    :class:`ImportFormatError`."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
