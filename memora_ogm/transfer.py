@@ -354,11 +354,6 @@ class Shape:
         return self.key + tuple(name for name in rest if name not in self.key)
 
     @functools.cached_property
-    def compared(self) -> tuple[str, ...]:
-        """The properties besides the key: what ``on_conflict="skip"`` compares."""
-        return tuple(name for name in self.properties if name not in self.key)
-
-    @functools.cached_property
     def fields(self) -> dict[str, Check]:
         """Every field of the record but ``type``, in file order, with its check (which
         also converts)."""

@@ -136,7 +136,7 @@ def new_records(kind: str, batch: Batch, on_conflict: OnConflict) -> Call[list[R
             described = f"{kind} " + ", ".join(f"{name}={record[name]!r}" for name in shape.key)
             if on_conflict == "fail":
                 raise ImportConflict(line, described)
-            differing = [name for name in shape.compared if node.get(name) != record[name]]
+            differing = [name for name in shape.properties if node.get(name) != record[name]]
             if differing:
                 raise ImportConflict(
                     line,
@@ -385,10 +385,8 @@ def _write_contrary_updates(work: UnitOfWork, batch: list[Record], new: list[Rec
     return []
 
 
-Writer = Callable[[UnitOfWork, list[Record], list[Record]], Created]
-
 #: Per record type: what declares the write of a batch (all its records, the new ones).
-WRITERS: dict[str, Writer] = {
+WRITERS: dict[str, Callable[[UnitOfWork, list[Record], list[Record]], Created]] = {
     transfer.ORGANIZATION: _write_organizations,
     transfer.USER: _write_users,
     transfer.AGENT: _write_agents,
