@@ -3,8 +3,8 @@ of a page reaches or counts, and the import's batches.
 
 An export reads a tenant page by page (:func:`page`, :func:`output_each` with
 :class:`Related` and :class:`Count`, which ``memora-ogm inspect`` counts with too); an
-import finds, merges and links many nodes of one kind per statement (:func:`find_each`
-... :func:`link_in_chains`), which a save of one interaction reuses. Built on the generic
+import (:mod:`memora_ogm.transfer_import`) finds, merges and links many nodes of one kind
+per statement (:func:`find_each` ... :func:`link_in_chains`). Built on the generic
 compiler's extension points and the renderer's clauses; no I/O, shared by both twins.
 """
 
@@ -125,7 +125,7 @@ def output_each(work: UnitOfWork, name: str, ref: Ref, **related: Related | Coun
     work.output(name, ref, **{key: value.cypher for key, value in related.items()})
 
 
-# -- batches of the import (memora_ogm._async.transfer) ----------------------------------------
+# -- batches of the import (memora_ogm.transfer_import) ---------------------------------------
 
 
 def find_each(work: UnitOfWork, cls: type, keys: Sequence[Mapping[str, Any]]) -> Ref:
