@@ -14,13 +14,21 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from memora_ogm._async.nodes import Memory as MemoryNode
+from memora_ogm._async.nodes import Org
 from memora_ogm.schema.models import Memory
+from memora_ogm.transfer_plans import Part
 
 Progress = Callable[[int], None]
 """Called as the check goes with the number of graph memories compared so far."""
 
 Tenant = tuple[str, str]
 """An (organisation, user) pair: where a memory and its point belong."""
+
+#: What the check pages through besides users (:data:`memora_ogm.transfer.USER_PAGES`):
+#: the organisations, and a user's memories, without what an export brings along.
+ORG_PAGES = Part(Org, "org_id")
+MEMORY_PAGES = Part(MemoryNode, "memory_id")
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,24 @@ from typing import IO, Any
 
 from neomodel.properties import Property
 
-from memora_ogm._async.nodes import Agent, Interaction, Memory, Org, User, new_memory_id
+from memora_ogm._async.nodes import (
+    Agent,
+    Interaction,
+    Memory,
+    MessageBlock,
+    Org,
+    User,
+    new_memory_id,
+)
+from memora_ogm.calls import Call
+from memora_ogm.calls.organization import match_org
+from memora_ogm.calls.user import match_user
 from memora_ogm.errors import MemoraOGMError
 from memora_ogm.mapping import node_key
+from memora_ogm.projection import projection, reading
 from memora_ogm.properties import NativeDateProperty, ZonedDateTimeProperty, storable
+from memora_ogm.transfer_plans import Part, Related
+from memora_ogm.unit_of_work import UnitOfWork
 from memora_ogm.validation import (
     MAX_NAME_LENGTH,
     MAX_TEXT_LENGTH,
@@ -381,6 +395,36 @@ SHAPES: dict[str, Shape] = {
 }
 #: The record types that carry content, in the order an export writes them.
 CONTENT_TYPES = tuple(SHAPES)
+
+
+def tenant(org_id: str, user_id: str | None) -> Call[dict[str, Any]]:
+    """An export's first read: the organisation's values; not found, the organisation or
+    the user of a user's export."""
+    work = UnitOfWork()
+    found = match_org(work, org_id)
+    if user_id is not None:
+        match_user(work, org_id, user_id)
+    work.output("org", found)
+    return Call(work, lambda row: projection(reading(Org)).values(row["org"]))
+
+
+# What an export pages through: each node with what its record holds besides properties.
+_MESSAGES = Related(
+    (Interaction.first_message, MessageBlock.is_next), ("role", "content"), "msg_position"
+)
+_OCCURRED = Related((Interaction.has_occurrence_on,), ("date",))
+_SOURCES = Related((Memory.message_source,), ("msg_position",))
+_OBTAINED = Related((Memory.date_obtained,), ("date",))
+#: The newer memories superseding a memory, of the same user (as the record requires).
+_NEWER = Related((Memory.contrary_update,), ("memory_id",), "memory_id", ("org_id", "user_id"))
+USER_PAGES = Part(User, "user_id")
+AGENT_PAGES = Part(Agent, "agent_id")
+INTERACTION_PAGES = Part(
+    Interaction, "interaction_id", (("messages", _MESSAGES), ("dates", _OCCURRED))
+)
+MEMORY_PAGES = Part(
+    Memory, "memory_id", (("sources", _SOURCES), ("days", _OBTAINED), ("newer", _NEWER))
+)
 
 
 def parse(line: int, record: Any) -> Record:

@@ -10,6 +10,7 @@ compiler's extension points and the renderer's clauses; no I/O, shared by both t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +46,7 @@ from memora_ogm.plan import (
     with_,
 )
 from memora_ogm.projection import table
-from memora_ogm.unit_of_work import Ref, UnitOfWork, count_nodes, row_properties
+from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork, count_nodes, row_properties
 
 # -- keyset pages (tenant exports) ------------------------------------------------------------
 
@@ -123,6 +124,28 @@ def output_each(work: UnitOfWork, name: str, ref: Ref, **related: Related | Coun
     ``related``, the list of what it reaches (a page of interactions with their messages
     and days) or the number of nodes counted for it (a user's memories)."""
     work.output(name, ref, **{key: value.cypher for key, value in related.items()})
+
+
+@dataclass(frozen=True)
+class Part:
+    """A node class paged through by ``key``, with what each node's row brings along
+    (``related``: name -> what it reaches)."""
+
+    cls: type
+    key: str
+    related: tuple[tuple[str, Related], ...] = ()
+
+
+@functools.cache
+def page_read(part: Part, owner: tuple[str, ...], first: bool) -> Prepared:
+    """The read of one page of ``part`` for the ``owner`` property values (the first page,
+    or one after a key), declared and compiled once."""
+
+    def declare(work: UnitOfWork, limit: Any, after: Any = None, **keys: Any) -> None:
+        nodes = page(work, part.cls, part.key, after, limit, **keys)
+        output_each(work, "page", nodes, **dict(part.related))
+
+    return Prepared(declare)
 
 
 # -- batches of the import (memora_ogm.transfer_import) ---------------------------------------

@@ -21,27 +21,34 @@ import pytest
 from interaction_helpers import LATER, NO_MEMORY, chat, conversation
 from memora_ogm.migrations import MIGRATIONS
 
-from memora_ogm import migration
-from memora_ogm._async.base import BaseGraphDB
+from memora_ogm import consistency, constraints, migration, picture, transfer
+from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._async.nodes import NODE_CLASSES
 from memora_ogm.calls import Batches, Call, agent, interaction, memory, organization, user
 from memora_ogm.calls.erasure import BATCH_SIZE, Erasure
 from memora_ogm.constraints import node_key_statement
+from memora_ogm.transfer_import import (
+    Batch,
+    batches,
+    kinds_held,
+    memories_with_ids,
+    new_records,
+    validated,
+    write_of,
+)
+from memora_ogm.transfer_plans import Part, page_read
 from memora_ogm.unit_of_work import Statement
 
 GOLDEN = Path(__file__).parent / "golden"
 #: Separates the statements of one golden file (as tests/test_golden.py writes them).
 SEPARATOR = "\n\n// ---\n\n"
-#: Public methods that send nothing, and those whose statements depend on what the server
-#: holds (their pages and batches follow the data): tests/test_golden.py covers those.
-NOT_COMPILED = {
-    "close",
-    "get_associated_vector_db",
-    "export_organization",
-    "export_user",
-    "import_records",
-    "check_consistency",
-}
+#: Public methods that send nothing (the constructors among them).
+NOT_COMPILED = {"close", "get_associated_vector_db", "from_connection", "from_neomodel"}
+#: An export of a user (tests/test_transfer_format.py writes it), which the import's shapes
+#: take as tests/test_golden.py's world: an organisation, a user, an org-wide agent, an
+#: interaction and its memories. Their statements depend on which records there are (a
+#: user's own agent adds a lookup of users), not on their values.
+RECORDS = GOLDEN / "transfer" / "user.jsonl"
 
 ORG, USER, AGENT, INTERACTION, MEMORY = "org-1", "user-1", "agent-1", "interaction-1", NO_MEMORY
 APOC = True  # the test server has APOC: the goldens resolve placeholders on the server
@@ -112,6 +119,10 @@ def _ids(memory_id: str) -> dict[str, str]:
 
 #: Shape name -> the call's declaration, with fixed ids.
 SHAPES: dict[str, Callable[[], Call[Any] | Batches]] = {
+    "missing_constraints": constraints.missing_constraints,
+    "applied_migrations": migration.applied_migrations,
+    "graph_of": lambda: picture.graph_of(ORG, USER),
+    "graph_of__organization": lambda: picture.graph_of(ORG),
     "create_organization": lambda: organization.create_organization("Globex"),
     "update_organization": lambda: organization.update_organization(ORG, "Initech"),
     "delete_organization": lambda: organization.delete_organization(ERASE, ORG),
@@ -199,23 +210,140 @@ def test_the_migration_compiles_to_its_golden_statements() -> None:
     applied versions, each operation (a batch of links, an index dropped), the record."""
     (first,) = MIGRATIONS
     operations = [sent(migration.apply(operation)) for operation in first.operations]
+    for shape in ("migrate_to_schema_for_memora_v0_3_x", "migrate"):
+        assert_compiles(
+            shape,
+            *sent(migration.install_record(False)),
+            *sent(migration.applied_migrations()),
+            *(statement for statements in operations for statement in statements),
+            *sent(migration.record(first)),
+        )
+
+
+def _page(part: Part, owner: dict[str, str], after: bool = False) -> Any:
+    """The read of a keyset page of ``part`` for ``owner``: the first, or one after a key."""
+    values = {"limit": 1, **owner, **({"after": "key"} if after else {})}
+    return page_read(part, tuple(owner), not after).bind(**values)
+
+
+def _export(user_id: str | None, pages_of_one: bool = False) -> list[Any]:
+    """An export's reads, of a world with one user: the organisation, the users, the
+    agents, then each user's interactions and memories; with pages of one node, each
+    kind's page after the first node too (the golden world has one user, one org-wide
+    agent besides the user's, one interaction and two memories)."""
+    tenant = {"org_id": ORG} if user_id is None else {"org_id": ORG, "user_id": user_id}
+    users, agents, interactions, memories = (
+        transfer.USER_PAGES,
+        transfer.AGENT_PAGES,
+        transfer.INTERACTION_PAGES,
+        transfer.MEMORY_PAGES,
+    )
+    owned = {"org_id": ORG, "user_id": USER}
+    if not pages_of_one:
+        return [
+            *sent(transfer.tenant(ORG, user_id)),
+            _page(users, tenant),
+            _page(agents, {"org_id": ORG}),
+            _page(users, tenant),
+            _page(interactions, owned),
+            _page(memories, owned),
+        ]
+    return [
+        *sent(transfer.tenant(ORG, user_id)),
+        _page(users, tenant),
+        _page(users, tenant, after=True),
+        _page(agents, {"org_id": ORG}),
+        _page(agents, {"org_id": ORG}, after=True),
+        _page(users, tenant),
+        _page(interactions, owned),
+        _page(interactions, owned, after=True),
+        _page(memories, owned),
+        _page(memories, owned, after=True),
+        _page(users, tenant, after=True),
+    ]
+
+
+def test_the_exports_compile_to_their_golden_statements() -> None:
+    assert_compiles("export_organization", *_export(None))
+    assert_compiles("export_user", *_export(USER))
+    assert_compiles("export_user__pages_of_one", *_export(USER, pages_of_one=True))
+
+
+def _batches() -> list[tuple[str, Batch]]:
+    """The import batches of :data:`RECORDS` without the user's own agent, what it took
+    part in, and the end record that counted them."""
+    records = list(transfer.JsonLinesFile(RECORDS))
+    own = {r["agent_id"] for r in records if r["type"] == transfer.AGENT and r["user_id"]}
+    world = [r for r in records if r.get("agent_id") not in own and r["type"] != transfer.END]
+    return list(batches(validated(world, transfer.Validator(), None)))
+
+
+def test_the_imports_compile_to_their_golden_statements() -> None:
+    """An import checks the whole input first (which record types the graph holds some
+    node of, and those records one by one; the memory ids across the graph), then writes
+    a batch per transaction: into an empty graph, or, skipping, into one that holds all
+    but the interaction and its memories (each batch checked again in its transaction)."""
+    imported = _batches()
+    memory_ids = [
+        record["memory_id"]
+        for kind, batch in imported
+        for _, record in batch
+        if kind == transfer.MEMORY
+    ]
+    held = (transfer.ORGANIZATION, transfer.USER, transfer.AGENT)
+
+    def write(kind: str, batch: Batch, skip: bool) -> list[Any]:
+        new = [] if skip and kind in held else [record for _, record in batch]
+        declared = write_of(kind, batch, new)
+        return [declared[0]] if declared is not None else []
+
     assert_compiles(
-        "migrate_to_schema_for_memora_v0_3_x",
-        *sent(migration.install_record(False)),
-        *sent(migration.applied_migrations()),
-        *(statement for statements in operations for statement in statements),
-        *sent(migration.record(first)),
+        "import_records",
+        *sent(kinds_held(ORG)),
+        *sent(memories_with_ids(memory_ids)),
+        *(statement for kind, batch in imported for statement in write(kind, batch, False)),
+    )
+    assert_compiles(
+        "import_records__skip",
+        *sent(kinds_held(ORG)),
+        *(sent(new_records(kind, batch, "skip"))[0] for kind, batch in imported if kind in held),
+        *sent(memories_with_ids(memory_ids)),
+        *(
+            statement
+            for kind, batch in imported
+            for statement in [sent(new_records(kind, batch, "skip"))[0], *write(kind, batch, True)]
+        ),
     )
 
 
-def test_every_public_method_is_compiled_here_or_follows_the_data() -> None:
+def test_the_consistency_check_compiles_to_its_golden_statements() -> None:
+    """The check of every organisation against an empty store: the graph's tenants, each
+    user's memories, then the memory ids the store does not hold, across the graph. A
+    repair reads the same, then writes to the store alone."""
+    for shape in ("check_consistency", "repair"):
+        assert_compiles(
+            shape,
+            _page(consistency.ORG_PAGES, {}),
+            _page(transfer.USER_PAGES, {"org_id": ORG}),
+            _page(consistency.MEMORY_PAGES, {"org_id": ORG, "user_id": USER}),
+            *sent(memories_with_ids([MEMORY])),
+        )
+
+
+def test_every_public_method_is_compiled_here() -> None:
     methods = {
         name
-        for name, _ in inspect.getmembers(BaseGraphDB, inspect.isfunction)
+        for name, _ in inspect.getmembers(Neo4jGraphInterface, callable)
         if not name.startswith("_")
     }
     compiled_here = {shape.split("__")[0] for shape in SHAPES} | {
         "setup",
         "migrate_to_schema_for_memora_v0_3_x",
+        "migrate",
+        "repair",
+        "export_organization",
+        "export_user",
+        "import_records",
+        "check_consistency",
     }
     assert methods - NOT_COMPILED == compiled_here

@@ -20,11 +20,12 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph
-from memora_ogm._async.nodes import Memory, Org, User
-from memora_ogm._async.paging import Part, pages
+from memora_ogm._async.paging import pages
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import add_to_vector_db
 from memora_ogm.consistency import (
+    MEMORY_PAGES,
+    ORG_PAGES,
     ConsistencyReport,
     Progress,
     Tenant,
@@ -33,7 +34,9 @@ from memora_ogm.consistency import (
     settle,
 )
 from memora_ogm.schema import models
+from memora_ogm.transfer import USER_PAGES
 from memora_ogm.transfer_import import memories_with_ids
+from memora_ogm.transfer_plans import Part
 from memora_ogm.validation import check_ids
 
 T = TypeVar("T")
@@ -45,10 +48,6 @@ CHECK_PAGE = 1_000
 RESOLVE_BATCH = 10_000
 #: Orphan points deleted per call by ``repair``.
 DELETE_BATCH = 1_000
-
-_ORGS = Part(Org, "org_id")
-_USERS = Part(User, "user_id")
-_MEMORIES = Part(Memory, "memory_id")
 
 
 @runtime_checkable
@@ -89,13 +88,13 @@ async def _keys(graph: Graph, part: Part, **owner: str) -> AsyncIterator[str]:
 
 
 async def _graph_tenants(graph: Graph, org_id: str | None) -> set[Tenant]:
-    orgs = [org_id] if org_id is not None else [org async for org in _keys(graph, _ORGS)]
-    return {(org, user) for org in orgs async for user in _keys(graph, _USERS, org_id=org)}
+    orgs = [org_id] if org_id is not None else [org async for org in _keys(graph, ORG_PAGES)]
+    return {(org, user) for org in orgs async for user in _keys(graph, USER_PAGES, org_id=org)}
 
 
 async def _memorypages(graph: Graph, tenant: Tenant) -> AsyncIterator[list[models.Memory]]:
     org_id, user_id = tenant
-    async for page in pages(graph, _MEMORIES, org_id=org_id, user_id=user_id):
+    async for page in pages(graph, MEMORY_PAGES, org_id=org_id, user_id=user_id):
         yield [_memory(values) for values, _ in page]
 
 

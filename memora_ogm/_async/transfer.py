@@ -23,12 +23,7 @@ from memora_ogm import convert, telemetry, transfer
 from memora_ogm._async.compat import result_of
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph, Landed, Work
-from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Org, User
-from memora_ogm._async.paging import Part, pages
-from memora_ogm.calls import Call
-from memora_ogm.calls.organization import match_org
-from memora_ogm.calls.user import match_user
-from memora_ogm.projection import projection, reading
+from memora_ogm._async.paging import pages
 from memora_ogm.transfer import (
     ImportConflict,
     ImportSummary,
@@ -50,8 +45,6 @@ from memora_ogm.transfer_import import (
     validated,
     write_of,
 )
-from memora_ogm.transfer_plans import Related
-from memora_ogm.unit_of_work import UnitOfWork
 from memora_ogm.validation import check_flag, check_ids
 
 #: A user's contrary updates held back until the last of the user's memories is exported.
@@ -70,22 +63,6 @@ Progress = Callable[[int, int], None]
 # --------------------------------------------------------------------------- export
 
 
-_USERS = Part(User, "user_id")
-_AGENTS = Part(Agent, "agent_id")
-_MESSAGES = Related(
-    (Interaction.first_message, MessageBlock.is_next), ("role", "content"), "msg_position"
-)
-_OCCURRED = Related((Interaction.has_occurrence_on,), ("date",))
-_INTERACTIONS = Part(Interaction, "interaction_id", (("messages", _MESSAGES), ("dates", _OCCURRED)))
-_SOURCES = Related((Memory.message_source,), ("msg_position",))
-_OBTAINED = Related((Memory.date_obtained,), ("date",))
-#: The newer memories superseding a memory, of the same user (as the record requires).
-_NEWER = Related((Memory.contrary_update,), ("memory_id",), "memory_id", ("org_id", "user_id"))
-_MEMORIES = Part(
-    Memory, "memory_id", (("sources", _SOURCES), ("days", _OBTAINED), ("newer", _NEWER))
-)
-
-
 async def _user_content(graph: Graph, org_id: str, user_id: str) -> AsyncIterator[Record]:
     """A user's interactions, memories, then contrary updates, each in key order.
 
@@ -94,12 +71,12 @@ async def _user_content(graph: Graph, org_id: str, user_id: str) -> AsyncIterato
     memories, from the last memory whose updates are held.
     """
     owned = {"org_id": org_id, "user_id": user_id}
-    async for page in pages(graph, _INTERACTIONS, **owned):
+    async for page in pages(graph, transfer.INTERACTION_PAGES, **owned):
         for values, row in page:
             yield transfer.interaction(values, row)
     held: list[tuple[str, str]] = []
     rest: str | None = None  # the last memory whose updates are held, once they overflow
-    async for page in pages(graph, _MEMORIES, **owned):
+    async for page in pages(graph, transfer.MEMORY_PAGES, **owned):
         for values, row in page:
             yield transfer.memory(values, row)
             if rest is None:
@@ -109,7 +86,7 @@ async def _user_content(graph: Graph, org_id: str, user_id: str) -> AsyncIterato
     for older, newer in held:
         yield transfer.contrary_update({**owned, "memory_id": older}, newer)
     if rest is not None:
-        async for page in pages(graph, _MEMORIES, rest, **owned):
+        async for page in pages(graph, transfer.MEMORY_PAGES, rest, **owned):
             for values, row in page:
                 for newer in row["newer"]:
                     yield transfer.contrary_update(values, newer)
@@ -117,28 +94,23 @@ async def _user_content(graph: Graph, org_id: str, user_id: str) -> AsyncIterato
 
 async def export_records(graph: Graph, org_id: str, user_id: str | None) -> AsyncIterator[Record]:
     """The organisation (or one user of it) as records: header first, end last."""
-    tenant = UnitOfWork()
-    found = match_org(tenant, org_id)
-    if user_id is not None:
-        match_user(tenant, org_id, user_id)
-    tenant.output("org", found)
-    org = await graph.execute(Call, tenant, lambda row: projection(reading(Org)).values(row["org"]))
+    org = await graph.execute(transfer.tenant, org_id, user_id)
     counts: Counter[str] = Counter()
     scope = "organization" if user_id is None else "user"
     yield transfer.header(scope, org_id, user_id, graph.database)
     yield transfer.record(transfer.ORGANIZATION, org)
     counts[transfer.ORGANIZATION] += 1
     users = {"org_id": org_id} if user_id is None else {"org_id": org_id, "user_id": user_id}
-    async for page in pages(graph, _USERS, **users):
+    async for page in pages(graph, transfer.USER_PAGES, **users):
         counts[transfer.USER] += len(page)
         for values, _ in page:
             yield transfer.record(transfer.USER, values)
-    async for page in pages(graph, _AGENTS, org_id=org_id):
+    async for page in pages(graph, transfer.AGENT_PAGES, org_id=org_id):
         for values, _ in page:
             if user_id is None or values["user_id"] in (None, user_id):
                 counts[transfer.AGENT] += 1
                 yield transfer.record(transfer.AGENT, values)
-    async for page in pages(graph, _USERS, **users):
+    async for page in pages(graph, transfer.USER_PAGES, **users):
         for values, _ in page:
             async for record in _user_content(graph, org_id, values["user_id"]):
                 counts[record["type"]] += 1

@@ -21,11 +21,12 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph
-from memora_ogm._sync.nodes import Memory, Org, User
-from memora_ogm._sync.paging import Part, pages
+from memora_ogm._sync.paging import pages
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import add_to_vector_db
 from memora_ogm.consistency import (
+    MEMORY_PAGES,
+    ORG_PAGES,
     ConsistencyReport,
     Progress,
     Tenant,
@@ -34,7 +35,9 @@ from memora_ogm.consistency import (
     settle,
 )
 from memora_ogm.schema import models
+from memora_ogm.transfer import USER_PAGES
 from memora_ogm.transfer_import import memories_with_ids
+from memora_ogm.transfer_plans import Part
 from memora_ogm.validation import check_ids
 
 T = TypeVar("T")
@@ -46,10 +49,6 @@ CHECK_PAGE = 1_000
 RESOLVE_BATCH = 10_000
 #: Orphan points deleted per call by ``repair``.
 DELETE_BATCH = 1_000
-
-_ORGS = Part(Org, "org_id")
-_USERS = Part(User, "user_id")
-_MEMORIES = Part(Memory, "memory_id")
 
 
 @runtime_checkable
@@ -90,13 +89,13 @@ def _keys(graph: Graph, part: Part, **owner: str) -> Iterator[str]:
 
 
 def _graph_tenants(graph: Graph, org_id: str | None) -> set[Tenant]:
-    orgs = [org_id] if org_id is not None else [org for org in _keys(graph, _ORGS)]
-    return {(org, user) for org in orgs for user in _keys(graph, _USERS, org_id=org)}
+    orgs = [org_id] if org_id is not None else [org for org in _keys(graph, ORG_PAGES)]
+    return {(org, user) for org in orgs for user in _keys(graph, USER_PAGES, org_id=org)}
 
 
 def _memorypages(graph: Graph, tenant: Tenant) -> Iterator[list[models.Memory]]:
     org_id, user_id = tenant
-    for page in pages(graph, _MEMORIES, org_id=org_id, user_id=user_id):
+    for page in pages(graph, MEMORY_PAGES, org_id=org_id, user_id=user_id):
         yield [_memory(values) for values, _ in page]
 
 

@@ -2,26 +2,23 @@
 """Keyset pages of a tenant's nodes: what an export and the consistency check stream.
 
 A tenant's nodes of one class are read in the order of their key, a page per compiled
-read statement (:meth:`memora_ogm.unit_of_work.UnitOfWork.page`), each page starting
+read statement (:func:`memora_ogm.transfer_plans.page_read`), each page starting
 after the last key of the one before, so the index of the key serves every page and
 memory stays flat whatever the tenant's size. A page brings each node back as a
-projected map with what its row reaches (:class:`~memora_ogm.unit_of_work.Related`), and
+projected map with what its row reaches (:class:`~memora_ogm.transfer_plans.Related`), and
 its size adapts to the nodes' weight: a page of long conversations holds fewer.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from memora_ogm import telemetry
 from memora_ogm._sync.graph import Graph
 from memora_ogm.calls import Call
 from memora_ogm.projection import projection, reading
-from memora_ogm.transfer_plans import Related, output_each, page
-from memora_ogm.unit_of_work import Prepared, UnitOfWork
+from memora_ogm.transfer_plans import Part, page_read
 
 #: Nodes a page brings back at most (an interaction's messages and days count).
 PAGE_NODES = 20_000
@@ -31,31 +28,9 @@ PAGE_CHARS = 8 * 1024 * 1024
 FIRST_PAGE = 500
 
 
-@dataclass(frozen=True)
-class Part:
-    """A node class paged through by ``key``, with what each node's row brings along
-    (``related``: name -> what it reaches)."""
-
-    cls: type
-    key: str
-    related: tuple[tuple[str, Related], ...] = ()
-
-
 Row = tuple[dict[str, Any], dict[str, Any]]
 """A node of a page: its properties inflated by attribute name, and its row as read (with
 what it brings along)."""
-
-
-@functools.cache
-def _page_read(part: Part, owner: tuple[str, ...], first: bool) -> Prepared:
-    """The read of one page of ``part`` for the ``owner`` property values (the first page,
-    or one after a key), declared and compiled once."""
-
-    def declare(work: UnitOfWork, limit: Any, after: Any = None, **keys: Any) -> None:
-        nodes = page(work, part.cls, part.key, after, limit, **keys)
-        output_each(work, "page", nodes, **dict(part.related))
-
-    return Prepared(declare)
 
 
 def _weight(part: Part, page: list[Row]) -> tuple[int, int]:
@@ -90,7 +65,7 @@ def pages(graph: Graph, part: Part, after: str | None = None, **owner: str) -> I
         values: dict[str, Any] = {"limit": limit, **owner}
         if after is not None:
             values["after"] = after
-        read = _page_read(part, tuple(owner), after is None).bind(**values)
+        read = page_read(part, tuple(owner), after is None).bind(**values)
         page = graph.execute(Call, read, lambda row: inflated(row["page"]))
         telemetry.batch()
         if page:

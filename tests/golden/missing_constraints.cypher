@@ -1,0 +1,2 @@
+// parameters: -
+SHOW CONSTRAINTS YIELD name RETURN name
