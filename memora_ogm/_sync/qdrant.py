@@ -325,7 +325,7 @@ class QdrantDB(BaseVectorDB):
                 self._refuse_to_hide_earlier_default(client)
                 self._create_collection(client)
             info = client.get_collection(self.collection_name)
-            layouts.check(self.layout, self.collection_name, info.config.params)
+            self.layout.check(self.collection_name, info.config.params)
             self._create_missing_indexes(client, set(info.payload_schema))
         logger.info("Qdrant collection %s is set up", self.collection_name)
 
@@ -442,7 +442,7 @@ class QdrantDB(BaseVectorDB):
         ``ORGANIZATION`` scope a ``user_id`` is ignored, as in Memora.
         """
         texts = common.query_texts(queries)
-        search = layouts.search_filter(self.layout, memory_search_scope, org_id, user_id, agent_id)
+        search = self.layout.search_filter(memory_search_scope, org_id, user_id, agent_id)
         vectors = self._embed(texts, queries=True)
         with self._engine() as client:
             responses = client.query_batch_points(
@@ -468,7 +468,7 @@ class QdrantDB(BaseVectorDB):
     @override
     def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
         """Delete every memory whose payload names this organisation and user."""
-        selector = models.FilterSelector(filter=layouts.user_filter(self.layout, org_id, user_id))
+        selector = models.FilterSelector(filter=self.layout.user_filter(org_id, user_id))
         self._delete_points(selector)
 
     @override
@@ -525,7 +525,7 @@ class QdrantDB(BaseVectorDB):
         with self._engine() as client:
             points, following = client.scroll(
                 self.collection_name,
-                scroll_filter=layouts.user_filter(self.layout, org_id, user_id),
+                scroll_filter=self.layout.user_filter(org_id, user_id),
                 limit=common.positive_int("limit", limit),
                 offset=offset,
                 with_payload=True,
