@@ -41,13 +41,9 @@ class EdgeClient(common.EdgeFolder):
     def collection_exists(self, collection_name: str) -> bool:
         return common.is_shard(common.shard_folder(self.folder, collection_name))
 
-    def get_collection(self, collection_name: str) -> common.CollectionInfo:
-        shard = self._shard(collection_name)
-        params = common.collection_params(common.shard_folder(self.folder, collection_name))
-        return common.CollectionInfo(
-            config=common.CollectionConfig(params=params),
-            payload_schema=dict(shard.info().payload_schema),
-        )
+    def get_collection(self, collection_name: str) -> models.CollectionInfo:
+        schema = self._shard(collection_name).info().payload_schema
+        return common.collection_info(common.shard_folder(self.folder, collection_name), schema)
 
     def create_collection(
         self,
@@ -60,7 +56,7 @@ class EdgeClient(common.EdgeFolder):
         config = common.shard_config(
             vectors_config, sparse_vectors_config, hnsw_config, quantization_config
         )
-        self._create_shard(collection_name, config)
+        self._shard(collection_name, create=config)
         return True
 
     def create_payload_index(
@@ -70,18 +66,14 @@ class EdgeClient(common.EdgeFolder):
         field_schema: models.KeywordIndexParams,
         wait: bool = True,
     ) -> None:
-        shard = self._shard(collection_name)
-        shard.update(
-            edge.UpdateOperation.create_field_index(field_name, common.field_index(field_schema))
-        )
-        shard.flush()
+        index = common.field_index(field_schema)
+        self._update(collection_name, edge.UpdateOperation.create_field_index(field_name, index))
 
     def upsert(
         self, collection_name: str, points: Sequence[models.PointStruct], wait: bool = True
     ) -> None:
-        shard = self._shard(collection_name)
-        shard.update(edge.UpdateOperation.upsert_points([common.point(one) for one in points]))
-        shard.flush()
+        operation = edge.UpdateOperation.upsert_points([common.point(one) for one in points])
+        self._update(collection_name, operation)
 
     def delete(
         self,
@@ -89,9 +81,7 @@ class EdgeClient(common.EdgeFolder):
         points_selector: models.PointIdsList | models.FilterSelector,
         wait: bool = True,
     ) -> None:
-        shard = self._shard(collection_name)
-        shard.update(common.selector_operation(points_selector))
-        shard.flush()
+        self._update(collection_name, common.selector_operation(points_selector))
 
     def query_batch_points(
         self, collection_name: str, requests: Sequence[models.QueryRequest]
@@ -113,7 +103,10 @@ class EdgeClient(common.EdgeFolder):
         request = edge.FacetRequest(
             key, limit=limit, exact=exact, filter=common.condition_filter(facet_filter)
         )
-        return common.facet_response(self._shard(collection_name).facet(request))
+        hits = self._shard(collection_name).facet(request).hits
+        return models.FacetResponse(
+            hits=[models.FacetValueHit(value=str(hit.value), count=hit.count) for hit in hits]
+        )
 
     def count(
         self, collection_name: str, count_filter: models.Filter | None = None, exact: bool = True

@@ -308,12 +308,14 @@ class SingleVectorLayout(_Layout):
     def requests(
         self, vectors: list[Embedded], search: models.Filter, limit: int, local_mode: bool
     ) -> list[models.QueryRequest]:
-        if not all(isinstance(vector, list) for vector in vectors):
-            raise TypeError("The single-vector layout searches with one unnamed vector.")
-        return [
-            models.QueryRequest(query=vector, filter=search, limit=limit, with_payload=True)
-            for vector in vectors
-        ]
+        requests = []
+        for vector in vectors:
+            if not isinstance(vector, list):
+                raise TypeError("The single-vector layout searches with one unnamed vector.")
+            requests.append(
+                models.QueryRequest(query=vector, filter=search, limit=limit, with_payload=True)
+            )
+        return requests
 
 
 Layout = MemoraLayout | SingleVectorLayout
