@@ -1,24 +1,11 @@
 """``BaseVectorDB`` over Qdrant: a server, Qdrant Edge in a folder, or qdrant-client's
-local mode in memory.
+local mode in memory (docs/vector-store.md).
 
-One collection holds the memories of every organisation; ``org_id`` and ``user_id`` are
-tenant payload indexes, so Qdrant keeps each tenant's points together and builds its
-search graph per tenant. A point's id is its ``memory_id``, which makes writes
-idempotent: retrying an add overwrites the same points instead of duplicating them, which
-the graph layer's all-or-nothing writes rely on (SPEC section 6). Everything that does no
-I/O is in :mod:`memora_ogm.vector_db.qdrant_common` and :mod:`memora_ogm.vector_db.layouts`
-(the collection layouts: Memora's and memora-ogm's earlier one), shared with the sync twin.
-
-The store is safe to share between threads, tasks and event loops: calls on the in-memory
-engine (qdrant-client's local mode, which is not thread-safe) take turns, each holding the
-engine for the whole of one method, undo included; a Qdrant server and Qdrant Edge (whose
-shards lock inside) are called concurrently. A store opened with
-``url=`` holds one server client per process and event loop (an async client's
-connections belong to the loop that opened them), opened on first use there and closed
-when that loop shuts down its async generators (``asyncio.run`` does) or by ``close()``.
-After ``os.fork()`` a child opens its own server client on first use and never touches
-the parent's; an embedded store refuses to work in a child (see
-``InheritedEmbeddedStoreError``).
+One collection holds the memories of every organisation, with tenant payload indexes; a
+point's id is its ``memory_id``, so retrying an add overwrites the same points instead of
+duplicating them, which the graph's all-or-nothing writes rely on (SPEC section 6). What
+does no I/O is in :mod:`memora_ogm.vector_db.qdrant_common` and
+:mod:`memora_ogm.vector_db.layouts`, shared with the sync twin.
 """
 
 from __future__ import annotations
@@ -73,7 +60,13 @@ class _LoopClient(LoopBound):
 
 
 class _ServerClients:
-    """The clients of a store opened with ``url=``, one per process and event loop."""
+    """The clients of a store opened with ``url=``, one per process and event loop (an
+    async client's connections belong to the loop that opened them); a forked child opens
+    its own and never touches the parent's."""
+
+    #: Calls on a server are not serialised, and it searches by its indexes.
+    lock = None
+    local_mode = False
 
     def __init__(self, open_client: Callable[[], AsyncQdrantClient]) -> None:
         self._open = open_client
@@ -81,7 +74,7 @@ class _ServerClients:
         self._lock = threading.Lock()
         fork.register(self)
 
-    def here(self) -> AsyncQdrantClient:
+    def get(self) -> AsyncQdrantClient:
         """The client of this process and event loop, opened on first use."""
         key = (fork.generation(), current_loop())
         held = self._clients.get(key)
@@ -89,17 +82,12 @@ class _ServerClients:
             with self._lock:
                 held = self._clients.get(key)
                 if held is None or held.closed:
-                    self._forget_closed_loops()
-                    held = _LoopClient(self._open())
-                    self._clients[key] = held
+                    # Loops closed without shutting down their async generators: their
+                    # clients cannot be awaited any more (the garbage collector closes them).
+                    for gone in [key for key in self._clients if key[1] and key[1].is_closed()]:
+                        del self._clients[gone]
+                    held = self._clients[key] = _LoopClient(self._open())
         return held.client
-
-    def _forget_closed_loops(self) -> None:
-        """Drop the clients of loops that closed without shutting down their async
-        generators: they cannot be awaited any more (the garbage collector closes their
-        sockets)."""
-        for key in [key for key in self._clients if key[1] is not None and key[1].is_closed()]:
-            del self._clients[key]
 
     def forget_inherited(self) -> None:
         """In a forked child: forget the parent's clients, without closing any."""
@@ -155,12 +143,17 @@ class QdrantDB(BaseVectorDB):
     ``embedding_function``, so a memory sharing nothing with the query is not returned.
     ``None`` keeps every result.
 
-    A client passed in is used as given, on whichever event loop calls the store: a
-    server client's connections belong to the loop that first used them, so use such a
-    store from one event loop (or pass ``url=``, which opens a client per loop). A
-    forked child replaces it with a client of the same options, and ``close()`` closes
-    it. An embedded engine, given or opened here, serves every loop of its process; a
-    folder's (another store's ``async_client``) may be passed to open another collection in it.
+    The store is safe to share between threads, tasks and event loops: calls on the
+    in-memory engine (not thread-safe) take turns, each holding it for the whole of one
+    method, undo included; a server and Edge (whose shards lock inside) are called
+    concurrently. With ``url=`` the store opens a server client per process and event
+    loop, closed when that loop shuts down its async generators (``asyncio.run`` does) or
+    by ``close()``. A client passed in is used as given, on whichever event loop calls the
+    store: a server client's connections belong to the loop that first used them, so use
+    such a store from one event loop. A forked child replaces it with a client of the same
+    options; an embedded store refuses to work in a child (``InheritedEmbeddedStoreError``).
+    An embedded engine, given or opened here, serves every loop of its process; a folder's
+    (another store's ``async_client``) may be passed to open another collection in it.
     """
 
     def __init__(
@@ -179,25 +172,17 @@ class QdrantDB(BaseVectorDB):
         search_limit: int = 10,
         score_threshold: float | None | common.Default = common.DEFAULT,
     ) -> None:
-        if embedding_dimension is None and isinstance(embedding_function, HashingEmbedding):
-            embedding_dimension = embedding_function.dimension
-        common.check_embedding_arguments(embedding_function, embedding_dimension)
-        if embedding_function is not None and embed_models_cache_dir is not None:
-            raise ValueError(
-                "`embed_models_cache_dir` is for Memora's models, not an embedding_function."
-            )
+        self.layout = layouts.for_embedding(
+            embedding_function, embedding_dimension, embed_models_cache_dir
+        )
         self.embedding_function: EmbeddingFunction | None = None
         self.hybrid_embedding: HybridEmbedding | None = None
-        self.layout: layouts.Layout
         if embedding_function is None:
             self.hybrid_embedding = HybridEmbedding(embed_models_cache_dir)
-            self.layout = layouts.MemoraLayout()
         else:
             self.embedding_function = embedding_call(embedding_function)
-            self.layout = layouts.SingleVectorLayout(
-                common.positive_int("embedding_dimension", embedding_dimension)
-            )
-        self._default_collection = collection_name is None
+        #: Memora's layout in its default collection must not hide memora-ogm's earlier one.
+        self._guard_earlier_default = collection_name is None and embedding_function is None
         self.collection_name = common.require_id(
             "collection_name",
             self.layout.default_collection if collection_name is None else collection_name,
@@ -213,7 +198,7 @@ class QdrantDB(BaseVectorDB):
         if async_client is not None and not isinstance(
             async_client, (AsyncQdrantClient, AsyncEdgeClient)
         ):
-            raise ValueError(
+            raise ValueError(  # names, not text: the sync twin names its own classes
                 "The client must be a qdrant_client."
                 + AsyncQdrantClient.__name__
                 + " or another store's "
@@ -223,11 +208,19 @@ class QdrantDB(BaseVectorDB):
         if path is not None:
             edge_common.shard_folder(edge_common.folder_path(path), self.collection_name)
         # Last, once the arguments are known good: opening a folder locks it.
-        self._server_clients: _ServerClients | None = None
-        if url is None:
-            self.async_client = async_client or self._open(location, path)
+        self._process_client: common.ProcessClient[_Engine] | _ServerClients
+        if url is not None:
+            # Built here only to check the options and, once per store, the server's version.
+            AsyncQdrantClient(url=url, api_key=api_key)
+            self._process_client = _ServerClients(
+                lambda: AsyncQdrantClient(url=url, api_key=api_key, check_compatibility=False)
+            )
+        elif async_client is not None:
+            self.async_client = async_client
+        elif path is not None:
+            self.async_client = AsyncEdgeClient(path)
         else:
-            self._server_clients = self._serve(url, api_key)
+            self.async_client = AsyncQdrantClient(location=location or ":memory:")
         if enable_logging:
             logging.basicConfig(level=logging.INFO)
 
@@ -235,48 +228,23 @@ class QdrantDB(BaseVectorDB):
     def async_client(self) -> _Engine:
         """The Qdrant client of this process and, with ``url=``, of the running event loop
         (opened on first use there, so read it on that loop)."""
-        if self._server_clients is not None:
-            return self._server_clients.here()
         return self._process_client.get()
 
     @async_client.setter
     def async_client(self, client: _Engine) -> None:
-        self._server_clients = None
         self._process_client = common.ProcessClient(client)
-
-    @property
-    def _local_mode(self) -> bool:
-        """Whether the engine is qdrant-client's local mode, which searches exhaustively."""
-        return self._server_clients is None and self._process_client.local_mode
 
     @asynccontextmanager
     async def _engine(self) -> AsyncIterator[_Engine]:
         """The client, held alone while in use when it is the in-memory engine."""
-        client = self.async_client
-        lock = None if self._server_clients is not None else self._process_client.lock
-        if lock is None:
-            yield client
-            return
-        await acquire(lock)
+        client, lock = self.async_client, self._process_client.lock
+        if lock is not None:
+            await acquire(lock)
         try:
             yield client
         finally:
-            lock.release()
-
-    @staticmethod
-    def _open(location: str | None, path: str | os.PathLike[str] | None) -> _Engine:
-        if path is not None:
-            return AsyncEdgeClient(path)
-        return AsyncQdrantClient(location=location or ":memory:")
-
-    @staticmethod
-    def _serve(url: str, api_key: str | None) -> _ServerClients:
-        # Built here only to check the options and, once per store, the server's version;
-        # it opens no connection of its own.
-        AsyncQdrantClient(url=url, api_key=api_key)
-        return _ServerClients(
-            lambda: AsyncQdrantClient(url=url, api_key=api_key, check_compatibility=False)
-        )
+            if lock is not None:
+                lock.release()
 
     async def _embed(self, texts: list[str], *, queries: bool) -> list[layouts.Embedded]:
         """One vector (or named vectors) per text, the whole batch in one call."""
@@ -303,13 +271,11 @@ class QdrantDB(BaseVectorDB):
         opened itself, never the parent's (nor the parent's embedded engine and its
         folder lock).
         """
-        if self._server_clients is not None:
-            await self._server_clients.close()
-            return
-        if self._process_client.closable() is None:
-            return
-        async with self._engine() as client:
-            await client.close()
+        if isinstance(self._process_client, _ServerClients):
+            await self._process_client.close()
+        elif self._process_client.closable() is not None:
+            async with self._engine() as client:
+                await client.close()
 
     @override
     async def setup(self, *args: Any, **kwargs: Any) -> None:
@@ -321,51 +287,36 @@ class QdrantDB(BaseVectorDB):
         left at the default collection whose client holds only memora-ogm's earlier
         default collection: searching an empty new one would silently find nothing.
         """
+        name = self.collection_name
         async with self._engine() as client:
-            if not await client.collection_exists(self.collection_name):
-                await self._refuse_to_hide_earlier_default(client)
-                await self._create_collection(client)
-            info = await client.get_collection(self.collection_name)
-            self.layout.check(self.collection_name, info.config.params)
-            await self._create_missing_indexes(client, set(info.payload_schema))
-        logger.info("Qdrant collection %s is set up", self.collection_name)
-
-    async def _refuse_to_hide_earlier_default(self, client: _Engine) -> None:
-        earlier = layouts.SINGLE_VECTOR_COLLECTION_NAME
-        if (
-            self._default_collection
-            and isinstance(self.layout, layouts.MemoraLayout)
-            and await client.collection_exists(earlier)
-        ):
-            raise ValueError(layouts.earlier_default_message(earlier))
-
-    async def _create_collection(self, client: _Engine) -> None:
-        try:
-            await client.create_collection(
-                collection_name=self.collection_name,
-                hnsw_config=common.TENANT_HNSW,
-                **self.layout.create_arguments(),
-            )
-        except Exception:
-            # Another process may have created it between the check and the create.
-            if not await client.collection_exists(self.collection_name):
-                raise
-        logger.info("Created Qdrant collection %s", self.collection_name)
-
-    async def _create_missing_indexes(self, client: _Engine, existing: set[str]) -> None:
-        with warnings.catch_warnings():
-            # Local mode accepts the calls but warns that it ignores them; that is expected.
-            warnings.filterwarnings(
-                "ignore", message=common.LOCAL_INDEX_WARNING, category=UserWarning
-            )
-            for field, schema in self.layout.indexes.items():
-                if field not in existing:
-                    await client.create_payload_index(
-                        collection_name=self.collection_name,
-                        field_name=field,
-                        field_schema=schema,
-                        wait=True,
+            if not await client.collection_exists(name):
+                earlier = layouts.SINGLE_VECTOR_COLLECTION_NAME
+                if self._guard_earlier_default and await client.collection_exists(earlier):
+                    raise ValueError(layouts.earlier_default_message(earlier))
+                try:
+                    await client.create_collection(
+                        collection_name=name,
+                        hnsw_config=common.TENANT_HNSW,
+                        **self.layout.create_arguments(),
                     )
+                except Exception:
+                    # Another process may have created it between the check and the create.
+                    if not await client.collection_exists(name):
+                        raise
+                logger.info("Created Qdrant collection %s", name)
+            info = await client.get_collection(name)
+            self.layout.check(name, info.config.params)
+            with warnings.catch_warnings():
+                # Local mode accepts the calls but warns that it ignores them; that is expected.
+                warnings.filterwarnings(
+                    "ignore", message=common.LOCAL_INDEX_WARNING, category=UserWarning
+                )
+                for field, schema in self.layout.indexes.items():
+                    if field not in info.payload_schema:
+                        await client.create_payload_index(
+                            collection_name=name, field_name=field, field_schema=schema, wait=True
+                        )
+        logger.info("Qdrant collection %s is set up", name)
 
     @override
     async def add_memories(
@@ -388,7 +339,6 @@ class QdrantDB(BaseVectorDB):
         texts = common.memory_texts(memories, len(point_ids))
         if not texts:
             return
-
         vectors = await self._embed(texts, queries=False)
         points = self.layout.points(tenant, list(memory_ids), point_ids, texts, vectors)
         async with self._engine() as client:
@@ -400,16 +350,16 @@ class QdrantDB(BaseVectorDB):
                         wait=True,
                     )
             except Exception:
-                await self._discard(client, point_ids)
+                try:  # best effort: the add's own error is what matters
+                    await client.delete(
+                        collection_name=self.collection_name,
+                        points_selector=models.PointIdsList(points=list(point_ids)),
+                        wait=True,
+                    )
+                except Exception:
+                    logger.exception("Could not remove the points of a failed add")
                 raise
         logger.info("Added %d memories to %s", len(points), self.collection_name)
-
-    async def _discard(self, client: _Engine, point_ids: list[str]) -> None:
-        """Best-effort removal after a failed add; the add's own error is what matters."""
-        try:
-            await self._delete_points_with(client, models.PointIdsList(points=list(point_ids)))
-        except Exception:
-            logger.exception("Could not remove the points of a failed add")
 
     @override
     async def search_memory(
@@ -445,50 +395,42 @@ class QdrantDB(BaseVectorDB):
         texts = common.query_texts(queries)
         search = self.layout.search_filter(memory_search_scope, org_id, user_id, agent_id)
         vectors = await self._embed(texts, queries=True)
+        requests = self.layout.requests(
+            vectors, search, self.search_limit, local_mode=self._process_client.local_mode
+        )
         async with self._engine() as client:
             responses = await client.query_batch_points(
-                collection_name=self.collection_name,
-                requests=self.layout.requests(
-                    vectors, search, self.search_limit, local_mode=self._local_mode
-                ),
+                collection_name=self.collection_name, requests=requests
             )
         return self.layout.results(responses, self.score_threshold)
 
     @override
     async def delete_memory(self, memory_id: str) -> None:
         """Delete one memory by its UUID; an absent id is a no-op."""
-        await self._delete_points(models.PointIdsList(points=[common.point_id(memory_id)]))
+        await self._delete(models.PointIdsList(points=[common.point_id(memory_id)]))
 
     @override
     async def delete_memories(self, memory_ids: list[str]) -> None:
         """Delete memories by UUID; an empty list or absent ids are a no-op."""
         point_ids = common.point_ids(memory_ids)
         if point_ids:
-            await self._delete_points(models.PointIdsList(points=list(point_ids)))
+            await self._delete(models.PointIdsList(points=list(point_ids)))
 
     @override
     async def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
         """Delete every memory whose payload names this organisation and user."""
-        selector = models.FilterSelector(filter=self.layout.user_filter(org_id, user_id))
-        await self._delete_points(selector)
+        await self._delete(models.FilterSelector(filter=self.layout.user_filter(org_id, user_id)))
 
     @override
     async def delete_all_organization_memories(self, org_id: str) -> None:
         """Delete every memory whose payload names this organisation."""
-        await self._delete_points(models.FilterSelector(filter=layouts.organization_filter(org_id)))
+        await self._delete(models.FilterSelector(filter=layouts.organization_filter(org_id)))
 
-    async def _delete_points(self, selector: models.PointIdsList | models.FilterSelector) -> None:
+    async def _delete(self, selector: models.PointIdsList | models.FilterSelector) -> None:
         async with self._engine() as client:
-            await self._delete_points_with(client, selector)
-
-    async def _delete_points_with(
-        self,
-        client: _Engine,
-        selector: models.PointIdsList | models.FilterSelector,
-    ) -> None:
-        await client.delete(
-            collection_name=self.collection_name, points_selector=selector, wait=True
-        )
+            await client.delete(
+                collection_name=self.collection_name, points_selector=selector, wait=True
+            )
         logger.info("Deleted %s from %s", type(selector).__name__, self.collection_name)
 
     # -- reading points back, for the consistency check (memora_ogm._async.consistency) ---

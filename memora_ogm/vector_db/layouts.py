@@ -23,7 +23,14 @@ from qdrant_client import models
 
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db import hybrid
-from memora_ogm.vector_db.qdrant_common import iso_datetime, match, optional_id, require_id
+from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.qdrant_common import (
+    iso_datetime,
+    match,
+    optional_id,
+    positive_int,
+    require_id,
+)
 from memora_ogm.vector_db.scope import MemorySearchScope
 
 MEMORA_COLLECTION_NAME = "memory_collection_v0_2"
@@ -319,6 +326,34 @@ class SingleVectorLayout(_Layout):
 
 
 Layout = MemoraLayout | SingleVectorLayout
+
+
+def for_embedding(
+    embedding_function: object, dimension: int | None, cache_dir: object
+) -> MemoraLayout | SingleVectorLayout:
+    """The layout of a store's embedding: Memora's for Memora's models (the default), else
+    the single-vector one of the function's dimension, which the collection is created
+    with (a ``HashingEmbedding`` knows its own)."""
+    if dimension is None and isinstance(embedding_function, HashingEmbedding):
+        dimension = embedding_function.dimension
+    if dimension is not None:
+        positive_int("embedding_dimension", dimension)
+    if embedding_function is None:
+        if dimension is not None:
+            raise ValueError(
+                "`embedding_dimension` goes with an `embedding_function`; Memora's models "
+                "(the default) embed in their own dimension."
+            )
+        return MemoraLayout()
+    if not callable(embedding_function):
+        raise ValueError("`embedding_function` must be callable.")
+    if dimension is None:
+        raise ValueError("`embedding_dimension` is required with an `embedding_function`.")
+    if cache_dir is not None:
+        raise ValueError(
+            "`embed_models_cache_dir` is for Memora's models, not an embedding_function."
+        )
+    return SingleVectorLayout(dimension)
 
 
 def vector_params(dimension: int) -> models.VectorParams:

@@ -87,25 +87,6 @@ def check_connection_choice(
         raise ValueError("`api_key` is only used with `url`.")
 
 
-def check_embedding_arguments(embedding_function: object, embedding_dimension: object) -> None:
-    """A custom embedding must say its dimension: the collection is created with it.
-
-    Memora's models have theirs, so a dimension without a function is a mistake.
-    """
-    if embedding_dimension is not None:
-        positive_int("embedding_dimension", embedding_dimension)
-        if embedding_function is None:
-            raise ValueError(
-                "`embedding_dimension` goes with an `embedding_function`; Memora's models "
-                "(the default) embed in their own dimension."
-            )
-    if embedding_function is not None:
-        if not callable(embedding_function):
-            raise ValueError("`embedding_function` must be callable.")
-        if embedding_dimension is None:
-            raise ValueError("`embedding_dimension` is required with an `embedding_function`.")
-
-
 def checked_vectors(output: object, count: int, dimension: int) -> list[list[float]]:
     """The embedding function's output, checked so that a faulty model fails loudly here."""
     try:
