@@ -273,7 +273,7 @@ class QdrantDB(BaseVectorDB):
         """
         if isinstance(self._process_client, _ServerClients):
             await self._process_client.close()
-        elif self._process_client.closable() is not None:
+        elif self._process_client.owned():
             async with self._engine() as client:
                 await client.close()
 

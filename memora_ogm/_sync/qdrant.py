@@ -272,7 +272,7 @@ class QdrantDB(BaseVectorDB):
         """
         if isinstance(self._process_client, _ServerClients):
             self._process_client.close()
-        elif self._process_client.closable() is not None:
+        elif self._process_client.owned():
             with self._engine() as client:
                 client.close()
 
