@@ -104,56 +104,38 @@ class _ServerClients:
 
 
 class QdrantDB(BaseVectorDB):
-    """Memories in a Qdrant collection: a drop-in for Memora's own ``QdrantDB``.
+    """Memories in a Qdrant collection: a drop-in for Memora's own ``QdrantDB``
+    (docs/vector-store.md tells more).
 
-    Connection: pass a ready client (the first argument), or at most one of ``url`` (with
-    an optional ``api_key``), ``location`` (``":memory:"`` or a URL) and ``path`` (a folder
-    for the embedded store). With none of them the store is embedded and in memory.
+    Connection: a ready client (the first argument), or at most one of ``url`` (with an
+    optional ``api_key``), ``location`` (``":memory:"`` or a URL) and ``path``. ``path=DIR``
+    opens Qdrant Edge in-process, a shard per collection in ``DIR/<collection name>``,
+    flushed after every write; one store opens a folder at a time (else
+    ``FolderInUseError``), and a folder of qdrant-client's local mode raises
+    ``LocalModeFolderError`` naming ``memora-ogm vectors migrate --qdrant-path DIR``. With
+    none of them the store is qdrant-client's local mode in memory, for tests and
+    prototypes: it sets up in about 35 ms (Edge in about 135 ms) and searches exhaustively.
 
-    ``path=DIR`` opens Qdrant Edge, the server's engine in-process: each collection is a
-    shard in ``DIR/<collection name>``, written through a WAL and flushed after every add
-    and delete, searched through its tenant indexes. One store opens a folder at a time
-    (a second opener, here or in another process, gets ``FolderInUseError``); a folder
-    written by qdrant-client's local mode (before memora-ogm embedded Edge) raises
-    ``LocalModeFolderError`` naming the command that moves it,
-    ``memora-ogm vectors migrate --qdrant-path DIR``.
+    Embedding: by default Memora's two fastembed models, dense and sparse, fused by RRF, in
+    Memora's layout (:class:`~memora_ogm.vector_db.layouts.MemoraLayout`) and collection
+    ``memory_collection_v0_2``, which memora-core's ``QdrantDB`` reads and writes too; they
+    download on first use into ``embed_models_cache_dir`` and embed in a worker thread.
+    Or ``embedding_function`` with its ``embedding_dimension`` (``HashingEmbedding()``:
+    offline, lexical) in memora-ogm's earlier single-vector layout, by default in
+    ``memora_ogm_memories``.
 
-    In memory (``":memory:"`` or no argument) the engine stays qdrant-client's local mode:
-    it is for tests and prototypes and nothing persists; it opens and sets up a collection
-    in about 35 ms, Edge in a temporary folder in about 135 ms (indexes created and flushed),
-    and it searches exhaustively, which is quick at the sizes kept in memory.
+    Search: at most ``search_limit`` results per query; those scoring at or below
+    ``score_threshold`` are dropped: by default Memora's 0.35 on the fused RRF score, and
+    0.0 cosine with an ``embedding_function``. ``None`` keeps every result.
 
-    Embedding, by default: Memora's two models through fastembed (a dense
-    ``paraphrase-multilingual-MiniLM-L12-v2`` and a sparse ``Splade_PP_en_v1``), searched
-    together and fused by RRF, in Memora's collection layout and by default Memora's
-    collection ``memory_collection_v0_2`` (:class:`~memora_ogm.vector_db.layouts.MemoraLayout`):
-    a collection written by memora-core's ``QdrantDB`` is read and written by this one, and
-    the other way round. The models download on first use into ``embed_models_cache_dir``
-    (``None``: fastembed's default folder); each batch is embedded once, in a worker thread.
-
-    Embedding, by choice: ``embedding_function`` turns texts into vectors of
-    ``embedding_dimension`` floats (``HashingEmbedding()``: offline, lexical, dimension
-    1024), kept in memora-ogm's single-vector layout, by default in the collection
-    ``memora_ogm_memories`` (:class:`~memora_ogm.vector_db.layouts.SingleVectorLayout`): the
-    collection memora-ogm wrote before Memora's models became its default.
-
-    Search: at most ``search_limit`` results per query; results scoring at or below
-    ``score_threshold`` are dropped. By default that is Memora's 0.35 on the fused RRF score
-    (``1/(2 + rank)`` summed over the two rankings), and 0.0 cosine with an
-    ``embedding_function``, so a memory sharing nothing with the query is not returned.
-    ``None`` keeps every result.
-
-    The store is safe to share between threads, tasks and event loops: calls on the
-    in-memory engine (not thread-safe) take turns, each holding it for the whole of one
-    method, undo included; a server and Edge (whose shards lock inside) are called
-    concurrently. With ``url=`` the store opens a server client per process and event
-    loop, closed when that loop shuts down its async generators (``asyncio.run`` does) or
-    by ``close()``. A client passed in is used as given, on whichever event loop calls the
-    store: a server client's connections belong to the loop that first used them, so use
-    such a store from one event loop. A forked child replaces it with a client of the same
-    options; an embedded store refuses to work in a child (``InheritedEmbeddedStoreError``).
-    An embedded engine, given or opened here, serves every loop of its process; a folder's
-    (another store's ``async_client``) may be passed to open another collection in it.
+    Safe to share between threads, tasks and event loops: calls on the in-memory engine
+    (not thread-safe) take turns, each holding it for a whole method, undo included;
+    ``url=`` opens a server client per process and event loop, closed with its loop or by
+    ``close()``. A client passed in is used as given, on any loop (so a server client on
+    one loop only); a forked child replaces a server client with one of the same options,
+    and refuses an embedded engine (``InheritedEmbeddedStoreError``). An embedded engine
+    serves every loop of its process; a folder's (another store's ``async_client``) may be
+    passed to open another collection in it.
     """
 
     def __init__(
@@ -265,11 +247,9 @@ class QdrantDB(BaseVectorDB):
     async def close(self) -> None:
         """Close the Qdrant client (also one passed in, as Memora does).
 
-        With ``url=``, the clients of every event loop of this process: on this loop
-        here, on a loop running in another thread there. The store stays usable: the next
-        call opens a client again. In a forked child it closes only a client the child
-        opened itself, never the parent's (nor the parent's embedded engine and its
-        folder lock).
+        With ``url=``, those of every event loop of this process, each on its loop; the
+        next call opens one again. A forked child closes only what it opened itself, never
+        the parent's client, embedded engine or folder lock.
         """
         if isinstance(self._process_client, _ServerClients):
             await self._process_client.close()
@@ -281,11 +261,9 @@ class QdrantDB(BaseVectorDB):
     async def setup(self, *args: Any, **kwargs: Any) -> None:
         """Create the collection and its payload indexes if missing; safe to repeat.
 
-        An existing collection must have this store's layout (Memora's, or with an
-        ``embedding_function`` the single-vector one of its dimension), else ``ValueError``
-        saying how to open it: writing into it would fail on every add. So must a store
-        left at the default collection whose client holds only memora-ogm's earlier
-        default collection: searching an empty new one would silently find nothing.
+        ``ValueError`` saying how to open it when an existing collection has another
+        layout (every add would fail), or when the default collection would hide
+        memora-ogm's earlier default one (searches would silently find nothing).
         """
         name = self.collection_name
         async with self._engine() as client:
@@ -328,12 +306,8 @@ class QdrantDB(BaseVectorDB):
         memories: list[str],
         obtained_at: str,
     ) -> None:
-        """Upsert the memories; empty lists are a no-op.
-
-        Ids must be UUID strings (Qdrant point ids), unique within the call. If a write
-        fails part-way, the points this call wrote are deleted again before the error is
-        raised, so a failed add leaves nothing behind.
-        """
+        """Upsert the memories; empty lists are a no-op. Ids must be UUID strings (Qdrant
+        point ids), unique within the call; a failed add deletes what it wrote."""
         tenant = layouts.tenant(org_id, user_id, agent_id, obtained_at)
         point_ids = common.point_ids(memory_ids)
         texts = common.memory_texts(memories, len(point_ids))
@@ -387,11 +361,9 @@ class QdrantDB(BaseVectorDB):
         user_id: str | None = None,
         agent_id: str | None = None,
     ) -> list[list[tuple[Memory, float]]]:
-        """See ``BaseVectorDB.search_memories``; all queries go to Qdrant in one request.
-
-        ``memory_search_scope`` may also be given as its value (``"user"``); in
-        ``ORGANIZATION`` scope a ``user_id`` is ignored, as in Memora.
-        """
+        """All queries go to Qdrant in one request; ``memory_search_scope`` may also be
+        given as its value (``"user"``); in ``ORGANIZATION`` scope a ``user_id`` is ignored,
+        as in Memora."""
         texts = common.query_texts(queries)
         search = self.layout.search_filter(memory_search_scope, org_id, user_id, agent_id)
         vectors = await self._embed(texts, queries=True)
@@ -406,24 +378,20 @@ class QdrantDB(BaseVectorDB):
 
     @override
     async def delete_memory(self, memory_id: str) -> None:
-        """Delete one memory by its UUID; an absent id is a no-op."""
         await self._delete(models.PointIdsList(points=[common.point_id(memory_id)]))
 
     @override
     async def delete_memories(self, memory_ids: list[str]) -> None:
-        """Delete memories by UUID; an empty list or absent ids are a no-op."""
         point_ids = common.point_ids(memory_ids)
         if point_ids:
             await self._delete(models.PointIdsList(points=list(point_ids)))
 
     @override
     async def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
-        """Delete every memory whose payload names this organisation and user."""
         await self._delete(models.FilterSelector(filter=self.layout.user_filter(org_id, user_id)))
 
     @override
     async def delete_all_organization_memories(self, org_id: str) -> None:
-        """Delete every memory whose payload names this organisation."""
         await self._delete(models.FilterSelector(filter=layouts.organization_filter(org_id)))
 
     async def _delete(self, selector: models.PointIdsList | models.FilterSelector) -> None:
@@ -456,11 +424,7 @@ class QdrantDB(BaseVectorDB):
         self, client: _Engine, key: str, within: models.Filter | None
     ) -> dict[str, int]:
         response = await client.facet(
-            self.collection_name,
-            key=key,
-            facet_filter=within,
-            limit=common.FACET_LIMIT,
-            exact=True,
+            self.collection_name, key=key, facet_filter=within, limit=common.FACET_LIMIT, exact=True
         )
         return common.facet_counts(key, response)
 

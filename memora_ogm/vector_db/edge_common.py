@@ -1,11 +1,6 @@
-"""What the Qdrant Edge adapter does without I/O: the folder, its lock, and the translation
-between qdrant-client's ``models`` and ``qdrant_edge``'s types.
-
-``QdrantDB(path=DIR)`` keeps each collection in a Qdrant Edge shard, the folder
-``DIR/<collection name>``; the adapter (``memora_ogm._async.edge``, and its generated sync
-twin) answers the few qdrant-client calls the store makes, so that the layouts
-(:mod:`memora_ogm.vector_db.layouts`) stay written in qdrant-client's models for every engine.
-Only what the layouts build is translated; anything else raises ``TypeError``.
+"""What the Qdrant Edge adapter (``memora_ogm._async.edge``) does without I/O: the folder,
+its lock, and the translation between qdrant-client's ``models`` and ``qdrant_edge``'s
+types. Only what the layouts build is translated; anything else raises ``TypeError``.
 """
 
 from __future__ import annotations
@@ -108,11 +103,8 @@ def _lock_folder(folder: Path) -> IO[bytes]:
 
 
 class EdgeFolder:
-    """The folder of ``QdrantDB(path=)``: its lock and its open shards, one per collection.
-
-    The qdrant-client methods are added by ``memora_ogm._async.edge.AsyncEdgeClient`` (and
-    its generated sync twin); what does not wait on anything is here.
-    """
+    """The folder of ``QdrantDB(path=)``: its lock and its open shards, one per collection
+    (the adapter adds qdrant-client's methods)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.folder = folder_path(path)
@@ -308,23 +300,13 @@ def query_response(points: list[edge.ScoredPoint]) -> rest.QueryResponse:
 
 
 def condition_filter(filter_: models.Filter | None) -> edge.Filter | None:
-    """The filters the layouts build: field conditions matching one value, nested filters."""
+    """The filters the layouts build: a list of conditions that must hold, each a field
+    matching one value or a nested filter."""
     if filter_ is None:
         return None
-    return edge.Filter(
-        must=_conditions(filter_.must),
-        should=_conditions(filter_.should),
-        must_not=_conditions(filter_.must_not),
-    )
-
-
-def _conditions(conditions: object) -> list[Any] | None:
-    if conditions is None:
-        return None
-    return [
-        _condition(condition)
-        for condition in (conditions if isinstance(conditions, list) else [conditions])
-    ]
+    if not isinstance(filter_.must, list) or filter_.should or filter_.must_not:
+        raise TypeError(f"The embedded store does not translate the filter {filter_!r}.")
+    return edge.Filter(must=[_condition(condition) for condition in filter_.must])
 
 
 def _condition(condition: object) -> Any:

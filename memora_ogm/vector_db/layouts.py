@@ -1,15 +1,7 @@
-"""The two collection layouts ``QdrantDB`` reads and writes, without I/O.
-
-- :class:`MemoraLayout`, the default: Memora's own collection (memora-core 0.3.1's
-  ``QdrantDB``), a named dense and a named sparse vector searched together and fused by RRF.
-  A collection written by Memora's store is read, extended and deleted from by this one, and
-  the other way round.
-- :class:`SingleVectorLayout`: memora-ogm's earlier collection, one unnamed cosine vector of
-  an ``EmbeddingFunction`` (feature hashing, by default, before Memora's models were).
-  Still read and written when the store is given an ``embedding_function``.
-
-Which one a store uses follows from its embedding; an existing collection must have that
-layout (``check``), else the store says how to open it.
+"""The two collection layouts ``QdrantDB`` reads and writes, without I/O: Memora's own
+(:class:`MemoraLayout`, the default) and memora-ogm's earlier single-vector one
+(:class:`SingleVectorLayout`, with an ``embedding_function``). An existing collection must
+have the store's layout (``check``), else the store says how to open it.
 """
 
 from __future__ import annotations
