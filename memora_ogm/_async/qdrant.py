@@ -35,7 +35,7 @@ from memora_ogm._async.edge import AsyncEdgeClient
 from memora_ogm._async.loop_bound import LoopBound
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.schema.models import Memory
-from memora_ogm.vector_db import edge_common, layouts
+from memora_ogm.vector_db import layouts
 from memora_ogm.vector_db import qdrant_common as common
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.hybrid import HybridEmbedding
@@ -176,19 +176,8 @@ class QdrantDB(BaseVectorDB):
             else score_threshold
         )
         choices = {"async_client": async_client, "url": url, "location": location, "path": path}
-        common.check_connection_choice(choices, url, api_key)
-        if async_client is not None and not isinstance(
-            async_client, (AsyncQdrantClient, AsyncEdgeClient)
-        ):
-            raise ValueError(  # names, not text: the sync twin names its own classes
-                "The client must be a qdrant_client."
-                + AsyncQdrantClient.__name__
-                + " or another store's "
-                + AsyncEdgeClient.__name__
-                + "."
-            )
-        if path is not None:
-            edge_common.shard_folder(edge_common.folder_path(path), self.collection_name)
+        engines = (AsyncQdrantClient, AsyncEdgeClient)
+        common.check_connection(async_client, engines, choices, api_key, self.collection_name)
         # Last, once the arguments are known good: opening a folder locks it.
         self._process_client: common.ProcessClient[_Engine] | _ServerClients
         if url is not None:
@@ -401,19 +390,13 @@ class QdrantDB(BaseVectorDB):
             )
         logger.info("Deleted %s from %s", type(selector).__name__, self.collection_name)
 
-    # -- reading points back, for the consistency check (memora_ogm._async.consistency) ---
-    # Point ids and payloads only: the check reads no vector, so these hold for any layout.
-
     async def tenants(self, org_id: str | None = None) -> dict[tuple[str, str], int]:
-        """The number of points of each (organisation, user) pair the payloads name, of
-        ``org_id`` when given: facet counts of the tenant indexes, so no point is read."""
+        """For the consistency check: the number of points of each (organisation, user)
+        pair the payloads name, of ``org_id`` when given, counted by the tenant indexes."""
+        orgs = None if org_id is None else [common.require_id("org_id", org_id)]
+        counts: dict[tuple[str, str], int] = {}
         async with self._engine() as client:
-            if org_id is None:
-                orgs = list(await self._facet(client, "org_id", None))
-            else:
-                orgs = [common.require_id("org_id", org_id)]
-            counts: dict[tuple[str, str], int] = {}
-            for org in orgs:
+            for org in orgs or await self._facet(client, "org_id", None):
                 within = layouts.organization_filter(org)
                 users = await self._facet(client, self.layout.user_facet, within)
                 for value, count in users.items():
@@ -431,8 +414,9 @@ class QdrantDB(BaseVectorDB):
     async def points_page(
         self, org_id: str, user_id: str, offset: str | None, limit: int
     ) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
-        """One page of a user's points in id order, from ``offset`` on, as (point id,
-        payload) pairs, and the offset of the next page (``None`` after the last)."""
+        """For the consistency check: one page of a user's points in id order, from
+        ``offset`` on, as (point id, payload) pairs (no vector, so for any layout), and
+        the offset of the next page (``None`` after the last)."""
         async with self._engine() as client:
             points, following = await client.scroll(
                 self.collection_name,

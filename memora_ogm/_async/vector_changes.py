@@ -1,9 +1,5 @@
 """The vector store's half of a write: applied just before the graph commits, undone if
 the commit then fails, so that both stores change together or neither does.
-
-A write transaction records what it changes in the vector store (:class:`VectorChanges`)
-as its graph work runs; :class:`VectorCommit` is the hook :meth:`Graph.write` puts around
-the graph's commit.
 """
 
 from __future__ import annotations

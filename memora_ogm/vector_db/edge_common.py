@@ -74,11 +74,10 @@ def is_shard(path: Path) -> bool:
 
 
 def _lock_folder(folder: Path) -> IO[bytes]:
-    """Create the folder if missing and take its lock, or fail saying who holds it.
-
-    A folder of local mode must not silently open as an empty Edge store. A ``flock``
-    belongs to one open file, so a second store in the same process is refused as one in
-    another process is (Edge's own WAL lock says only "WouldBlock")."""
+    """Create the folder if missing and take its lock; a folder of local mode must not
+    silently open as an empty Edge store. A ``flock`` belongs to one open file, so a second
+    store in this process is refused as one in another is (Edge's WAL lock says only
+    "WouldBlock")."""
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"`path` {folder} is not a folder.")
     if is_local_mode_folder(folder):
@@ -112,10 +111,6 @@ class EdgeFolder:
         self._shards: dict[str, edge.EdgeShard] = {}
         # Guards only the table of open shards: two threads must not load one shard twice.
         self._opening = threading.Lock()
-
-    @property
-    def closed(self) -> bool:
-        return self._lock_file is None
 
     def _shard(self, collection_name: str, create: edge.EdgeConfig | None = None) -> edge.EdgeShard:
         """The open shard of a collection, loaded on first use, or created from ``create``."""
@@ -162,9 +157,6 @@ class EdgeFolder:
         self._opening = threading.Lock()
         self._shards = {}
         self._lock_file = None
-
-
-# -- collections ------------------------------------------------------------------------
 
 
 def shard_config(
@@ -237,9 +229,6 @@ def field_index(schema: models.KeywordIndexParams) -> edge.KeywordIndexParams:
     return edge.KeywordIndexParams(is_tenant=schema.is_tenant)
 
 
-# -- points -----------------------------------------------------------------------------
-
-
 def point(point: models.PointStruct) -> edge.Point:
     vector = point.vector
     if isinstance(vector, Mapping):
@@ -268,11 +257,8 @@ def record_id(point_id: object) -> models.ExtendedPointId:
 def record(found: edge.Record, with_vectors: bool = False) -> models.Record:
     vector: Any = found.vector if with_vectors else None
     if isinstance(vector, Mapping):
-        vector = (
-            _model_vector(vector[""])
-            if list(vector) == [""]
-            else {name: _model_vector(value) for name, value in vector.items()}
-        )
+        vector = {name: _model_vector(value) for name, value in vector.items()}
+        vector = vector[""] if list(vector) == [""] else vector
     elif vector is not None:
         vector = _model_vector(vector)
     return models.Record(id=record_id(found.id), payload=found.payload, vector=vector)
@@ -294,9 +280,6 @@ def query_response(points: list[edge.ScoredPoint]) -> rest.QueryResponse:
             for found in points
         ]
     )
-
-
-# -- filters and queries ----------------------------------------------------------------
 
 
 def condition_filter(filter_: models.Filter | None) -> edge.Filter | None:

@@ -2,20 +2,11 @@
 
 Memora's ``QdrantDB`` (memora-core 0.3.1) embeds through qdrant-client's fastembed
 integration, which qdrant-client 1.20 no longer has; this module calls fastembed itself and
-reproduces what that integration stored, so that the vectors of a collection written by
-either store are the vectors the other computes for the same text:
-
-- the vector names: qdrant-client 1.12's ``fast-<model>`` / ``fast-sparse-<model>``, the
-  model's name after its last ``/``, lower-cased;
-- the dense vector: memora-core pins fastembed 0.5, which embedded
-  ``paraphrase-multilingual-MiniLM-L12-v2`` by its first (``[CLS]``) token, L2-normalised.
-  fastembed 0.6 and later mean-pool that model instead, which gives other vectors, so the
-  same model files are registered here under a private name with 0.5's pooling;
-- the sparse vector: SPLADE as fastembed computes it (unchanged since 0.5).
-
-Models download into ``cache_dir`` on first use (a per-user cache folder by default) and
-are loaded once per process and folder. fastembed, and with it onnxruntime, is imported
-only then.
+computes the vectors that integration stored, under its names (``fast-<model>``,
+``fast-sparse-<model>``). memora-core pins fastembed 0.5, which pooled the dense model by
+its first (``[CLS]``) token; later versions mean-pool it, so its files are registered
+here under a private name with 0.5's pooling. Models download into ``cache_dir`` on first
+use and load once per process and folder; fastembed (and onnxruntime) is imported only then.
 """
 
 from __future__ import annotations

@@ -63,6 +63,8 @@ class _Layout:
     indexes: Mapping[str, models.KeywordIndexParams]
     #: The payload field holding a memory's text.
     text_field: str
+    #: Whether the payload keeps the memory id as given (else the point id stands for it).
+    keeps_memory_id: bool
     #: The indexed field that tells an organisation's users apart (a server and Edge count
     #: only indexed fields in a facet).
     user_facet: str
@@ -80,7 +82,15 @@ class _Layout:
         return value
 
     def payload(self, tenant: Tenant, memory_id: str, text: str) -> dict[str, Any]:
-        raise NotImplementedError
+        payload = {
+            self.text_field: text,
+            "org_id": tenant.org_id,
+            self.user_facet: self.user_value(tenant.org_id, tenant.user_id),
+            "user_id": tenant.user_id,
+            "agent_id": tenant.agent_id,
+            "obtained_at": tenant.obtained_at,
+        }
+        return {**payload, "memory_id": memory_id} if self.keeps_memory_id else payload
 
     def points(
         self,
@@ -102,7 +112,7 @@ class _Layout:
             org_id=payload["org_id"],
             agent_id=payload["agent_id"],
             user_id=payload["user_id"],
-            memory_id=payload.get("memory_id", str(point_id)),
+            memory_id=payload["memory_id"] if self.keeps_memory_id else str(point_id),
             memory=payload[self.text_field],
             obtained_at=datetime.fromisoformat(payload["obtained_at"]),
         )
@@ -186,6 +196,7 @@ class MemoraLayout(_Layout):
     dense_score_threshold = 0.4
     indexes = {"org_id": _TENANT_INDEX, "org_user_id": _TENANT_INDEX, "agent_id": _KEYWORD_INDEX}
     text_field = "document"
+    keeps_memory_id = False
     user_facet = "org_user_id"
     remedy = (
         "it was not written by Memora's store nor by this one with Memora's models; if it "
@@ -219,16 +230,6 @@ class MemoraLayout(_Layout):
     def facet_user(self, org_id: str, value: str) -> str:
         # The organisation id may itself hold ":".
         return value.removeprefix(f"{org_id}:")
-
-    def payload(self, tenant: Tenant, memory_id: str, text: str) -> dict[str, Any]:
-        return {
-            "document": text,
-            "org_id": tenant.org_id,
-            "org_user_id": self.user_value(tenant.org_id, tenant.user_id),
-            "user_id": tenant.user_id,
-            "agent_id": tenant.agent_id,
-            "obtained_at": tenant.obtained_at,
-        }
 
     def requests(
         self, vectors: list[Embedded], search: models.Filter, limit: int, local_mode: bool
@@ -279,6 +280,7 @@ class SingleVectorLayout(_Layout):
         "memory_id": _KEYWORD_INDEX,
     }
     text_field = "memory"
+    keeps_memory_id = True
     user_facet = "user_id"
 
     def __init__(self, dimension: int) -> None:
@@ -293,16 +295,6 @@ class SingleVectorLayout(_Layout):
 
     def fits(self, params: models.CollectionParams) -> bool:
         return _is_cosine(params.vectors, self.dimension)
-
-    def payload(self, tenant: Tenant, memory_id: str, text: str) -> dict[str, Any]:
-        return {
-            "org_id": tenant.org_id,
-            "user_id": tenant.user_id,
-            "agent_id": tenant.agent_id,
-            "obtained_at": tenant.obtained_at,
-            "memory_id": memory_id,
-            "memory": text,
-        }
 
     def requests(
         self, vectors: list[Embedded], search: models.Filter, limit: int, local_mode: bool

@@ -1,9 +1,5 @@
-"""What ``QdrantDB`` does without I/O: argument checks, ids, client bookkeeping.
-
-The collection layouts (payloads, filters, searches) are in :mod:`memora_ogm.vector_db.layouts`.
-
-Shared by the async store (``memora_ogm._async.qdrant``) and its generated sync twin, so
-that only the calls to the Qdrant client exist twice.
+"""What ``QdrantDB`` does without I/O besides its layouts: argument checks, ids, client
+bookkeeping, shared by the async store and its generated sync twin.
 """
 
 from __future__ import annotations
@@ -24,7 +20,7 @@ from qdrant_client.local.async_qdrant_local import AsyncQdrantLocal
 from qdrant_client.local.qdrant_local import QdrantLocal
 
 from memora_ogm import fork
-from memora_ogm.vector_db.edge_common import EdgeFolder
+from memora_ogm.vector_db.edge_common import EdgeFolder, folder_path, shard_folder
 
 UPSERT_BATCH = 256
 #: Every search filters by org_id, so per-tenant graphs (payload_m) are all that is needed;
@@ -76,15 +72,28 @@ def check_score_threshold(score_threshold: object) -> float | None:
     return score_threshold
 
 
-def check_connection_choice(
-    choices: Mapping[str, object], url: str | None, api_key: str | None
+def check_connection(
+    client: object,
+    engines: tuple[type, type],
+    choices: Mapping[str, Any],
+    api_key: object,
+    collection: str,
 ) -> None:
-    """At most one way to reach Qdrant; an ``api_key`` only makes sense with a ``url``."""
+    """At most one way to reach Qdrant (``choices``: the client, ``url``, ``location`` and
+    ``path``); an ``api_key`` only with a ``url``; a client of one of ``engines`` (a server
+    client, a folder's); for ``path``, a collection name that names a folder."""
     given = [name for name, value in choices.items() if value is not None]
     if len(given) > 1:
         raise ValueError(f"Give at most one of {', '.join(given)}.")
-    if api_key is not None and url is None:
+    if api_key is not None and choices["url"] is None:
         raise ValueError("`api_key` is only used with `url`.")
+    if client is not None and not isinstance(client, engines):
+        server, folder = (engine.__name__ for engine in engines)
+        raise ValueError(
+            f"The client must be a qdrant_client.{server} or another store's {folder}."
+        )
+    if choices["path"] is not None:
+        shard_folder(folder_path(choices["path"]), collection)
 
 
 def checked_vectors(output: object, count: int, dimension: int) -> list[list[float]]:
@@ -194,14 +203,10 @@ def _local_engine(client: object) -> LocalEngine | None:
 class ProcessClient(Generic[ClientT]):
     """A Qdrant client as this process may use it.
 
-    qdrant-client's local mode is not thread-safe: concurrent calls corrupt its arrays.
-    :attr:`lock` serialises every call on one such engine; it is ``None`` for a server and
-    for Qdrant Edge, whose shards lock inside and which holds the GIL through every call.
-
-    After ``os.fork()`` the child never touches the parent's client: :meth:`get` opens a
-    new client with the same options for a server client passed in (the parent's pooled
-    connections stay the parent's), and refuses an embedded engine with
-    :class:`InheritedEmbeddedStoreError`.
+    :attr:`lock` serialises the calls on one engine of qdrant-client's local mode, which
+    is not thread-safe (a server and Qdrant Edge lock inside). In a forked child,
+    :meth:`get` opens a new client with the same options for a server client passed in
+    (the parent's connections stay the parent's) and refuses an embedded engine.
     """
 
     def __init__(self, client: ClientT) -> None:
