@@ -1,11 +1,6 @@
-"""``memora-ogm vectors``: maintenance of the embedded vector store.
-
-    memora-ogm vectors migrate --qdrant-path DIR
-
-``migrate`` moves a folder written by qdrant-client's local mode (``QdrantDB(path=DIR)``
-before it embedded Qdrant Edge) into Qdrant Edge, keeping the old folder as
-``DIR.local-mode``; on a folder that already is an Edge store it does nothing. Exit
-status: 0 when the folder is an Edge store afterwards, 2 on an error.
+"""``memora-ogm vectors migrate --qdrant-path DIR``: move a folder of qdrant-client's local
+mode into Qdrant Edge (:mod:`memora_ogm.vector_db.edge_migration`). Exit status: 0 when the
+folder is an Edge store afterwards, 2 on an error.
 """
 
 from __future__ import annotations

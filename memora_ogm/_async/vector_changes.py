@@ -1,9 +1,5 @@
 """The vector store's half of a write: applied just before the graph commits, undone if
 the commit then fails, so that both stores change together or neither does.
-
-A write transaction records what it changes in the vector store (:class:`VectorChanges`)
-as its graph work runs; :class:`VectorCommit` is the hook :meth:`Graph.write` puts around
-the graph's commit.
 """
 
 from __future__ import annotations
@@ -34,33 +30,6 @@ async def add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel])
         )
 
 
-async def apply_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None:
-    """Apply ``changes``; if that fails half-way, put back what was applied and re-raise."""
-    try:
-        if changes.removed:
-            await vector_db.delete_memories([memory.memory_id for memory in changes.removed])
-        for org_id, user_id in changes.purged_users:
-            await vector_db.delete_all_user_memories(org_id, user_id)
-        for org_id in changes.purged_organizations:
-            await vector_db.delete_all_organization_memories(org_id)
-        if changes.added:
-            await add_to_vector_db(vector_db, changes.added)
-    except BaseException:
-        await undo_vector_changes(vector_db, changes)
-        raise
-
-
-async def undo_vector_changes(vector_db: BaseVectorDB, changes: VectorChanges) -> None:
-    """Best effort inverse of :func:`apply_vector_changes` (deletes and upserts are idempotent)."""
-    try:
-        if changes.added:
-            await vector_db.delete_memories([memory.memory_id for memory in changes.added])
-        if changes.removed:
-            await add_to_vector_db(vector_db, changes.removed)
-    except Exception:  # pragma: no cover - reported, the original error matters more
-        logger.exception("could not undo vector store changes after a failed write")
-
-
 class VectorCommit:
     """The hook around one write transaction's commit that keeps the vector store in step.
 
@@ -76,13 +45,35 @@ class VectorCommit:
         self.applied = False
 
     async def before_commit(self) -> None:
-        """Apply the changes to the vector store (all of them, or none)."""
-        if self.vector_db is not None and self.changes:
-            await apply_vector_changes(self.vector_db, self.changes)
-            self.applied = True
+        """Apply the changes to the vector store; if that fails half-way, put back what was
+        applied and re-raise (all of them, or none)."""
+        vector_db, changes = self.vector_db, self.changes
+        if vector_db is None or not changes:
+            return
+        self.applied = True
+        try:
+            if changes.removed:
+                await vector_db.delete_memories([memory.memory_id for memory in changes.removed])
+            for org_id, user_id in changes.purged_users:
+                await vector_db.delete_all_user_memories(org_id, user_id)
+            for org_id in changes.purged_organizations:
+                await vector_db.delete_all_organization_memories(org_id)
+            if changes.added:
+                await add_to_vector_db(vector_db, changes.added)
+        except BaseException:
+            await self.commit_failed()
+            raise
 
     async def commit_failed(self) -> None:
-        """Undo what :meth:`before_commit` applied: the graph did not commit."""
-        if self.applied and self.vector_db is not None:
-            self.applied = False
-            await undo_vector_changes(self.vector_db, self.changes)
+        """Undo what :meth:`before_commit` applied, best effort (deletes and upserts are
+        idempotent): the graph did not commit."""
+        if not self.applied or self.vector_db is None:
+            return
+        self.applied = False
+        try:
+            if self.changes.added:
+                await self.vector_db.delete_memories([m.memory_id for m in self.changes.added])
+            if self.changes.removed:
+                await add_to_vector_db(self.vector_db, self.changes.removed)
+        except Exception:  # pragma: no cover - reported, the original error matters more
+            logger.exception("could not undo vector store changes after a failed write")

@@ -1,26 +1,20 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
 """The embedded engine of ``QdrantDB(path=DIR)``: Qdrant Edge, behind the qdrant-client calls
-the store makes.
+the store makes, in qdrant-client's ``models`` (translated by
+:mod:`memora_ogm.vector_db.edge_common`), so the layouts are the same for every engine.
 
-Each collection is one Edge shard, the folder ``DIR/<collection name>``, opened on first use.
-The methods take and return qdrant-client's ``models`` (translated by
-:mod:`memora_ogm.vector_db.edge_common`), so the collection layouts are the same for every
-engine. Edge holds the GIL through each call and its shard locks its own WAL and segments,
-so the client is safe to share between threads without a lock of the store's; the calls are
-short (about a millisecond for a tenant's search), so they run on the event loop directly.
-
-Durability: Edge appends each update to its WAL before returning, which survives a crash
-of the process but not of the machine; every write here is followed by ``flush()``, since
-the store promises that a memory it acknowledged is kept. A flush syncs to disk: about
-20 ms on a loaded development machine, most of what an add of a few memories costs,
-which a save (a few per conversation turn) can afford. ``optimize()`` (building HNSW
-graphs) is never called: it holds the GIL for minutes, and searches filtered to one tenant
-are fast without it.
+Edge holds the GIL through each call and its shards lock inside, so the client needs no
+lock of the store's; the calls are short (about a millisecond for a tenant's search), so
+they run on the event loop. Edge's WAL survives a crash of the process, not of the
+machine, so every write is flushed (about 20 ms, most of what a small add costs).
+``optimize()`` (HNSW graphs) is never called: it holds the GIL for minutes, and searches
+filtered to one tenant are fast without it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import qdrant_edge as edge
 from qdrant_client import models
@@ -30,37 +24,19 @@ from memora_ogm.vector_db import edge_common as common
 
 
 class EdgeClient(common.EdgeFolder):
-    """A folder of Qdrant Edge shards, one per collection, with qdrant-client's methods.
-
-    Opening takes the folder's lock: a second opener, in this process or another, gets
-    :class:`~memora_ogm.vector_db.edge_common.FolderInUseError`; a folder of qdrant-client's
-    local mode raises :class:`~memora_ogm.vector_db.edge_common.LocalModeFolderError` naming
-    the command that moves it.
-    """
+    """A folder of Qdrant Edge shards, one per collection (``DIR/<collection name>``, opened
+    on first use), with qdrant-client's methods; opening it takes the folder's lock."""
 
     def collection_exists(self, collection_name: str) -> bool:
         return common.is_shard(common.shard_folder(self.folder, collection_name))
 
-    def get_collection(self, collection_name: str) -> common.CollectionInfo:
-        shard = self._shard(collection_name)
-        params = common.collection_params(common.shard_folder(self.folder, collection_name))
-        return common.CollectionInfo(
-            config=common.CollectionConfig(params=params),
-            payload_schema=dict(shard.info().payload_schema),
-        )
+    def get_collection(self, collection_name: str) -> models.CollectionInfo:
+        schema = self._shard(collection_name).info().payload_schema
+        return common.collection_info(common.shard_folder(self.folder, collection_name), schema)
 
-    def create_collection(
-        self,
-        collection_name: str,
-        vectors_config: models.VectorParams | dict[str, models.VectorParams] | None = None,
-        sparse_vectors_config: dict[str, models.SparseVectorParams] | None = None,
-        hnsw_config: models.HnswConfigDiff | None = None,
-        quantization_config: models.QuantizationConfig | None = None,
-    ) -> bool:
-        config = common.shard_config(
-            vectors_config, sparse_vectors_config, hnsw_config, quantization_config
-        )
-        self._create_shard(collection_name, config)
+    def create_collection(self, collection_name: str, **config: Any) -> bool:
+        """``config``: ``create_collection``'s vectors, sparse vectors, HNSW and quantisation."""
+        self._shard(collection_name, create=common.shard_config(**config))
         return True
 
     def create_payload_index(
@@ -70,18 +46,14 @@ class EdgeClient(common.EdgeFolder):
         field_schema: models.KeywordIndexParams,
         wait: bool = True,
     ) -> None:
-        shard = self._shard(collection_name)
-        shard.update(
-            edge.UpdateOperation.create_field_index(field_name, common.field_index(field_schema))
-        )
-        shard.flush()
+        index = common.field_index(field_schema)
+        self._update(collection_name, edge.UpdateOperation.create_field_index(field_name, index))
 
     def upsert(
         self, collection_name: str, points: Sequence[models.PointStruct], wait: bool = True
     ) -> None:
-        shard = self._shard(collection_name)
-        shard.update(edge.UpdateOperation.upsert_points([common.point(one) for one in points]))
-        shard.flush()
+        operation = edge.UpdateOperation.upsert_points([common.point(one) for one in points])
+        self._update(collection_name, operation)
 
     def delete(
         self,
@@ -89,9 +61,7 @@ class EdgeClient(common.EdgeFolder):
         points_selector: models.PointIdsList | models.FilterSelector,
         wait: bool = True,
     ) -> None:
-        shard = self._shard(collection_name)
-        shard.update(common.selector_operation(points_selector))
-        shard.flush()
+        self._update(collection_name, common.selector_operation(points_selector))
 
     def query_batch_points(
         self, collection_name: str, requests: Sequence[models.QueryRequest]
@@ -113,7 +83,10 @@ class EdgeClient(common.EdgeFolder):
         request = edge.FacetRequest(
             key, limit=limit, exact=exact, filter=common.condition_filter(facet_filter)
         )
-        return common.facet_response(self._shard(collection_name).facet(request))
+        hits = self._shard(collection_name).facet(request).hits
+        return models.FacetResponse(
+            hits=[models.FacetValueHit(value=str(hit.value), count=hit.count) for hit in hits]
+        )
 
     def count(
         self, collection_name: str, count_filter: models.Filter | None = None, exact: bool = True

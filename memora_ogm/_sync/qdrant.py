@@ -1,25 +1,12 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
 """``BaseVectorDB`` over Qdrant: a server, Qdrant Edge in a folder, or qdrant-client's
-local mode in memory.
+local mode in memory (docs/vector-store.md).
 
-One collection holds the memories of every organisation; ``org_id`` and ``user_id`` are
-tenant payload indexes, so Qdrant keeps each tenant's points together and builds its
-search graph per tenant. A point's id is its ``memory_id``, which makes writes
-idempotent: retrying an add overwrites the same points instead of duplicating them, which
-the graph layer's all-or-nothing writes rely on (SPEC section 6). Everything that does no
-I/O is in :mod:`memora_ogm.vector_db.qdrant_common` and :mod:`memora_ogm.vector_db.layouts`
-(the collection layouts: Memora's and memora-ogm's earlier one), shared with the sync twin.
-
-The store is safe to share between threads, tasks and event loops: calls on the in-memory
-engine (qdrant-client's local mode, which is not thread-safe) take turns, each holding the
-engine for the whole of one method, undo included; a Qdrant server and Qdrant Edge (whose
-shards lock inside) are called concurrently. A store opened with
-``url=`` holds one server client per process and event loop (an async client's
-connections belong to the loop that opened them), opened on first use there and closed
-when that loop shuts down its async generators (``asyncio.run`` does) or by ``close()``.
-After ``os.fork()`` a child opens its own server client on first use and never touches
-the parent's; an embedded store refuses to work in a child (see
-``InheritedEmbeddedStoreError``).
+One collection holds the memories of every organisation, with tenant payload indexes; a
+point's id is its ``memory_id``, so retrying an add overwrites the same points instead of
+duplicating them, which the graph's all-or-nothing writes rely on (SPEC section 6). What
+does no I/O is in :mod:`memora_ogm.vector_db.qdrant_common` and
+:mod:`memora_ogm.vector_db.layouts`, shared with the sync twin.
 """
 
 from __future__ import annotations
@@ -49,7 +36,7 @@ from memora_ogm._sync.edge import EdgeClient
 from memora_ogm._sync.loop_bound import LoopBound
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.schema.models import Memory
-from memora_ogm.vector_db import edge_common, layouts
+from memora_ogm.vector_db import layouts
 from memora_ogm.vector_db import qdrant_common as common
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.hybrid import HybridEmbedding
@@ -74,7 +61,13 @@ class _LoopClient(LoopBound):
 
 
 class _ServerClients:
-    """The clients of a store opened with ``url=``, one per process and event loop."""
+    """The clients of a store opened with ``url=``, one per process and event loop (an
+    async client's connections belong to the loop that opened them); a forked child opens
+    its own and never touches the parent's."""
+
+    #: Calls on a server are not serialised, and it searches by its indexes.
+    lock = None
+    local_mode = False
 
     def __init__(self, open_client: Callable[[], QdrantClient]) -> None:
         self._open = open_client
@@ -82,7 +75,7 @@ class _ServerClients:
         self._lock = threading.Lock()
         fork.register(self)
 
-    def here(self) -> QdrantClient:
+    def get(self) -> QdrantClient:
         """The client of this process and event loop, opened on first use."""
         key = (fork.generation(), current_loop())
         held = self._clients.get(key)
@@ -90,17 +83,12 @@ class _ServerClients:
             with self._lock:
                 held = self._clients.get(key)
                 if held is None or held.closed:
-                    self._forget_closed_loops()
-                    held = _LoopClient(self._open())
-                    self._clients[key] = held
+                    # Loops closed without shutting down their async generators: their
+                    # clients cannot be awaited any more (the garbage collector closes them).
+                    for gone in [key for key in self._clients if key[1] and key[1].is_closed()]:
+                        del self._clients[gone]
+                    held = self._clients[key] = _LoopClient(self._open())
         return held.client
-
-    def _forget_closed_loops(self) -> None:
-        """Drop the clients of loops that closed without shutting down their async
-        generators: they cannot be awaited any more (the garbage collector closes their
-        sockets)."""
-        for key in [key for key in self._clients if key[1] is not None and key[1].is_closed()]:
-            del self._clients[key]
 
     def forget_inherited(self) -> None:
         """In a forked child: forget the parent's clients, without closing any."""
@@ -117,51 +105,38 @@ class _ServerClients:
 
 
 class QdrantDB(BaseVectorDB):
-    """Memories in a Qdrant collection: a drop-in for Memora's own ``QdrantDB``.
+    """Memories in a Qdrant collection: a drop-in for Memora's own ``QdrantDB``
+    (docs/vector-store.md tells more).
 
-    Connection: pass a ready client (the first argument), or at most one of ``url`` (with
-    an optional ``api_key``), ``location`` (``":memory:"`` or a URL) and ``path`` (a folder
-    for the embedded store). With none of them the store is embedded and in memory.
+    Connection: a ready client (the first argument), or at most one of ``url`` (with an
+    optional ``api_key``), ``location`` (``":memory:"`` or a URL) and ``path``. ``path=DIR``
+    opens Qdrant Edge in-process, a shard per collection in ``DIR/<collection name>``,
+    flushed after every write; one store opens a folder at a time (else
+    ``FolderInUseError``), and a folder of qdrant-client's local mode raises
+    ``LocalModeFolderError`` naming ``memora-ogm vectors migrate --qdrant-path DIR``. With
+    none of them the store is qdrant-client's local mode in memory, for tests and
+    prototypes: it sets up in about 35 ms (Edge in about 135 ms) and searches exhaustively.
 
-    ``path=DIR`` opens Qdrant Edge, the server's engine in-process: each collection is a
-    shard in ``DIR/<collection name>``, written through a WAL and flushed after every add
-    and delete, searched through its tenant indexes. One store opens a folder at a time
-    (a second opener, here or in another process, gets ``FolderInUseError``); a folder
-    written by qdrant-client's local mode (before memora-ogm embedded Edge) raises
-    ``LocalModeFolderError`` naming the command that moves it,
-    ``memora-ogm vectors migrate --qdrant-path DIR``.
+    Embedding: by default Memora's two fastembed models, dense and sparse, fused by RRF, in
+    Memora's layout (:class:`~memora_ogm.vector_db.layouts.MemoraLayout`) and collection
+    ``memory_collection_v0_2``, which memora-core's ``QdrantDB`` reads and writes too; they
+    download on first use into ``embed_models_cache_dir`` and embed in a worker thread.
+    Or ``embedding_function`` with its ``embedding_dimension`` (``HashingEmbedding()``:
+    offline, lexical) in memora-ogm's earlier single-vector layout, by default in
+    ``memora_ogm_memories``.
 
-    In memory (``":memory:"`` or no argument) the engine stays qdrant-client's local mode:
-    it is for tests and prototypes and nothing persists; it opens and sets up a collection
-    in about 35 ms, Edge in a temporary folder in about 135 ms (indexes created and flushed),
-    and it searches exhaustively, which is quick at the sizes kept in memory.
+    Search: at most ``search_limit`` results per query; those scoring at or below
+    ``score_threshold`` are dropped: by default Memora's 0.35 on the fused RRF score, and
+    0.0 cosine with an ``embedding_function``. ``None`` keeps every result.
 
-    Embedding, by default: Memora's two models through fastembed (a dense
-    ``paraphrase-multilingual-MiniLM-L12-v2`` and a sparse ``Splade_PP_en_v1``), searched
-    together and fused by RRF, in Memora's collection layout and by default Memora's
-    collection ``memory_collection_v0_2`` (:class:`~memora_ogm.vector_db.layouts.MemoraLayout`):
-    a collection written by memora-core's ``QdrantDB`` is read and written by this one, and
-    the other way round. The models download on first use into ``embed_models_cache_dir``
-    (``None``: fastembed's default folder); each batch is embedded once, in a worker thread.
-
-    Embedding, by choice: ``embedding_function`` turns texts into vectors of
-    ``embedding_dimension`` floats (``HashingEmbedding()``: offline, lexical, dimension
-    1024), kept in memora-ogm's single-vector layout, by default in the collection
-    ``memora_ogm_memories`` (:class:`~memora_ogm.vector_db.layouts.SingleVectorLayout`): the
-    collection memora-ogm wrote before Memora's models became its default.
-
-    Search: at most ``search_limit`` results per query; results scoring at or below
-    ``score_threshold`` are dropped. By default that is Memora's 0.35 on the fused RRF score
-    (``1/(2 + rank)`` summed over the two rankings), and 0.0 cosine with an
-    ``embedding_function``, so a memory sharing nothing with the query is not returned.
-    ``None`` keeps every result.
-
-    A client passed in is used as given, on whichever event loop calls the store: a
-    server client's connections belong to the loop that first used them, so use such a
-    store from one event loop (or pass ``url=``, which opens a client per loop). A
-    forked child replaces it with a client of the same options, and ``close()`` closes
-    it. An embedded engine, given or opened here, serves every loop of its process; a
-    folder's (another store's ``async_client``) may be passed to open another collection in it.
+    Safe to share between threads, tasks and event loops: calls on the in-memory engine
+    (not thread-safe) take turns, each holding it for a whole method, undo included;
+    ``url=`` opens a server client per process and event loop, closed with its loop or by
+    ``close()``. A client passed in is used as given, on any loop (so a server client on
+    one loop only); a forked child replaces a server client with one of the same options,
+    and refuses an embedded engine (``InheritedEmbeddedStoreError``). An embedded engine
+    serves every loop of its process; a folder's (another store's ``async_client``) may be
+    passed to open another collection in it.
     """
 
     def __init__(
@@ -180,25 +155,17 @@ class QdrantDB(BaseVectorDB):
         search_limit: int = 10,
         score_threshold: float | None | common.Default = common.DEFAULT,
     ) -> None:
-        if embedding_dimension is None and isinstance(embedding_function, HashingEmbedding):
-            embedding_dimension = embedding_function.dimension
-        common.check_embedding_arguments(embedding_function, embedding_dimension)
-        if embedding_function is not None and embed_models_cache_dir is not None:
-            raise ValueError(
-                "`embed_models_cache_dir` is for Memora's models, not an embedding_function."
-            )
+        self.layout = layouts.for_embedding(
+            embedding_function, embedding_dimension, embed_models_cache_dir
+        )
         self.embedding_function: EmbeddingFunction | None = None
         self.hybrid_embedding: HybridEmbedding | None = None
-        self.layout: layouts.Layout
         if embedding_function is None:
             self.hybrid_embedding = HybridEmbedding(embed_models_cache_dir)
-            self.layout = layouts.MemoraLayout()
         else:
             self.embedding_function = embedding_call(embedding_function)
-            self.layout = layouts.SingleVectorLayout(
-                common.positive_int("embedding_dimension", embedding_dimension)
-            )
-        self._default_collection = collection_name is None
+        #: Memora's layout in its default collection must not hide memora-ogm's earlier one.
+        self._guard_earlier_default = collection_name is None and embedding_function is None
         self.collection_name = common.require_id(
             "collection_name",
             self.layout.default_collection if collection_name is None else collection_name,
@@ -210,23 +177,22 @@ class QdrantDB(BaseVectorDB):
             else score_threshold
         )
         choices = {"client": client, "url": url, "location": location, "path": path}
-        common.check_connection_choice(choices, url, api_key)
-        if client is not None and not isinstance(client, (QdrantClient, EdgeClient)):
-            raise ValueError(
-                "The client must be a qdrant_client."
-                + QdrantClient.__name__
-                + " or another store's "
-                + EdgeClient.__name__
-                + "."
-            )
-        if path is not None:
-            edge_common.shard_folder(edge_common.folder_path(path), self.collection_name)
+        engines = (QdrantClient, EdgeClient)
+        common.check_connection(client, engines, choices, api_key, self.collection_name)
         # Last, once the arguments are known good: opening a folder locks it.
-        self._server_clients: _ServerClients | None = None
-        if url is None:
-            self.client = client or self._open(location, path)
+        self._process_client: common.ProcessClient[_Engine] | _ServerClients
+        if url is not None:
+            # Built here only to check the options and, once per store, the server's version.
+            QdrantClient(url=url, api_key=api_key)
+            self._process_client = _ServerClients(
+                lambda: QdrantClient(url=url, api_key=api_key, check_compatibility=False)
+            )
+        elif client is not None:
+            self.client = client
+        elif path is not None:
+            self.client = EdgeClient(path)
         else:
-            self._server_clients = self._serve(url, api_key)
+            self.client = QdrantClient(location=location or ":memory:")
         if enable_logging:
             logging.basicConfig(level=logging.INFO)
 
@@ -234,48 +200,23 @@ class QdrantDB(BaseVectorDB):
     def client(self) -> _Engine:
         """The Qdrant client of this process and, with ``url=``, of the running event loop
         (opened on first use there, so read it on that loop)."""
-        if self._server_clients is not None:
-            return self._server_clients.here()
         return self._process_client.get()
 
     @client.setter
     def client(self, client: _Engine) -> None:
-        self._server_clients = None
         self._process_client = common.ProcessClient(client)
-
-    @property
-    def _local_mode(self) -> bool:
-        """Whether the engine is qdrant-client's local mode, which searches exhaustively."""
-        return self._server_clients is None and self._process_client.local_mode
 
     @contextmanager
     def _engine(self) -> Iterator[_Engine]:
         """The client, held alone while in use when it is the in-memory engine."""
-        client = self.client
-        lock = None if self._server_clients is not None else self._process_client.lock
-        if lock is None:
-            yield client
-            return
-        acquire(lock)
+        client, lock = self.client, self._process_client.lock
+        if lock is not None:
+            acquire(lock)
         try:
             yield client
         finally:
-            lock.release()
-
-    @staticmethod
-    def _open(location: str | None, path: str | os.PathLike[str] | None) -> _Engine:
-        if path is not None:
-            return EdgeClient(path)
-        return QdrantClient(location=location or ":memory:")
-
-    @staticmethod
-    def _serve(url: str, api_key: str | None) -> _ServerClients:
-        # Built here only to check the options and, once per store, the server's version;
-        # it opens no connection of its own.
-        QdrantClient(url=url, api_key=api_key)
-        return _ServerClients(
-            lambda: QdrantClient(url=url, api_key=api_key, check_compatibility=False)
-        )
+            if lock is not None:
+                lock.release()
 
     def _embed(self, texts: list[str], *, queries: bool) -> list[layouts.Embedded]:
         """One vector (or named vectors) per text, the whole batch in one call."""
@@ -296,75 +237,54 @@ class QdrantDB(BaseVectorDB):
     def close(self) -> None:
         """Close the Qdrant client (also one passed in, as Memora does).
 
-        With ``url=``, the clients of every event loop of this process: on this loop
-        here, on a loop running in another thread there. The store stays usable: the next
-        call opens a client again. In a forked child it closes only a client the child
-        opened itself, never the parent's (nor the parent's embedded engine and its
-        folder lock).
+        With ``url=``, those of every event loop of this process, each on its loop; the
+        next call opens one again. A forked child closes only what it opened itself, never
+        the parent's client, embedded engine or folder lock.
         """
-        if self._server_clients is not None:
-            self._server_clients.close()
-            return
-        if self._process_client.closable() is None:
-            return
-        with self._engine() as client:
-            client.close()
+        if isinstance(self._process_client, _ServerClients):
+            self._process_client.close()
+        elif self._process_client.owned():
+            with self._engine() as client:
+                client.close()
 
     @override
     def setup(self, *args: Any, **kwargs: Any) -> None:
         """Create the collection and its payload indexes if missing; safe to repeat.
 
-        An existing collection must have this store's layout (Memora's, or with an
-        ``embedding_function`` the single-vector one of its dimension), else ``ValueError``
-        saying how to open it: writing into it would fail on every add. So must a store
-        left at the default collection whose client holds only memora-ogm's earlier
-        default collection: searching an empty new one would silently find nothing.
+        ``ValueError`` saying how to open it when an existing collection has another
+        layout (every add would fail), or when the default collection would hide
+        memora-ogm's earlier default one (searches would silently find nothing).
         """
+        name = self.collection_name
         with self._engine() as client:
-            if not client.collection_exists(self.collection_name):
-                self._refuse_to_hide_earlier_default(client)
-                self._create_collection(client)
-            info = client.get_collection(self.collection_name)
-            layouts.check(self.layout, self.collection_name, info.config.params)
-            self._create_missing_indexes(client, set(info.payload_schema))
-        logger.info("Qdrant collection %s is set up", self.collection_name)
-
-    def _refuse_to_hide_earlier_default(self, client: _Engine) -> None:
-        earlier = layouts.SINGLE_VECTOR_COLLECTION_NAME
-        if (
-            self._default_collection
-            and isinstance(self.layout, layouts.MemoraLayout)
-            and client.collection_exists(earlier)
-        ):
-            raise ValueError(layouts.earlier_default_message(earlier))
-
-    def _create_collection(self, client: _Engine) -> None:
-        try:
-            client.create_collection(
-                collection_name=self.collection_name,
-                hnsw_config=common.TENANT_HNSW,
-                **self.layout.create_arguments(),
-            )
-        except Exception:
-            # Another process may have created it between the check and the create.
-            if not client.collection_exists(self.collection_name):
-                raise
-        logger.info("Created Qdrant collection %s", self.collection_name)
-
-    def _create_missing_indexes(self, client: _Engine, existing: set[str]) -> None:
-        with warnings.catch_warnings():
-            # Local mode accepts the calls but warns that it ignores them; that is expected.
-            warnings.filterwarnings(
-                "ignore", message=common.LOCAL_INDEX_WARNING, category=UserWarning
-            )
-            for field, schema in self.layout.indexes.items():
-                if field not in existing:
-                    client.create_payload_index(
-                        collection_name=self.collection_name,
-                        field_name=field,
-                        field_schema=schema,
-                        wait=True,
+            if not client.collection_exists(name):
+                earlier = layouts.SINGLE_VECTOR_COLLECTION_NAME
+                if self._guard_earlier_default and client.collection_exists(earlier):
+                    raise ValueError(layouts.earlier_default_message(earlier))
+                try:
+                    client.create_collection(
+                        collection_name=name,
+                        hnsw_config=common.TENANT_HNSW,
+                        **self.layout.create_arguments(),
                     )
+                except Exception:
+                    # Another process may have created it between the check and the create.
+                    if not client.collection_exists(name):
+                        raise
+                logger.info("Created Qdrant collection %s", name)
+            info = client.get_collection(name)
+            self.layout.check(name, info.config.params)
+            with warnings.catch_warnings():
+                # Local mode accepts the calls but warns that it ignores them; that is expected.
+                warnings.filterwarnings(
+                    "ignore", message=common.LOCAL_INDEX_WARNING, category=UserWarning
+                )
+                for field, schema in self.layout.indexes.items():
+                    if field not in info.payload_schema:
+                        client.create_payload_index(
+                            collection_name=name, field_name=field, field_schema=schema, wait=True
+                        )
+        logger.info("Qdrant collection %s is set up", name)
 
     @override
     def add_memories(
@@ -376,18 +296,13 @@ class QdrantDB(BaseVectorDB):
         memories: list[str],
         obtained_at: str,
     ) -> None:
-        """Upsert the memories; empty lists are a no-op.
-
-        Ids must be UUID strings (Qdrant point ids), unique within the call. If a write
-        fails part-way, the points this call wrote are deleted again before the error is
-        raised, so a failed add leaves nothing behind.
-        """
+        """Upsert the memories; empty lists are a no-op. Ids must be UUID strings (Qdrant
+        point ids), unique within the call; a failed add deletes what it wrote."""
         tenant = layouts.tenant(org_id, user_id, agent_id, obtained_at)
         point_ids = common.point_ids(memory_ids)
         texts = common.memory_texts(memories, len(point_ids))
         if not texts:
             return
-
         vectors = self._embed(texts, queries=False)
         points = self.layout.points(tenant, list(memory_ids), point_ids, texts, vectors)
         with self._engine() as client:
@@ -399,16 +314,16 @@ class QdrantDB(BaseVectorDB):
                         wait=True,
                     )
             except Exception:
-                self._discard(client, point_ids)
+                try:  # best effort: the add's own error is what matters
+                    client.delete(
+                        collection_name=self.collection_name,
+                        points_selector=models.PointIdsList(points=list(point_ids)),
+                        wait=True,
+                    )
+                except Exception:
+                    logger.exception("Could not remove the points of a failed add")
                 raise
         logger.info("Added %d memories to %s", len(points), self.collection_name)
-
-    def _discard(self, client: _Engine, point_ids: list[str]) -> None:
-        """Best-effort removal after a failed add; the add's own error is what matters."""
-        try:
-            self._delete_points_with(client, models.PointIdsList(points=list(point_ids)))
-        except Exception:
-            logger.exception("Could not remove the points of a failed add")
 
     @override
     def search_memory(
@@ -436,71 +351,51 @@ class QdrantDB(BaseVectorDB):
         user_id: str | None = None,
         agent_id: str | None = None,
     ) -> list[list[tuple[Memory, float]]]:
-        """See ``BaseVectorDB.search_memories``; all queries go to Qdrant in one request.
-
-        ``memory_search_scope`` may also be given as its value (``"user"``); in
-        ``ORGANIZATION`` scope a ``user_id`` is ignored, as in Memora.
-        """
+        """All queries go to Qdrant in one request; ``memory_search_scope`` may also be
+        given as its value (``"user"``); in ``ORGANIZATION`` scope a ``user_id`` is ignored,
+        as in Memora."""
         texts = common.query_texts(queries)
-        search = layouts.search_filter(self.layout, memory_search_scope, org_id, user_id, agent_id)
+        search = self.layout.search_filter(memory_search_scope, org_id, user_id, agent_id)
         vectors = self._embed(texts, queries=True)
+        requests = self.layout.requests(
+            vectors, search, self.search_limit, local_mode=self._process_client.local_mode
+        )
         with self._engine() as client:
             responses = client.query_batch_points(
-                collection_name=self.collection_name,
-                requests=self.layout.requests(
-                    vectors, search, self.search_limit, local_mode=self._local_mode
-                ),
+                collection_name=self.collection_name, requests=requests
             )
         return self.layout.results(responses, self.score_threshold)
 
     @override
     def delete_memory(self, memory_id: str) -> None:
-        """Delete one memory by its UUID; an absent id is a no-op."""
-        self._delete_points(models.PointIdsList(points=[common.point_id(memory_id)]))
+        self._delete(models.PointIdsList(points=[common.point_id(memory_id)]))
 
     @override
     def delete_memories(self, memory_ids: list[str]) -> None:
-        """Delete memories by UUID; an empty list or absent ids are a no-op."""
         point_ids = common.point_ids(memory_ids)
         if point_ids:
-            self._delete_points(models.PointIdsList(points=list(point_ids)))
+            self._delete(models.PointIdsList(points=list(point_ids)))
 
     @override
     def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
-        """Delete every memory whose payload names this organisation and user."""
-        selector = models.FilterSelector(filter=layouts.user_filter(self.layout, org_id, user_id))
-        self._delete_points(selector)
+        self._delete(models.FilterSelector(filter=self.layout.user_filter(org_id, user_id)))
 
     @override
     def delete_all_organization_memories(self, org_id: str) -> None:
-        """Delete every memory whose payload names this organisation."""
-        self._delete_points(models.FilterSelector(filter=layouts.organization_filter(org_id)))
+        self._delete(models.FilterSelector(filter=layouts.organization_filter(org_id)))
 
-    def _delete_points(self, selector: models.PointIdsList | models.FilterSelector) -> None:
+    def _delete(self, selector: models.PointIdsList | models.FilterSelector) -> None:
         with self._engine() as client:
-            self._delete_points_with(client, selector)
-
-    def _delete_points_with(
-        self,
-        client: _Engine,
-        selector: models.PointIdsList | models.FilterSelector,
-    ) -> None:
-        client.delete(collection_name=self.collection_name, points_selector=selector, wait=True)
+            client.delete(collection_name=self.collection_name, points_selector=selector, wait=True)
         logger.info("Deleted %s from %s", type(selector).__name__, self.collection_name)
 
-    # -- reading points back, for the consistency check (memora_ogm._async.consistency) ---
-    # Point ids and payloads only: the check reads no vector, so these hold for any layout.
-
     def tenants(self, org_id: str | None = None) -> dict[tuple[str, str], int]:
-        """The number of points of each (organisation, user) pair the payloads name, of
-        ``org_id`` when given: facet counts of the tenant indexes, so no point is read."""
+        """For the consistency check: the number of points of each (organisation, user)
+        pair the payloads name, of ``org_id`` when given, counted by the tenant indexes."""
+        orgs = None if org_id is None else [common.require_id("org_id", org_id)]
+        counts: dict[tuple[str, str], int] = {}
         with self._engine() as client:
-            if org_id is None:
-                orgs = list(self._facet(client, "org_id", None))
-            else:
-                orgs = [common.require_id("org_id", org_id)]
-            counts: dict[tuple[str, str], int] = {}
-            for org in orgs:
+            for org in orgs or self._facet(client, "org_id", None):
                 within = layouts.organization_filter(org)
                 users = self._facet(client, self.layout.user_facet, within)
                 for value, count in users.items():
@@ -509,23 +404,20 @@ class QdrantDB(BaseVectorDB):
 
     def _facet(self, client: _Engine, key: str, within: models.Filter | None) -> dict[str, int]:
         response = client.facet(
-            self.collection_name,
-            key=key,
-            facet_filter=within,
-            limit=common.FACET_LIMIT,
-            exact=True,
+            self.collection_name, key=key, facet_filter=within, limit=common.FACET_LIMIT, exact=True
         )
         return common.facet_counts(key, response)
 
     def points_page(
         self, org_id: str, user_id: str, offset: str | None, limit: int
     ) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
-        """One page of a user's points in id order, from ``offset`` on, as (point id,
-        payload) pairs, and the offset of the next page (``None`` after the last)."""
+        """For the consistency check: one page of a user's points in id order, from
+        ``offset`` on, as (point id, payload) pairs (no vector, so for any layout), and
+        the offset of the next page (``None`` after the last)."""
         with self._engine() as client:
             points, following = client.scroll(
                 self.collection_name,
-                scroll_filter=layouts.user_filter(self.layout, org_id, user_id),
+                scroll_filter=self.layout.user_filter(org_id, user_id),
                 limit=common.positive_int("limit", limit),
                 offset=offset,
                 with_payload=True,

@@ -1,8 +1,5 @@
-"""Which layout a vector store's collection was written in, read from the store itself.
-
-Shared by the commands that open a store they did not create (``memora-ogm check`` and
-``memora-ogm shell``), so that both open exactly what ``QdrantDB`` would: a folder through
-Qdrant Edge, a server through qdrant-client.
+"""Which layout a vector store's collection was written in, read from the store itself:
+for the commands that open a store they did not create (``memora-ogm check`` and ``shell``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""What the Qdrant Edge adapter does without I/O: the folder, its lock, and the translation
-between qdrant-client's ``models`` and ``qdrant_edge``'s types.
-
-``QdrantDB(path=DIR)`` keeps each collection in a Qdrant Edge shard, the folder
-``DIR/<collection name>``; the adapter (``memora_ogm._async.edge``, and its generated sync
-twin) answers the few qdrant-client calls the store makes, so that the layouts
-(:mod:`memora_ogm.vector_db.layouts`) stay written in qdrant-client's models for every engine.
-Only what the layouts build is translated; anything else raises ``TypeError``.
+"""What the Qdrant Edge adapter (``memora_ogm._async.edge``) does without I/O: the folder,
+its lock, and the translation between qdrant-client's ``models`` and ``qdrant_edge``'s
+types. Only what the layouts build is translated; anything else raises ``TypeError``.
 """
 
 from __future__ import annotations
@@ -16,7 +11,6 @@ import os
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,18 +20,12 @@ from qdrant_client.http import models as rest
 
 from memora_ogm import fork
 
-#: The command that moves a folder of qdrant-client's local mode into Qdrant Edge.
-MIGRATE_COMMAND = "memora-ogm vectors migrate --qdrant-path"
 #: Taken by the one opener of a folder, so that a second one fails at once and clearly.
 LOCK_FILE = ".memora-ogm.lock"
 #: Each shard's configuration, as Edge writes it when the shard is created.
 SHARD_CONFIG = "edge_config.json"
 #: Qdrant's own default RRF constant: a fused score is ``1/(2 + rank)`` summed, as Memora's.
 RRF_K = 2
-#: HNSW settings Edge needs besides the store's ``m`` and ``payload_m`` (Qdrant's defaults);
-#: used only if a shard is ever optimised, which no request does.
-HNSW_EF_CONSTRUCT = 100
-HNSW_FULL_SCAN_THRESHOLD = 10_000
 
 _DISTANCES = {
     models.Distance.COSINE: edge.Distance.Cosine,
@@ -45,8 +33,6 @@ _DISTANCES = {
     models.Distance.EUCLID: edge.Distance.Euclid,
     models.Distance.MANHATTAN: edge.Distance.Manhattan,
 }
-_DISTANCE_NAMES = {"Cosine": models.Distance.COSINE, "Dot": models.Distance.DOT}
-_DISTANCE_NAMES.update({"Euclid": models.Distance.EUCLID, "Manhattan": models.Distance.MANHATTAN})
 
 
 class FolderInUseError(RuntimeError):
@@ -60,14 +46,6 @@ class LocalModeFolderError(RuntimeError):
 def is_local_mode_folder(folder: Path) -> bool:
     """qdrant-client's local mode writes ``meta.json`` and ``collection/<name>/storage.sqlite``."""
     return (folder / "meta.json").is_file()
-
-
-def local_mode_message(folder: Path) -> str:
-    return (
-        f"{folder} holds a vector store of qdrant-client's local mode, which memora-ogm "
-        "no longer embeds (QdrantDB(path=) now opens Qdrant Edge). Move it once with "
-        f"`{MIGRATE_COMMAND} {folder}`; the old folder is kept beside it."
-    )
 
 
 def folder_path(path: object) -> Path:
@@ -95,11 +73,20 @@ def is_shard(path: Path) -> bool:
     return (path / SHARD_CONFIG).is_file()
 
 
-def lock_folder(folder: Path) -> IO[bytes]:
-    """Create the folder if missing and take its lock, or fail saying who holds it.
-
-    A ``flock`` belongs to one open file, so a second store in the same process is refused
-    as one in another process is (Edge's own WAL lock says only "WouldBlock")."""
+def _lock_folder(folder: Path) -> IO[bytes]:
+    """Create the folder if missing and take its lock; a folder of local mode must not
+    silently open as an empty Edge store. A ``flock`` belongs to one open file, so a second
+    store in this process is refused as one in another is (Edge's WAL lock says only
+    "WouldBlock")."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"`path` {folder} is not a folder.")
+    if is_local_mode_folder(folder):
+        raise LocalModeFolderError(
+            f"{folder} holds a vector store of qdrant-client's local mode, which memora-ogm "
+            "no longer embeds (QdrantDB(path=) now opens Qdrant Edge). Move it once with "
+            f"`memora-ogm vectors migrate --qdrant-path {folder}`; the old folder is kept "
+            "beside it."
+        )
     folder.mkdir(parents=True, exist_ok=True)
     handle = open(folder / LOCK_FILE, "a+b")  # noqa: SIM115 (held until close)
     try:
@@ -114,56 +101,41 @@ def lock_folder(folder: Path) -> IO[bytes]:
     return handle
 
 
-def check_folder(folder: Path) -> None:
-    """A folder of local mode must not silently open as an empty Edge store."""
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"`path` {folder} is not a folder.")
-    if is_local_mode_folder(folder):
-        raise LocalModeFolderError(local_mode_message(folder))
-
-
 class EdgeFolder:
-    """The folder of ``QdrantDB(path=)``: its lock and its open shards, one per collection.
-
-    The qdrant-client methods are added by ``memora_ogm._async.edge.AsyncEdgeClient`` (and
-    its generated sync twin); what does not wait on anything is here.
-    """
+    """The folder of ``QdrantDB(path=)``: its lock and its open shards, one per collection
+    (the adapter adds qdrant-client's methods)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.folder = folder_path(path)
-        check_folder(self.folder)
-        self._lock_file: IO[bytes] | None = lock_folder(self.folder)
+        self._lock_file: IO[bytes] | None = _lock_folder(self.folder)
         self._shards: dict[str, edge.EdgeShard] = {}
         # Guards only the table of open shards: two threads must not load one shard twice.
         self._opening = threading.Lock()
 
-    @property
-    def closed(self) -> bool:
-        return self._lock_file is None
-
-    def _shard(self, collection_name: str) -> edge.EdgeShard:
+    def _shard(self, collection_name: str, create: edge.EdgeConfig | None = None) -> edge.EdgeShard:
+        """The open shard of a collection, loaded on first use, or created from ``create``."""
         shard = self._shards.get(collection_name)
-        if shard is not None:
+        if shard is not None and create is None:
             return shard
-        with self._opening:
-            if self._lock_file is None:
-                raise RuntimeError(f"The vector store in {self.folder} is closed.")
-            shard = self._shards.get(collection_name)
-            if shard is None:
-                folder = shard_folder(self.folder, collection_name)
-                if not is_shard(folder):
-                    raise ValueError(f"Collection {collection_name!r} not found in {self.folder}")
-                shard = self._shards[collection_name] = edge.EdgeShard.load(str(folder))
-            return shard
-
-    def _create_shard(self, collection_name: str, config: edge.EdgeConfig) -> None:
         folder = shard_folder(self.folder, collection_name)
         with self._opening:
             if self._lock_file is None:
                 raise RuntimeError(f"The vector store in {self.folder} is closed.")
-            if is_shard(folder):
-                raise ValueError(f"Collection {collection_name!r} already exists")
-            self._shards[collection_name] = edge.EdgeShard.create(str(folder), config)
+            if create is not None:
+                if is_shard(folder):
+                    raise ValueError(f"Collection {collection_name!r} already exists")
+                self._shards[collection_name] = edge.EdgeShard.create(str(folder), create)
+            elif collection_name not in self._shards:
+                if not is_shard(folder):
+                    raise ValueError(f"Collection {collection_name!r} not found in {self.folder}")
+                self._shards[collection_name] = edge.EdgeShard.load(str(folder))
+            return self._shards[collection_name]
+
+    def _update(self, collection_name: str, operation: edge.UpdateOperation) -> None:
+        """Apply an update and flush it: a memory the store acknowledged is kept."""
+        shard = self._shard(collection_name)
+        shard.update(operation)
+        shard.flush()
 
     def release(self) -> None:
         """Flush and close every shard, then unlock the folder; a second call does nothing."""
@@ -187,9 +159,6 @@ class EdgeFolder:
         self._lock_file = None
 
 
-# -- collections ------------------------------------------------------------------------
-
-
 def shard_config(
     vectors_config: models.VectorParams | Mapping[str, models.VectorParams] | None = None,
     sparse_vectors_config: Mapping[str, models.SparseVectorParams] | None = None,
@@ -198,74 +167,60 @@ def shard_config(
 ) -> edge.EdgeConfig:
     """The shard configuration of ``create_collection``'s arguments."""
     if isinstance(vectors_config, models.VectorParams):
-        dense: dict[str, edge.EdgeVectorParams] = {"": _vector_params(vectors_config)}
-    else:
-        dense = {name: _vector_params(params) for name, params in (vectors_config or {}).items()}
-    sparse = {
-        name: edge.EdgeSparseVectorParams(
-            modifier=edge.Modifier.Idf if params.modifier == models.Modifier.IDF else None
+        vectors_config = {"": vectors_config}
+    if quantization_config is not None and not isinstance(
+        quantization_config, models.ScalarQuantization
+    ):
+        raise TypeError(
+            f"The embedded store keeps scalar quantisation only, not {quantization_config!r}."
         )
-        for name, params in (sparse_vectors_config or {}).items()
-    }
     return edge.EdgeConfig(
-        vectors=dense,
-        sparse_vectors=sparse,
-        hnsw_config=None if hnsw_config is None else _hnsw(hnsw_config),
-        quantization_config=_quantization(quantization_config),
+        vectors={
+            name: edge.EdgeVectorParams(size=params.size, distance=_DISTANCES[params.distance])
+            for name, params in (vectors_config or {}).items()
+        },
+        sparse_vectors={
+            name: edge.EdgeSparseVectorParams(
+                modifier=edge.Modifier.Idf if params.modifier == models.Modifier.IDF else None
+            )
+            for name, params in (sparse_vectors_config or {}).items()
+        },
+        # ef_construct and full_scan_threshold at Qdrant's defaults; used only if a shard is
+        # ever optimised, which no request does.
+        hnsw_config=None
+        if hnsw_config is None
+        else edge.HnswIndexConfig(
+            m=16 if hnsw_config.m is None else hnsw_config.m,
+            ef_construct=hnsw_config.ef_construct or 100,
+            full_scan_threshold=hnsw_config.full_scan_threshold or 10_000,
+            payload_m=hnsw_config.payload_m,
+        ),
+        quantization_config=None
+        if quantization_config is None
+        else edge.ScalarQuantizationConfig(
+            type=edge.ScalarType.Int8,
+            quantile=quantization_config.scalar.quantile,
+            always_ram=quantization_config.scalar.always_ram,
+        ),
     )
 
 
-def _vector_params(params: models.VectorParams) -> edge.EdgeVectorParams:
-    return edge.EdgeVectorParams(size=params.size, distance=_DISTANCES[params.distance])
-
-
-def _hnsw(config: models.HnswConfigDiff) -> edge.HnswIndexConfig:
-    return edge.HnswIndexConfig(
-        m=16 if config.m is None else config.m,
-        ef_construct=config.ef_construct or HNSW_EF_CONSTRUCT,
-        full_scan_threshold=config.full_scan_threshold or HNSW_FULL_SCAN_THRESHOLD,
-        payload_m=config.payload_m,
-    )
-
-
-def _quantization(
-    config: models.QuantizationConfig | None,
-) -> edge.ScalarQuantizationConfig | None:
-    if config is None:
-        return None
-    if not isinstance(config, models.ScalarQuantization):
-        raise TypeError(f"The embedded store keeps scalar quantisation only, not {config!r}.")
-    scalar = config.scalar
-    return edge.ScalarQuantizationConfig(
-        type=edge.ScalarType.Int8, quantile=scalar.quantile, always_ram=scalar.always_ram
-    )
-
-
-def collection_params(shard: Path) -> models.CollectionParams:
-    """A shard's vectors as qdrant-client describes a collection's, from Edge's own file."""
+def collection_info(shard: Path, payload_schema: Mapping[str, Any]) -> models.CollectionInfo:
+    """What the store reads of ``get_collection`` (the vectors, from Edge's own file, and
+    the indexed fields), as qdrant-client describes a collection."""
     config = json.loads((shard / SHARD_CONFIG).read_text())
     dense = {
-        name: models.VectorParams(size=params["size"], distance=_DISTANCE_NAMES[params["distance"]])
+        name: models.VectorParams(size=params["size"], distance=models.Distance(params["distance"]))
         for name, params in (config.get("vectors") or {}).items()
     }
     sparse = {name: models.SparseVectorParams() for name in config.get("sparse_vectors") or {}}
-    vectors: models.VectorParams | dict[str, models.VectorParams] = (
-        dense[""] if list(dense) == [""] else dense
+    params = models.CollectionParams(
+        vectors=dense[""] if list(dense) == [""] else dense, sparse_vectors=sparse or None
     )
-    return models.CollectionParams(vectors=vectors, sparse_vectors=sparse or None)
-
-
-@dataclass(frozen=True)
-class CollectionConfig:
-    params: models.CollectionParams
-
-
-@dataclass(frozen=True)
-class CollectionInfo:
-    """What the store reads of ``get_collection``: the vectors and the indexed fields."""
-
-    config: CollectionConfig
-    payload_schema: dict[str, Any] = field(default_factory=dict)
+    return models.CollectionInfo.model_construct(
+        config=models.CollectionConfig.model_construct(params=params),
+        payload_schema=dict(payload_schema),
+    )
 
 
 def field_index(schema: models.KeywordIndexParams) -> edge.KeywordIndexParams:
@@ -274,16 +229,13 @@ def field_index(schema: models.KeywordIndexParams) -> edge.KeywordIndexParams:
     return edge.KeywordIndexParams(is_tenant=schema.is_tenant)
 
 
-# -- points -----------------------------------------------------------------------------
-
-
 def point(point: models.PointStruct) -> edge.Point:
     vector = point.vector
     if isinstance(vector, Mapping):
         vectors: Any = {name: _vector(value) for name, value in vector.items()}
     else:
         vectors = _vector(vector)
-    return edge.Point(_point_id(point.id), vectors, point.payload or {})
+    return edge.Point(point_ids([point.id])[0], vectors, point.payload or {})
 
 
 def _vector(vector: object) -> Any:
@@ -294,35 +246,22 @@ def _vector(vector: object) -> Any:
     raise TypeError(f"The embedded store keeps dense and sparse vectors, not {vector!r}.")
 
 
-def _point_id(point_id: models.ExtendedPointId) -> edge.PointId:
-    return point_id if isinstance(point_id, int) else str(point_id)
-
-
 def point_ids(ids: Sequence[models.ExtendedPointId]) -> list[edge.PointId]:
-    return [_point_id(point_id) for point_id in ids]
-
-
-def record(found: edge.Record, with_vectors: bool = False) -> models.Record:
-    vector = _named_vectors(found.vector) if with_vectors else None
-    return models.Record(id=record_id(found.id), payload=found.payload, vector=vector)
-
-
-def scored(found: edge.ScoredPoint) -> models.ScoredPoint:
-    return models.ScoredPoint(
-        id=record_id(found.id), version=0, score=found.score, payload=found.payload
-    )
+    return [point_id if isinstance(point_id, int) else str(point_id) for point_id in ids]
 
 
 def record_id(point_id: object) -> models.ExtendedPointId:
     return point_id if isinstance(point_id, int) else str(uuid.UUID(str(point_id)))
 
 
-def _named_vectors(vector: Any) -> Any:
+def record(found: edge.Record, with_vectors: bool = False) -> models.Record:
+    vector: Any = found.vector if with_vectors else None
     if isinstance(vector, Mapping):
-        if list(vector) == [""]:
-            return _model_vector(vector[""])
-        return {name: _model_vector(value) for name, value in vector.items()}
-    return None if vector is None else _model_vector(vector)
+        vector = {name: _model_vector(value) for name, value in vector.items()}
+        vector = vector[""] if list(vector) == [""] else vector
+    elif vector is not None:
+        vector = _model_vector(vector)
+    return models.Record(id=record_id(found.id), payload=found.payload, vector=vector)
 
 
 def _model_vector(vector: Any) -> Any:
@@ -331,31 +270,26 @@ def _model_vector(vector: Any) -> Any:
     return list(vector)
 
 
-def facet_response(response: edge.FacetResponse) -> models.FacetResponse:
-    return models.FacetResponse(
-        hits=[models.FacetValueHit(value=str(hit.value), count=hit.count) for hit in response.hits]
+def query_response(points: list[edge.ScoredPoint]) -> rest.QueryResponse:
+    # qdrant_client.models.QueryResponse is fastembed's result type; the REST one is meant.
+    return rest.QueryResponse(
+        points=[
+            models.ScoredPoint(
+                id=record_id(found.id), version=0, score=found.score, payload=found.payload
+            )
+            for found in points
+        ]
     )
-
-
-# -- filters and queries ----------------------------------------------------------------
 
 
 def condition_filter(filter_: models.Filter | None) -> edge.Filter | None:
-    """The filters the layouts build: field conditions matching one value, nested filters."""
+    """The filters the layouts build: a list of conditions that must hold, each a field
+    matching one value or a nested filter."""
     if filter_ is None:
         return None
-    return edge.Filter(
-        must=_conditions(filter_.must),
-        should=_conditions(filter_.should),
-        must_not=_conditions(filter_.must_not),
-    )
-
-
-def _conditions(conditions: object) -> list[Any] | None:
-    if conditions is None:
-        return None
-    listed = conditions if isinstance(conditions, list) else [conditions]
-    return [_condition(condition) for condition in listed]
+    if not isinstance(filter_.must, list) or filter_.should or filter_.must_not:
+        raise TypeError(f"The embedded store does not translate the filter {filter_!r}.")
+    return edge.Filter(must=[_condition(condition) for condition in filter_.must])
 
 
 def _condition(condition: object) -> Any:
@@ -368,30 +302,15 @@ def _condition(condition: object) -> Any:
     raise TypeError(f"The embedded store does not translate the condition {condition!r}.")
 
 
-def _within(own: models.Filter | None, outer: models.Filter | None) -> edge.Filter | None:
-    """A prefetch searches within the query's filter too, as a Qdrant server applies it."""
-    if own is None or outer is None:
-        return condition_filter(own or outer)
-    return condition_filter(models.Filter(must=[own, outer]))
-
-
 def query_request(request: models.QueryRequest) -> edge.QueryRequest:
     """One of the layouts' queries: nearest to a vector, or prefetches fused by RRF."""
     prefetches = request.prefetch
-    listed = (
-        []
-        if prefetches is None
-        else [*prefetches]
-        if isinstance(prefetches, list)
-        else [prefetches]
-    )
+    listed = prefetches if isinstance(prefetches, list) else [prefetches] if prefetches else []
     query: Any
     if isinstance(request.query, models.FusionQuery) and request.query.fusion == models.Fusion.RRF:
         query = edge.Fusion.Rrf(k=RRF_K)
-    elif request.query is not None:
-        query = _nearest(request.query, request.using)
     else:
-        query = None
+        query = _nearest(request.query, request.using)
     return edge.QueryRequest(
         limit=request.limit or 10,
         query=query,
@@ -406,10 +325,13 @@ def query_request(request: models.QueryRequest) -> edge.QueryRequest:
 def _prefetch(prefetch: models.Prefetch, outer: models.Filter | None) -> edge.Prefetch:
     if prefetch.prefetch is not None or prefetch.query is None:
         raise TypeError("The embedded store translates one level of prefetches with a query.")
+    # A prefetch searches within the query's filter too, as a Qdrant server applies it.
+    own = prefetch.filter
+    within = own or outer if own is None or outer is None else models.Filter(must=[own, outer])
     return edge.Prefetch(
         prefetch.limit or 10,
         _nearest(prefetch.query, prefetch.using),
-        filter=_within(prefetch.filter, outer),
+        filter=condition_filter(within),
         score_threshold=prefetch.score_threshold,
         params=_search_params(prefetch.params),
     )
@@ -438,27 +360,13 @@ def _search_params(params: models.SearchParams | None) -> edge.SearchParams | No
     )
 
 
-def query_response(points: list[edge.ScoredPoint]) -> rest.QueryResponse:
-    # qdrant_client.models.QueryResponse is fastembed's result type; the REST one is meant.
-    return rest.QueryResponse(points=[scored(found) for found in points])
-
-
 def selector_operation(
     selector: models.PointIdsList | models.FilterSelector,
 ) -> edge.UpdateOperation:
     if isinstance(selector, models.PointIdsList):
         return edge.UpdateOperation.delete_points(point_ids(selector.points))
-    if isinstance(selector, models.FilterSelector):
-        translated = condition_filter(selector.filter)
-        assert translated is not None
-        return edge.UpdateOperation.delete_points_by_filter(translated)
-    raise TypeError(f"The embedded store does not translate the selector {selector!r}.")
-
-
-def fsync_folder(folder: Path) -> None:
-    """Make renames and new entries in a folder durable."""
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
+    if not isinstance(selector, models.FilterSelector):
+        raise TypeError(f"The embedded store does not translate the selector {selector!r}.")
+    translated = condition_filter(selector.filter)
+    assert translated is not None
+    return edge.UpdateOperation.delete_points_by_filter(translated)

@@ -21,13 +21,10 @@ from qdrant_client import QdrantClient, models
 
 from memora_ogm._sync.edge import EdgeClient
 from memora_ogm.vector_db import edge_common, layouts
-from memora_ogm.vector_db.qdrant_common import TENANT_HNSW
+from memora_ogm.vector_db.qdrant_common import TENANT_HNSW, positive_int
 
 #: Points read from local mode at once.
 PAGE = 4096
-#: Suffixes of the old folder, kept after the move, and of the new one while it is built.
-BACKUP_SUFFIX = ".local-mode"
-STAGING_SUFFIX = ".edge-migrating"
 
 
 class MigrationError(RuntimeError):
@@ -50,19 +47,16 @@ class Migration:
     moved: list[MovedCollection]
 
 
-def backup_folder(folder: Path) -> Path:
-    return folder.with_name(folder.name + BACKUP_SUFFIX)
-
-
 def migrate(path: str | os.PathLike[str], page: int = PAGE) -> Migration:
     """Move the local-mode store in ``path`` into Qdrant Edge; a folder that already is an
     Edge store is left alone (``moved`` is empty), anything else raises ``MigrationError``."""
     folder = edge_common.folder_path(path)
-    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
-        raise ValueError("`page` must be a positive integer.")
-    backup = backup_folder(folder)
+    positive_int("page", page)
+    backup = folder.with_name(folder.name + ".local-mode")
     if not edge_common.is_local_mode_folder(folder):
-        if folder.is_dir() and (backup.exists() or _holds_shards(folder)):
+        if folder.is_dir() and (
+            backup.exists() or any(edge_common.is_shard(path) for path in folder.iterdir())
+        ):
             return Migration(folder, backup, [])
         raise MigrationError(f"no vector store of qdrant-client's local mode in {folder}")
     if backup.exists():
@@ -70,7 +64,7 @@ def migrate(path: str | os.PathLike[str], page: int = PAGE) -> Migration:
             f"{backup} exists already: move it away (it may be an earlier migration's "
             "backup) and run the command again"
         )
-    staging = folder.with_name(folder.name + STAGING_SUFFIX)
+    staging = folder.with_name(folder.name + ".edge-migrating")
     if staging.exists():
         shutil.rmtree(staging)  # an interrupted run's, never opened by a store
     try:
@@ -90,21 +84,12 @@ def migrate(path: str | os.PathLike[str], page: int = PAGE) -> Migration:
         source.close()
     folder.rename(backup)
     staging.rename(folder)
-    edge_common.fsync_folder(folder.parent)
+    descriptor = os.open(folder.parent, os.O_RDONLY)  # make the renames durable
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
     return Migration(folder, backup, moved)
-
-
-def _holds_shards(folder: Path) -> bool:
-    return any(edge_common.is_shard(path) for path in folder.iterdir())
-
-
-def _layout_of(params: models.CollectionParams) -> layouts.Layout | None:
-    """The layout a collection fits, whose payload indexes it gets (local mode had none)."""
-    vectors = params.vectors
-    candidates: list[layouts.Layout] = [layouts.MemoraLayout()]
-    if isinstance(vectors, models.VectorParams):
-        candidates.append(layouts.SingleVectorLayout(vectors.size))
-    return next((layout for layout in candidates if layout.fits(params)), None)
 
 
 def _move(source: QdrantClient, target: EdgeClient, name: str, page: int) -> MovedCollection:
@@ -118,24 +103,31 @@ def _move(source: QdrantClient, target: EdgeClient, name: str, page: int) -> Mov
         hnsw_config=TENANT_HNSW,
         quantization_config=config.quantization_config,
     )
-    layout = _layout_of(params)
-    for field, schema in ({} if layout is None else layout.indexes).items():
+    # The payload indexes of the layout the collection fits (local mode had none).
+    layout: layouts.Layout = (
+        layouts.SingleVectorLayout(vectors.size)
+        if isinstance(vectors, models.VectorParams)
+        else layouts.MemoraLayout()
+    )
+    for field, schema in (layout.indexes if layout.fits(params) else {}).items():
         target.create_payload_index(name, field, schema)
     offset: models.ExtendedPointId | None = None
     while True:
         records, offset = source.scroll(
             name, limit=page, offset=offset, with_payload=True, with_vectors=True
         )
-        points = [
-            models.PointStruct(
-                id=record.id,
-                vector=cast(models.VectorStruct, record.vector),
-                payload=record.payload,
+        if records:
+            target.upsert(
+                name,
+                [
+                    models.PointStruct(
+                        id=record.id,
+                        vector=cast(models.VectorStruct, record.vector),
+                        payload=record.payload,
+                    )
+                    for record in records
+                ],
             )
-            for record in records
-        ]
-        if points:
-            target.upsert(name, points)
         if offset is None:
             break
     expected, found = source.count(name).count, target.count(name).count

@@ -1,11 +1,7 @@
-"""The default embedding: deterministic feature hashing that needs no model and no network.
-
-Memora embeds with fastembed models downloaded at run time. memora-ogm must work on a
-fresh, offline machine (SPEC section 6), so its default maps text to a vector by hashing
-lexical features (word unigrams and bigrams, character trigrams of words) into a fixed
-number of dimensions. It ranks memories that share words or word stems with a query
-first; it does not know synonyms. Pass a real model through ``EmbeddingFunction`` for
-semantic search.
+"""An embedding that needs no model and no network, for an offline machine (SPEC
+section 6): lexical features (word unigrams and bigrams, character trigrams of words)
+hashed into a fixed number of dimensions. It ranks memories that share words or word
+stems with a query first; it does not know synonyms.
 """
 
 from __future__ import annotations

@@ -2,20 +2,11 @@
 
 Memora's ``QdrantDB`` (memora-core 0.3.1) embeds through qdrant-client's fastembed
 integration, which qdrant-client 1.20 no longer has; this module calls fastembed itself and
-reproduces what that integration stored, so that the vectors of a collection written by
-either store are the vectors the other computes for the same text:
-
-- the vector names: qdrant-client 1.12's ``fast-<model>`` / ``fast-sparse-<model>``, the
-  model's name after its last ``/``, lower-cased;
-- the dense vector: memora-core pins fastembed 0.5, which embedded
-  ``paraphrase-multilingual-MiniLM-L12-v2`` by its first (``[CLS]``) token, L2-normalised.
-  fastembed 0.6 and later mean-pool that model instead, which gives other vectors, so the
-  same model files are registered here under a private name with 0.5's pooling;
-- the sparse vector: SPLADE as fastembed computes it (unchanged since 0.5).
-
-Models download into ``cache_dir`` on first use (a per-user cache folder by default) and
-are loaded once per process and folder. fastembed, and with it onnxruntime, is imported
-only then.
+computes the vectors that integration stored, under its names (``fast-<model>``,
+``fast-sparse-<model>``). memora-core pins fastembed 0.5, which pooled the dense model by
+its first (``[CLS]``) token; later versions mean-pool it, so its files are registered
+here under a private name with 0.5's pooling. Models download into ``cache_dir`` on first
+use and load once per process and folder; fastembed (and onnxruntime) is imported only then.
 """
 
 from __future__ import annotations
@@ -36,6 +27,8 @@ if TYPE_CHECKING:
 MEMORA_DENSE_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
 MEMORA_SPARSE_MODEL = "prithivida/Splade_PP_en_v1"
 DENSE_DIMENSION = 384
+DENSE_VECTOR = "fast-paraphrase-multilingual-minilm-l12-v2"
+SPARSE_VECTOR = "fast-sparse-splade_pp_en_v1"
 _DENSE_AS_FASTEMBED_05 = "memora-ogm/paraphrase-multilingual-MiniLM-L12-v2-cls-pooled"
 
 OFFLINE_CHOICE = (
@@ -43,16 +36,6 @@ OFFLINE_CHOICE = (
     "(from memora_ogm.vector_db.embedding: lexical, offline; it keeps memora-ogm's "
     "single-vector collection, not Memora's)."
 )
-
-
-def _short_name(model: str) -> str:
-    return model.split("/")[-1].lower()
-
-
-DENSE_VECTOR = "fast-" + _short_name(MEMORA_DENSE_MODEL)
-"""``fast-paraphrase-multilingual-minilm-l12-v2``"""
-SPARSE_VECTOR = "fast-sparse-" + _short_name(MEMORA_SPARSE_MODEL)
-"""``fast-sparse-splade_pp_en_v1``"""
 
 
 class EmbedderUnavailableError(RuntimeError):
@@ -75,6 +58,29 @@ _loaded: dict[tuple[str, str], Any] = {}
 _loading = threading.Lock()
 
 
+def default_cache_dir() -> Path:
+    """Where Memora's models are kept unless the caller or ``FASTEMBED_CACHE_PATH`` says:
+    the user's cache folder, which outlives a reboot (fastembed's own default is in the
+    system's temporary folder)."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base, "memora-ogm", "fastembed")
+
+
+def _hub_unresolvable() -> str | None:
+    """Why a download is certain to fail (the hub's name does not resolve), else None.
+
+    fastembed retries a failed download after 3, 9 and 27 s and offers no option to
+    retry less; a name that does not resolve will not resolve on the next try either."""
+    from huggingface_hub import constants  # fastembed's own dependency; honours HF_ENDPOINT
+
+    host = urllib.parse.urlsplit(constants.ENDPOINT).hostname or ""
+    try:
+        socket.getaddrinfo(host, 443, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as error:
+        return f"the model hub's host {host!r} does not resolve ({error})"
+    return None
+
+
 def _fastembed() -> Any:
     try:
         import fastembed
@@ -86,66 +92,26 @@ def _fastembed() -> Any:
     return fastembed
 
 
-def _register_dense_as_fastembed_05(fastembed: Any) -> None:
-    """Memora's dense model files, pooled as fastembed 0.5 pooled them."""
-    text_embedding = fastembed.TextEmbedding
-    known = {
-        description["model"]: description for description in text_embedding.list_supported_models()
-    }
-    if _DENSE_AS_FASTEMBED_05 in known:
-        return
-    source = known[MEMORA_DENSE_MODEL]
-    text_embedding.add_custom_model(
-        model=_DENSE_AS_FASTEMBED_05,
-        pooling=fastembed.common.model_description.PoolingType.CLS,
-        normalization=True,
-        sources=fastembed.common.model_description.ModelSource(hf=source["sources"]["hf"]),
-        dim=DENSE_DIMENSION,
-        model_file=source["model_file"],
-        additional_files=source.get("additional_files") or [],
-    )
-
-
-def default_cache_dir() -> Path:
-    """Where Memora's models are kept unless the caller or ``FASTEMBED_CACHE_PATH`` says:
-    the user's cache folder, which outlives a reboot (fastembed's own default is in the
-    system's temporary folder)."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base, "memora-ogm", "fastembed")
-
-
-def _hub_host() -> str:
-    """The host fastembed downloads from: the Hugging Face hub, or ``HF_ENDPOINT``."""
-    try:
-        from huggingface_hub import constants
-
-        endpoint = constants.ENDPOINT
-    except ImportError:  # pragma: no cover - fastembed depends on huggingface_hub
-        endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
-    return urllib.parse.urlsplit(endpoint).hostname or ""
-
-
-def _hub_unresolvable() -> str | None:
-    """Why a download is certain to fail (the hub's name does not resolve), else None.
-
-    fastembed retries a failed download after 3, 9 and 27 s and offers no option to
-    retry less; a name that does not resolve will not resolve on the next try either."""
-    host = _hub_host()
-    try:
-        socket.getaddrinfo(host, 443, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as error:
-        return f"the model hub's host {host!r} does not resolve ({error})"
-    return None
-
-
 def _model(fastembed: Any, model: str, cache_dir: str, local_files_only: bool) -> Any:
-    if model == MEMORA_DENSE_MODEL:
-        _register_dense_as_fastembed_05(fastembed)
-        return fastembed.TextEmbedding(
-            _DENSE_AS_FASTEMBED_05, cache_dir=cache_dir, local_files_only=local_files_only
+    """One of Memora's models; the dense one's files pooled as fastembed 0.5 pooled them."""
+    if model == MEMORA_SPARSE_MODEL:
+        return fastembed.SparseTextEmbedding(
+            model, cache_dir=cache_dir, local_files_only=local_files_only
         )
-    return fastembed.SparseTextEmbedding(
-        model, cache_dir=cache_dir, local_files_only=local_files_only
+    known = {found["model"]: found for found in fastembed.TextEmbedding.list_supported_models()}
+    if _DENSE_AS_FASTEMBED_05 not in known:
+        source = known[MEMORA_DENSE_MODEL]
+        fastembed.TextEmbedding.add_custom_model(
+            model=_DENSE_AS_FASTEMBED_05,
+            pooling=fastembed.common.model_description.PoolingType.CLS,
+            normalization=True,
+            sources=fastembed.common.model_description.ModelSource(hf=source["sources"]["hf"]),
+            dim=DENSE_DIMENSION,
+            model_file=source["model_file"],
+            additional_files=source.get("additional_files") or [],
+        )
+    return fastembed.TextEmbedding(
+        _DENSE_AS_FASTEMBED_05, cache_dir=cache_dir, local_files_only=local_files_only
     )
 
 
@@ -188,27 +154,24 @@ class HybridEmbedding:
             cache_dir = os.environ.get("FASTEMBED_CACHE_PATH") or default_cache_dir()
         self.cache_dir = os.fspath(cache_dir)
 
-    def _models(self) -> tuple[TextEmbedding, SparseTextEmbedding]:
-        return _load(MEMORA_DENSE_MODEL, self.cache_dir), _load(MEMORA_SPARSE_MODEL, self.cache_dir)
+    def _embed(self, texts: list[str], documents: bool) -> list[HybridVectors]:
+        dense: TextEmbedding = _load(MEMORA_DENSE_MODEL, self.cache_dir)
+        sparse: SparseTextEmbedding = _load(MEMORA_SPARSE_MODEL, self.cache_dir)
+        dense_vectors = dense.passage_embed(texts) if documents else dense.embed(texts)
+        return [
+            HybridVectors(
+                dense=vector.tolist(),
+                sparse=models.SparseVector(
+                    indices=weights.indices.tolist(), values=weights.values.tolist()
+                ),
+            )
+            for vector, weights in zip(dense_vectors, sparse.embed(texts), strict=True)
+        ]
 
     def embed_documents(self, texts: list[str]) -> list[HybridVectors]:
         """Memories as Memora's store embedded them (``passage_embed``, then SPLADE)."""
-        dense, sparse = self._models()
-        return _pair(list(dense.passage_embed(texts)), list(sparse.embed(texts)))
+        return self._embed(texts, documents=True)
 
     def embed_queries(self, texts: list[str]) -> list[HybridVectors]:
         """Queries as Memora's store embedded them (``embed``, then SPLADE)."""
-        dense, sparse = self._models()
-        return _pair(list(dense.embed(texts)), list(sparse.embed(texts)))
-
-
-def _pair(dense: list[Any], sparse: list[Any]) -> list[HybridVectors]:
-    return [
-        HybridVectors(
-            dense=vector.tolist(),
-            sparse=models.SparseVector(
-                indices=weights.indices.tolist(), values=weights.values.tolist()
-            ),
-        )
-        for vector, weights in zip(dense, sparse, strict=True)
-    ]
+        return self._embed(texts, documents=False)

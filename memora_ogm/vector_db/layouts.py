@@ -1,15 +1,7 @@
-"""The two collection layouts ``QdrantDB`` reads and writes, without I/O.
-
-- :class:`MemoraLayout`, the default: Memora's own collection (memora-core 0.3.1's
-  ``QdrantDB``), a named dense and a named sparse vector searched together and fused by RRF.
-  A collection written by Memora's store is read, extended and deleted from by this one, and
-  the other way round.
-- :class:`SingleVectorLayout`: memora-ogm's earlier collection, one unnamed cosine vector of
-  an ``EmbeddingFunction`` (feature hashing, by default, before Memora's models were).
-  Still read and written when the store is given an ``embedding_function``.
-
-Which one a store uses follows from its embedding; an existing collection must have that
-layout (``check``), else the store says how to open it.
+"""The two collection layouts ``QdrantDB`` reads and writes, without I/O: Memora's own
+(:class:`MemoraLayout`, the default) and memora-ogm's earlier single-vector one
+(:class:`SingleVectorLayout`, with an ``embedding_function``). An existing collection must
+have the store's layout (``check``), else the store says how to open it.
 """
 
 from __future__ import annotations
@@ -23,7 +15,14 @@ from qdrant_client import models
 
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db import hybrid
-from memora_ogm.vector_db.qdrant_common import iso_datetime, match, optional_id, require_id
+from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.qdrant_common import (
+    iso_datetime,
+    match,
+    optional_id,
+    positive_int,
+    require_id,
+)
 from memora_ogm.vector_db.scope import MemorySearchScope
 
 MEMORA_COLLECTION_NAME = "memory_collection_v0_2"
@@ -31,6 +30,9 @@ SINGLE_VECTOR_COLLECTION_NAME = "memora_ogm_memories"
 
 #: A point's vectors: one unnamed vector, or named ones.
 Embedded = list[float] | dict[str, models.Vector]
+
+_TENANT_INDEX = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+_KEYWORD_INDEX = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD)
 
 
 @dataclass(frozen=True)
@@ -53,19 +55,124 @@ def tenant(org_id: object, user_id: object, agent_id: object, obtained_at: objec
     )
 
 
-def _tenant_index() -> models.KeywordIndexParams:
-    return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+class _Layout:
+    """What both layouts share: points, filters and results differ only in payload fields."""
+
+    default_collection: str
+    default_score_threshold: float
+    indexes: Mapping[str, models.KeywordIndexParams]
+    #: The payload field holding a memory's text.
+    text_field: str
+    #: Whether the payload keeps the memory id as given (else the point id stands for it).
+    keeps_memory_id: bool
+    #: The indexed field that tells an organisation's users apart (a server and Edge count
+    #: only indexed fields in a facet).
+    user_facet: str
+    remedy: str
+
+    def fits(self, params: models.CollectionParams) -> bool:
+        raise NotImplementedError
+
+    def user_value(self, org_id: str, user_id: str) -> str:
+        """The value of :attr:`user_facet` for one user of an organisation."""
+        return user_id
+
+    def facet_user(self, org_id: str, value: str) -> str:
+        """The user of a :attr:`user_facet` value within ``org_id``."""
+        return value
+
+    def payload(self, tenant: Tenant, memory_id: str, text: str) -> dict[str, Any]:
+        payload = {
+            self.text_field: text,
+            "org_id": tenant.org_id,
+            self.user_facet: self.user_value(tenant.org_id, tenant.user_id),
+            "user_id": tenant.user_id,
+            "agent_id": tenant.agent_id,
+            "obtained_at": tenant.obtained_at,
+        }
+        return {**payload, "memory_id": memory_id} if self.keeps_memory_id else payload
+
+    def points(
+        self,
+        tenant: Tenant,
+        memory_ids: list[str],
+        point_ids: list[str],
+        texts: list[str],
+        vectors: list[Embedded],
+    ) -> list[models.PointStruct]:
+        return [
+            models.PointStruct(id=point, vector=vector, payload=self.payload(tenant, memory, text))
+            for memory, point, text, vector in zip(
+                memory_ids, point_ids, texts, vectors, strict=True
+            )
+        ]
+
+    def memory(self, point_id: models.ExtendedPointId, payload: Mapping[str, Any]) -> Memory:
+        return Memory(
+            org_id=payload["org_id"],
+            agent_id=payload["agent_id"],
+            user_id=payload["user_id"],
+            memory_id=payload["memory_id"] if self.keeps_memory_id else str(point_id),
+            memory=payload[self.text_field],
+            obtained_at=datetime.fromisoformat(payload["obtained_at"]),
+        )
+
+    def results(
+        self, responses: list[models.QueryResponse], score_threshold: float | None
+    ) -> list[list[tuple[Memory, float]]]:
+        """Memories scoring above ``score_threshold`` (strictly, as Memora filters)."""
+        return [
+            [
+                (self.memory(point.id, point.payload or {}), point.score)
+                for point in response.points
+                if score_threshold is None or point.score > score_threshold
+            ]
+            for response in responses
+        ]
+
+    def check(self, collection_name: str, params: models.CollectionParams) -> None:
+        """An existing collection must have the store's layout, else every add would fail."""
+        if not self.fits(params):
+            raise ValueError(
+                f"Collection {collection_name!r} exists with vectors {params.vectors!r} and "
+                f"sparse vectors {params.sparse_vectors!r}: {self.remedy}. Or use another "
+                "collection_name."
+            )
+
+    def user_filter(self, org_id: object, user_id: object) -> models.Filter:
+        return models.Filter(
+            must=self._user_conditions(require_id("org_id", org_id), require_id("user_id", user_id))
+        )
+
+    def _user_conditions(self, org_id: str, user_id: str) -> list[models.Condition]:
+        return [match("org_id", org_id), match(self.user_facet, self.user_value(org_id, user_id))]
+
+    def search_filter(
+        self, memory_search_scope: object, org_id: object, user_id: object, agent_id: object
+    ) -> models.Filter:
+        """The filter of a search; in ``ORGANIZATION`` scope a ``user_id`` is ignored, as in
+        Memora."""
+        try:
+            # By value, so the string "user" or Memora's own enum member work too.
+            scope = MemorySearchScope(getattr(memory_search_scope, "value", memory_search_scope))
+        except ValueError:
+            raise ValueError(
+                "`memory_search_scope` must be a MemorySearchScope (organization or user)."
+            ) from None
+        org = require_id("org_id", org_id)
+        conditions: list[models.Condition] = [match("org_id", org)]
+        user = optional_id("user_id", user_id)
+        if scope is MemorySearchScope.USER:
+            if user is None:
+                raise ValueError("`user_id` is required for a USER scope search.")
+            conditions = self._user_conditions(org, user)
+        agent = optional_id("agent_id", agent_id)
+        if agent is not None:
+            conditions.append(match("agent_id", agent))
+        return models.Filter(must=conditions)
 
 
-def _keyword_index() -> models.KeywordIndexParams:
-    return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD)
-
-
-def _obtained_at(payload: Mapping[str, Any]) -> datetime:
-    return datetime.fromisoformat(payload["obtained_at"])
-
-
-class MemoraLayout:
+class MemoraLayout(_Layout):
     """Memora's collection, as memora-core 0.3.1's ``QdrantDB`` creates and fills it.
 
     - Vectors: ``fast-paraphrase-multilingual-minilm-l12-v2`` (384, cosine) and
@@ -83,24 +190,23 @@ class MemoraLayout:
     index) and on ``org_id``, which keeps an organisation id containing ``:`` exact.
     """
 
-    description = "Memora's hybrid layout (named dense and sparse fastembed vectors)"
     default_collection = MEMORA_COLLECTION_NAME
     default_score_threshold = 0.35
     prefetch_limit = 12
     dense_score_threshold = 0.4
-    indexes: Mapping[str, models.KeywordIndexParams] = {
-        "org_id": _tenant_index(),
-        "org_user_id": _tenant_index(),
-        "agent_id": _keyword_index(),
-    }
+    indexes = {"org_id": _TENANT_INDEX, "org_user_id": _TENANT_INDEX, "agent_id": _KEYWORD_INDEX}
+    text_field = "document"
+    keeps_memory_id = False
+    user_facet = "org_user_id"
+    remedy = (
+        "it was not written by Memora's store nor by this one with Memora's models; if it "
+        "holds memora-ogm's single-vector layout, open it with the embedding_function it "
+        "was written with (by default before: embedding_function=HashingEmbedding())"
+    )
 
     def create_arguments(self) -> dict[str, Any]:
         return {
-            "vectors_config": {
-                hybrid.DENSE_VECTOR: models.VectorParams(
-                    size=hybrid.DENSE_DIMENSION, distance=models.Distance.COSINE
-                )
-            },
+            "vectors_config": {hybrid.DENSE_VECTOR: vector_params(hybrid.DENSE_DIMENSION)},
             "sparse_vectors_config": {
                 hybrid.SPARSE_VECTOR: models.SparseVectorParams(index=models.SparseIndexParams())
             },
@@ -112,46 +218,17 @@ class MemoraLayout:
         }
 
     def fits(self, params: models.CollectionParams) -> bool:
-        dense = (
-            params.vectors.get(hybrid.DENSE_VECTOR) if isinstance(params.vectors, dict) else None
-        )
-        return (
-            dense is not None
-            and dense.size == hybrid.DENSE_DIMENSION
-            and dense.distance == models.Distance.COSINE
-            and hybrid.SPARSE_VECTOR in (params.sparse_vectors or {})
+        vectors = params.vectors
+        dense = vectors.get(hybrid.DENSE_VECTOR) if isinstance(vectors, dict) else None
+        return _is_cosine(dense, hybrid.DENSE_DIMENSION) and hybrid.SPARSE_VECTOR in (
+            params.sparse_vectors or {}
         )
 
-    def points(
-        self,
-        tenant: Tenant,
-        memory_ids: list[str],
-        point_ids: list[str],
-        texts: list[str],
-        vectors: list[Embedded],
-    ) -> list[models.PointStruct]:
-        payload = {
-            "org_id": tenant.org_id,
-            "org_user_id": f"{tenant.org_id}:{tenant.user_id}",
-            "user_id": tenant.user_id,
-            "agent_id": tenant.agent_id,
-            "obtained_at": tenant.obtained_at,
-        }
-        return [
-            models.PointStruct(id=point, vector=vector, payload={"document": text, **payload})
-            for point, text, vector in zip(point_ids, texts, vectors, strict=True)
-        ]
+    def user_value(self, org_id: str, user_id: str) -> str:
+        return f"{org_id}:{user_id}"
 
-    def user_conditions(self, org_id: str, user_id: str) -> list[models.Condition]:
-        return [match("org_id", org_id), match("org_user_id", f"{org_id}:{user_id}")]
-
-    #: The indexed field a facet count of an organisation's users reads (a server and Edge
-    #: count only indexed fields; ``user_id`` is not one in Memora's collection).
-    user_facet = "org_user_id"
-
-    @staticmethod
-    def facet_user(org_id: str, value: str) -> str:
-        """The user of an ``org_user_id`` within ``org_id`` (which may itself hold ``:``)."""
+    def facet_user(self, org_id: str, value: str) -> str:
+        # The organisation id may itself hold ":".
         return value.removeprefix(f"{org_id}:")
 
     def requests(
@@ -160,21 +237,19 @@ class MemoraLayout:
         """Memora's hybrid query. Its search parameters (no rescoring of quantised scores)
         are left out on qdrant-client's local mode, which searches exactly and warns about them."""
         prefetch_limit = max(self.prefetch_limit, limit)
+        params = models.SearchParams(quantization=models.QuantizationSearchParams(rescore=False))
         requests = []
         for vector in vectors:
             if not isinstance(vector, dict):
                 raise TypeError("Memora's layout searches with named dense and sparse vectors.")
+            sparse, dense = hybrid.SPARSE_VECTOR, hybrid.DENSE_VECTOR
             requests.append(
                 models.QueryRequest(
                     prefetch=[
+                        models.Prefetch(query=vector[sparse], using=sparse, limit=prefetch_limit),
                         models.Prefetch(
-                            query=vector[hybrid.SPARSE_VECTOR],
-                            using=hybrid.SPARSE_VECTOR,
-                            limit=prefetch_limit,
-                        ),
-                        models.Prefetch(
-                            query=vector[hybrid.DENSE_VECTOR],
-                            using=hybrid.DENSE_VECTOR,
+                            query=vector[dense],
+                            using=dense,
                             score_threshold=self.dense_score_threshold,
                             limit=prefetch_limit,
                         ),
@@ -183,102 +258,43 @@ class MemoraLayout:
                     filter=search,
                     limit=limit,
                     with_payload=True,
-                    params=None
-                    if local_mode
-                    else models.SearchParams(
-                        quantization=models.QuantizationSearchParams(rescore=False)
-                    ),
+                    params=None if local_mode else params,
                 )
             )
         return requests
 
-    def results(
-        self, responses: list[models.QueryResponse], score_threshold: float | None
-    ) -> list[list[tuple[Memory, float]]]:
-        """Memories scoring above ``score_threshold`` (strictly, as Memora filters)."""
-        return [
-            [
-                (self.memory(point.id, point.payload or {}), point.score)
-                for point in response.points
-                if score_threshold is None or point.score > score_threshold
-            ]
-            for response in responses
-        ]
 
-    @staticmethod
-    def memory(point_id: models.ExtendedPointId, payload: Mapping[str, Any]) -> Memory:
-        return Memory(
-            org_id=payload["org_id"],
-            agent_id=payload["agent_id"],
-            user_id=payload["user_id"],
-            memory_id=str(point_id),
-            memory=payload["document"],
-            obtained_at=_obtained_at(payload),
-        )
-
-
-class SingleVectorLayout:
+class SingleVectorLayout(_Layout):
     """memora-ogm's earlier collection: one unnamed cosine vector of an embedding function.
 
     Payload ``memory`` (the text), ``memory_id``, ``org_id``, ``user_id``, ``agent_id`` and
     ``obtained_at``; results scoring at or below ``score_threshold`` (cosine) are dropped.
     """
 
-    description = "memora-ogm's single-vector layout (one unnamed vector)"
     default_collection = SINGLE_VECTOR_COLLECTION_NAME
     default_score_threshold = 0.0
-    indexes: Mapping[str, models.KeywordIndexParams] = {
-        "org_id": _tenant_index(),
-        "user_id": _tenant_index(),
-        "agent_id": _keyword_index(),
-        "memory_id": _keyword_index(),
+    indexes = {
+        "org_id": _TENANT_INDEX,
+        "user_id": _TENANT_INDEX,
+        "agent_id": _KEYWORD_INDEX,
+        "memory_id": _KEYWORD_INDEX,
     }
+    text_field = "memory"
+    keeps_memory_id = True
+    user_facet = "user_id"
 
     def __init__(self, dimension: int) -> None:
         self.dimension = dimension
+        self.remedy = (
+            f"this store needs one unnamed {dimension}-dimensional cosine vector; a "
+            "collection in Memora's layout is opened without an embedding_function"
+        )
 
     def create_arguments(self) -> dict[str, Any]:
         return {"vectors_config": vector_params(self.dimension)}
 
     def fits(self, params: models.CollectionParams) -> bool:
-        vectors = params.vectors
-        return (
-            isinstance(vectors, models.VectorParams)
-            and vectors.size == self.dimension
-            and vectors.distance == models.Distance.COSINE
-        )
-
-    def points(
-        self,
-        tenant: Tenant,
-        memory_ids: list[str],
-        point_ids: list[str],
-        texts: list[str],
-        vectors: list[Embedded],
-    ) -> list[models.PointStruct]:
-        payload = {
-            "org_id": tenant.org_id,
-            "user_id": tenant.user_id,
-            "agent_id": tenant.agent_id,
-            "obtained_at": tenant.obtained_at,
-        }
-        return [
-            models.PointStruct(
-                id=point, vector=vector, payload={**payload, "memory_id": memory_id, "memory": text}
-            )
-            for memory_id, point, text, vector in zip(
-                memory_ids, point_ids, texts, vectors, strict=True
-            )
-        ]
-
-    def user_conditions(self, org_id: str, user_id: str) -> list[models.Condition]:
-        return [match("org_id", org_id), match("user_id", user_id)]
-
-    user_facet = "user_id"
-
-    @staticmethod
-    def facet_user(org_id: str, value: str) -> str:
-        return value
+        return _is_cosine(params.vectors, self.dimension)
 
     def requests(
         self, vectors: list[Embedded], search: models.Filter, limit: int, local_mode: bool
@@ -292,55 +308,47 @@ class SingleVectorLayout:
             )
         return requests
 
-    def results(
-        self, responses: list[models.QueryResponse], score_threshold: float | None
-    ) -> list[list[tuple[Memory, float]]]:
-        return [
-            [
-                (self.memory(point.payload or {}), point.score)
-                for point in response.points
-                if score_threshold is None or point.score > score_threshold
-            ]
-            for response in responses
-        ]
-
-    @staticmethod
-    def memory(payload: Mapping[str, Any]) -> Memory:
-        return Memory(
-            org_id=payload["org_id"],
-            agent_id=payload["agent_id"],
-            user_id=payload["user_id"],
-            memory_id=payload["memory_id"],
-            memory=payload["memory"],
-            obtained_at=_obtained_at(payload),
-        )
-
 
 Layout = MemoraLayout | SingleVectorLayout
+
+
+def for_embedding(
+    embedding_function: object, dimension: int | None, cache_dir: object
+) -> MemoraLayout | SingleVectorLayout:
+    """The layout of a store's embedding: Memora's for Memora's models (the default), else
+    the single-vector one of the function's dimension, which the collection is created
+    with (a ``HashingEmbedding`` knows its own)."""
+    if dimension is None and isinstance(embedding_function, HashingEmbedding):
+        dimension = embedding_function.dimension
+    if dimension is not None:
+        positive_int("embedding_dimension", dimension)
+    if embedding_function is None:
+        if dimension is not None:
+            raise ValueError(
+                "`embedding_dimension` goes with an `embedding_function`; Memora's models "
+                "(the default) embed in their own dimension."
+            )
+        return MemoraLayout()
+    if not callable(embedding_function):
+        raise ValueError("`embedding_function` must be callable.")
+    if dimension is None:
+        raise ValueError("`embedding_dimension` is required with an `embedding_function`.")
+    if cache_dir is not None:
+        raise ValueError(
+            "`embed_models_cache_dir` is for Memora's models, not an embedding_function."
+        )
+    return SingleVectorLayout(dimension)
 
 
 def vector_params(dimension: int) -> models.VectorParams:
     return models.VectorParams(size=dimension, distance=models.Distance.COSINE)
 
 
-def check(layout: Layout, collection_name: str, params: models.CollectionParams) -> None:
-    """An existing collection must have the store's layout, else every add would fail."""
-    if layout.fits(params):
-        return
-    if isinstance(layout, MemoraLayout):
-        remedy = (
-            "it was not written by Memora's store nor by this one with Memora's models; if it "
-            "holds memora-ogm's single-vector layout, open it with the embedding_function it "
-            "was written with (by default before: embedding_function=HashingEmbedding())"
-        )
-    else:
-        remedy = (
-            f"this store needs one unnamed {layout.dimension}-dimensional cosine vector; a "
-            "collection in Memora's layout is opened without an embedding_function"
-        )
-    raise ValueError(
-        f"Collection {collection_name!r} exists with vectors {params.vectors!r} and sparse "
-        f"vectors {params.sparse_vectors!r}: {remedy}. Or use another collection_name."
+def _is_cosine(vectors: object, size: int) -> bool:
+    return (
+        isinstance(vectors, models.VectorParams)
+        and vectors.size == size
+        and vectors.distance == models.Distance.COSINE
     )
 
 
@@ -355,36 +363,5 @@ def earlier_default_message(earlier: str) -> str:
     )
 
 
-def search_filter(
-    layout: Layout, memory_search_scope: object, org_id: object, user_id: object, agent_id: object
-) -> models.Filter:
-    """The filter of a search; in ``ORGANIZATION`` scope a ``user_id`` is ignored, as in Memora."""
-    try:
-        # By value, so the string "user" or Memora's own enum member work too.
-        scope = MemorySearchScope(getattr(memory_search_scope, "value", memory_search_scope))
-    except ValueError:
-        raise ValueError(
-            "`memory_search_scope` must be a MemorySearchScope (organization or user)."
-        ) from None
-    org = require_id("org_id", org_id)
-    conditions: list[models.Condition] = [match("org_id", org)]
-    user = optional_id("user_id", user_id)
-    if scope is MemorySearchScope.USER:
-        if user is None:
-            raise ValueError("`user_id` is required for a USER scope search.")
-        conditions = layout.user_conditions(org, user)
-    agent = optional_id("agent_id", agent_id)
-    if agent is not None:
-        conditions.append(match("agent_id", agent))
-    return models.Filter(must=conditions)
-
-
 def organization_filter(org_id: object) -> models.Filter:
     return models.Filter(must=[match("org_id", require_id("org_id", org_id))])
-
-
-def user_filter(layout: Layout, org_id: object, user_id: object) -> models.Filter:
-    conditions = layout.user_conditions(
-        require_id("org_id", org_id), require_id("user_id", user_id)
-    )
-    return models.Filter(must=conditions)

@@ -1,9 +1,5 @@
-"""What ``QdrantDB`` does without I/O: argument checks, ids, client bookkeeping.
-
-The collection layouts (payloads, filters, searches) are in :mod:`memora_ogm.vector_db.layouts`.
-
-Shared by the async store (``memora_ogm._async.qdrant``) and its generated sync twin, so
-that only the calls to the Qdrant client exist twice.
+"""What ``QdrantDB`` does without I/O besides its layouts: argument checks, ids, client
+bookkeeping, shared by the async store and its generated sync twin.
 """
 
 from __future__ import annotations
@@ -24,7 +20,7 @@ from qdrant_client.local.async_qdrant_local import AsyncQdrantLocal
 from qdrant_client.local.qdrant_local import QdrantLocal
 
 from memora_ogm import fork
-from memora_ogm.vector_db.edge_common import EdgeFolder
+from memora_ogm.vector_db.edge_common import EdgeFolder, folder_path, shard_folder
 
 UPSERT_BATCH = 256
 #: Every search filters by org_id, so per-tenant graphs (payload_m) are all that is needed;
@@ -76,34 +72,28 @@ def check_score_threshold(score_threshold: object) -> float | None:
     return score_threshold
 
 
-def check_connection_choice(
-    choices: Mapping[str, object], url: str | None, api_key: str | None
+def check_connection(
+    client: object,
+    engines: tuple[type, type],
+    choices: Mapping[str, Any],
+    api_key: object,
+    collection: str,
 ) -> None:
-    """At most one way to reach Qdrant; an ``api_key`` only makes sense with a ``url``."""
+    """At most one way to reach Qdrant (``choices``: the client, ``url``, ``location`` and
+    ``path``); an ``api_key`` only with a ``url``; a client of one of ``engines`` (a server
+    client, a folder's); for ``path``, a collection name that names a folder."""
     given = [name for name, value in choices.items() if value is not None]
     if len(given) > 1:
         raise ValueError(f"Give at most one of {', '.join(given)}.")
-    if api_key is not None and url is None:
+    if api_key is not None and choices["url"] is None:
         raise ValueError("`api_key` is only used with `url`.")
-
-
-def check_embedding_arguments(embedding_function: object, embedding_dimension: object) -> None:
-    """A custom embedding must say its dimension: the collection is created with it.
-
-    Memora's models have theirs, so a dimension without a function is a mistake.
-    """
-    if embedding_dimension is not None:
-        positive_int("embedding_dimension", embedding_dimension)
-        if embedding_function is None:
-            raise ValueError(
-                "`embedding_dimension` goes with an `embedding_function`; Memora's models "
-                "(the default) embed in their own dimension."
-            )
-    if embedding_function is not None:
-        if not callable(embedding_function):
-            raise ValueError("`embedding_function` must be callable.")
-        if embedding_dimension is None:
-            raise ValueError("`embedding_dimension` is required with an `embedding_function`.")
+    if client is not None and not isinstance(client, engines):
+        server, folder = (engine.__name__ for engine in engines)
+        raise ValueError(
+            f"The client must be a qdrant_client.{server} or another store's {folder}."
+        )
+    if choices["path"] is not None:
+        shard_folder(folder_path(choices["path"]), collection)
 
 
 def checked_vectors(output: object, count: int, dimension: int) -> list[list[float]]:
@@ -188,10 +178,10 @@ def id_payloads(points: list[models.Record]) -> list[tuple[str, dict[str, Any]]]
 class InheritedEmbeddedStoreError(RuntimeError):
     """An embedded store was used by a process forked after the store was opened.
 
-    The child holds a copy of the parent's engine: its writes would reach the folder's
-    SQLite file behind the parent's back (or, in memory, a private copy nobody else sees),
-    and the two copies would silently disagree. A child opens its own store instead, or
-    the processes share a Qdrant server (``url=``).
+    The child holds a copy of the parent's engine: its writes would reach the folder
+    behind the parent's back (or, in memory, a private copy nobody else sees), and the two
+    copies would silently disagree. A child opens its own store instead, or the processes
+    share a Qdrant server (``url=``).
     """
 
 
@@ -199,27 +189,9 @@ class InheritedEmbeddedStoreError(RuntimeError):
 ClientT = TypeVar("ClientT")
 LocalEngine = QdrantLocal | AsyncQdrantLocal
 
-#: One lock per embedded engine, whichever stores and threads share it (a folder can be
-#: opened by one client per process, and two stores may be given the same client).
+#: One lock per embedded engine, whichever stores and threads share it (two stores may be
+#: given the same client); ``setdefault`` is one atomic dict operation.
 _ENGINE_LOCKS: weakref.WeakKeyDictionary[LocalEngine, threading.Lock] = weakref.WeakKeyDictionary()
-
-
-class _Clients:
-    """Every client in use, so that a forked child can detach the engines it inherited
-    (:mod:`memora_ogm.fork` calls :meth:`forget_inherited` in each child)."""
-
-    def __init__(self) -> None:
-        self.all: weakref.WeakSet[ProcessClient[Any]] = weakref.WeakSet()
-        self.lock = threading.Lock()
-
-    def forget_inherited(self) -> None:
-        self.lock = threading.Lock()  # a parent thread may have held it at the fork
-        for client in list(self.all):
-            client._detach_inherited()
-
-
-_clients = _Clients()
-fork.register(_clients)
 
 
 def _local_engine(client: object) -> LocalEngine | None:
@@ -231,16 +203,10 @@ def _local_engine(client: object) -> LocalEngine | None:
 class ProcessClient(Generic[ClientT]):
     """A Qdrant client as this process may use it.
 
-    qdrant-client's local mode (``:memory:``) is not thread-safe: concurrent calls corrupt
-    its arrays. :attr:`lock` serialises every call on one such engine; it is ``None`` for a
-    server and for Qdrant Edge (a folder), whose shards lock inside and which holds the GIL
-    through every call.
-
-    After ``os.fork()`` the child never touches the parent's client: :meth:`get` opens a
-    new client with the same options for a server client passed in (the parent's pooled
-    connections stay the parent's), and refuses an embedded engine with
-    :class:`InheritedEmbeddedStoreError`. (A store opened with ``url=`` keeps its server
-    clients per process and event loop instead, in ``QdrantDB`` itself.)
+    :attr:`lock` serialises the calls on one engine of qdrant-client's local mode, which
+    is not thread-safe (a server and Qdrant Edge lock inside). In a forked child,
+    :meth:`get` opens a new client with the same options for a server client passed in
+    (the parent's connections stay the parent's) and refuses an embedded engine.
     """
 
     def __init__(self, client: ClientT) -> None:
@@ -250,16 +216,14 @@ class ProcessClient(Generic[ClientT]):
         #: qdrant-client's local mode, which searches exhaustively.
         self.local_mode = engine is not None
         self.embedded = self.local_mode or isinstance(client, EdgeFolder)
-        self.lock: threading.Lock | None = None
-        with _clients.lock:
-            if engine is not None:
-                self.lock = _ENGINE_LOCKS.setdefault(engine, threading.Lock())
-            _clients.all.add(self)
+        self.lock = None if engine is None else _ENGINE_LOCKS.setdefault(engine, threading.Lock())
+        self._reopening = threading.Lock()
+        fork.register(self)
 
     def get(self) -> ClientT:
         """The client of this process."""
         if self._pid != os.getpid():
-            with _clients.lock:
+            with self._reopening:
                 if self._pid != os.getpid():
                     self._reopen()
         return self._client
@@ -277,17 +241,17 @@ class ProcessClient(Generic[ClientT]):
         self._client = type(self._client)(**server.init_options)
         self._pid = os.getpid()
 
-    def closable(self) -> ClientT | None:
-        """The client to close in this process; ``None`` when it is the parent's."""
-        return self._client if self._pid == os.getpid() else None
+    def owned(self) -> bool:
+        """Whether this process opened the client (else it is the parent's, not to close)."""
+        return self._pid == os.getpid()
 
-    def _detach_inherited(self) -> None:
+    def forget_inherited(self) -> None:
         """In a forked child: the copy must not release the parent's folder lock on close."""
-        if isinstance(self._client, EdgeFolder) and self._pid != os.getpid():
-            self._client.forget_inherited()
-            return
+        self._reopening = threading.Lock()  # a parent thread may have held it at the fork
         engine = _local_engine(self._client)
-        if engine is not None and self._pid != os.getpid():
+        if isinstance(self._client, EdgeFolder):
+            self._client.forget_inherited()
+        elif engine is not None:
             # The engine's close() unlocks this file, whose lock the child shares with the
             # parent (flock locks belong to the open file, which a fork does not copy).
             engine._flock_file = None
