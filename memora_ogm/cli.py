@@ -31,6 +31,7 @@ from memora_ogm import __version__
 from memora_ogm.cli_check import add_check_parser
 from memora_ogm.cli_transfer import TRANSFER_SUBCOMMANDS
 from memora_ogm.cli_vectors import add_vectors_parser
+from memora_ogm.errors import NotFoundError
 from memora_ogm.inspector import add_inspect_parser
 from memora_ogm.migrations import MIGRATIONS
 from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
@@ -38,12 +39,12 @@ from memora_ogm.server.connection import Neo4jConnection
 from memora_ogm.server.local import LocalNeo4jError, LocalNeo4jServer, stop_process
 from memora_ogm.server.private import make_private_dir
 from memora_ogm.server.state import (
-    NO_SERVER_HINT,
     ServerState,
     clear_state,
     existing_connection,
     memora_home,
     read_state,
+    required_connection,
     write_state,
 )
 from memora_ogm.shell import add_shell_parser
@@ -52,30 +53,29 @@ EXIT_NOT_RUNNING = 3  # `server status` when nothing runs (as in LSB init script
 
 
 def _info(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(f"memora-ogm: {message}", file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- server
 
 
-def _print_exports(state: ServerState) -> None:
-    for line in state.connection().export_lines():
-        print(line)
+def _running(state: ServerState, message: str) -> int:
+    """Say ``message`` on standard error and the ``export`` lines on standard output."""
+    _info(message)
+    print("\n".join(state.connection().export_lines()))
+    return 0
 
 
 def cmd_server_start(args: argparse.Namespace) -> int:
     home = memora_home()
     state = read_state(home)
     if state is not None and state.alive:
-        _info(f"memora-ogm: a local Neo4j is already running (pid {state.pid}, {state.uri}).")
-        _print_exports(state)
-        return 0
+        return _running(state, f"a local Neo4j is already running (pid {state.pid}, {state.uri}).")
     clear_state(home)
     make_private_dir(home)  # it holds the server's log and, by default, its data
-    data_dir = args.data or str(home / "data")
     server = LocalNeo4jServer(
-        port=args.port,
-        data_dir=data_dir,
+        args.port,
+        args.data or home / "data",
         heap_mb=args.heap_mb,
         pagecache_mb=args.pagecache_mb,
         log_path=home / "server.log",
@@ -83,7 +83,6 @@ def cmd_server_start(args: argparse.Namespace) -> int:
     )
     conn = server.start()
     assert server.artifacts is not None and server.data_dir is not None
-    assert server.log_path is not None
     state = ServerState(
         pid=server.release(),
         uri=conn.uri,
@@ -95,46 +94,37 @@ def cmd_server_start(args: argparse.Namespace) -> int:
         neo4j_version=server.artifacts.neo4j_version,
     )
     write_state(home, state)
-    _info(
-        f"memora-ogm: Neo4j {state.neo4j_version} Community is running at {state.uri} "
+    return _running(
+        state,
+        f"Neo4j {state.neo4j_version} Community is running at {state.uri} "
         f"(pid {state.pid}, data in {state.data_dir}, log {state.log_path}).\n"
-        'Point memora-ogm at it with (or: eval "$(memora-ogm server status)"):'
+        'Point memora-ogm at it with (or: eval "$(memora-ogm server status)"):',
     )
-    _print_exports(state)
-    return 0
 
 
 def cmd_server_stop(args: argparse.Namespace) -> int:
     home = memora_home()
     state = read_state(home)
     if state is None:
-        _info(f"memora-ogm: no local Neo4j was started (no state in {home}).")
+        _info(f"no local Neo4j was started (no state in {home}).")
         return 0
     started = time.monotonic()
     stopped = stop_process(state.pid, timeout=args.timeout)
     clear_state(home)
     if stopped:
-        _info(
-            f"memora-ogm: stopped the local Neo4j (pid {state.pid}) "
-            f"in {time.monotonic() - started:.1f} s."
-        )
+        _info(f"stopped the local Neo4j (pid {state.pid}) in {time.monotonic() - started:.1f} s.")
     else:
-        _info(f"memora-ogm: the local Neo4j (pid {state.pid}) was not running any more.")
+        _info(f"the local Neo4j (pid {state.pid}) was not running any more.")
     return 0
 
 
 def cmd_server_status(args: argparse.Namespace) -> int:
-    home = memora_home()
-    state = read_state(home)
+    state = read_state(memora_home())
     if state is None or not state.alive:
-        _info("memora-ogm: no local Neo4j is running.")
+        _info("no local Neo4j is running.")
         return EXIT_NOT_RUNNING
-    _info(
-        f"memora-ogm: Neo4j {state.neo4j_version} is running at {state.uri} "
-        f"(pid {state.pid}, data in {state.data_dir})."
-    )
-    _print_exports(state)
-    return 0
+    message = f"Neo4j {state.neo4j_version} is running at {state.uri} "
+    return _running(state, message + f"(pid {state.pid}, data in {state.data_dir}).")
 
 
 def add_server_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -212,11 +202,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     with ``--list``, print each migration as applied ``[X]`` or pending ``[ ]``."""
     from memora_ogm.sync import Neo4jGraphInterface
 
-    conn = existing_connection(args.environ)
-    if conn is None:
-        _info(f"memora-ogm: nothing to migrate: {NO_SERVER_HINT}")
-        return 1
-    with Neo4jGraphInterface.from_connection(conn) as graph:
+    with Neo4jGraphInterface.from_connection(required_connection(args.environ, "migrate")) as graph:
         if args.list:
             applied = set(graph.applied_migrations())
             for migration in MIGRATIONS:
@@ -247,10 +233,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
     from memora_ogm.contrib.config import MEMORA_MODELS, ConfigurationError, MemoraConfig
     from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 
-    conn = existing_connection(args.environ)
-    if conn is None:
-        _info(f"memora-ogm: nothing to set up: {NO_SERVER_HINT}")
-        return 1
+    conn = required_connection(args.environ, "set up")
     store = None
     if args.qdrant_url or args.qdrant_path:
         where = MemoraConfig(
@@ -264,7 +247,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
         try:
             store = QdrantDB(**where.store_options())
         except ConfigurationError as error:
-            _info(f"memora-ogm: {error}")
+            _info(str(error))
             return 2
     with Neo4jGraphInterface.from_connection(conn, store) as graph:
         graph.setup()
@@ -295,18 +278,13 @@ def add_setup_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 def cmd_graph(args: argparse.Namespace) -> int:
     """Write a picture of a user's recent memory graph, or of an organisation's users and
     agents, as a page that opens offline (``graph_of``, :mod:`memora_ogm.picture`)."""
-    from memora_ogm.errors import NotFoundError
     from memora_ogm.sync import Neo4jGraphInterface
 
-    conn = existing_connection(args.environ)
-    if conn is None:
-        _info(f"memora-ogm: nothing to draw: {NO_SERVER_HINT}")
-        return 1
-    with Neo4jGraphInterface.from_connection(conn) as memora:
+    with Neo4jGraphInterface.from_connection(required_connection(args.environ, "draw")) as memora:
         try:
             picture = memora.graph_of(args.org, args.user, args.limit)
-        except (NotFoundError, ValueError) as exc:
-            _info(f"memora-ogm: {exc}")
+        except ValueError as exc:
+            _info(str(exc))
             return 1
     path = picture.write_html(args.output)
     print(f"{path}: {picture.title} ({len(picture.nodes)} nodes, {len(picture.edges)} edges)")
@@ -366,8 +344,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args.environ = os.environ if environ is None else environ
     try:
         return int(args.func(args))
-    except (NoNeo4jAvailableError, LocalNeo4jError) as exc:
-        _info(f"memora-ogm: {exc}")
+    except (NoNeo4jAvailableError, LocalNeo4jError, NotFoundError) as exc:
+        _info(str(exc))
         return 1
 
 

@@ -25,13 +25,12 @@ from memora_ogm._sync.nodes import Agent, Org, User
 from memora_ogm.calls import Call
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
-from memora_ogm.errors import NotFoundError
 from memora_ogm.picture import ORGANIZATION_COUNTS, USER_COUNTS
 from memora_ogm.pretty import memory_lines, message_line, when
 from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.server.connection import Neo4jConnection
-from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
+from memora_ogm.server.state import required_connection
 from memora_ogm.transfer_plans import output_each
 from memora_ogm.unit_of_work import UnitOfWork
 
@@ -204,16 +203,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     if args.user is not None and args.org is None:
         print("memora-ogm: --user needs --org", file=sys.stderr)
         return 2
-    conn = existing_connection(args.environ)
-    if conn is None:
-        print(f"memora-ogm: nothing to inspect: {NO_SERVER_HINT}", file=sys.stderr)
-        return 1
-    try:
-        lines = inspect_lines(conn, args.org, args.user, args.limit)
-    except NotFoundError as exc:
-        print(f"memora-ogm: {exc}", file=sys.stderr)
-        return 1
-    print("\n".join(lines))
+    conn = required_connection(args.environ, "inspect")
+    print("\n".join(inspect_lines(conn, args.org, args.user, args.limit)))
     return 0
 
 
