@@ -159,31 +159,12 @@ def demo_connection() -> Iterator[Neo4jConnection]:
         yield conn
 
 
-def run_demo(conn: Neo4jConnection, keep: bool = False) -> int:
-    """Say which server this is, then walk through the memory graph (memora_ogm.demo).
-
-    The facade's graph reads the versions: the server's components (``Graph.components``)
-    and APOC's (a named read of :mod:`memora_ogm.queries`).
-    """
-    from memora_ogm import queries
-    from memora_ogm.calls import Call, Query
-    from memora_ogm.demo import walkthrough
-    from memora_ogm.sync import Neo4jGraphInterface  # with qdrant-client: only when used
-
-    with Neo4jGraphInterface.from_connection(conn) as memora:
-        components = memora.graph.components()
-        apoc = memora.graph.execute(Call, Query(queries.APOC_VERSION, {}), list)
-    for component in components:
-        print(f"{component['name']} {component['version']} {component['edition']} edition")
-    print(f"APOC {apoc[0]['version']}")
-    print(f"connected to {conn.uri} (database {conn.database}, via {conn.backend})")
-    asyncio.run(walkthrough(conn, keep))
-    return 0
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
+    from memora_ogm.demo import walkthrough
+
     with demo_connection() as conn:
-        return run_demo(conn, args.keep)
+        asyncio.run(walkthrough(conn, args.keep))
+    return 0
 
 
 def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

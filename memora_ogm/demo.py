@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
+from memora_ogm import queries
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.calls import Call, Query
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
@@ -51,16 +53,18 @@ def _ids(memory: models.Memory) -> dict[str, str]:
 
 
 async def walkthrough(conn: Neo4jConnection, keep: bool = False) -> None:
-    """The walk; with ``keep``, the organisation stays for a look around (``memora-ogm
-    graph``, ``inspect``, ``shell``) instead of being deleted at the end."""
+    """The walk, after the server's versions; with ``keep``, the organisation stays for a
+    look around (``memora-ogm graph``, ``inspect``, ``shell``) instead of being deleted."""
     vectors = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
     graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
     try:
+        for component in await graph.graph.components():
+            print(f"{component['name']} {component['version']} {component['edition']} edition")
+        apoc = await graph.graph.execute(Call, Query(queries.APOC_VERSION, {}), list)
+        print(f"APOC {apoc[0]['version']}")
+        print(f"connected to {conn.uri} (database {conn.database}, via {conn.backend})")
         await graph.setup()
-        print(
-            f"connected to {conn.uri} (database {conn.database}); vector store: Qdrant local mode"
-        )
-        print(f"embedder: {EMBEDDER}")
+        print(f"vector store: Qdrant local mode; embedder: {EMBEDDER}")
 
         _step("An organisation, a user and an agent")
         org = await graph.create_organization("Northwind Travel")
