@@ -25,7 +25,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from memora_ogm import __version__
 from memora_ogm.cli_check import add_check_parser
@@ -133,10 +133,10 @@ def add_server_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     )
     actions = server.add_subparsers(dest="action", required=True, metavar="{start,stop,status}")
     start = actions.add_parser("start", help="start it in the background and print credentials")
-    start.add_argument("--port", type=int, default=None, help="Bolt port (default: a free one)")
-    start.add_argument("--data", default=None, help="data folder (default: $MEMORA_OGM_HOME/data)")
-    start.add_argument("--heap-mb", type=int, default=None, help="JVM heap (default 1024)")
-    start.add_argument("--pagecache-mb", type=int, default=None, help="page cache (default 512)")
+    start.add_argument("--port", type=int, help="Bolt port (default: a free one)")
+    start.add_argument("--data", help="data folder (default: $MEMORA_OGM_HOME/data)")
+    start.add_argument("--heap-mb", type=int, help="JVM heap (default 1024)")
+    start.add_argument("--pagecache-mb", type=int, help="page cache (default 512)")
     start.set_defaults(func=cmd_server_start)
     stop = actions.add_parser("stop", help="stop it and wait until the process is gone")
     stop.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
@@ -152,10 +152,7 @@ def add_server_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 def demo_connection() -> Iterator[Neo4jConnection]:
     """NEO4J_URI & co., else a server from `memora-ogm server start`, else the chain."""
     existing = existing_connection()
-    if existing is not None:
-        yield existing
-        return
-    with connect_or_start() as conn:
+    with nullcontext(existing) if existing is not None else connect_or_start() as conn:
         yield conn
 
 
@@ -243,10 +240,9 @@ def add_setup_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     where = setup.add_mutually_exclusive_group()
     where.add_argument("--qdrant-path", help="folder of the embedded store, as QdrantDB(path=)")
     where.add_argument("--qdrant-url", help="a Qdrant server (key: $QDRANT_API_KEY)")
-    setup.add_argument("--collection", default=None, help="collection (default: Memora's)")
+    setup.add_argument("--collection", help="collection (default: Memora's)")
     setup.add_argument(
         "--embedder",
-        default=None,
         help="the application's embedder, whose layout the collection takes: memora "
         "(Memora's models, the default), hashing, or a dotted path to a function",
     )
@@ -279,7 +275,7 @@ def add_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         "graph", help="draw a user's memory graph (or an organisation's) as an offline page"
     )
     graph.add_argument("--org", required=True, help="the organisation (org_id)")
-    graph.add_argument("--user", default=None, help="this user's recent interactions (user_id)")
+    graph.add_argument("--user", help="this user's recent interactions (user_id)")
     graph.add_argument(
         "--limit",
         type=int,

@@ -165,11 +165,6 @@ def _organization(row: dict[str, Any]) -> list[str]:
     return lines
 
 
-def overview_lines(memora: Neo4jGraphInterface, limit: int) -> list[str]:
-    """Every organisation (up to ``limit``) with its counts."""
-    return memora.graph.execute(Call, overview_read(limit), _overview)
-
-
 def inspect_lines(
     conn: Neo4jConnection, org_id: str | None, user_id: str | None, limit: int
 ) -> list[str]:
@@ -179,7 +174,7 @@ def inspect_lines(
 
     with Neo4jGraphInterface.from_connection(conn) as memora:
         if org_id is None:
-            return lines + overview_lines(memora, limit)
+            return lines + memora.graph.execute(Call, overview_read(limit), _overview)
         organization, user = memora.graph.execute(
             Call,
             organization_read(org_id, user_id, limit),
@@ -212,8 +207,8 @@ def add_inspect_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     inspect = subparsers.add_parser(
         "inspect", help="read-only: organisations, users, agents, counts, a user's timeline"
     )
-    inspect.add_argument("--org", default=None, help="show this organisation (org_id)")
-    inspect.add_argument("--user", default=None, help="and this user's timeline (user_id)")
+    inspect.add_argument("--org", help="show this organisation (org_id)")
+    inspect.add_argument("--user", help="and this user's timeline (user_id)")
     inspect.add_argument(
         "--limit",
         type=_limit,

@@ -15,8 +15,6 @@ from typing import Any
 
 from memora_ogm.schema import models
 
-INDENT = "  "
-
 
 def when(value: datetime | date | None) -> str:
     """A timestamp to the minute with its zone, or a day."""
@@ -82,7 +80,7 @@ def _one(value: object) -> list[str] | None:
     if isinstance(value, models.Interaction):
         return interaction_lines(value)
     if isinstance(value, models.Memory):
-        return ["Memory", *memory_lines(value, INDENT)]
+        return ["Memory", *memory_lines(value, "  ")]
     if isinstance(value, models.MessageBlock):
         return [message_line(value)]
     if isinstance(value, models.Organization):

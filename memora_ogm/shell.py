@@ -33,17 +33,7 @@ from memora_ogm.server.connection import Neo4jConnection
 if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when the shell starts
     from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 
-NODE_NAMES = (
-    "Org",
-    "User",
-    "Agent",
-    "Interaction",
-    "MessageBlock",
-    "Memory",
-    "Date",
-    "InteractionCollection",
-    "MemoryCollection",
-)
+NODE_NAMES = tuple(cls.__name__ for cls in nodes.NODE_CLASSES)
 STORAGE_NAMES = ("MemoriesAndInteraction", "MemoryToStore", "ContraryMemoryToStore")
 
 

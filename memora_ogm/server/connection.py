@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -74,8 +75,6 @@ class Neo4jConnection:
 
     def export_lines(self) -> list[str]:
         """Shell ``export`` lines for :meth:`env`, safely quoted."""
-        import shlex
-
         return [f"export {key}={shlex.quote(value)}" for key, value in self.env().items()]
 
 

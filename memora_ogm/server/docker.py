@@ -39,8 +39,7 @@ def docker_socket_candidates(environ: Mapping[str, str] | None = None) -> list[s
     return list(dict.fromkeys(out))
 
 
-def _ping(sock: socket.socket, timeout: float) -> bool:
-    sock.settimeout(timeout)
+def _ping(sock: socket.socket) -> bool:
     sock.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
     status = sock.recv(64).split(b"\r\n", 1)[0]
     return status.startswith(b"HTTP/") and b" 200" in status
@@ -54,7 +53,7 @@ def ping_docker_socket(path: str, timeout: float = 2.0) -> bool:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
             sock.connect(path)
-            return _ping(sock, timeout)
+            return _ping(sock)
     except OSError:
         return False
 
@@ -75,28 +74,19 @@ def docker_available(environ: Mapping[str, str] | None = None, timeout: float = 
                 with socket.create_connection(
                     (parts.hostname, parts.port or 2375), timeout=timeout
                 ) as sock:
-                    return _ping(sock, timeout)
+                    return _ping(sock)
             except OSError:
                 return False
-        return _docker_cli_info(env, timeout=max(timeout, 5.0))
+        docker = shutil.which("docker", path=env.get("PATH"))
+        if docker is None:
+            return False
+        info = [docker, "info", "--format", "{{.ServerVersion}}"]
+        try:
+            done = subprocess.run(info, capture_output=True, timeout=max(timeout, 5.0), env=env)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return done.returncode == 0
     return any(ping_docker_socket(path, timeout) for path in docker_socket_candidates(env))
-
-
-def _docker_cli_info(environ: Mapping[str, str], timeout: float) -> bool:
-    docker = shutil.which("docker", path=environ.get("PATH"))
-    if docker is None:
-        return False
-    try:
-        result = subprocess.run(
-            [docker, "info", "--format", "{{.ServerVersion}}"],
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-            env=dict(environ),
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return result.returncode == 0
 
 
 def container_environment() -> dict[str, str]:

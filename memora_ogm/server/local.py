@@ -126,9 +126,7 @@ def find_java_tools(environ: Mapping[str, str] | None = None) -> JavaTools:
     major = None
     if java is not None:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            out = subprocess.run(
-                [java, "-version"], capture_output=True, text=True, timeout=30, check=False
-            )
+            out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
             major = parse_java_major(out.stderr + out.stdout)
     return JavaTools(java, _which("javac", env), _which("mvn", env), major)
 
@@ -207,10 +205,7 @@ def _load_artifacts(root: Path) -> BuildArtifacts | None:
 
 
 def build(
-    neo4j_version: str | None = None,
-    *,
-    tools: JavaTools | None = None,
-    environ: Mapping[str, str] | None = None,
+    neo4j_version: str | None = None, *, environ: Mapping[str, str] | None = None
 ) -> BuildArtifacts:
     """Resolve the server from Maven Central and compile the launcher, or reuse the cache.
 
@@ -221,7 +216,7 @@ def build(
     """
     env = os.environ if environ is None else environ
     version = neo4j_version or env.get(ENV_NEO4J_VERSION) or pom_neo4j_version()
-    tools = tools or find_java_tools(env)
+    tools = find_java_tools(env)
     if tools.missing:
         raise LocalNeo4jError("cannot build the local Neo4j: missing " + ", ".join(tools.missing))
     assert tools.mvn is not None and tools.javac is not None
