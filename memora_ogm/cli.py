@@ -1,17 +1,7 @@
-"""The ``memora-ogm`` command.
-
-    memora-ogm server start [--port N] [--data DIR]   start a local Neo4j in the background
-    memora-ogm server status                          is it running, and how to connect
-    memora-ogm server stop                            stop it; no process is left behind
-    memora-ogm demo [--keep]                          a walkthrough of the memory graph
-    memora-ogm migrate                                apply pending migrations (NEO4J_URI & co.)
-    memora-ogm shell [-c CODE] [--plain]              a Python shell on the graph (shell.py)
-    memora-ogm inspect [--org ID [--user ID]]         read-only look around (inspector.py)
-    memora-ogm graph --org ID [--user ID] -o FILE     draw it as an offline page (picture.py)
-    memora-ogm --version
-    memora-ogm export / import / move                 tenants out and in (memora_ogm.cli_transfer)
-    memora-ogm check [--org ID] [--repair] ...        graph against vector store (cli_check)
-    memora-ogm vectors migrate --qdrant-path DIR      local-mode folder to Qdrant Edge (cli_vectors)
+"""The ``memora-ogm`` command: ``server``, ``demo``, ``migrate``, ``setup``, ``shell``
+(shell.py), ``inspect`` (inspector.py), ``graph``, ``export``/``import``/``move``
+(cli_transfer.py), ``check`` (cli_check.py) and ``vectors`` (cli_vectors.py); ``--help``
+and docs/ say what each takes.
 
 Each subcommand is an ``add_<name>_parser(subparsers)`` function that registers
 its parser and sets ``func``; add new ones to ``SUBCOMMANDS``.
@@ -54,9 +44,6 @@ EXIT_NOT_RUNNING = 3  # `server status` when nothing runs (as in LSB init script
 
 def _info(message: str) -> None:
     print(f"memora-ogm: {message}", file=sys.stderr, flush=True)
-
-
-# --------------------------------------------------------------------------- server
 
 
 def _running(state: ServerState, message: str) -> int:
@@ -145,9 +132,6 @@ def add_server_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     status.set_defaults(func=cmd_server_status)
 
 
-# --------------------------------------------------------------------------- demo
-
-
 @contextmanager
 def demo_connection() -> Iterator[Neo4jConnection]:
     """NEO4J_URI & co., else a server from `memora-ogm server start`, else the chain."""
@@ -170,9 +154,6 @@ def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         "--keep", action="store_true", help="keep the demo's organisation (to draw or inspect it)"
     )
     demo.set_defaults(func=cmd_demo)
-
-
-# --------------------------------------------------------------------------- migrate
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
@@ -200,9 +181,6 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         "--list", action="store_true", help="show applied [X] and pending [ ] migrations"
     )
     migrate.set_defaults(func=cmd_migrate)
-
-
-# --------------------------------------------------------------------------- setup
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
@@ -249,9 +227,6 @@ def add_setup_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     setup.set_defaults(func=cmd_setup)
 
 
-# --------------------------------------------------------------------------- graph
-
-
 def cmd_graph(args: argparse.Namespace) -> int:
     """Write a picture of a user's recent memory graph, or of an organisation's users and
     agents, as a page that opens offline (``graph_of``, :mod:`memora_ogm.picture`)."""
@@ -285,8 +260,6 @@ def add_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     graph.add_argument("-o", "--output", required=True, help="the HTML file to write")
     graph.set_defaults(func=cmd_graph)
 
-
-# --------------------------------------------------------------------------- main
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
     add_server_parser,

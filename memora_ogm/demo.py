@@ -1,12 +1,5 @@
-"""``memora-ogm demo``: a guided walk through the memory graph, end to end.
-
-On a real Neo4j (the one the project starts itself, or ``NEO4J_URI``) with a
-Qdrant store in qdrant-client's local mode, it creates an organisation, a user
-and an agent, saves a conversation with memories, updates it with a turn that
-contradicts a memory and rewrites part of the thread, shows the memory's
-history, pages through interactions and memories, finds memories by vector
-search and resolves them through the graph, and deletes everything again (``--keep``
-leaves it there, and says how to draw it).
+"""``memora-ogm demo``: a guided walk through the memory graph, end to end, on a real
+Neo4j and a Qdrant store in qdrant-client's local mode; ``--keep`` leaves what it made.
 
 The vector store embeds with the offline feature-hashing embedder rather than Memora's
 fastembed models (``QdrantDB``'s default), so the demo runs on a fresh machine without

@@ -1,8 +1,5 @@
-"""``memora-ogm inspect`` and the shell's ``show()``: look around a memory graph, read-only.
-
-    memora-ogm inspect                           organisations with their counts
-    memora-ogm inspect --org ORG                 its agents and users, with their counts
-    memora-ogm inspect --org ORG --user USER     and that user's timeline
+"""``memora-ogm inspect`` and the shell's ``show()``: look around a memory graph, read-only:
+the organisations with their counts, or one with its agents and users, and a user's timeline.
 
 Every read runs in a read transaction of the sync facade: the timeline through its
 public reads, the counts (which the facade has no read for) as units of work compiled

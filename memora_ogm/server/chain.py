@@ -97,17 +97,14 @@ def gather_facts(environ: Mapping[str, str] | None = None) -> EnvironmentFacts:
 
 @contextmanager
 def connect_or_start(
-    environ: Mapping[str, str] | None = None,
-    *,
-    facts: EnvironmentFacts | None = None,
-    **local_options: Any,
+    environ: Mapping[str, str] | None = None, **local_options: Any
 ) -> Iterator[Neo4jConnection]:
     """Yield a connection from the chain; stop whatever was started on exit.
 
     ``local_options`` go to :class:`LocalNeo4jServer` (port, data_dir, heap_mb,
     pagecache_mb, ...) when the Maven path is taken.
     """
-    facts = facts or gather_facts(environ)
+    facts = gather_facts(environ)
     backend = select_backend(facts)
     if backend is Backend.ENV:
         assert facts.env_connection is not None
