@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import builtins
 import code
+import contextlib
 import functools
 import os
 import sys
@@ -159,9 +160,8 @@ def _plain(ns: dict[str, Any], text: str, show: Callable[[object], str | None]) 
 
     sys.displayhook = displayhook
     try:
-        code.interact(banner=text, local=ns, exitmsg="")
-    except SystemExit:
-        pass
+        with contextlib.suppress(SystemExit):
+            code.interact(banner=text, local=ns, exitmsg="")
     finally:
         sys.displayhook = previous
 
@@ -190,33 +190,6 @@ def connect_neomodel(conn: Neo4jConnection) -> None:
     )
 
 
-def run_shell(args: argparse.Namespace, conn: Neo4jConnection, started: bool) -> int:
-    from neomodel import db
-
-    from memora_ogm.sync import Neo4jGraphInterface
-
-    vectors, vector_text = _vectors(args)
-    memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
-    connect_neomodel(conn)
-    try:
-        memora.setup()
-        ns = namespace(memora, vectors)
-        text = banner(conn, vector_text, started)
-        if args.command is None and sys.stdin.isatty():
-            interact = _plain if args.plain or not _has_ipython() else _ipython
-            interact(ns, text, functools.partial(shown, memora))
-            return 0
-        print(text, file=sys.stderr)
-        if args.command is not None:
-            return _run(args.command, "<shell -c>", ns)
-        return _run(sys.stdin.read(), "<stdin>", ns)
-    finally:
-        memora.close()
-        db.close_connection()
-        if vectors is not None:
-            vectors.close()
-
-
 def _has_ipython() -> bool:
     try:
         import IPython  # noqa: F401
@@ -226,10 +199,32 @@ def _has_ipython() -> bool:
 
 
 def cmd_shell(args: argparse.Namespace) -> int:
+    from neomodel import db
+
     from memora_ogm.cli import demo_connection
+    from memora_ogm.sync import Neo4jGraphInterface
 
     with demo_connection() as conn:
-        return run_shell(args, conn, started=conn.backend in ("maven", "docker"))
+        vectors, vector_text = _vectors(args)
+        memora = Neo4jGraphInterface.from_connection(conn, vectors)
+        connect_neomodel(conn)
+        try:
+            memora.setup()
+            ns = namespace(memora, vectors)
+            text = banner(conn, vector_text, started=conn.backend in ("maven", "docker"))
+            if args.command is None and sys.stdin.isatty():
+                interact = _plain if args.plain or not _has_ipython() else _ipython
+                interact(ns, text, functools.partial(shown, memora))
+                return 0
+            print(text, file=sys.stderr)
+            if args.command is not None:
+                return _run(args.command, "<shell -c>", ns)
+            return _run(sys.stdin.read(), "<stdin>", ns)
+        finally:
+            memora.close()
+            db.close_connection()
+            if vectors is not None:
+                vectors.close()
 
 
 def add_shell_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -93,10 +93,6 @@ class JavaTools:
     mvn: str | None
     java_major: int | None  # None without java too
 
-    @property
-    def missing(self) -> list[str]:
-        return maven_missing(self.java_major, self.javac is not None, self.mvn is not None)
-
 
 def _which(name: str, environ: Mapping[str, str]) -> str | None:
     java_home = environ.get("JAVA_HOME")
@@ -107,12 +103,9 @@ def _which(name: str, environ: Mapping[str, str]) -> str | None:
     return shutil.which(name, path=environ.get("PATH"))
 
 
-_VERSION_RE = re.compile(r'version "(\d+)(?:\.(\d+))?')
-
-
 def parse_java_major(version_output: str) -> int | None:
     """``17`` from ``openjdk version "17.0.15" ...``; ``8`` from ``"1.8.0_392"``."""
-    match = _VERSION_RE.search(version_output)
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', version_output)
     if match is None:
         return None
     major, minor = match.groups()
@@ -217,8 +210,9 @@ def build(
     env = os.environ if environ is None else environ
     version = neo4j_version or env.get(ENV_NEO4J_VERSION) or pom_neo4j_version()
     tools = find_java_tools(env)
-    if tools.missing:
-        raise LocalNeo4jError("cannot build the local Neo4j: missing " + ", ".join(tools.missing))
+    missing = maven_missing(tools.java_major, tools.javac is not None, tools.mvn is not None)
+    if missing:
+        raise LocalNeo4jError("cannot build the local Neo4j: missing " + ", ".join(missing))
     assert tools.mvn is not None and tools.javac is not None
     root = cache_root(env) / f"neo4j-{version}-{_build_key(version, tools.java_major)}"
     cached = _load_artifacts(root)
@@ -425,7 +419,6 @@ class LocalNeo4jServer:
         )
         self.detached = detached
         self.artifacts: BuildArtifacts | None = None
-        self.connection: Neo4jConnection | None = None
         self.port: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._tmpdir: Path | None = None
@@ -460,15 +453,15 @@ class LocalNeo4jServer:
                 self.port = self.requested_port or free_port()
                 if self._launch(artifacts, self.port):
                     break
-                if attempt + 1 == attempts or not self._port_clash():
+                clash = "already in use" in _tail(self.log_path, 200).lower()
+                if attempt + 1 == attempts or not clash:
                     raise LocalNeo4jError(self._failure_message("exited before it was ready"))
         except BaseException:
             self.stop()
             raise
-        self.connection = Neo4jConnection(
+        return Neo4jConnection(
             f"bolt://127.0.0.1:{self.port}", DEFAULT_USERNAME, self.password, backend="maven"
         )
-        return self.connection
 
     def _launch(self, artifacts: BuildArtifacts, port: int) -> bool:
         """Start the JVM; True once ready, False if it exited early. Raises on timeout."""
@@ -527,10 +520,6 @@ class LocalNeo4jServer:
                 )
                 raise LocalNeo4jError(message)
             time.sleep(0.1)
-
-    def _port_clash(self) -> bool:
-        assert self.log_path is not None
-        return "already in use" in _tail(self.log_path, 200).lower()
 
     def _failure_message(self, what: str) -> str:
         parts = [f"the local Neo4j (port {self.port}) {what}."]
