@@ -174,21 +174,20 @@ async def walkthrough(conn: Neo4jConnection, keep: bool = False) -> None:
         if keep:
             _step("Kept for a look around: Ann's memory graph as a page")
             print(f"   memora-ogm graph --org {org.org_id} --user {ann.user_id} -o graph.html")
-            print("\ndemo finished")
-            return
-        _step("Deleting")
-        await graph.delete_user_interaction_and_its_memories(org.org_id, ann.user_id, second_id)
-        left = await graph.get_all_user_memories(org.org_id, ann.user_id)
-        print(f"   deleted the second interaction: {len(left)} memories left")
-        await graph.delete_organization(org.org_id)
-        remaining = await vectors.search_memory(
-            "Bergen", MemorySearchScope.ORGANIZATION, org.org_id
-        )
-        organisations = [o.org_id for o in await graph.get_all_organizations()]
-        print(
-            f"   deleted the organisation: in graph {org.org_id in organisations}, "
-            f"vectors left {len(remaining)}"
-        )
+        else:
+            _step("Deleting")
+            await graph.delete_user_interaction_and_its_memories(org.org_id, ann.user_id, second_id)
+            left = await graph.get_all_user_memories(org.org_id, ann.user_id)
+            print(f"   deleted the second interaction: {len(left)} memories left")
+            await graph.delete_organization(org.org_id)
+            remaining = await vectors.search_memory(
+                "Bergen", MemorySearchScope.ORGANIZATION, org.org_id
+            )
+            organisations = [o.org_id for o in await graph.get_all_organizations()]
+            print(
+                f"   deleted the organisation: in graph {org.org_id in organisations}, "
+                f"vectors left {len(remaining)}"
+            )
         print("\ndemo finished")
     finally:
         await graph.close()

@@ -37,17 +37,12 @@ if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when a command ru
 DEFAULT_LIMIT = 20
 
 
-# --------------------------------------------------------------------------- timeline
-
-
 def _history_lines(
     memora: Neo4jGraphInterface, memory: models.Memory, current: models.Memory | None
 ) -> list[str]:
     """What a memory superseded and what superseded it (its ``CONTRARY_UPDATE`` chain)."""
-    lines = []
     older = memora.get_user_memory_history(memory.org_id, memory.user_id, memory.memory_id)[1:]
-    for old in older:
-        lines.append(f"supersedes: {old.memory}  (obtained {when(old.obtained_at)})")
+    lines = [f"supersedes: {old.memory}  (obtained {when(old.obtained_at)})" for old in older]
     if current is not None and current.memory_id != memory.memory_id:
         lines.append(
             f"superseded by: {current.memory}  (obtained {when(current.obtained_at)}, "
@@ -76,15 +71,14 @@ def timeline_lines(
         for m, found in zip(memories, resolved, strict=True)
     }
     for interaction in interactions:
-        lines.append("")
-        lines.append(
+        lines += [
+            "",
             f"Interaction {interaction.interaction_id} with "
             f"{agents.get(interaction.agent_id, 'agent')} ({interaction.agent_id}), "
-            f"updated {when(interaction.updated_at)} (created {when(interaction.created_at)})"
-        )
-        lines.append(f"  messages ({len(interaction.messages or [])}):")
-        for message in interaction.messages or []:
-            lines.append(message_line(message, "    "))
+            f"updated {when(interaction.updated_at)} (created {when(interaction.created_at)})",
+            f"  messages ({len(interaction.messages or [])}):",
+        ]
+        lines.extend(message_line(message, "    ") for message in interaction.messages or [])
         if interaction.memories:
             lines.append(f"  memories ({len(interaction.memories)}):")
         for memory in interaction.memories or []:
@@ -92,9 +86,6 @@ def timeline_lines(
             history = _history_lines(memora, memory, current.get(memory.memory_id))
             lines.extend("      " + line for line in history)
     return lines
-
-
-# --------------------------------------------------------------------------- the command
 
 
 def overview_read(limit: int) -> UnitOfWork:

@@ -66,13 +66,11 @@ def interaction_lines(interaction: models.Interaction, indent: str = "") -> list
 
 def node_line(node: Any) -> str:
     """A node as its label and properties, ``Interaction(org_id=..., ...)``; no query."""
-    properties = type(node).defined_properties(aliases=False, rels=False)
     shown = []
-    for name in properties:
+    for name in type(node).defined_properties(aliases=False, rels=False):
         value = getattr(node, name, None)
-        if value is None:
-            continue
-        shown.append(f"{name}={when(value) if isinstance(value, date) else value!r}")
+        if value is not None:
+            shown.append(f"{name}={when(value) if isinstance(value, date) else value!r}")
     return f"{type(node).__name__}({', '.join(shown)})"
 
 
