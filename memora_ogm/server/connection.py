@@ -100,10 +100,5 @@ def connection_from_env(environ: Mapping[str, str] | None = None) -> Neo4jConnec
     password = env.get(ENV_PASSWORD)
     if password is None:
         raise Neo4jSettingsError(f"{ENV_URI} is set but {ENV_PASSWORD} is not")
-    return Neo4jConnection(
-        uri=uri,
-        username=env.get(ENV_USERNAME) or DEFAULT_USERNAME,
-        password=password,
-        database=env.get(ENV_DATABASE) or DEFAULT_DATABASE,
-        backend="env",
-    )
+    username = env.get(ENV_USERNAME) or DEFAULT_USERNAME
+    return Neo4jConnection(uri, username, password, env.get(ENV_DATABASE) or DEFAULT_DATABASE)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from memora_ogm.server.connection import DEFAULT_DATABASE, DEFAULT_USERNAME, Neo4jConnection
+from memora_ogm.server.connection import DEFAULT_USERNAME, Neo4jConnection
 from memora_ogm.server.local import generate_password
 
 DOCKER_IMAGE = "neo4j:5.26"
@@ -47,8 +47,6 @@ def _ping(sock: socket.socket) -> bool:
 
 def ping_docker_socket(path: str, timeout: float = 2.0) -> bool:
     """True when a Docker engine answers ``GET /_ping`` on the unix socket ``path``."""
-    if not hasattr(socket, "AF_UNIX") or not os.path.exists(path):
-        return False
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
@@ -120,10 +118,5 @@ def docker_neo4j(
     for key, value in container_environment().items():
         container.with_env(key, value)
     with container:
-        yield Neo4jConnection(
-            uri=container.get_connection_url(),
-            username=DEFAULT_USERNAME,
-            password=password,
-            database=DEFAULT_DATABASE,
-            backend="docker",
-        )
+        uri = container.get_connection_url()
+        yield Neo4jConnection(uri, DEFAULT_USERNAME, password, backend="docker")
