@@ -1,17 +1,7 @@
-"""The ``memora-ogm`` command.
-
-    memora-ogm server start [--port N] [--data DIR]   start a local Neo4j in the background
-    memora-ogm server status                          is it running, and how to connect
-    memora-ogm server stop                            stop it; no process is left behind
-    memora-ogm demo [--keep]                          a walkthrough of the memory graph
-    memora-ogm migrate                                apply pending migrations (NEO4J_URI & co.)
-    memora-ogm shell [-c CODE] [--plain]              a Python shell on the graph (shell.py)
-    memora-ogm inspect [--org ID [--user ID]]         read-only look around (inspector.py)
-    memora-ogm graph --org ID [--user ID] -o FILE     draw it as an offline page (picture.py)
-    memora-ogm --version
-    memora-ogm export / import / move                 tenants out and in (memora_ogm.cli_transfer)
-    memora-ogm check [--org ID] [--repair] ...        graph against vector store (cli_check)
-    memora-ogm vectors migrate --qdrant-path DIR      local-mode folder to Qdrant Edge (cli_vectors)
+"""The ``memora-ogm`` command: ``server``, ``demo``, ``migrate``, ``setup``, ``shell``
+(shell.py), ``inspect`` (inspector.py), ``graph``, ``export``/``import``/``move``
+(cli_transfer.py), ``check`` (cli_check.py) and ``vectors`` (cli_vectors.py); ``--help``
+and docs/ say what each takes.
 
 Each subcommand is an ``add_<name>_parser(subparsers)`` function that registers
 its parser and sets ``func``; add new ones to ``SUBCOMMANDS``.
@@ -25,12 +15,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from memora_ogm import __version__
 from memora_ogm.cli_check import add_check_parser
 from memora_ogm.cli_transfer import TRANSFER_SUBCOMMANDS
 from memora_ogm.cli_vectors import add_vectors_parser
+from memora_ogm.errors import NotFoundError
 from memora_ogm.inspector import add_inspect_parser
 from memora_ogm.migrations import MIGRATIONS
 from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
@@ -38,12 +29,12 @@ from memora_ogm.server.connection import Neo4jConnection
 from memora_ogm.server.local import LocalNeo4jError, LocalNeo4jServer, stop_process
 from memora_ogm.server.private import make_private_dir
 from memora_ogm.server.state import (
-    NO_SERVER_HINT,
     ServerState,
     clear_state,
     existing_connection,
     memora_home,
     read_state,
+    required_connection,
     write_state,
 )
 from memora_ogm.shell import add_shell_parser
@@ -52,30 +43,26 @@ EXIT_NOT_RUNNING = 3  # `server status` when nothing runs (as in LSB init script
 
 
 def _info(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(f"memora-ogm: {message}", file=sys.stderr, flush=True)
 
 
-# --------------------------------------------------------------------------- server
-
-
-def _print_exports(state: ServerState) -> None:
-    for line in state.connection().export_lines():
-        print(line)
+def _running(state: ServerState, message: str) -> int:
+    """Say ``message`` on standard error and the ``export`` lines on standard output."""
+    _info(message)
+    print("\n".join(state.connection().export_lines()))
+    return 0
 
 
 def cmd_server_start(args: argparse.Namespace) -> int:
     home = memora_home()
     state = read_state(home)
     if state is not None and state.alive:
-        _info(f"memora-ogm: a local Neo4j is already running (pid {state.pid}, {state.uri}).")
-        _print_exports(state)
-        return 0
+        return _running(state, f"a local Neo4j is already running (pid {state.pid}, {state.uri}).")
     clear_state(home)
     make_private_dir(home)  # it holds the server's log and, by default, its data
-    data_dir = args.data or str(home / "data")
     server = LocalNeo4jServer(
-        port=args.port,
-        data_dir=data_dir,
+        args.port,
+        args.data or home / "data",
         heap_mb=args.heap_mb,
         pagecache_mb=args.pagecache_mb,
         log_path=home / "server.log",
@@ -83,7 +70,6 @@ def cmd_server_start(args: argparse.Namespace) -> int:
     )
     conn = server.start()
     assert server.artifacts is not None and server.data_dir is not None
-    assert server.log_path is not None
     state = ServerState(
         pid=server.release(),
         uri=conn.uri,
@@ -95,46 +81,37 @@ def cmd_server_start(args: argparse.Namespace) -> int:
         neo4j_version=server.artifacts.neo4j_version,
     )
     write_state(home, state)
-    _info(
-        f"memora-ogm: Neo4j {state.neo4j_version} Community is running at {state.uri} "
+    return _running(
+        state,
+        f"Neo4j {state.neo4j_version} Community is running at {state.uri} "
         f"(pid {state.pid}, data in {state.data_dir}, log {state.log_path}).\n"
-        'Point memora-ogm at it with (or: eval "$(memora-ogm server status)"):'
+        'Point memora-ogm at it with (or: eval "$(memora-ogm server status)"):',
     )
-    _print_exports(state)
-    return 0
 
 
 def cmd_server_stop(args: argparse.Namespace) -> int:
     home = memora_home()
     state = read_state(home)
     if state is None:
-        _info(f"memora-ogm: no local Neo4j was started (no state in {home}).")
+        _info(f"no local Neo4j was started (no state in {home}).")
         return 0
     started = time.monotonic()
     stopped = stop_process(state.pid, timeout=args.timeout)
     clear_state(home)
     if stopped:
-        _info(
-            f"memora-ogm: stopped the local Neo4j (pid {state.pid}) "
-            f"in {time.monotonic() - started:.1f} s."
-        )
+        _info(f"stopped the local Neo4j (pid {state.pid}) in {time.monotonic() - started:.1f} s.")
     else:
-        _info(f"memora-ogm: the local Neo4j (pid {state.pid}) was not running any more.")
+        _info(f"the local Neo4j (pid {state.pid}) was not running any more.")
     return 0
 
 
 def cmd_server_status(args: argparse.Namespace) -> int:
-    home = memora_home()
-    state = read_state(home)
+    state = read_state(memora_home())
     if state is None or not state.alive:
-        _info("memora-ogm: no local Neo4j is running.")
+        _info("no local Neo4j is running.")
         return EXIT_NOT_RUNNING
-    _info(
-        f"memora-ogm: Neo4j {state.neo4j_version} is running at {state.uri} "
-        f"(pid {state.pid}, data in {state.data_dir})."
-    )
-    _print_exports(state)
-    return 0
+    message = f"Neo4j {state.neo4j_version} is running at {state.uri} "
+    return _running(state, message + f"(pid {state.pid}, data in {state.data_dir}).")
 
 
 def add_server_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -143,10 +120,10 @@ def add_server_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     )
     actions = server.add_subparsers(dest="action", required=True, metavar="{start,stop,status}")
     start = actions.add_parser("start", help="start it in the background and print credentials")
-    start.add_argument("--port", type=int, default=None, help="Bolt port (default: a free one)")
-    start.add_argument("--data", default=None, help="data folder (default: $MEMORA_OGM_HOME/data)")
-    start.add_argument("--heap-mb", type=int, default=None, help="JVM heap (default 1024)")
-    start.add_argument("--pagecache-mb", type=int, default=None, help="page cache (default 512)")
+    start.add_argument("--port", type=int, help="Bolt port (default: a free one)")
+    start.add_argument("--data", help="data folder (default: $MEMORA_OGM_HOME/data)")
+    start.add_argument("--heap-mb", type=int, help="JVM heap (default 1024)")
+    start.add_argument("--pagecache-mb", type=int, help="page cache (default 512)")
     start.set_defaults(func=cmd_server_start)
     stop = actions.add_parser("stop", help="stop it and wait until the process is gone")
     stop.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
@@ -155,45 +132,20 @@ def add_server_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     status.set_defaults(func=cmd_server_status)
 
 
-# --------------------------------------------------------------------------- demo
-
-
 @contextmanager
 def demo_connection() -> Iterator[Neo4jConnection]:
     """NEO4J_URI & co., else a server from `memora-ogm server start`, else the chain."""
     existing = existing_connection()
-    if existing is not None:
-        yield existing
-        return
-    with connect_or_start() as conn:
+    with nullcontext(existing) if existing is not None else connect_or_start() as conn:
         yield conn
 
 
-def run_demo(conn: Neo4jConnection, keep: bool = False) -> int:
-    """Say which server this is, then walk through the memory graph (memora_ogm.demo).
-
-    The facade's graph reads the versions: the server's components (``Graph.components``)
-    and APOC's (a named read of :mod:`memora_ogm.queries`).
-    """
-    from memora_ogm import queries
-    from memora_ogm.calls import Call, Query
-    from memora_ogm.demo import walkthrough
-    from memora_ogm.sync import Neo4jGraphInterface  # with qdrant-client: only when used
-
-    with Neo4jGraphInterface.from_connection(conn) as memora:
-        components = memora.graph.components()
-        apoc = memora.graph.execute(Call, Query(queries.APOC_VERSION, {}), list)
-    for component in components:
-        print(f"{component['name']} {component['version']} {component['edition']} edition")
-    print(f"APOC {apoc[0]['version']}")
-    print(f"connected to {conn.uri} (database {conn.database}, via {conn.backend})")
-    asyncio.run(walkthrough(conn, keep))
-    return 0
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
+    from memora_ogm.demo import walkthrough
+
     with demo_connection() as conn:
-        return run_demo(conn, args.keep)
+        asyncio.run(walkthrough(conn, args.keep))
+    return 0
 
 
 def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -204,19 +156,12 @@ def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     demo.set_defaults(func=cmd_demo)
 
 
-# --------------------------------------------------------------------------- migrate
-
-
 def cmd_migrate(args: argparse.Namespace) -> int:
     """Migrate the database named by NEO4J_URI & co. or the one `server start` runs;
     with ``--list``, print each migration as applied ``[X]`` or pending ``[ ]``."""
     from memora_ogm.sync import Neo4jGraphInterface
 
-    conn = existing_connection(args.environ)
-    if conn is None:
-        _info(f"memora-ogm: nothing to migrate: {NO_SERVER_HINT}")
-        return 1
-    with Neo4jGraphInterface.from_connection(conn) as graph:
+    with Neo4jGraphInterface.from_connection(required_connection(args.environ, "migrate")) as graph:
         if args.list:
             applied = set(graph.applied_migrations())
             for migration in MIGRATIONS:
@@ -238,19 +183,13 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     migrate.set_defaults(func=cmd_migrate)
 
 
-# --------------------------------------------------------------------------- setup
-
-
 def cmd_setup(args: argparse.Namespace) -> int:
     """Constraints and indexes, and the vector store's collection when one is named, in
     the layout of the embedder the application uses (``--embedder``, else ``EMBEDDER``)."""
     from memora_ogm.contrib.config import MEMORA_MODELS, ConfigurationError, MemoraConfig
     from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 
-    conn = existing_connection(args.environ)
-    if conn is None:
-        _info(f"memora-ogm: nothing to set up: {NO_SERVER_HINT}")
-        return 1
+    conn = required_connection(args.environ, "set up")
     store = None
     if args.qdrant_url or args.qdrant_path:
         where = MemoraConfig(
@@ -264,7 +203,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
         try:
             store = QdrantDB(**where.store_options())
         except ConfigurationError as error:
-            _info(f"memora-ogm: {error}")
+            _info(str(error))
             return 2
     with Neo4jGraphInterface.from_connection(conn, store) as graph:
         graph.setup()
@@ -279,34 +218,25 @@ def add_setup_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     where = setup.add_mutually_exclusive_group()
     where.add_argument("--qdrant-path", help="folder of the embedded store, as QdrantDB(path=)")
     where.add_argument("--qdrant-url", help="a Qdrant server (key: $QDRANT_API_KEY)")
-    setup.add_argument("--collection", default=None, help="collection (default: Memora's)")
+    setup.add_argument("--collection", help="collection (default: Memora's)")
     setup.add_argument(
         "--embedder",
-        default=None,
         help="the application's embedder, whose layout the collection takes: memora "
         "(Memora's models, the default), hashing, or a dotted path to a function",
     )
     setup.set_defaults(func=cmd_setup)
 
 
-# --------------------------------------------------------------------------- graph
-
-
 def cmd_graph(args: argparse.Namespace) -> int:
     """Write a picture of a user's recent memory graph, or of an organisation's users and
     agents, as a page that opens offline (``graph_of``, :mod:`memora_ogm.picture`)."""
-    from memora_ogm.errors import NotFoundError
     from memora_ogm.sync import Neo4jGraphInterface
 
-    conn = existing_connection(args.environ)
-    if conn is None:
-        _info(f"memora-ogm: nothing to draw: {NO_SERVER_HINT}")
-        return 1
-    with Neo4jGraphInterface.from_connection(conn) as memora:
+    with Neo4jGraphInterface.from_connection(required_connection(args.environ, "draw")) as memora:
         try:
             picture = memora.graph_of(args.org, args.user, args.limit)
-        except (NotFoundError, ValueError) as exc:
-            _info(f"memora-ogm: {exc}")
+        except ValueError as exc:
+            _info(str(exc))
             return 1
     path = picture.write_html(args.output)
     print(f"{path}: {picture.title} ({len(picture.nodes)} nodes, {len(picture.edges)} edges)")
@@ -320,7 +250,7 @@ def add_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         "graph", help="draw a user's memory graph (or an organisation's) as an offline page"
     )
     graph.add_argument("--org", required=True, help="the organisation (org_id)")
-    graph.add_argument("--user", default=None, help="this user's recent interactions (user_id)")
+    graph.add_argument("--user", help="this user's recent interactions (user_id)")
     graph.add_argument(
         "--limit",
         type=int,
@@ -330,8 +260,6 @@ def add_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     graph.add_argument("-o", "--output", required=True, help="the HTML file to write")
     graph.set_defaults(func=cmd_graph)
 
-
-# --------------------------------------------------------------------------- main
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
     add_server_parser,
@@ -366,8 +294,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args.environ = os.environ if environ is None else environ
     try:
         return int(args.func(args))
-    except (NoNeo4jAvailableError, LocalNeo4jError) as exc:
-        _info(f"memora-ogm: {exc}")
+    except (NoNeo4jAvailableError, LocalNeo4jError, NotFoundError) as exc:
+        _info(str(exc))
         return 1
 
 

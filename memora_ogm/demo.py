@@ -1,12 +1,5 @@
-"""``memora-ogm demo``: a guided walk through the memory graph, end to end.
-
-On a real Neo4j (the one the project starts itself, or ``NEO4J_URI``) with a
-Qdrant store in qdrant-client's local mode, it creates an organisation, a user
-and an agent, saves a conversation with memories, updates it with a turn that
-contradicts a memory and rewrites part of the thread, shows the memory's
-history, pages through interactions and memories, finds memories by vector
-search and resolves them through the graph, and deletes everything again (``--keep``
-leaves it there, and says how to draw it).
+"""``memora-ogm demo``: a guided walk through the memory graph, end to end, on a real
+Neo4j and a Qdrant store in qdrant-client's local mode; ``--keep`` leaves what it made.
 
 The vector store embeds with the offline feature-hashing embedder rather than Memora's
 fastembed models (``QdrantDB``'s default), so the demo runs on a fresh machine without
@@ -18,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
+from memora_ogm import queries
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.calls import Call, Query
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
@@ -51,16 +46,18 @@ def _ids(memory: models.Memory) -> dict[str, str]:
 
 
 async def walkthrough(conn: Neo4jConnection, keep: bool = False) -> None:
-    """The walk; with ``keep``, the organisation stays for a look around (``memora-ogm
-    graph``, ``inspect``, ``shell``) instead of being deleted at the end."""
+    """The walk, after the server's versions; with ``keep``, the organisation stays for a
+    look around (``memora-ogm graph``, ``inspect``, ``shell``) instead of being deleted."""
     vectors = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
     graph = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
     try:
+        for component in await graph.graph.components():
+            print(f"{component['name']} {component['version']} {component['edition']} edition")
+        apoc = await graph.graph.execute(Call, Query(queries.APOC_VERSION, {}), list)
+        print(f"APOC {apoc[0]['version']}")
+        print(f"connected to {conn.uri} (database {conn.database}, via {conn.backend})")
         await graph.setup()
-        print(
-            f"connected to {conn.uri} (database {conn.database}); vector store: Qdrant local mode"
-        )
-        print(f"embedder: {EMBEDDER}")
+        print(f"vector store: Qdrant local mode; embedder: {EMBEDDER}")
 
         _step("An organisation, a user and an agent")
         org = await graph.create_organization("Northwind Travel")
@@ -177,21 +174,20 @@ async def walkthrough(conn: Neo4jConnection, keep: bool = False) -> None:
         if keep:
             _step("Kept for a look around: Ann's memory graph as a page")
             print(f"   memora-ogm graph --org {org.org_id} --user {ann.user_id} -o graph.html")
-            print("\ndemo finished")
-            return
-        _step("Deleting")
-        await graph.delete_user_interaction_and_its_memories(org.org_id, ann.user_id, second_id)
-        left = await graph.get_all_user_memories(org.org_id, ann.user_id)
-        print(f"   deleted the second interaction: {len(left)} memories left")
-        await graph.delete_organization(org.org_id)
-        remaining = await vectors.search_memory(
-            "Bergen", MemorySearchScope.ORGANIZATION, org.org_id
-        )
-        organisations = [o.org_id for o in await graph.get_all_organizations()]
-        print(
-            f"   deleted the organisation: in graph {org.org_id in organisations}, "
-            f"vectors left {len(remaining)}"
-        )
+        else:
+            _step("Deleting")
+            await graph.delete_user_interaction_and_its_memories(org.org_id, ann.user_id, second_id)
+            left = await graph.get_all_user_memories(org.org_id, ann.user_id)
+            print(f"   deleted the second interaction: {len(left)} memories left")
+            await graph.delete_organization(org.org_id)
+            remaining = await vectors.search_memory(
+                "Bergen", MemorySearchScope.ORGANIZATION, org.org_id
+            )
+            organisations = [o.org_id for o in await graph.get_all_organizations()]
+            print(
+                f"   deleted the organisation: in graph {org.org_id in organisations}, "
+                f"vectors left {len(remaining)}"
+            )
         print("\ndemo finished")
     finally:
         await graph.close()

@@ -15,20 +15,26 @@ class MemoraOGMError(Exception):
     """Base class of the errors memora-ogm raises itself."""
 
 
-class NotFoundError(Neo4jError, MemoraOGMError):
-    """A requested organisation, user, agent, interaction or memory does not exist."""
+class _OwnNeo4jError(Neo4jError, MemoraOGMError):
+    """A ``Neo4jError`` whose text is memora-ogm's, not a server's."""
 
-    def __init__(self, what: str, **ids: str) -> None:
-        described = ", ".join(f"{name}={value!r}" for name, value in ids.items())
-        text = f"{what} ({described}) does not exist." if described else f"{what} does not exist."
-        super().__init__(text)
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
         # ``Neo4jError.message`` reads this; the driver fills it from server metadata.
-        self._message = text
-        self.what = what
-        self.ids = ids
+        self._message = message
 
     def __str__(self) -> str:
         return self._message
+
+
+class NotFoundError(_OwnNeo4jError):
+    """A requested organisation, user, agent, interaction or memory does not exist."""
+
+    def __init__(self, what: str, **ids: str) -> None:
+        described = " (" + ", ".join(f"{name}={value!r}" for name, value in ids.items()) + ")"
+        super().__init__(f"{what}{described if ids else ''} does not exist.")
+        self.what = what
+        self.ids = ids
 
 
 class OrganizationNotFound(NotFoundError):
@@ -72,15 +78,8 @@ class OutcomeUnknown(RetriesExhausted):
     it took effect: the write may or may not have landed."""
 
 
-class ConflictError(Neo4jError, MemoraOGMError):
+class ConflictError(_OwnNeo4jError):
     """A write would give a node the key of one that already exists (a unique constraint
     refused it). Raised at once: running the write again cannot help.
 
     A ``Neo4jError``, as the constraint failure it reports is in Memora."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self._message = message
-
-    def __str__(self) -> str:
-        return self._message

@@ -1,8 +1,5 @@
-"""``memora-ogm inspect`` and the shell's ``show()``: look around a memory graph, read-only.
-
-    memora-ogm inspect                           organisations with their counts
-    memora-ogm inspect --org ORG                 its agents and users, with their counts
-    memora-ogm inspect --org ORG --user USER     and that user's timeline
+"""``memora-ogm inspect`` and the shell's ``show()``: look around a memory graph, read-only:
+the organisations with their counts, or one with its agents and users, and a user's timeline.
 
 Every read runs in a read transaction of the sync facade: the timeline through its
 public reads, the counts (which the facade has no read for) as units of work compiled
@@ -25,13 +22,12 @@ from memora_ogm._sync.nodes import Agent, Org, User
 from memora_ogm.calls import Call
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
-from memora_ogm.errors import NotFoundError
 from memora_ogm.picture import ORGANIZATION_COUNTS, USER_COUNTS
 from memora_ogm.pretty import memory_lines, message_line, when
 from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.server.connection import Neo4jConnection
-from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
+from memora_ogm.server.state import required_connection
 from memora_ogm.transfer_plans import output_each
 from memora_ogm.unit_of_work import UnitOfWork
 
@@ -41,17 +37,12 @@ if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when a command ru
 DEFAULT_LIMIT = 20
 
 
-# --------------------------------------------------------------------------- timeline
-
-
 def _history_lines(
     memora: Neo4jGraphInterface, memory: models.Memory, current: models.Memory | None
 ) -> list[str]:
     """What a memory superseded and what superseded it (its ``CONTRARY_UPDATE`` chain)."""
-    lines = []
     older = memora.get_user_memory_history(memory.org_id, memory.user_id, memory.memory_id)[1:]
-    for old in older:
-        lines.append(f"supersedes: {old.memory}  (obtained {when(old.obtained_at)})")
+    lines = [f"supersedes: {old.memory}  (obtained {when(old.obtained_at)})" for old in older]
     if current is not None and current.memory_id != memory.memory_id:
         lines.append(
             f"superseded by: {current.memory}  (obtained {when(current.obtained_at)}, "
@@ -80,15 +71,14 @@ def timeline_lines(
         for m, found in zip(memories, resolved, strict=True)
     }
     for interaction in interactions:
-        lines.append("")
-        lines.append(
+        lines += [
+            "",
             f"Interaction {interaction.interaction_id} with "
             f"{agents.get(interaction.agent_id, 'agent')} ({interaction.agent_id}), "
-            f"updated {when(interaction.updated_at)} (created {when(interaction.created_at)})"
-        )
-        lines.append(f"  messages ({len(interaction.messages or [])}):")
-        for message in interaction.messages or []:
-            lines.append(message_line(message, "    "))
+            f"updated {when(interaction.updated_at)} (created {when(interaction.created_at)})",
+            f"  messages ({len(interaction.messages or [])}):",
+        ]
+        lines.extend(message_line(message, "    ") for message in interaction.messages or [])
         if interaction.memories:
             lines.append(f"  memories ({len(interaction.memories)}):")
         for memory in interaction.memories or []:
@@ -96,9 +86,6 @@ def timeline_lines(
             history = _history_lines(memora, memory, current.get(memory.memory_id))
             lines.extend("      " + line for line in history)
     return lines
-
-
-# --------------------------------------------------------------------------- the command
 
 
 def overview_read(limit: int) -> UnitOfWork:
@@ -166,11 +153,6 @@ def _organization(row: dict[str, Any]) -> list[str]:
     return lines
 
 
-def overview_lines(memora: Neo4jGraphInterface, limit: int) -> list[str]:
-    """Every organisation (up to ``limit``) with its counts."""
-    return memora.graph.execute(Call, overview_read(limit), _overview)
-
-
 def inspect_lines(
     conn: Neo4jConnection, org_id: str | None, user_id: str | None, limit: int
 ) -> list[str]:
@@ -180,7 +162,7 @@ def inspect_lines(
 
     with Neo4jGraphInterface.from_connection(conn) as memora:
         if org_id is None:
-            return lines + overview_lines(memora, limit)
+            return lines + memora.graph.execute(Call, overview_read(limit), _overview)
         organization, user = memora.graph.execute(
             Call,
             organization_read(org_id, user_id, limit),
@@ -204,16 +186,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     if args.user is not None and args.org is None:
         print("memora-ogm: --user needs --org", file=sys.stderr)
         return 2
-    conn = existing_connection(args.environ)
-    if conn is None:
-        print(f"memora-ogm: nothing to inspect: {NO_SERVER_HINT}", file=sys.stderr)
-        return 1
-    try:
-        lines = inspect_lines(conn, args.org, args.user, args.limit)
-    except NotFoundError as exc:
-        print(f"memora-ogm: {exc}", file=sys.stderr)
-        return 1
-    print("\n".join(lines))
+    conn = required_connection(args.environ, "inspect")
+    print("\n".join(inspect_lines(conn, args.org, args.user, args.limit)))
     return 0
 
 
@@ -221,8 +195,8 @@ def add_inspect_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     inspect = subparsers.add_parser(
         "inspect", help="read-only: organisations, users, agents, counts, a user's timeline"
     )
-    inspect.add_argument("--org", default=None, help="show this organisation (org_id)")
-    inspect.add_argument("--user", default=None, help="and this user's timeline (user_id)")
+    inspect.add_argument("--org", help="show this organisation (org_id)")
+    inspect.add_argument("--user", help="and this user's timeline (user_id)")
     inspect.add_argument(
         "--limit",
         type=_limit,

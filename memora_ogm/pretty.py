@@ -15,8 +15,6 @@ from typing import Any
 
 from memora_ogm.schema import models
 
-INDENT = "  "
-
 
 def when(value: datetime | date | None) -> str:
     """A timestamp to the minute with its zone, or a day."""
@@ -68,13 +66,11 @@ def interaction_lines(interaction: models.Interaction, indent: str = "") -> list
 
 def node_line(node: Any) -> str:
     """A node as its label and properties, ``Interaction(org_id=..., ...)``; no query."""
-    properties = type(node).defined_properties(aliases=False, rels=False)
     shown = []
-    for name in properties:
+    for name in type(node).defined_properties(aliases=False, rels=False):
         value = getattr(node, name, None)
-        if value is None:
-            continue
-        shown.append(f"{name}={when(value) if isinstance(value, date) else value!r}")
+        if value is not None:
+            shown.append(f"{name}={when(value) if isinstance(value, date) else value!r}")
     return f"{type(node).__name__}({', '.join(shown)})"
 
 
@@ -82,7 +78,7 @@ def _one(value: object) -> list[str] | None:
     if isinstance(value, models.Interaction):
         return interaction_lines(value)
     if isinstance(value, models.Memory):
-        return ["Memory", *memory_lines(value, INDENT)]
+        return ["Memory", *memory_lines(value, "  ")]
     if isinstance(value, models.MessageBlock):
         return [message_line(value)]
     if isinstance(value, models.Organization):

@@ -13,7 +13,10 @@ runs without a prompt. Results print as readable lines (``memora_ogm.pretty``); 
 from __future__ import annotations
 
 import argparse
+import builtins
 import code
+import contextlib
+import functools
 import os
 import sys
 import tempfile
@@ -31,58 +34,23 @@ from memora_ogm.server.connection import Neo4jConnection
 if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when the shell starts
     from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 
-NODE_NAMES = (
-    "Org",
-    "User",
-    "Agent",
-    "Interaction",
-    "MessageBlock",
-    "Memory",
-    "Date",
-    "InteractionCollection",
-    "MemoryCollection",
-)
+NODE_NAMES = tuple(cls.__name__ for cls in nodes.NODE_CLASSES)
 STORAGE_NAMES = ("MemoriesAndInteraction", "MemoryToStore", "ContraryMemoryToStore")
 
 
-class Display:
-    """Readable text for a shell result; ``None`` leaves it to the default display."""
-
-    def __init__(self, memora: Neo4jGraphInterface) -> None:
-        self.memora = memora
-
-    def _node(self, value: object) -> str | None:
-        """An interaction or memory node, with its messages or sources read by the facade."""
-        try:
-            if isinstance(value, nodes.Interaction):
-                found = self.memora.get_interaction(
-                    value.org_id, value.user_id, value.interaction_id
-                )
-                return "\n".join([node_line(value), *interaction_lines(found, "  ")])
-            if isinstance(value, nodes.Memory):
-                memory = self.memora.get_user_memory(value.org_id, value.user_id, value.memory_id)
-                return "\n".join([node_line(value), *memory_lines(memory, "  ")])
-        except NotFoundError:
-            return None  # deleted since, or not a facade-shaped node: show its properties
-        return None
-
-    def text(self, value: object) -> str | None:
-        return self._node(value) or format_value(value)
-
-    def displayhook(self, fallback: Callable[[object], Any]) -> Callable[[object], None]:
-        """A ``sys.displayhook`` for the plain REPL."""
-
-        def hook(value: object) -> None:
-            text = None if value is None else self.text(value)
-            if text is None:
-                fallback(value)
-                return
-            import builtins
-
-            print(text)
-            builtins._ = value  # type: ignore[attr-defined]
-
-        return hook
+def shown(memora: Neo4jGraphInterface, value: object) -> str | None:
+    """Readable text for a shell result, ``None`` to leave it to the default display. An
+    interaction or memory node comes with its messages or sources, read by the facade."""
+    try:
+        if isinstance(value, nodes.Interaction):
+            found = memora.get_interaction(value.org_id, value.user_id, value.interaction_id)
+            return "\n".join([node_line(value), *interaction_lines(found, "  ")])
+        if isinstance(value, nodes.Memory):
+            memory = memora.get_user_memory(value.org_id, value.user_id, value.memory_id)
+            return "\n".join([node_line(value), *memory_lines(memory, "  ")])
+    except NotFoundError:
+        pass  # deleted since, or not a facade-shaped node: show its properties
+    return format_value(value)
 
 
 def _vectors(args: argparse.Namespace) -> tuple[QdrantDB | None, str]:
@@ -117,14 +85,8 @@ def namespace(memora: Neo4jGraphInterface, vectors: QdrantDB | None) -> dict[str
         picture = memora.graph_of(org_id, user_id, limit).write_html(path)
         print(f"{picture}: open it in a browser")
 
-    loaded: dict[str, Any] = {
-        "memora": memora,
-        "vectors": vectors,
-        "db": db,
-        "show": show,
-        "models": models,
-        "storage": storage,
-    }
+    loaded: dict[str, Any] = {"memora": memora, "vectors": vectors, "db": db, "show": show}
+    loaded.update(models=models, storage=storage)
     loaded.update({name: getattr(nodes, name) for name in NODE_NAMES})
     loaded.update({name: getattr(storage, name) for name in STORAGE_NAMES})
     return loaded
@@ -150,7 +112,7 @@ def banner(conn: Neo4jConnection, vector_text: str, started: bool) -> str:
     )
 
 
-def _ipython(ns: dict[str, Any], text: str, display: Display) -> None:
+def _ipython(ns: dict[str, Any], text: str, show: Callable[[object], str | None]) -> None:
     from IPython.terminal.ipapp import TerminalIPythonApp
     from traitlets.config import Config
 
@@ -162,9 +124,9 @@ def _ipython(ns: dict[str, Any], text: str, display: Display) -> None:
 
     def printer_for(fallback: Any) -> Callable[[object, Any, bool], None]:
         def printer(value: object, p: Any, cycle: bool) -> None:
-            shown = None if cycle else display.text(value)
-            if shown is not None:
-                p.text(shown)
+            readable = None if cycle else show(value)
+            if readable is not None:
+                p.text(readable)
             elif fallback is not None:
                 fallback(value, p, cycle)
             else:
@@ -177,7 +139,7 @@ def _ipython(ns: dict[str, Any], text: str, display: Display) -> None:
     app.start()
 
 
-def _plain(ns: dict[str, Any], text: str, display: Display) -> None:
+def _plain(ns: dict[str, Any], text: str, show: Callable[[object], str | None]) -> None:
     try:
         import readline
         import rlcompleter
@@ -187,11 +149,19 @@ def _plain(ns: dict[str, Any], text: str, display: Display) -> None:
     except ImportError:  # pragma: no cover - Windows without pyreadline
         pass
     previous = sys.displayhook
-    sys.displayhook = display.displayhook(previous)
+
+    def displayhook(value: object) -> None:
+        readable = None if value is None else show(value)
+        if readable is None:
+            previous(value)
+        else:
+            print(readable)
+            builtins._ = value  # type: ignore[attr-defined]
+
+    sys.displayhook = displayhook
     try:
-        code.interact(banner=text, local=ns, exitmsg="")
-    except SystemExit:
-        pass
+        with contextlib.suppress(SystemExit):
+            code.interact(banner=text, local=ns, exitmsg="")
     finally:
         sys.displayhook = previous
 
@@ -220,37 +190,6 @@ def connect_neomodel(conn: Neo4jConnection) -> None:
     )
 
 
-def run_shell(args: argparse.Namespace, conn: Neo4jConnection, started: bool) -> int:
-    from neomodel import db
-
-    from memora_ogm.sync import Neo4jGraphInterface
-
-    vectors, vector_text = _vectors(args)
-    memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
-    connect_neomodel(conn)
-    try:
-        memora.setup()
-        ns = namespace(memora, vectors)
-        text = banner(conn, vector_text, started)
-        display = Display(memora)
-        if args.command is not None:
-            print(text, file=sys.stderr)
-            return _run(args.command, "<shell -c>", ns)
-        if not sys.stdin.isatty():
-            print(text, file=sys.stderr)
-            return _run(sys.stdin.read(), "<stdin>", ns)
-        if args.plain or not _has_ipython():
-            _plain(ns, text, display)
-        else:
-            _ipython(ns, text, display)
-        return 0
-    finally:
-        memora.close()
-        db.close_connection()
-        if vectors is not None:
-            vectors.close()
-
-
 def _has_ipython() -> bool:
     try:
         import IPython  # noqa: F401
@@ -260,25 +199,45 @@ def _has_ipython() -> bool:
 
 
 def cmd_shell(args: argparse.Namespace) -> int:
+    from neomodel import db
+
     from memora_ogm.cli import demo_connection
+    from memora_ogm.sync import Neo4jGraphInterface
 
     with demo_connection() as conn:
-        return run_shell(args, conn, started=conn.backend in ("maven", "docker"))
+        vectors, vector_text = _vectors(args)
+        memora = Neo4jGraphInterface.from_connection(conn, vectors)
+        connect_neomodel(conn)
+        try:
+            memora.setup()
+            ns = namespace(memora, vectors)
+            text = banner(conn, vector_text, started=conn.backend in ("maven", "docker"))
+            if args.command is None and sys.stdin.isatty():
+                interact = _plain if args.plain or not _has_ipython() else _ipython
+                interact(ns, text, functools.partial(shown, memora))
+                return 0
+            print(text, file=sys.stderr)
+            if args.command is not None:
+                return _run(args.command, "<shell -c>", ns)
+            return _run(sys.stdin.read(), "<stdin>", ns)
+        finally:
+            memora.close()
+            db.close_connection()
+            if vectors is not None:
+                vectors.close()
 
 
 def add_shell_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     shell = subparsers.add_parser(
         "shell", help="a Python shell with memora, the node classes and neomodel's db loaded"
     )
-    shell.add_argument("-c", dest="command", default=None, help="run this code, no prompt")
+    shell.add_argument("-c", dest="command", help="run this code, no prompt")
     shell.add_argument(
         "--plain", action="store_true", help="the standard library REPL even if IPython is here"
     )
     where = shell.add_mutually_exclusive_group()
     where.add_argument(
-        "--qdrant-path",
-        default=None,
-        help="the embedded store (Qdrant Edge) in this folder, as QdrantDB(path=)",
+        "--qdrant-path", help="the embedded store (Qdrant Edge) in this folder, as QdrantDB(path=)"
     )
-    where.add_argument("--qdrant-url", default=None, help="a Qdrant server")
+    where.add_argument("--qdrant-url", help="a Qdrant server")
     shell.set_defaults(func=cmd_shell)

@@ -6,7 +6,6 @@
 """
 
 from memora_ogm.server.chain import (
-    ENV_BACKEND,
     Backend,
     EnvironmentFacts,
     NoNeo4jAvailableError,
@@ -14,15 +13,9 @@ from memora_ogm.server.chain import (
     gather_facts,
     select_backend,
 )
-from memora_ogm.server.connection import (
-    Neo4jConnection,
-    Neo4jSettingsError,
-    connection_from_env,
-)
-from memora_ogm.server.docker import DOCKER_IMAGE, DockerNeo4jError, docker_available, docker_neo4j
+from memora_ogm.server.connection import Neo4jConnection, Neo4jSettingsError, connection_from_env
+from memora_ogm.server.docker import DockerNeo4jError, docker_available, docker_neo4j
 from memora_ogm.server.local import (
-    BuildArtifacts,
-    JavaTools,
     LocalNeo4jError,
     LocalNeo4jServer,
     build,
@@ -31,13 +24,9 @@ from memora_ogm.server.local import (
 )
 
 __all__ = [
-    "DOCKER_IMAGE",
-    "ENV_BACKEND",
     "Backend",
-    "BuildArtifacts",
     "DockerNeo4jError",
     "EnvironmentFacts",
-    "JavaTools",
     "LocalNeo4jError",
     "LocalNeo4jServer",
     "Neo4jConnection",

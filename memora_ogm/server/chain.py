@@ -21,7 +21,7 @@ from typing import Any
 
 from memora_ogm.server.connection import ENV_URI, Neo4jConnection, connection_from_env
 from memora_ogm.server.docker import docker_available, docker_neo4j
-from memora_ogm.server.local import MIN_JAVA, LocalNeo4jServer, find_java_tools
+from memora_ogm.server.local import MIN_JAVA, LocalNeo4jServer, find_java_tools, maven_missing
 
 # "docker" or "maven" skips the steps before it (NEO4J_URI still wins).
 ENV_BACKEND = "MEMORA_OGM_NEO4J_BACKEND"
@@ -56,19 +56,6 @@ class EnvironmentFacts:
     mvn: bool = False
     forced_backend: str | None = None  # $MEMORA_OGM_NEO4J_BACKEND
 
-    @property
-    def maven_missing(self) -> list[str]:
-        out = []
-        if self.java_major is None:
-            out.append(f"Java {MIN_JAVA}+ (no java found)")
-        elif self.java_major < MIN_JAVA:
-            out.append(f"Java {MIN_JAVA}+ (found Java {self.java_major})")
-        if not self.javac:
-            out.append("javac (a JDK, not just a JRE)")
-        if not self.mvn:
-            out.append("Maven (mvn on PATH)")
-        return out
-
 
 def select_backend(facts: EnvironmentFacts) -> Backend:
     """The first usable step of the chain; raises NoNeo4jAvailableError if none is."""
@@ -79,25 +66,19 @@ def select_backend(facts: EnvironmentFacts) -> Backend:
         raise NoNeo4jAvailableError(f"{ENV_BACKEND}={forced!r}: expected 'docker' or 'maven'")
     if forced in (None, Backend.DOCKER.value) and facts.docker:
         return Backend.DOCKER
-    if forced in (None, Backend.MAVEN.value) and not facts.maven_missing:
+    missing = maven_missing(facts.java_major, facts.javac, facts.mvn)
+    if forced in (None, Backend.MAVEN.value) and not missing:
         return Backend.MAVEN
-    lines = ["No Neo4j server is available. memora-ogm looked for, in order:"]
-    lines.append(f"  1. {ENV_URI} (with NEO4J_USERNAME, NEO4J_PASSWORD, NEO4J_DATABASE): not set")
-    if forced == Backend.MAVEN.value:
-        lines.append(f"  2. a Docker engine: skipped ({ENV_BACKEND}=maven)")
-    else:
-        lines.append(
-            "  2. a Docker engine for testcontainers: "
-            + ("found" if facts.docker else "not reachable")
-        )
-    if forced == Backend.DOCKER.value:
-        lines.append(f"  3. Java and Maven: skipped ({ENV_BACKEND}=docker)")
-    else:
-        lines.append(
-            "  3. Java and Maven to build a local Neo4j Community: missing "
-            + ", ".join(facts.maven_missing)
-        )
-    lines.append(HOW_TO_POINT)
+    skipped = f"skipped ({ENV_BACKEND}={forced})"  # a Docker engine found would have been taken
+    docker = skipped if forced == Backend.MAVEN.value else "not reachable"
+    java = skipped if forced == Backend.DOCKER.value else "missing " + ", ".join(missing)
+    lines = [
+        "No Neo4j server is available. memora-ogm looked for, in order:",
+        f"  1. {ENV_URI} (with NEO4J_USERNAME, NEO4J_PASSWORD, NEO4J_DATABASE): not set",
+        f"  2. a Docker engine for testcontainers: {docker}",
+        f"  3. Java and Maven to build a local Neo4j Community: {java}",
+        HOW_TO_POINT,
+    ]
     raise NoNeo4jAvailableError("\n".join(lines))
 
 
@@ -110,28 +91,20 @@ def gather_facts(environ: Mapping[str, str] | None = None) -> EnvironmentFacts:
     forced = env.get(ENV_BACKEND) or None
     docker = False if forced == Backend.MAVEN.value else docker_available(env)
     tools = find_java_tools(env)
-    return EnvironmentFacts(
-        docker=docker,
-        java_major=tools.java_major if tools.java else None,
-        javac=tools.javac is not None,
-        mvn=tools.mvn is not None,
-        forced_backend=forced,
-    )
+    javac, mvn = tools.javac is not None, tools.mvn is not None
+    return EnvironmentFacts(None, docker, tools.java_major, javac, mvn, forced)
 
 
 @contextmanager
 def connect_or_start(
-    environ: Mapping[str, str] | None = None,
-    *,
-    facts: EnvironmentFacts | None = None,
-    **local_options: Any,
+    environ: Mapping[str, str] | None = None, **local_options: Any
 ) -> Iterator[Neo4jConnection]:
     """Yield a connection from the chain; stop whatever was started on exit.
 
     ``local_options`` go to :class:`LocalNeo4jServer` (port, data_dir, heap_mb,
     pagecache_mb, ...) when the Maven path is taken.
     """
-    facts = facts or gather_facts(environ)
+    facts = gather_facts(environ)
     backend = select_backend(facts)
     if backend is Backend.ENV:
         assert facts.env_connection is not None

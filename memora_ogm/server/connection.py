@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -74,8 +75,6 @@ class Neo4jConnection:
 
     def export_lines(self) -> list[str]:
         """Shell ``export`` lines for :meth:`env`, safely quoted."""
-        import shlex
-
         return [f"export {key}={shlex.quote(value)}" for key, value in self.env().items()]
 
 
@@ -101,10 +100,5 @@ def connection_from_env(environ: Mapping[str, str] | None = None) -> Neo4jConnec
     password = env.get(ENV_PASSWORD)
     if password is None:
         raise Neo4jSettingsError(f"{ENV_URI} is set but {ENV_PASSWORD} is not")
-    return Neo4jConnection(
-        uri=uri,
-        username=env.get(ENV_USERNAME) or DEFAULT_USERNAME,
-        password=password,
-        database=env.get(ENV_DATABASE) or DEFAULT_DATABASE,
-        backend="env",
-    )
+    username = env.get(ENV_USERNAME) or DEFAULT_USERNAME
+    return Neo4jConnection(uri, username, password, env.get(ENV_DATABASE) or DEFAULT_DATABASE)

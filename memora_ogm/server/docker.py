@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from memora_ogm.server.connection import DEFAULT_DATABASE, DEFAULT_USERNAME, Neo4jConnection
+from memora_ogm.server.connection import DEFAULT_USERNAME, Neo4jConnection
 from memora_ogm.server.local import generate_password
 
 DOCKER_IMAGE = "neo4j:5.26"
@@ -39,8 +39,7 @@ def docker_socket_candidates(environ: Mapping[str, str] | None = None) -> list[s
     return list(dict.fromkeys(out))
 
 
-def _ping(sock: socket.socket, timeout: float) -> bool:
-    sock.settimeout(timeout)
+def _ping(sock: socket.socket) -> bool:
     sock.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
     status = sock.recv(64).split(b"\r\n", 1)[0]
     return status.startswith(b"HTTP/") and b" 200" in status
@@ -48,13 +47,11 @@ def _ping(sock: socket.socket, timeout: float) -> bool:
 
 def ping_docker_socket(path: str, timeout: float = 2.0) -> bool:
     """True when a Docker engine answers ``GET /_ping`` on the unix socket ``path``."""
-    if not hasattr(socket, "AF_UNIX") or not os.path.exists(path):
-        return False
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
             sock.connect(path)
-            return _ping(sock, timeout)
+            return _ping(sock)
     except OSError:
         return False
 
@@ -75,28 +72,19 @@ def docker_available(environ: Mapping[str, str] | None = None, timeout: float = 
                 with socket.create_connection(
                     (parts.hostname, parts.port or 2375), timeout=timeout
                 ) as sock:
-                    return _ping(sock, timeout)
+                    return _ping(sock)
             except OSError:
                 return False
-        return _docker_cli_info(env, timeout=max(timeout, 5.0))
+        docker = shutil.which("docker", path=env.get("PATH"))
+        if docker is None:
+            return False
+        info = [docker, "info", "--format", "{{.ServerVersion}}"]
+        try:
+            done = subprocess.run(info, capture_output=True, timeout=max(timeout, 5.0), env=env)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return done.returncode == 0
     return any(ping_docker_socket(path, timeout) for path in docker_socket_candidates(env))
-
-
-def _docker_cli_info(environ: Mapping[str, str], timeout: float) -> bool:
-    docker = shutil.which("docker", path=environ.get("PATH"))
-    if docker is None:
-        return False
-    try:
-        result = subprocess.run(
-            [docker, "info", "--format", "{{.ServerVersion}}"],
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-            env=dict(environ),
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return result.returncode == 0
 
 
 def container_environment() -> dict[str, str]:
@@ -130,10 +118,5 @@ def docker_neo4j(
     for key, value in container_environment().items():
         container.with_env(key, value)
     with container:
-        yield Neo4jConnection(
-            uri=container.get_connection_url(),
-            username=DEFAULT_USERNAME,
-            password=password,
-            database=DEFAULT_DATABASE,
-            backend="docker",
-        )
+        uri = container.get_connection_url()
+        yield Neo4jConnection(uri, DEFAULT_USERNAME, password, backend="docker")

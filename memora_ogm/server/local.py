@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -27,13 +28,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
-from memora_ogm.server.connection import DEFAULT_DATABASE, DEFAULT_USERNAME, Neo4jConnection
-from memora_ogm.server.private import make_private_dir
+from memora_ogm.server.connection import DEFAULT_USERNAME, Neo4jConnection
+from memora_ogm.server.private import make_private_dir, write_private_file
 
 JAVA_SOURCE_DIR = Path(__file__).resolve().parent / "java"
 LAUNCHER_CLASS = "LocalNeo4j"
@@ -70,6 +70,20 @@ class LocalNeo4jError(RuntimeError):
 # --------------------------------------------------------------------------- tools
 
 
+def maven_missing(java_major: int | None, javac: bool, mvn: bool) -> list[str]:
+    """What the Maven path still lacks, in words for an error message."""
+    out = []
+    if java_major is None:
+        out.append(f"Java {MIN_JAVA}+ (no java found, or of unknown version)")
+    elif java_major < MIN_JAVA:
+        out.append(f"Java {MIN_JAVA}+ (found Java {java_major})")
+    if not javac:
+        out.append("javac (a JDK, not just a JRE)")
+    if not mvn:
+        out.append("Maven ('mvn' on PATH)")
+    return out
+
+
 @dataclass(frozen=True)
 class JavaTools:
     """The Java and Maven executables the Maven path needs (None where missing)."""
@@ -77,22 +91,7 @@ class JavaTools:
     java: str | None
     javac: str | None
     mvn: str | None
-    java_major: int | None
-
-    @property
-    def missing(self) -> list[str]:
-        """Human-readable names of what the Maven path still lacks."""
-        out = []
-        if self.java is None:
-            out.append(f"Java {MIN_JAVA}+ (no 'java' on PATH or in JAVA_HOME)")
-        elif self.java_major is None or self.java_major < MIN_JAVA:
-            found = "unknown version" if self.java_major is None else f"Java {self.java_major}"
-            out.append(f"Java {MIN_JAVA}+ (found {found})")
-        if self.javac is None:
-            out.append("a JDK's 'javac'")
-        if self.mvn is None:
-            out.append("Maven ('mvn' on PATH)")
-        return out
+    java_major: int | None  # None without java too
 
 
 def _which(name: str, environ: Mapping[str, str]) -> str | None:
@@ -104,18 +103,13 @@ def _which(name: str, environ: Mapping[str, str]) -> str | None:
     return shutil.which(name, path=environ.get("PATH"))
 
 
-_VERSION_RE = re.compile(r'version "(\d+)(?:\.(\d+))?')
-
-
 def parse_java_major(version_output: str) -> int | None:
     """``17`` from ``openjdk version "17.0.15" ...``; ``8`` from ``"1.8.0_392"``."""
-    match = _VERSION_RE.search(version_output)
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', version_output)
     if match is None:
         return None
-    major = int(match.group(1))
-    if major == 1 and match.group(2):
-        return int(match.group(2))
-    return major
+    major, minor = match.groups()
+    return int(minor) if major == "1" and minor else int(major)
 
 
 def find_java_tools(environ: Mapping[str, str] | None = None) -> JavaTools:
@@ -124,16 +118,10 @@ def find_java_tools(environ: Mapping[str, str] | None = None) -> JavaTools:
     java = _which("java", env)
     major = None
     if java is not None:
-        try:
-            out = subprocess.run(
-                [java, "-version"], capture_output=True, text=True, timeout=30, check=False
-            )
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
             major = parse_java_major(out.stderr + out.stdout)
-        except (OSError, subprocess.SubprocessError):
-            major = None
-    return JavaTools(
-        java=java, javac=_which("javac", env), mvn=_which("mvn", env), java_major=major
-    )
+    return JavaTools(java, _which("javac", env), _which("mvn", env), major)
 
 
 # --------------------------------------------------------------------------- build
@@ -177,26 +165,6 @@ class BuildArtifacts:
     def stamp(self) -> Path:
         return self.root / "stamp.json"
 
-    def java_classpath(self) -> str:
-        # APOC must be both in the plugins folder and on the classpath, or its
-        # ApocConfig cannot be injected.
-        entries = [str(self.classes_dir), str(self.plugins_dir / "*"), *self.classpath]
-        return os.pathsep.join(entries)
-
-    def is_complete(self) -> bool:
-        """True when the stamp exists and every file it relies on is still there.
-
-        The classpath points into the Maven repository (``~/.m2``); when that was
-        cleaned the cache is stale and must be rebuilt.
-        """
-        if not self.stamp.is_file():
-            return False
-        if not (self.classes_dir / f"{LAUNCHER_CLASS}.class").is_file():
-            return False
-        if not any(self.plugins_dir.glob("apoc-core-*.jar")):
-            return False
-        return all(Path(entry).exists() for entry in self.classpath)
-
 
 def _build_key(version: str, java_major: int | None) -> str:
     digest = hashlib.sha256()
@@ -205,23 +173,6 @@ def _build_key(version: str, java_major: int | None) -> str:
         digest.update(b"\0")
     digest.update(f"{version}\0{java_major}".encode())
     return digest.hexdigest()[:12]
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    """An exclusive inter-process lock (a no-op where fcntl is unavailable)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as handle:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - Windows
-            yield
-            return
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -233,24 +184,21 @@ def _tail(path: Path, lines: int = 40) -> str:
 
 
 def _load_artifacts(root: Path) -> BuildArtifacts | None:
+    """The build in ``root`` when it is complete: its stamp, launcher and APOC are there,
+    and so is every jar of its classpath (in ``~/.m2``, which may have been cleaned)."""
     try:
         stamp = json.loads((root / "stamp.json").read_text(encoding="utf-8"))
-        artifacts = BuildArtifacts(
-            root=root,
-            neo4j_version=str(stamp["neo4j_version"]),
-            classpath=tuple(str(p) for p in stamp["classpath"]),
-        )
+        classpath = tuple(str(entry) for entry in stamp["classpath"])
+        built = BuildArtifacts(root, str(stamp["neo4j_version"]), classpath)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return artifacts if artifacts.is_complete() else None
+    launcher = (built.classes_dir / f"{LAUNCHER_CLASS}.class").is_file()
+    apoc = any(built.plugins_dir.glob("apoc-core-*.jar"))
+    return built if launcher and apoc and all(map(os.path.exists, built.classpath)) else None
 
 
 def build(
-    neo4j_version: str | None = None,
-    *,
-    tools: JavaTools | None = None,
-    environ: Mapping[str, str] | None = None,
-    quiet: bool = False,
+    neo4j_version: str | None = None, *, environ: Mapping[str, str] | None = None
 ) -> BuildArtifacts:
     """Resolve the server from Maven Central and compile the launcher, or reuse the cache.
 
@@ -261,42 +209,37 @@ def build(
     """
     env = os.environ if environ is None else environ
     version = neo4j_version or env.get(ENV_NEO4J_VERSION) or pom_neo4j_version()
-    tools = tools or find_java_tools(env)
-    if tools.missing:
-        raise LocalNeo4jError("cannot build the local Neo4j: missing " + ", ".join(tools.missing))
+    tools = find_java_tools(env)
+    missing = maven_missing(tools.java_major, tools.javac is not None, tools.mvn is not None)
+    if missing:
+        raise LocalNeo4jError("cannot build the local Neo4j: missing " + ", ".join(missing))
     assert tools.mvn is not None and tools.javac is not None
     root = cache_root(env) / f"neo4j-{version}-{_build_key(version, tools.java_major)}"
     cached = _load_artifacts(root)
     if cached is not None:
         return cached
-    with _file_lock(root.parent / f".{root.name}.lock"):
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f".{root.name}.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # held until the file closes
         cached = _load_artifacts(root)  # another process may have built it meanwhile
         if cached is not None:
             return cached
-        if not quiet:
-            print(
-                f"memora-ogm: building Neo4j {version} Community + APOC from Maven Central "
-                f"into {root} (once; this takes a minute)...",
-                # past pytest's output capture: a minute of silence looks like a hang
-                file=sys.__stderr__ or sys.stderr,
-                flush=True,
-            )
+        print(
+            f"memora-ogm: building Neo4j {version} Community + APOC from Maven Central "
+            f"into {root} (once; this takes a minute)...",
+            # past pytest's output capture: a minute of silence looks like a hang
+            file=sys.__stderr__ or sys.stderr,
+            flush=True,
+        )
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
         log = root / "build.log"
         shutil.copyfile(JAVA_SOURCE_DIR / "pom.xml", root / "pom.xml")
         all_path = root / "classpath-all.txt"
+        resolve = [tools.mvn, "-B", "-q", "-f", str(root / "pom.xml"), f"-Dneo4j.version={version}"]
+        resolve += [f"-Dmdep.outputFile={all_path}", f"{DEPENDENCY_PLUGIN}:build-classpath"]
         _run_logged(
-            [
-                tools.mvn,
-                "-B",
-                "-q",
-                "-f",
-                str(root / "pom.xml"),
-                f"-Dneo4j.version={version}",
-                f"-Dmdep.outputFile={all_path}",
-                f"{DEPENDENCY_PLUGIN}:build-classpath",
-            ],
+            resolve,
             log,
             f"Maven could not resolve Neo4j {version} (org.neo4j:neo4j, org.neo4j:neo4j-bolt, "
             f"org.neo4j.procedure:apoc-core). Check network access to Maven Central, or set "
@@ -313,28 +256,12 @@ def build(
                 classpath.append(entry)
         if not any(plugins.glob("apoc-core-*.jar")):
             raise LocalNeo4jError(f"Maven resolved no apoc-core jar; see {all_path}")
-        _run_logged(
-            [
-                tools.javac,
-                "--release",
-                str(MIN_JAVA),
-                "-d",
-                str(root / "classes"),
-                "-cp",
-                os.pathsep.join(classpath),
-                str(JAVA_SOURCE_DIR / f"{LAUNCHER_CLASS}.java"),
-            ],
-            log,
-            "javac could not compile the launcher",
-        )
+        javac = [tools.javac, "--release", str(MIN_JAVA), "-d", str(root / "classes")]
+        javac += ["-cp", os.pathsep.join(classpath), str(JAVA_SOURCE_DIR / "LocalNeo4j.java")]
+        _run_logged(javac, log, "javac could not compile the launcher")
         stamp = {"neo4j_version": version, "classpath": classpath, "built_at": time.time()}
-        tmp = root / "stamp.json.tmp"
-        tmp.write_text(json.dumps(stamp, indent=1), encoding="utf-8")
-        tmp.replace(root / "stamp.json")
-    artifacts = _load_artifacts(root)
-    if artifacts is None:  # pragma: no cover - only if files vanish mid-build
-        raise LocalNeo4jError(f"the build in {root} is incomplete")
-    return artifacts
+        write_private_file(root / "stamp.json", json.dumps(stamp, indent=1))
+    return BuildArtifacts(root, version, tuple(classpath))
 
 
 def _run_logged(cmd: list[str], log: Path, what: str) -> None:
@@ -390,10 +317,22 @@ def is_local_neo4j(pid: int) -> bool:
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except FileNotFoundError:
-        return False if Path("/proc/self").exists() else True
+        return not Path("/proc/self").exists()
     except OSError:
         return True
     return LAUNCHER_CLASS.encode() in cmdline.split(b"\0")
+
+
+def _note_pid(pid: int, running: bool, environ: Mapping[str, str] = os.environ) -> None:
+    """Leave (or remove) ``$MEMORA_OGM_PID_DIR/<pid>`` while a JVM runs, so that a CI
+    script can make sure that none is left behind (see .ci/run)."""
+    pid_dir = environ.get(ENV_PID_DIR)
+    with contextlib.suppress(OSError):
+        if pid_dir and running:
+            Path(pid_dir).mkdir(parents=True, exist_ok=True)
+            (Path(pid_dir) / str(pid)).write_text(f"{pid}\n")
+        elif pid_dir:
+            (Path(pid_dir) / str(pid)).unlink()
 
 
 def stop_process(pid: int, timeout: float = DEFAULT_STOP_TIMEOUT) -> bool:
@@ -403,35 +342,20 @@ def stop_process(pid: int, timeout: float = DEFAULT_STOP_TIMEOUT) -> bool:
     that now belongs to another program.
     """
     if not pid_running(pid) or not is_local_neo4j(pid):
-        _forget_pid(pid)
+        _note_pid(pid, running=False)
         return False
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    if not _wait_gone(pid, timeout):
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        if not _wait_gone(pid, 10.0):
-            raise LocalNeo4jError(f"Neo4j process {pid} survived SIGKILL")
-    _forget_pid(pid)
-    return True
-
-
-def _forget_pid(pid: int) -> None:
-    pid_dir = os.environ.get(ENV_PID_DIR)
-    if pid_dir:
-        with contextlib.suppress(OSError):
-            (Path(pid_dir) / str(pid)).unlink()
-
-
-def _wait_gone(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, os.WNOHANG)  # reap it if it is our child
+            os.kill(pid, sig)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and pid_running(pid):
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)  # reap it if it is our child
+            time.sleep(0.1)
         if not pid_running(pid):
+            _note_pid(pid, running=False)
             return True
-        time.sleep(0.1)
-    return not pid_running(pid)
+    raise LocalNeo4jError(f"Neo4j process {pid} survived SIGKILL")
 
 
 def _int_env(environ: Mapping[str, str], name: str, default: int) -> int:
@@ -478,7 +402,9 @@ class LocalNeo4jServer:
         env = os.environ if environ is None else environ
         self._environ = env
         self.requested_port = port
-        self.requested_data_dir = Path(data_dir).expanduser().resolve() if data_dir else None
+        # set by start() when None: a temporary folder, a log in it or in the data folder
+        self.data_dir = Path(data_dir).expanduser().resolve() if data_dir else None
+        self.log_path = Path(log_path).expanduser().resolve() if log_path else None
         self.heap_mb = heap_mb or _int_env(env, ENV_HEAP_MB, DEFAULT_HEAP_MB)
         self.pagecache_mb = pagecache_mb or _int_env(env, ENV_PAGECACHE_MB, DEFAULT_PAGECACHE_MB)
         self.password = password or generate_password()
@@ -491,19 +417,12 @@ class LocalNeo4jServer:
         self.start_timeout = start_timeout or float(
             env.get(ENV_START_TIMEOUT) or DEFAULT_START_TIMEOUT
         )
-        self.requested_log_path = Path(log_path).expanduser().resolve() if log_path else None
         self.detached = detached
         self.artifacts: BuildArtifacts | None = None
-        self.connection: Neo4jConnection | None = None
         self.port: int | None = None
-        self.data_dir: Path | None = None
-        self.log_path: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._tmpdir: Path | None = None
-        self._pidfile: Path | None = None
         self._owner_pid = os.getpid()
-
-    # -- lifecycle ---------------------------------------------------------
 
     @property
     def pid(self) -> int | None:
@@ -513,28 +432,20 @@ class LocalNeo4jServer:
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def build(self) -> BuildArtifacts:
-        if self.artifacts is None:
-            self.artifacts = build(self.neo4j_version, environ=self._environ)
-        return self.artifacts
-
     def start(self) -> Neo4jConnection:
         """Build if needed, launch the JVM and wait for its ready line."""
         if self._proc is not None:
             raise LocalNeo4jError("this server was already started")
         self._owner_pid = os.getpid()
-        artifacts = self.build()
+        artifacts = self.artifacts = build(self.neo4j_version, environ=self._environ)
         if self.requested_port is not None and port_in_use(self.requested_port):
             raise LocalNeo4jError(f"port {self.requested_port} on 127.0.0.1 is already in use")
-        if self.requested_data_dir is None:
+        if self.data_dir is None:
             self._tmpdir = Path(tempfile.mkdtemp(prefix="memora-ogm-neo4j-"))
             self.data_dir = self._tmpdir / "home"
-        else:
-            self.data_dir = self.requested_data_dir
         make_private_dir(self.data_dir)
-        self.log_path = self.requested_log_path or (
-            (self._tmpdir or self.data_dir) / "memora-ogm-launcher.log"
-        )
+        if self.log_path is None:
+            self.log_path = (self._tmpdir or self.data_dir) / "memora-ogm-launcher.log"
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         attempts = 1 if self.requested_port is not None else 3
         try:
@@ -542,39 +453,29 @@ class LocalNeo4jServer:
                 self.port = self.requested_port or free_port()
                 if self._launch(artifacts, self.port):
                     break
-                if attempt + 1 == attempts or not self._port_clash():
+                clash = "already in use" in _tail(self.log_path, 200).lower()
+                if attempt + 1 == attempts or not clash:
                     raise LocalNeo4jError(self._failure_message("exited before it was ready"))
         except BaseException:
             self.stop()
             raise
-        self.connection = Neo4jConnection(
-            uri=f"bolt://127.0.0.1:{self.port}",
-            username=DEFAULT_USERNAME,
-            password=self.password,
-            database=DEFAULT_DATABASE,
-            backend="maven",
+        return Neo4jConnection(
+            f"bolt://127.0.0.1:{self.port}", DEFAULT_USERNAME, self.password, backend="maven"
         )
-        return self.connection
 
     def _launch(self, artifacts: BuildArtifacts, port: int) -> bool:
         """Start the JVM; True once ready, False if it exited early. Raises on timeout."""
         assert self.data_dir is not None and self.log_path is not None
         java = find_java_tools(self._environ).java or "java"
-        cmd = [
-            java,
-            f"-Xmx{self.heap_mb}m",
-            "-XX:+ExitOnOutOfMemoryError",
-            *shlex.split(self._environ.get(ENV_JAVA_OPTS, "")),
-            "-Dfile.encoding=UTF-8",
-            "-cp",
-            artifacts.java_classpath(),
-            LAUNCHER_CLASS,
-            str(self.data_dir),
-            str(port),
-            "-",  # the password comes on stdin, never on the command line
-            str(artifacts.plugins_dir),
-            str(self.pagecache_mb),
-        ]
+        # APOC must be both in the plugins folder and on the classpath, or its
+        # ApocConfig cannot be injected.
+        classpath = [str(artifacts.classes_dir), str(artifacts.plugins_dir / "*")]
+        cmd = [java, f"-Xmx{self.heap_mb}m", "-XX:+ExitOnOutOfMemoryError", "-Dfile.encoding=UTF-8"]
+        cmd += shlex.split(self._environ.get(ENV_JAVA_OPTS, ""))
+        cmd += ["-cp", os.pathsep.join([*classpath, *artifacts.classpath]), LAUNCHER_CLASS]
+        # "-": the password comes on stdin, never on the command line
+        cmd += [str(self.data_dir), str(port), "-", str(artifacts.plugins_dir)]
+        cmd.append(str(self.pagecache_mb))
         if not self.detached:
             # stdin stays open while this process lives: its end stops the server
             cmd.append("--exit-on-stdin-eof")
@@ -594,23 +495,23 @@ class LocalNeo4jServer:
                 umask=0o077,  # the store and its logs are the owner's alone
             )
         assert self._proc.stdin is not None
-        try:
+        with contextlib.suppress(BrokenPipeError):
             self._proc.stdin.write((self.password + "\n").encode())
             self._proc.stdin.flush()
             if self.detached:
                 self._proc.stdin.close()
-        except BrokenPipeError:
-            pass
-        self._register_pid(self._proc.pid)
+        _note_pid(self._proc.pid, True, self._environ)
         if not self.detached:
             atexit.register(self.stop)
         deadline = time.monotonic() + self.start_timeout
         while True:
-            if self._ready_in_log(log_start):
-                return True
+            with open(self.log_path, "rb") as written:
+                written.seek(log_start)
+                if READY_MARKER.encode() in written.read():
+                    return True
             if self._proc.poll() is not None:
                 self._proc.stdin.close()
-                self._unregister_pid()
+                _note_pid(self._proc.pid, False, self._environ)
                 return False
             if time.monotonic() > deadline:
                 message = self._failure_message(
@@ -619,16 +520,6 @@ class LocalNeo4jServer:
                 )
                 raise LocalNeo4jError(message)
             time.sleep(0.1)
-
-    def _ready_in_log(self, offset: int) -> bool:
-        assert self.log_path is not None
-        with open(self.log_path, "rb") as log:
-            log.seek(offset)
-            return READY_MARKER.encode() in log.read()
-
-    def _port_clash(self) -> bool:
-        assert self.log_path is not None
-        return "already in use" in _tail(self.log_path, 200).lower()
 
     def _failure_message(self, what: str) -> str:
         parts = [f"the local Neo4j (port {self.port}) {what}."]
@@ -651,18 +542,14 @@ class LocalNeo4jServer:
         if self._owner_pid != os.getpid():
             return  # a forked child's exit: the server and its folder are the parent's
         proc = self._proc
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if proc is not None and proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                proc.stdin.close()
-        self._unregister_pid()
+        if proc is not None:
+            if proc.poll() is None and not stop_process(proc.pid, timeout):
+                proc.kill()  # not recognisably the launcher, yet still our child
+            proc.wait()  # reaped by now: this only records its exit
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
+            _note_pid(proc.pid, False, self._environ)
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
@@ -673,35 +560,10 @@ class LocalNeo4jServer:
             raise LocalNeo4jError("only a started, detached server can be released")
         pid = self._proc.pid
         self._proc = None
-        self._pidfile = None
         return pid
-
-    # -- pid files for CI ----------------------------------------------------
-
-    def _register_pid(self, pid: int) -> None:
-        pid_dir = self._environ.get(ENV_PID_DIR)
-        if not pid_dir:
-            return
-        with contextlib.suppress(OSError):
-            Path(pid_dir).mkdir(parents=True, exist_ok=True)
-            self._pidfile = Path(pid_dir) / str(pid)
-            self._pidfile.write_text(f"{pid}\n")
-
-    def _unregister_pid(self) -> None:
-        if self._pidfile is not None:
-            with contextlib.suppress(OSError):
-                self._pidfile.unlink()
-            self._pidfile = None
-
-    # -- context manager -------------------------------------------------------
 
     def __enter__(self) -> Neo4jConnection:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()

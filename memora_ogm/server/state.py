@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from memora_ogm.server.chain import NoNeo4jAvailableError
 from memora_ogm.server.connection import Neo4jConnection, connection_from_env
 from memora_ogm.server.local import is_local_neo4j, pid_running
 from memora_ogm.server.private import make_private_dir, write_private_file
@@ -36,13 +37,7 @@ class ServerState:
     neo4j_version: str
 
     def connection(self) -> Neo4jConnection:
-        return Neo4jConnection(
-            uri=self.uri,
-            username=self.username,
-            password=self.password,
-            database=self.database,
-            backend="state",
-        )
+        return Neo4jConnection(self.uri, self.username, self.password, self.database, "state")
 
     @property
     def alive(self) -> bool:
@@ -70,12 +65,6 @@ def clear_state(home: Path) -> None:
             (home / name).unlink()
 
 
-def running_server(environ: Mapping[str, str] | None = None) -> ServerState | None:
-    """The state of a server started by ``memora-ogm server start`` that still runs."""
-    state = read_state(memora_home(environ))
-    return state if state is not None and state.alive else None
-
-
 #: What to tell a user whose command needs a server that is already there.
 NO_SERVER_HINT = (
     "set NEO4J_URI, NEO4J_USERNAME and NEO4J_PASSWORD (and NEO4J_DATABASE) "
@@ -92,5 +81,14 @@ def existing_connection(environ: Mapping[str, str] | None = None) -> Neo4jConnec
     conn = connection_from_env(environ)
     if conn is not None:
         return conn
-    state = running_server(environ)
-    return state.connection() if state is not None else None
+    state = read_state(memora_home(environ))
+    return state.connection() if state is not None and state.alive else None
+
+
+def required_connection(environ: Mapping[str, str], purpose: str) -> Neo4jConnection:
+    """:func:`existing_connection`, or an error that says how to give one (the command
+    line prints it and exits 1)."""
+    conn = existing_connection(environ)
+    if conn is None:
+        raise NoNeo4jAvailableError(f"nothing to {purpose}: {NO_SERVER_HINT}")
+    return conn
