@@ -16,114 +16,61 @@ on ``neomodel.adb``), which the async facade uses. The async classes are defined
 label), so ``AsyncMemory.__name__`` is ``"Memory"``.
 """
 
-from memora_ogm._async.nodes import NODE_CLASSES as ASYNC_NODE_CLASSES
-from memora_ogm._async.nodes import REL_CLASSES as ASYNC_REL_CLASSES
-from memora_ogm._async.nodes import Agent as AsyncAgent
-from memora_ogm._async.nodes import BelongsTo as AsyncBelongsTo
-from memora_ogm._async.nodes import ContraryUpdate as AsyncContraryUpdate
-from memora_ogm._async.nodes import Date as AsyncDate
-from memora_ogm._async.nodes import DateObtained as AsyncDateObtained
-from memora_ogm._async.nodes import FirstMessage as AsyncFirstMessage
-from memora_ogm._async.nodes import HadInteraction as AsyncHadInteraction
-from memora_ogm._async.nodes import HasAgent as AsyncHasAgent
-from memora_ogm._async.nodes import HasMemories as AsyncHasMemories
-from memora_ogm._async.nodes import HasOccurrenceOn as AsyncHasOccurrenceOn
-from memora_ogm._async.nodes import Includes as AsyncIncludes
-from memora_ogm._async.nodes import Interaction as AsyncInteraction
-from memora_ogm._async.nodes import InteractionCollection as AsyncInteractionCollection
-from memora_ogm._async.nodes import InteractionsIn as AsyncInteractionsIn
-from memora_ogm._async.nodes import InteractionSource as AsyncInteractionSource
-from memora_ogm._async.nodes import IsNext as AsyncIsNext
-from memora_ogm._async.nodes import MemoraNode as AsyncMemoraNode
-from memora_ogm._async.nodes import Memory as AsyncMemory
-from memora_ogm._async.nodes import MemoryCollection as AsyncMemoryCollection
-from memora_ogm._async.nodes import MessageBlock as AsyncMessageBlock
-from memora_ogm._async.nodes import MessageSource as AsyncMessageSource
-from memora_ogm._async.nodes import Org as AsyncOrg
-from memora_ogm._async.nodes import User as AsyncUser
+from memora_ogm._async import nodes as _async
 from memora_ogm._async.schema import extend_neomodel_schema as extend_async_neomodel_schema
-from memora_ogm._sync.nodes import (
-    NODE_CLASSES,
-    REL_CLASSES,
-    Agent,
-    BelongsTo,
-    ContraryUpdate,
-    Date,
-    DateObtained,
-    FirstMessage,
-    HadInteraction,
-    HasAgent,
-    HasMemories,
-    HasOccurrenceOn,
-    Includes,
-    Interaction,
-    InteractionCollection,
-    InteractionsIn,
-    InteractionSource,
-    IsNext,
-    MemoraNode,
-    Memory,
-    MemoryCollection,
-    MessageBlock,
-    MessageSource,
-    Org,
-    User,
-)
+from memora_ogm._sync.nodes import NODE_CLASSES as NODE_CLASSES
+from memora_ogm._sync.nodes import REL_CLASSES as REL_CLASSES
+from memora_ogm._sync.nodes import Agent as Agent
+from memora_ogm._sync.nodes import BelongsTo as BelongsTo
+from memora_ogm._sync.nodes import ContraryUpdate as ContraryUpdate
+from memora_ogm._sync.nodes import Date as Date
+from memora_ogm._sync.nodes import DateObtained as DateObtained
+from memora_ogm._sync.nodes import FirstMessage as FirstMessage
+from memora_ogm._sync.nodes import HadInteraction as HadInteraction
+from memora_ogm._sync.nodes import HasAgent as HasAgent
+from memora_ogm._sync.nodes import HasMemories as HasMemories
+from memora_ogm._sync.nodes import HasOccurrenceOn as HasOccurrenceOn
+from memora_ogm._sync.nodes import Includes as Includes
+from memora_ogm._sync.nodes import Interaction as Interaction
+from memora_ogm._sync.nodes import InteractionCollection as InteractionCollection
+from memora_ogm._sync.nodes import InteractionsIn as InteractionsIn
+from memora_ogm._sync.nodes import InteractionSource as InteractionSource
+from memora_ogm._sync.nodes import IsNext as IsNext
+from memora_ogm._sync.nodes import MemoraNode as MemoraNode
+from memora_ogm._sync.nodes import Memory as Memory
+from memora_ogm._sync.nodes import MemoryCollection as MemoryCollection
+from memora_ogm._sync.nodes import MessageBlock as MessageBlock
+from memora_ogm._sync.nodes import MessageSource as MessageSource
+from memora_ogm._sync.nodes import Org as Org
+from memora_ogm._sync.nodes import User as User
 from memora_ogm._sync.schema import extend_neomodel_schema
 
 # Both twins of neomodel's install_labels install the node keys too.
 extend_neomodel_schema()
 extend_async_neomodel_schema()
 
-__all__ = [
-    "ASYNC_NODE_CLASSES",
-    "ASYNC_REL_CLASSES",
-    "Agent",
-    "AsyncAgent",
-    "AsyncBelongsTo",
-    "AsyncContraryUpdate",
-    "AsyncDate",
-    "AsyncDateObtained",
-    "AsyncFirstMessage",
-    "AsyncHadInteraction",
-    "AsyncHasAgent",
-    "AsyncHasMemories",
-    "AsyncHasOccurrenceOn",
-    "AsyncIncludes",
-    "AsyncInteraction",
-    "AsyncInteractionCollection",
-    "AsyncInteractionSource",
-    "AsyncInteractionsIn",
-    "AsyncIsNext",
-    "AsyncMemoraNode",
-    "AsyncMemory",
-    "AsyncMemoryCollection",
-    "AsyncMessageBlock",
-    "AsyncMessageSource",
-    "AsyncOrg",
-    "AsyncUser",
-    "BelongsTo",
-    "ContraryUpdate",
-    "Date",
-    "DateObtained",
-    "FirstMessage",
-    "HadInteraction",
-    "HasAgent",
-    "HasMemories",
-    "HasOccurrenceOn",
-    "Includes",
-    "Interaction",
-    "InteractionCollection",
-    "InteractionSource",
-    "InteractionsIn",
-    "IsNext",
-    "MemoraNode",
-    "Memory",
-    "MemoryCollection",
-    "MessageBlock",
-    "MessageSource",
-    "NODE_CLASSES",
-    "Org",
-    "REL_CLASSES",
-    "User",
-]
+ASYNC_NODE_CLASSES = _async.NODE_CLASSES
+ASYNC_REL_CLASSES = _async.REL_CLASSES
+AsyncAgent = _async.Agent
+AsyncBelongsTo = _async.BelongsTo
+AsyncContraryUpdate = _async.ContraryUpdate
+AsyncDate = _async.Date
+AsyncDateObtained = _async.DateObtained
+AsyncFirstMessage = _async.FirstMessage
+AsyncHadInteraction = _async.HadInteraction
+AsyncHasAgent = _async.HasAgent
+AsyncHasMemories = _async.HasMemories
+AsyncHasOccurrenceOn = _async.HasOccurrenceOn
+AsyncIncludes = _async.Includes
+AsyncInteraction = _async.Interaction
+AsyncInteractionCollection = _async.InteractionCollection
+AsyncInteractionsIn = _async.InteractionsIn
+AsyncInteractionSource = _async.InteractionSource
+AsyncIsNext = _async.IsNext
+AsyncMemoraNode = _async.MemoraNode
+AsyncMemory = _async.Memory
+AsyncMemoryCollection = _async.MemoryCollection
+AsyncMessageBlock = _async.MessageBlock
+AsyncMessageSource = _async.MessageSource
+AsyncOrg = _async.Org
+AsyncUser = _async.User

@@ -133,12 +133,8 @@ class Org(MemoraNode):
     org_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    users = AsyncRelationshipFrom(
-        "User", "BELONGS_TO", cardinality=AsyncZeroOrMore, model=BelongsTo
-    )
-    has_agent = AsyncRelationshipTo(
-        "Agent", "HAS_AGENT", cardinality=AsyncZeroOrMore, model=HasAgent
-    )
+    users = AsyncRelationshipFrom("User", "BELONGS_TO", AsyncZeroOrMore, BelongsTo)
+    has_agent = AsyncRelationshipTo("Agent", "HAS_AGENT", AsyncZeroOrMore, HasAgent)
 
 
 class User(MemoraNode):
@@ -149,16 +145,12 @@ class User(MemoraNode):
     user_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    belongs_to = AsyncRelationshipTo(Org, "BELONGS_TO", cardinality=AsyncOne, model=BelongsTo)
-    has_agent = AsyncRelationshipTo(
-        "Agent", "HAS_AGENT", cardinality=AsyncZeroOrMore, model=HasAgent
-    )
+    belongs_to = AsyncRelationshipTo(Org, "BELONGS_TO", AsyncOne, BelongsTo)
+    has_agent = AsyncRelationshipTo("Agent", "HAS_AGENT", AsyncZeroOrMore, HasAgent)
     interactions_in = AsyncRelationshipTo(
         "InteractionCollection", "INTERACTIONS_IN", cardinality=AsyncOne, model=InteractionsIn
     )
-    has_memories = AsyncRelationshipTo(
-        "MemoryCollection", "HAS_MEMORIES", cardinality=AsyncOne, model=HasMemories
-    )
+    has_memories = AsyncRelationshipTo("MemoryCollection", "HAS_MEMORIES", AsyncOne, HasMemories)
 
 
 class Agent(MemoraNode):
@@ -171,17 +163,15 @@ class Agent(MemoraNode):
     #: Set only for agents created for one user.
     user_id = StringProperty()
 
-    org = AsyncRelationshipFrom(Org, "HAS_AGENT", cardinality=AsyncOne, model=HasAgent)
-    user = AsyncRelationshipFrom(User, "HAS_AGENT", cardinality=AsyncZeroOrOne, model=HasAgent)
+    org = AsyncRelationshipFrom(Org, "HAS_AGENT", AsyncOne, HasAgent)
+    user = AsyncRelationshipFrom(User, "HAS_AGENT", AsyncZeroOrOne, HasAgent)
 
 
 class InteractionCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = AsyncRelationshipFrom(
-        User, "INTERACTIONS_IN", cardinality=AsyncOne, model=InteractionsIn
-    )
+    user = AsyncRelationshipFrom(User, "INTERACTIONS_IN", AsyncOne, InteractionsIn)
     had_interaction = AsyncRelationshipTo(
         "Interaction", "HAD_INTERACTION", cardinality=AsyncZeroOrMore, model=HadInteraction
     )
@@ -191,10 +181,8 @@ class MemoryCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = AsyncRelationshipFrom(User, "HAS_MEMORIES", cardinality=AsyncOne, model=HasMemories)
-    includes = AsyncRelationshipTo(
-        "Memory", "INCLUDES", cardinality=AsyncZeroOrMore, model=Includes
-    )
+    user = AsyncRelationshipFrom(User, "HAS_MEMORIES", AsyncOne, HasMemories)
+    includes = AsyncRelationshipTo("Memory", "INCLUDES", AsyncZeroOrMore, Includes)
 
 
 class Date(MemoraNode):
@@ -209,9 +197,7 @@ class Date(MemoraNode):
     interactions = AsyncRelationshipFrom(
         "Interaction", "HAS_OCCURRENCE_ON", cardinality=AsyncZeroOrMore, model=HasOccurrenceOn
     )
-    memories = AsyncRelationshipFrom(
-        "Memory", "DATE_OBTAINED", cardinality=AsyncZeroOrMore, model=DateObtained
-    )
+    memories = AsyncRelationshipFrom("Memory", "DATE_OBTAINED", AsyncZeroOrMore, DateObtained)
 
 
 class Interaction(MemoraNode):
@@ -245,18 +231,10 @@ class MessageBlock(MemoraNode):
     role = StringProperty(required=True)
     content = StringProperty(required=True)
 
-    is_next = AsyncRelationshipTo(
-        "MessageBlock", "IS_NEXT", cardinality=AsyncZeroOrOne, model=IsNext
-    )
-    previous = AsyncRelationshipFrom(
-        "MessageBlock", "IS_NEXT", cardinality=AsyncZeroOrOne, model=IsNext
-    )
-    interaction = AsyncRelationshipFrom(
-        Interaction, "FIRST_MESSAGE", cardinality=AsyncZeroOrOne, model=FirstMessage
-    )
-    memories = AsyncRelationshipFrom(
-        "Memory", "MESSAGE_SOURCE", cardinality=AsyncZeroOrMore, model=MessageSource
-    )
+    is_next = AsyncRelationshipTo("MessageBlock", "IS_NEXT", AsyncZeroOrOne, IsNext)
+    previous = AsyncRelationshipFrom("MessageBlock", "IS_NEXT", AsyncZeroOrOne, IsNext)
+    interaction = AsyncRelationshipFrom(Interaction, "FIRST_MESSAGE", AsyncZeroOrOne, FirstMessage)
+    memories = AsyncRelationshipFrom("Memory", "MESSAGE_SOURCE", AsyncZeroOrMore, MessageSource)
 
 
 class Memory(MemoraNode):
@@ -272,18 +250,14 @@ class Memory(MemoraNode):
     memory = StringProperty(required=True)
     obtained_at = ZonedDateTimeProperty(default_now=True)
 
-    collection = AsyncRelationshipFrom(
-        MemoryCollection, "INCLUDES", cardinality=AsyncOne, model=Includes
-    )
+    collection = AsyncRelationshipFrom(MemoryCollection, "INCLUDES", AsyncOne, Includes)
     interaction_source = AsyncRelationshipTo(
         Interaction, "INTERACTION_SOURCE", cardinality=AsyncOne, model=InteractionSource
     )
     message_source = AsyncRelationshipTo(
         MessageBlock, "MESSAGE_SOURCE", cardinality=AsyncZeroOrMore, model=MessageSource
     )
-    date_obtained = AsyncRelationshipTo(
-        Date, "DATE_OBTAINED", cardinality=AsyncZeroOrOne, model=DateObtained
-    )
+    date_obtained = AsyncRelationshipTo(Date, "DATE_OBTAINED", AsyncZeroOrOne, DateObtained)
     #: The newer memory that contradicts and supersedes this one.
     contrary_update = AsyncRelationshipTo(
         "Memory", "CONTRARY_UPDATE", cardinality=AsyncZeroOrMore, model=ContraryUpdate
