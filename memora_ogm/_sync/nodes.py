@@ -134,8 +134,8 @@ class Org(MemoraNode):
     org_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    users = RelationshipFrom("User", "BELONGS_TO", cardinality=ZeroOrMore, model=BelongsTo)
-    has_agent = RelationshipTo("Agent", "HAS_AGENT", cardinality=ZeroOrMore, model=HasAgent)
+    users = RelationshipFrom("User", "BELONGS_TO", ZeroOrMore, BelongsTo)
+    has_agent = RelationshipTo("Agent", "HAS_AGENT", ZeroOrMore, HasAgent)
 
 
 class User(MemoraNode):
@@ -146,14 +146,12 @@ class User(MemoraNode):
     user_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    belongs_to = RelationshipTo(Org, "BELONGS_TO", cardinality=One, model=BelongsTo)
-    has_agent = RelationshipTo("Agent", "HAS_AGENT", cardinality=ZeroOrMore, model=HasAgent)
+    belongs_to = RelationshipTo(Org, "BELONGS_TO", One, BelongsTo)
+    has_agent = RelationshipTo("Agent", "HAS_AGENT", ZeroOrMore, HasAgent)
     interactions_in = RelationshipTo(
         "InteractionCollection", "INTERACTIONS_IN", cardinality=One, model=InteractionsIn
     )
-    has_memories = RelationshipTo(
-        "MemoryCollection", "HAS_MEMORIES", cardinality=One, model=HasMemories
-    )
+    has_memories = RelationshipTo("MemoryCollection", "HAS_MEMORIES", One, HasMemories)
 
 
 class Agent(MemoraNode):
@@ -166,15 +164,15 @@ class Agent(MemoraNode):
     #: Set only for agents created for one user.
     user_id = StringProperty()
 
-    org = RelationshipFrom(Org, "HAS_AGENT", cardinality=One, model=HasAgent)
-    user = RelationshipFrom(User, "HAS_AGENT", cardinality=ZeroOrOne, model=HasAgent)
+    org = RelationshipFrom(Org, "HAS_AGENT", One, HasAgent)
+    user = RelationshipFrom(User, "HAS_AGENT", ZeroOrOne, HasAgent)
 
 
 class InteractionCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = RelationshipFrom(User, "INTERACTIONS_IN", cardinality=One, model=InteractionsIn)
+    user = RelationshipFrom(User, "INTERACTIONS_IN", One, InteractionsIn)
     had_interaction = RelationshipTo(
         "Interaction", "HAD_INTERACTION", cardinality=ZeroOrMore, model=HadInteraction
     )
@@ -184,8 +182,8 @@ class MemoryCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = RelationshipFrom(User, "HAS_MEMORIES", cardinality=One, model=HasMemories)
-    includes = RelationshipTo("Memory", "INCLUDES", cardinality=ZeroOrMore, model=Includes)
+    user = RelationshipFrom(User, "HAS_MEMORIES", One, HasMemories)
+    includes = RelationshipTo("Memory", "INCLUDES", ZeroOrMore, Includes)
 
 
 class Date(MemoraNode):
@@ -200,9 +198,7 @@ class Date(MemoraNode):
     interactions = RelationshipFrom(
         "Interaction", "HAS_OCCURRENCE_ON", cardinality=ZeroOrMore, model=HasOccurrenceOn
     )
-    memories = RelationshipFrom(
-        "Memory", "DATE_OBTAINED", cardinality=ZeroOrMore, model=DateObtained
-    )
+    memories = RelationshipFrom("Memory", "DATE_OBTAINED", ZeroOrMore, DateObtained)
 
 
 class Interaction(MemoraNode):
@@ -236,14 +232,10 @@ class MessageBlock(MemoraNode):
     role = StringProperty(required=True)
     content = StringProperty(required=True)
 
-    is_next = RelationshipTo("MessageBlock", "IS_NEXT", cardinality=ZeroOrOne, model=IsNext)
-    previous = RelationshipFrom("MessageBlock", "IS_NEXT", cardinality=ZeroOrOne, model=IsNext)
-    interaction = RelationshipFrom(
-        Interaction, "FIRST_MESSAGE", cardinality=ZeroOrOne, model=FirstMessage
-    )
-    memories = RelationshipFrom(
-        "Memory", "MESSAGE_SOURCE", cardinality=ZeroOrMore, model=MessageSource
-    )
+    is_next = RelationshipTo("MessageBlock", "IS_NEXT", ZeroOrOne, IsNext)
+    previous = RelationshipFrom("MessageBlock", "IS_NEXT", ZeroOrOne, IsNext)
+    interaction = RelationshipFrom(Interaction, "FIRST_MESSAGE", ZeroOrOne, FirstMessage)
+    memories = RelationshipFrom("Memory", "MESSAGE_SOURCE", ZeroOrMore, MessageSource)
 
 
 class Memory(MemoraNode):
@@ -259,14 +251,14 @@ class Memory(MemoraNode):
     memory = StringProperty(required=True)
     obtained_at = ZonedDateTimeProperty(default_now=True)
 
-    collection = RelationshipFrom(MemoryCollection, "INCLUDES", cardinality=One, model=Includes)
+    collection = RelationshipFrom(MemoryCollection, "INCLUDES", One, Includes)
     interaction_source = RelationshipTo(
         Interaction, "INTERACTION_SOURCE", cardinality=One, model=InteractionSource
     )
     message_source = RelationshipTo(
         MessageBlock, "MESSAGE_SOURCE", cardinality=ZeroOrMore, model=MessageSource
     )
-    date_obtained = RelationshipTo(Date, "DATE_OBTAINED", cardinality=ZeroOrOne, model=DateObtained)
+    date_obtained = RelationshipTo(Date, "DATE_OBTAINED", ZeroOrOne, DateObtained)
     #: The newer memory that contradicts and supersedes this one.
     contrary_update = RelationshipTo(
         "Memory", "CONTRARY_UPDATE", cardinality=ZeroOrMore, model=ContraryUpdate
