@@ -1,27 +1,14 @@
-"""The Flask extension: ``MemoraOGM(app)``, or ``ext.init_app(app)`` in an app factory.
-
-    ext = MemoraOGM()
-
-    def create_app():
-        app = Flask(__name__)
-        app.config["MEMORA_OGM_NEO4J_URI"] = "bolt://localhost:7687"
-        ext.init_app(app)
-        return app
+"""The Flask extension: ``MemoraOGM(app)``, or ``ext.init_app(app)`` in an app factory
+(docs/flask.md).
 
 Settings are the config keys ``MEMORA_OGM_`` + each name of
-:data:`~memora_ogm.contrib.config.NAMES` (``MEMORA_OGM_NEO4J_URI``,
-``MEMORA_OGM_QDRANT_URL``, ...); a key left out falls back to the environment variable
-of the name (``NEO4J_URI``, ...). The extension keeps nothing on itself: each app's state
-is ``app.extensions["memora_ogm"]``, so one extension serves several apps per process.
-
-- ``ext.interface``: the current app's sync facade, one per process, opened on first use
-  (so a ``gunicorn --preload`` master opens nothing its workers would inherit) and closed
-  when the process exits.
-- In every app context the node classes (``memora_ogm.nodes``) read the current app's
-  Neo4j, on a driver of this process; the binding is undone in ``teardown_appcontext``.
-- ``flask memora-ogm setup|migrate|check|export|import|inspect``: the ``memora-ogm``
-  commands, same options and exit codes, on the app's settings.
-- ``flask shell`` has ``memora`` (the facade), the node classes and neomodel's ``db``.
+:data:`~memora_ogm.contrib.config.NAMES`, else the environment variable of the name. The
+extension keeps nothing on itself: each app's state is ``app.extensions["memora_ogm"]``,
+so one extension serves several apps per process. ``ext.interface`` is the current app's
+sync facade, one per process, opened on first use (so a ``gunicorn --preload`` master
+opens nothing its workers would inherit); in every app context the node classes read the
+current app's Neo4j; ``flask memora-ogm ...`` runs the ``memora-ogm`` commands on the
+app's settings.
 """
 
 from __future__ import annotations

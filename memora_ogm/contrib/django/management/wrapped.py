@@ -113,3 +113,8 @@ class WrappedCommand(BaseCommand):  # type: ignore[misc]  # Django ships no type
         status = cli.main(argv, environ=config.environ())
         if status:
             raise CommandError(f"memora-ogm {self.subcommand} exited {status}", returncode=status)
+
+
+def command(declare: Callable[[Subparsers], None]) -> type[WrappedCommand]:
+    """The management command of the ``memora-ogm`` subcommand ``declare`` declares."""
+    return type("Command", (WrappedCommand,), {"declare": staticmethod(declare)})
