@@ -36,12 +36,7 @@ from neomodel import adb
 from neomodel.async_.connection import AsyncConnectionManager, ensure_connection
 
 from memora_ogm import fork
-from memora_ogm._async.compat import (
-    close_on,
-    current_loop,
-    forget_driver,
-    watch_loop,
-)
+from memora_ogm._async.compat import close_on, current_loop, forget_driver, watch_running_loop
 from memora_ogm._async.loop_bound import LoopBound
 
 #: The driver of the unit of work bound to neomodel in this context (see
@@ -169,7 +164,7 @@ class Connection:
                     self._forget_closed_loops()
                     link = Link(self._open(), owned=True)
                     self._links[key] = link
-            link.watcher = await watch_loop(link.loop_shuts_down)
+            link.watcher = watch_running_loop(link.loop_shuts_down)
         return link
 
     async def _borrow(self, key: tuple[int, Any], link: Link | None) -> Link:

@@ -285,27 +285,21 @@ class Graph:
         await transaction.commit()
 
     async def _has_landed(self, landed: Landed | None) -> bool:
-        """Ask the server whether a write whose commit went unanswered took effect (False
-        without ``landed``: the write runs again).
+        """Ask the server whether a write whose commit went unanswered took effect, for up
+        to :attr:`outcome_timeout` seconds (:func:`ask_outcome`); False without ``landed``:
+        the write runs again.
 
         On a write session: in a cluster the leader answers, which has the commit if it
-        happened (a follower may not have it yet, and its bookmark was in the lost
-        answer). A server that went down with the commit is asked again until it is back,
-        for up to :attr:`outcome_timeout` seconds: giving up sooner would undo the vector
-        changes of a write that may have landed. ``OutcomeUnknown`` after that.
+        happened (a follower may not have it yet, and its bookmark was in the lost answer).
         """
         if landed is None:
             return False
         query, params = landed.probe().compile()
 
-        def found(rows: list[dict[str, Any]]) -> bool:
-            return rows[0]["node"] is not None
+        def found() -> Awaitable[bool]:
+            return self._auto_commit(query, params, lambda rows: rows[0]["node"] is not None, True)
 
-        return await ask_outcome(
-            landed,
-            lambda: self._auto_commit(query, params, found, write=True),
-            self.outcome_timeout,
-        )
+        return await ask_outcome(landed, found, self.outcome_timeout)
 
     async def _send(
         self, runner: AsyncSession | AsyncTransaction, query: str, params: dict[str, Any]

@@ -37,12 +37,7 @@ from neomodel import db
 from neomodel.sync_.connection import ConnectionManager, ensure_connection
 
 from memora_ogm import fork
-from memora_ogm._sync.compat import (
-    close_on,
-    current_loop,
-    forget_driver,
-    watch_loop,
-)
+from memora_ogm._sync.compat import close_on, current_loop, forget_driver, watch_running_loop
 from memora_ogm._sync.loop_bound import LoopBound
 
 #: The driver of the unit of work bound to neomodel in this context (see
@@ -168,7 +163,7 @@ class Connection:
                     self._forget_closed_loops()
                     link = Link(self._open(), owned=True)
                     self._links[key] = link
-            link.watcher = watch_loop(link.loop_shuts_down)
+            link.watcher = watch_running_loop(link.loop_shuts_down)
         return link
 
     def _borrow(self, key: tuple[int, Any], link: Link | None) -> Link:
