@@ -1,38 +1,5 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""The Memora graph as neomodel node classes.
-
-Labels, relationship types and property names are Memora's own, so a database
-written by Memora reads here and the other way round. Each class names its key
-(``__node_key__``): ``setup()`` and ``neomodel_install_labels`` install one
-uniqueness guarantee per key (see ``memora_ogm._async.schema``).
-
-Relationship attributes are named after the graph: ``user.interactions_in``
-follows ``INTERACTIONS_IN``, ``memory.contrary_update`` follows
-``CONTRARY_UPDATE`` to the newer memory, and so on. Each relationship type has its
-relationship model (``BELONGS_TO`` is :class:`BelongsTo`, ...), empty because Memora's
-relationships carry no properties, so that neomodel's ``traverse``,
-``relationship()`` and ``resolve_objects`` work on every one of them.
-
-Each attribute states the cardinality every Memora database holds on its side, and
-only that: a ``One`` makes neomodel raise on reading a node that lacks the
-relationship. What Memora writes in one statement and only deletes together is ``One``
-(a user's organisation and collections, an agent's organisation, an interaction's
-collection, a memory's collection and interaction). Where Memora's own data differs
-from the schema it is relaxed: a memory saved by Memora 0.3.0 after the v0.3.x
-migration has no day (SPEC 10.1), so ``date_obtained`` is ``ZeroOrOne``; an
-organisation's agent has no user and a user's own agent outlives its user in Memora
-(``delete_user`` leaves it), so ``Agent.user`` is ``ZeroOrOne``; an interaction
-imported with no ``dates`` has no day, so ``has_occurrence_on`` is ``ZeroOrMore``; a
-memory can be superseded twice (SPEC 10.18) and an import may let one memory supersede
-two, so ``CONTRARY_UPDATE`` is ``ZeroOrMore`` both ways. A chain has no forks (SPEC
-3): at most one first message, one next and one previous message (only Memora's racing
-updates, SPEC 10.12, could fork one, and reading the fork then raises neomodel's
-``CardinalityViolation``).
-
-neomodel checks these on model-level writes (``connect()`` through the classes, one
-read before the write); the facade's compiled statements never go through them, their
-shape already keeps them.
-"""
+"""The Memora graph as neomodel node classes (the async twin): see :mod:`memora_ogm.nodes`."""
 
 from __future__ import annotations
 
@@ -48,7 +15,6 @@ from neomodel import (
     StringProperty,
     StructuredNode,
     StructuredRel,
-    ZeroOrMore,
     ZeroOrOne,
 )
 
@@ -134,8 +100,8 @@ class Org(MemoraNode):
     org_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    users = RelationshipFrom("User", "BELONGS_TO", ZeroOrMore, BelongsTo)
-    has_agent = RelationshipTo("Agent", "HAS_AGENT", ZeroOrMore, HasAgent)
+    users = RelationshipFrom("User", "BELONGS_TO", model=BelongsTo)
+    has_agent = RelationshipTo("Agent", "HAS_AGENT", model=HasAgent)
 
 
 class User(MemoraNode):
@@ -147,9 +113,9 @@ class User(MemoraNode):
     created_at = ZonedDateTimeProperty(default_now=True)
 
     belongs_to = RelationshipTo(Org, "BELONGS_TO", One, BelongsTo)
-    has_agent = RelationshipTo("Agent", "HAS_AGENT", ZeroOrMore, HasAgent)
+    has_agent = RelationshipTo("Agent", "HAS_AGENT", model=HasAgent)
     interactions_in = RelationshipTo(
-        "InteractionCollection", "INTERACTIONS_IN", cardinality=One, model=InteractionsIn
+        "InteractionCollection", "INTERACTIONS_IN", One, InteractionsIn
     )
     has_memories = RelationshipTo("MemoryCollection", "HAS_MEMORIES", One, HasMemories)
 
@@ -173,9 +139,7 @@ class InteractionCollection(MemoraNode):
     user_id = StringProperty(required=True)
 
     user = RelationshipFrom(User, "INTERACTIONS_IN", One, InteractionsIn)
-    had_interaction = RelationshipTo(
-        "Interaction", "HAD_INTERACTION", cardinality=ZeroOrMore, model=HadInteraction
-    )
+    had_interaction = RelationshipTo("Interaction", "HAD_INTERACTION", model=HadInteraction)
 
 
 class MemoryCollection(MemoraNode):
@@ -183,7 +147,7 @@ class MemoryCollection(MemoraNode):
     user_id = StringProperty(required=True)
 
     user = RelationshipFrom(User, "HAS_MEMORIES", One, HasMemories)
-    includes = RelationshipTo("Memory", "INCLUDES", ZeroOrMore, Includes)
+    includes = RelationshipTo("Memory", "INCLUDES", model=Includes)
 
 
 class Date(MemoraNode):
@@ -195,10 +159,8 @@ class Date(MemoraNode):
     user_id = StringProperty(required=True)
     date = NativeDateProperty(required=True)
 
-    interactions = RelationshipFrom(
-        "Interaction", "HAS_OCCURRENCE_ON", cardinality=ZeroOrMore, model=HasOccurrenceOn
-    )
-    memories = RelationshipFrom("Memory", "DATE_OBTAINED", ZeroOrMore, DateObtained)
+    interactions = RelationshipFrom("Interaction", "HAS_OCCURRENCE_ON", model=HasOccurrenceOn)
+    memories = RelationshipFrom("Memory", "DATE_OBTAINED", model=DateObtained)
 
 
 class Interaction(MemoraNode):
@@ -211,18 +173,10 @@ class Interaction(MemoraNode):
     created_at = ZonedDateTimeProperty(default_now=True)
     updated_at = ZonedDateTimeProperty(default_now=True)
 
-    collection = RelationshipFrom(
-        InteractionCollection, "HAD_INTERACTION", cardinality=One, model=HadInteraction
-    )
-    first_message = RelationshipTo(
-        "MessageBlock", "FIRST_MESSAGE", cardinality=ZeroOrOne, model=FirstMessage
-    )
-    has_occurrence_on = RelationshipTo(
-        Date, "HAS_OCCURRENCE_ON", cardinality=ZeroOrMore, model=HasOccurrenceOn
-    )
-    memories = RelationshipFrom(
-        "Memory", "INTERACTION_SOURCE", cardinality=ZeroOrMore, model=InteractionSource
-    )
+    collection = RelationshipFrom(InteractionCollection, "HAD_INTERACTION", One, HadInteraction)
+    first_message = RelationshipTo("MessageBlock", "FIRST_MESSAGE", ZeroOrOne, FirstMessage)
+    has_occurrence_on = RelationshipTo(Date, "HAS_OCCURRENCE_ON", model=HasOccurrenceOn)
+    memories = RelationshipFrom("Memory", "INTERACTION_SOURCE", model=InteractionSource)
 
 
 class MessageBlock(MemoraNode):
@@ -235,7 +189,7 @@ class MessageBlock(MemoraNode):
     is_next = RelationshipTo("MessageBlock", "IS_NEXT", ZeroOrOne, IsNext)
     previous = RelationshipFrom("MessageBlock", "IS_NEXT", ZeroOrOne, IsNext)
     interaction = RelationshipFrom(Interaction, "FIRST_MESSAGE", ZeroOrOne, FirstMessage)
-    memories = RelationshipFrom("Memory", "MESSAGE_SOURCE", ZeroOrMore, MessageSource)
+    memories = RelationshipFrom("Memory", "MESSAGE_SOURCE", model=MessageSource)
 
 
 class Memory(MemoraNode):
@@ -252,21 +206,13 @@ class Memory(MemoraNode):
     obtained_at = ZonedDateTimeProperty(default_now=True)
 
     collection = RelationshipFrom(MemoryCollection, "INCLUDES", One, Includes)
-    interaction_source = RelationshipTo(
-        Interaction, "INTERACTION_SOURCE", cardinality=One, model=InteractionSource
-    )
-    message_source = RelationshipTo(
-        MessageBlock, "MESSAGE_SOURCE", cardinality=ZeroOrMore, model=MessageSource
-    )
+    interaction_source = RelationshipTo(Interaction, "INTERACTION_SOURCE", One, InteractionSource)
+    message_source = RelationshipTo(MessageBlock, "MESSAGE_SOURCE", model=MessageSource)
     date_obtained = RelationshipTo(Date, "DATE_OBTAINED", ZeroOrOne, DateObtained)
     #: The newer memory that contradicts and supersedes this one.
-    contrary_update = RelationshipTo(
-        "Memory", "CONTRARY_UPDATE", cardinality=ZeroOrMore, model=ContraryUpdate
-    )
+    contrary_update = RelationshipTo("Memory", "CONTRARY_UPDATE", model=ContraryUpdate)
     #: The older memories this one superseded.
-    contradicts = RelationshipFrom(
-        "Memory", "CONTRARY_UPDATE", cardinality=ZeroOrMore, model=ContraryUpdate
-    )
+    contradicts = RelationshipFrom("Memory", "CONTRARY_UPDATE", model=ContraryUpdate)
 
 
 NODE_CLASSES: tuple[type[MemoraNode], ...] = (

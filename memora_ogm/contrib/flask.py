@@ -17,17 +17,17 @@ import sys
 from collections.abc import Sequence
 from contextvars import Token
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import click
 from flask import Flask, current_app, g
 from flask.cli import AppGroup, with_appcontext
+from neo4j import Driver, GraphDatabase
 
 from memora_ogm.contrib.config import NAMES, MemoraConfig, PerProcess, close_sync
 
 if TYPE_CHECKING:
-    from neo4j import Driver
-
     from memora_ogm import sync
 
 #: The key of the app's state in ``app.extensions``, and the prefix of its config keys.
@@ -39,14 +39,6 @@ COMMANDS = ("setup", "migrate", "check", "export", "import", "inspect")
 STORE_COMMANDS = ("setup", "check")
 #: Where an app context keeps what it bound (``g`` is per app context).
 _BOUND = "_memora_ogm_bound"
-
-
-def _open_driver(config: MemoraConfig) -> Driver:
-    from neo4j import GraphDatabase
-
-    return GraphDatabase.driver(
-        config.neo4j.uri, auth=config.neo4j.auth, notifications_min_severity="OFF"
-    )
 
 
 @dataclass
@@ -66,10 +58,12 @@ class MemoraState:
         config = MemoraConfig.from_settings(
             {name: app.config[key] for key, name in keys.items() if key in app.config}
         )
+        conn = config.neo4j
+        driver = partial(
+            GraphDatabase.driver, conn.uri, auth=conn.auth, notifications_min_severity="OFF"
+        )
         return cls(
-            config,
-            PerProcess(config.open_sync, close_sync),
-            PerProcess(lambda: _open_driver(config), lambda driver: driver.close()),
+            config, PerProcess(config.open_sync, close_sync), PerProcess(driver, Driver.close)
         )
 
     def close(self) -> None:
