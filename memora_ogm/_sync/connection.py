@@ -49,20 +49,16 @@ class UnitDriverView(ConnectionManager):
     """neomodel's connection manager, which sees a unit of work's driver inside that unit.
 
     neomodel checks that it has a driver (``ensure_connection``) before every query, even
-    one it runs on the transaction :func:`bind_neomodel` bound;
-    without one it would connect the application's settings, or fail. Its driver slot is
-    process-wide and belongs to the application, so an interface never writes it: inside
-    a bound unit of work neomodel reads the unit's driver instead, and everywhere else it
-    reads and writes its own slot exactly as before.
+    one it runs on the transaction :func:`bind_neomodel` bound; without one it would
+    connect the application's settings, or fail. Its driver slot is process-wide and
+    belongs to the application, so an interface never writes it: inside a bound unit of
+    work neomodel reads the unit's driver instead, and elsewhere its own slot as before.
     """
 
     @property
     def driver(self) -> Driver | None:
-        bound = unit_driver.get()
-        if bound is not None:
-            return bound
         own: Driver | None = self.__dict__.get("driver")
-        return own
+        return unit_driver.get() or own
 
     @driver.setter
     def driver(self, driver: Driver | None) -> None:
