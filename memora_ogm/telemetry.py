@@ -1,14 +1,12 @@
 """OpenTelemetry traces and metrics of every facade call, after OpenTelemetry's database
 semantic conventions (see ``docs/observability.md``).
 
-A span per call of a traced class (kind CLIENT, named by ``db.query.summary``, the
-method's name) and the histogram ``db.client.operation.duration``. The classes are
-traced once, where they are defined (:func:`instrument_graph`,
-:func:`instrument_vector_store`), so every method, of both twins and of the framework
-integrations' views, is traced without code of its own. Inside a call the few places
-that know more report to it through this module: the statement path
-(:func:`sent`), the loops of batched work (:func:`batch`), the retry policy
-(:func:`retrying`) and the resolution of an unanswered commit (:func:`outcome`).
+A span per call of a traced class (kind CLIENT, named by the method) and the histogram
+``db.client.operation.duration``. The classes are traced once, where they are defined
+(:func:`instrument_graph`, :func:`instrument_vector_store`), so every method of both
+twins is traced without code of its own. Inside a call the few places that know more
+report to it: the statement path (:func:`sent`), batched work (:func:`batch`), the retry
+policy (:func:`retrying`) and the resolution of an unanswered commit (:func:`outcome`).
 
 Optional twice over: without ``opentelemetry-api`` installed, or while the providers
 are the API's own (no SDK configured), a traced method checks that once per call and
