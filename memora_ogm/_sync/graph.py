@@ -90,8 +90,11 @@ class Work:
     def execute(self, call: Call[T]) -> T:
         """Run a declared call's statement here (its vector changes are not recorded);
         its result."""
-        assert call.statement is not None
-        return call.result(self.run(call.statement))
+        statement = call.statement
+        assert statement is not None
+        query, params = statement.compile()
+        rows = self.graph._send(self.transaction, query, params)
+        return call.result(_answer(statement, rows))
 
 
 class Graph:
