@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -332,10 +332,6 @@ def _user_graph(row: dict[str, Any]) -> MemoryGraph:
     return built.graph(f"{user['user_name']}: the {shown} most recent interaction(s)")
 
 
-def _counted(row: Mapping[str, Any], names: Iterable[str]) -> dict[str, int]:
-    return {name: row[name] for name in names}
-
-
 def _organization_graph(row: dict[str, Any]) -> MemoryGraph:
     org = _values(Org, row["org"])
     built = _Builder()
@@ -344,7 +340,7 @@ def _organization_graph(row: dict[str, Any]) -> MemoryGraph:
         "Org",
         org["org_name"],
         org_id=org["org_id"],
-        **_counted(row["org"], ORGANIZATION_COUNTS),
+        **{name: row["org"][name] for name in ORGANIZATION_COUNTS},
     )
     for entry in row["agents"]:
         agent = _values(Agent, entry)
@@ -358,7 +354,7 @@ def _organization_graph(row: dict[str, Any]) -> MemoryGraph:
         built.edge(root, node, "HAS_AGENT")
     for entry in row["users"]:
         user = _values(User, entry)
-        counts = _counted(entry, USER_COUNTS)
+        counts = {name: entry[name] for name in USER_COUNTS}
         node = built.node(
             f"user:{user['user_id']}",
             "User",

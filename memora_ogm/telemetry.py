@@ -1,14 +1,12 @@
 """OpenTelemetry traces and metrics of every facade call, after OpenTelemetry's database
 semantic conventions (see ``docs/observability.md``).
 
-A span per call of a traced class (kind CLIENT, named by ``db.query.summary``, the
-method's name) and the histogram ``db.client.operation.duration``. The classes are
-traced once, where they are defined (:func:`instrument_graph`,
-:func:`instrument_vector_store`), so every method, of both twins and of the framework
-integrations' views, is traced without code of its own. Inside a call the few places
-that know more report to it through this module: the statement path
-(:func:`sent`), the loops of batched work (:func:`batch`), the retry policy
-(:func:`retrying`) and the resolution of an unanswered commit (:func:`outcome`).
+A span per call of a traced class (kind CLIENT, named by the method) and the histogram
+``db.client.operation.duration``. The classes are traced once, where they are defined
+(:func:`instrument_graph`, :func:`instrument_vector_store`), so every method of both
+twins is traced without code of its own. Inside a call the few places that know more
+report to it: the statement path (:func:`sent`), batched work (:func:`batch`), the retry
+policy (:func:`retrying`) and the resolution of an unanswered commit (:func:`outcome`).
 
 Optional twice over: without ``opentelemetry-api`` installed, or while the providers
 are the API's own (no SDK configured), a traced method checks that once per call and
@@ -23,10 +21,11 @@ import functools
 import inspect
 import os
 import time
-from collections.abc import AsyncGenerator, Callable, Collection, Generator, Mapping
-from contextvars import ContextVar, Token
+from collections.abc import AsyncGenerator, Callable, Collection, Generator, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit
 
 try:
@@ -49,7 +48,6 @@ GLOBAL_SLOTS = (
 )
 
 if TYPE_CHECKING:
-    from opentelemetry.context import Context
     from opentelemetry.metrics import Histogram, MeterProvider
     from opentelemetry.trace import Span, Tracer, TracerProvider
     from opentelemetry.util.types import AttributeValue
@@ -111,45 +109,35 @@ def _is_sdk(provider: object) -> bool:
     )
 
 
-class Instruments:
+class Instruments(NamedTuple):
     """The tracer and the histogram of a pair of providers (None for one that does not
     record)."""
 
-    def __init__(self, tracer_provider: TracerProvider, meter_provider: MeterProvider) -> None:
-        from memora_ogm import __version__
-
-        self.providers = (tracer_provider, meter_provider)
-        self.tracer: Tracer | None = None
-        self.duration: Histogram | None = None
-        if _is_sdk(tracer_provider):
-            self.tracer = tracer_provider.get_tracer(SCOPE, __version__)
-        if _is_sdk(meter_provider):
-            self.duration = meter_provider.get_meter(SCOPE, __version__).create_histogram(
-                DURATION,
-                unit="s",
-                description="Duration of memora-ogm's database client operations.",
-                explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
-            )
-
-    @property
-    def records(self) -> bool:
-        return self.tracer is not None or self.duration is not None
+    tracer: Tracer | None
+    duration: Histogram | None
 
 
 @functools.lru_cache(maxsize=8)
 def _instruments_of(tracer_provider: TracerProvider, meter_provider: MeterProvider) -> Instruments:
     """The instruments of a pair of providers, made once (an SDK's tracer and histogram are
     the SDK's to keep; a process has a pair or two)."""
-    return Instruments(tracer_provider, meter_provider)
+    from memora_ogm import __version__
 
-
-_instruments: Instruments | None = None
+    tracer = tracer_provider.get_tracer(SCOPE, __version__) if _is_sdk(tracer_provider) else None
+    duration = None
+    if _is_sdk(meter_provider):
+        duration = meter_provider.get_meter(SCOPE, __version__).create_histogram(
+            DURATION,
+            unit="s",
+            description="Duration of memora-ogm's database client operations.",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
+    return Instruments(tracer, duration)
 
 
 def active() -> Instruments | None:
     """The instruments of the configured (else global) providers, or None when nothing
     would record: the one check of an untraced call."""
-    global _instruments
     if trace is None or not settings.enabled:
         return None
     if (
@@ -162,14 +150,8 @@ def active() -> Instruments | None:
         return None  # nothing configured: the API's proxies, which record nothing
     tracer_provider = settings.tracer_provider or trace.get_tracer_provider()
     meter_provider = settings.meter_provider or metrics.get_meter_provider()
-    instruments = _instruments
-    if (
-        instruments is None
-        or instruments.providers[0] is not tracer_provider
-        or instruments.providers[1] is not meter_provider
-    ):
-        instruments = _instruments = _instruments_of(tracer_provider, meter_provider)
-    return instruments if instruments.records else None
+    instruments = _instruments_of(tracer_provider, meter_provider)
+    return None if instruments == (None, None) else instruments
 
 
 def error_type(error: BaseException) -> str:
@@ -198,19 +180,30 @@ class Call:
         self.batches = 0
         self.started = time.perf_counter()
 
-    def enter(self) -> tuple[Token[Call | None], Token[Context] | None]:
-        """Make this call the current one, and its span (if traced) the parent of the
-        spans started inside it."""
-        span = None
+    @contextmanager
+    def current(self) -> Iterator[None]:
+        """This call as the current one, and its span (if traced) the parent of the spans
+        started inside it."""
+        token = _current.set(self)
+        attached = None
         if self.span is not trace.INVALID_SPAN:
-            span = otel_context.attach(trace.set_span_in_context(self.span))
-        return _current.set(self), span
+            attached = otel_context.attach(trace.set_span_in_context(self.span))
+        try:
+            yield
+        finally:
+            if attached is not None:
+                otel_context.detach(attached)
+            _current.reset(token)
 
-    def leave(self, tokens: tuple[Token[Call | None], Token[Context] | None]) -> None:
-        call, span = tokens
-        if span is not None:
-            otel_context.detach(span)
-        _current.reset(call)
+    @contextmanager
+    def ending(self) -> Iterator[None]:
+        """End the span and measure the call as the block ends: as failed if it raised."""
+        try:
+            yield
+        except BaseException as error:
+            self.end(error)
+            raise
+        self.end()
 
     def end(self, error: BaseException | None = None) -> None:
         """End the span and measure the call; ``error`` is what it failed with."""
@@ -231,43 +224,31 @@ class Call:
 
     async def over_async(self, items: AsyncGenerator[Any, Any]) -> AsyncGenerator[Any, None]:
         """``items``, with the call current while each is made; it ends with them."""
-        error: BaseException | None = None
-        try:
-            while True:
-                tokens = self.enter()
-                try:
-                    item = await items.__anext__()
-                except StopAsyncIteration:
-                    return
-                finally:
-                    self.leave(tokens)
-                yield item
-        except BaseException as failure:
-            error = failure
-            raise
-        finally:
-            await items.aclose()
-            self.end(error)
+        with self.ending():
+            try:
+                while True:
+                    with self.current():
+                        try:
+                            item = await items.__anext__()
+                        except StopAsyncIteration:
+                            return
+                    yield item
+            finally:
+                await items.aclose()
 
     def over(self, items: Generator[Any, Any, Any]) -> Generator[Any, None, None]:
         """:meth:`over_async` of a synchronous iterator."""
-        error: BaseException | None = None
-        try:
-            while True:
-                tokens = self.enter()
-                try:
-                    item = next(items)
-                except StopIteration:
-                    return
-                finally:
-                    self.leave(tokens)
-                yield item
-        except BaseException as failure:
-            error = failure
-            raise
-        finally:
-            items.close()
-            self.end(error)
+        with self.ending():
+            try:
+                while True:
+                    with self.current():
+                        try:
+                            item = next(items)
+                        except StopIteration:
+                            return
+                    yield item
+            finally:
+                items.close()
 
 
 _current: ContextVar[Call | None] = ContextVar("memora_ogm_call", default=None)
@@ -310,17 +291,13 @@ def outcome(landed: bool) -> None:
 Describe = Callable[[Any], Attributes]
 
 
-def _tenant_positions(func: Callable[..., Any]) -> dict[str, int]:
-    """Where ``func`` takes the tenant ids, by argument name: their positions after self."""
-    names = list(inspect.signature(func).parameters)[1:]
-    return {name: names.index(name) for name in TENANT_IDS if name in names}
-
-
 def _traced(func: Callable[..., Any], system: str, describe: Describe) -> Callable[..., Any]:
     """``func``, run in a span of its own unless nothing records, or a call of the same
     system is under way (a method calling another: the outer one is the operation)."""
     operation = func.__name__
-    tenants = _tenant_positions(func)
+    names = list(inspect.signature(func).parameters)[1:]  # after self
+    #: Where ``func`` takes the tenant ids: their positions, by argument name.
+    tenants = {name: names.index(name) for name in TENANT_IDS if name in names}
 
     def start(owner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call | None:
         instruments = active()
@@ -345,16 +322,8 @@ def _traced(func: Callable[..., Any], system: str, describe: Describe) -> Callab
             call = start(owner, args, kwargs)
             if call is None:
                 return await func(owner, *args, **kwargs)
-            tokens = call.enter()
-            try:
-                result = await func(owner, *args, **kwargs)
-            except BaseException as error:
-                call.end(error)
-                raise
-            finally:
-                call.leave(tokens)
-            call.end()
-            return result
+            with call.ending(), call.current():
+                return await func(owner, *args, **kwargs)
 
         return traced_coroutine
 
@@ -363,14 +332,12 @@ def _traced(func: Callable[..., Any], system: str, describe: Describe) -> Callab
         call = start(owner, args, kwargs)
         if call is None:
             return func(owner, *args, **kwargs)
-        tokens = call.enter()
         try:
-            result = func(owner, *args, **kwargs)
+            with call.current():
+                result = func(owner, *args, **kwargs)
         except BaseException as error:
             call.end(error)
             raise
-        finally:
-            call.leave(tokens)
         # A method that returns a stream (an export) is the span of its iteration.
         if inspect.isasyncgen(result):
             return call.over_async(result)

@@ -1,4 +1,1 @@
-"""The async source of truth: ``memora_ogm._sync`` is generated from it.
-
-See scripts/generate_sync.py.
-"""
+"""The async source of truth: ``memora_ogm._sync`` is generated from it (generate_sync.py)."""

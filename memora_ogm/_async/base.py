@@ -1,16 +1,4 @@
-"""``BaseGraphDB``: the graph-layer interface Memora programs against, method for method.
-
-Names, parameters, defaults and return types are those of Memora's ``BaseGraphDB`` so that
-``Neo4jGraphInterface`` is a drop-in replacement. Conventions shared by every method:
-
-- ids are non-empty strings; bad arguments raise ``ValueError`` (``TypeError`` in
-  ``create_organization``, ``get_organization`` and ``delete_organization``, as in Memora);
-- a missing organisation, user, agent, interaction or memory raises an error that is a
-  ``neo4j.exceptions.Neo4jError``, so code written for Memora keeps catching it;
-- a failed call writes nothing, to the graph or to the associated vector store;
-- memory texts are returned with their ``user_<id>``/``agent_<id>`` placeholders replaced
-  by the user's name and the agent's label.
-"""
+"""``BaseGraphDB``: the graph-layer interface Memora programs against (:mod:`memora_ogm.base`)."""
 
 from __future__ import annotations
 

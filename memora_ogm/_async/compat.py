@@ -2,29 +2,14 @@
 
 import asyncio
 import threading
-from asyncio import sleep
+from asyncio import sleep as sleep
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from contextlib import suppress
 from typing import Any, TypeVar
 
 from memora_ogm import fork
-from memora_ogm.vector_db.embedding import EmbeddingFunction
-
-__all__ = [
-    "EmbeddingFunction",
-    "acquire",
-    "close_on",
-    "close_watcher",
-    "current_loop",
-    "embedding_call",
-    "forget_driver",
-    "off_loop",
-    "result_of",
-    "sleep",
-    "watch_loop",
-    "watch_running_loop",
-]
+from memora_ogm.vector_db.embedding import EmbeddingFunction as EmbeddingFunction
 
 #: In a forked child, an async driver of the parent is only kept referenced: closing or
 #: killing its connections would go through the parent's event loop (whose epoll set the
@@ -62,21 +47,14 @@ async def _until_shutdown(close: Callable[[], Awaitable[None]]) -> AsyncGenerato
         await close()
 
 
-async def watch_loop(close: Callable[[], Awaitable[None]]) -> object:
+def watch_running_loop(close: Callable[[], Awaitable[None]]) -> object:
     """Have ``close`` awaited when the running loop shuts down its async generators.
 
     ``asyncio.run`` (and every ``asyncio.Runner``) does that before closing the loop, so a
-    driver opened on a loop is closed on it. The loop holds its generators weakly: keep
-    what this returns for as long as the driver is open.
-    """
-    return watch_running_loop(close)
-
-
-def watch_running_loop(close: Callable[[], Awaitable[None]]) -> object:
-    """:func:`watch_loop` from plain code running on the loop (a property opening a client).
-
-    The loop adopts the watcher on its first step; that step runs it to its ``yield``,
-    which no ``await`` precedes, so it completes here without awaiting.
+    driver or client opened on a loop is closed on it. The loop holds its generators
+    weakly: keep what this returns for as long as it is open. The loop adopts the watcher
+    on its first step; that step runs it to its ``yield``, which no ``await`` precedes, so
+    it completes here without awaiting (plain code on the loop may call it).
     """
     watcher = _until_shutdown(close)
     with suppress(StopIteration):  # how a step that reached a ``yield`` ends
@@ -85,7 +63,7 @@ def watch_running_loop(close: Callable[[], Awaitable[None]]) -> object:
 
 
 async def close_watcher(watcher: Any) -> None:
-    """Close what :func:`watch_loop` returned (its ``close`` runs once more, as a no-op)."""
+    """Close what :func:`watch_running_loop` returned (its ``close`` runs once more, as a no-op)."""
     await watcher.aclose()
 
 

@@ -1,26 +1,18 @@
 """A facade's graph: its connection, and the one door its calls go through.
 
 A call declared in :mod:`memora_ogm.calls` runs through :meth:`Graph.execute`, every
-statement leaving through :meth:`Graph._send`, in one of two kinds of transaction:
-
-- an auto-commit transaction on a kept session, for a read or a write of one statement
-  that changes no vector: one round trip;
-- an explicit transaction (:meth:`Graph.transaction`; its BEGIN sent with the first
-  statement), for a write of several statements or whose vector changes must go with it,
-  and for each batch of batched work (an erasure, a migration, an import's batch). The
-  transaction is passed to the work explicitly (:class:`Work`).
-
-Each attempt follows the retry policy of :mod:`memora_ogm._async.retry` (with its
-resolution of unanswered commits, :class:`Landed`), on the drivers and sessions of
-:mod:`memora_ogm._async.connection`; a write's vector changes are applied around its
-commit by :class:`~memora_ogm._async.vector_changes.VectorCommit`: both stores change
-together or neither does.
+statement leaving through :meth:`Graph._send`, as one auto-commit statement or in an
+explicit transaction (:meth:`Graph.transaction`), retried by :mod:`memora_ogm._async.retry`
+on the drivers of :mod:`memora_ogm._async.connection`; a write's vector changes are
+applied around its commit (:class:`~memora_ogm._async.vector_changes.VectorCommit`): both
+stores change together or neither does.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from functools import partial
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -32,7 +24,6 @@ from memora_ogm._async import nodes
 from memora_ogm._async.connection import (
     Connection,
     bind_neomodel,
-    bookmarks_for,
     neomodel_driver,
     open_transaction,
 )
@@ -77,10 +68,6 @@ def _only_row(work: Statement, rows: list[dict[str, Any]]) -> dict[str, Any]:
         raise NodeVanished("a node was deleted while the statement ran")
     work.raise_missing(rows[0]["missing"])
     return rows[0]
-
-
-def _any_available(rows: list[dict[str, Any]]) -> bool:
-    return any(row["available"] for row in rows)
 
 
 class Work:
@@ -153,7 +140,7 @@ class Graph:
         self.enterprise: bool | None = None
         #: Causal consistency across this graph's units of work: in a cluster, a read
         #: routed to a follower still sees every write this graph committed before it
-        #: (see :func:`~memora_ogm._async.connection.bookmarks_for`).
+        #: (see :func:`~memora_ogm._async.connection.new_session`).
         self.bookmarks = AsyncGraphDatabase.bookmark_manager()
 
     async def driver(self) -> AsyncDriver:
@@ -272,13 +259,11 @@ class Graph:
             ran: list[T] = []  # the work's result, once it ran
             try:
                 driver = await self.driver()
-                bookmarks = bookmarks_for(driver, self.bookmarks)
-                async with open_transaction(driver, self.database, write, bookmarks) as opened:
+                database = self.database
+                async with open_transaction(driver, database, write, self.bookmarks) as opened:
                     session, tx = opened
-                    if neomodel:
-                        with bind_neomodel(driver, self.database, session, tx):
-                            ran.append(await work(Work(self, tx, vectors.changes)))
-                    else:
+                    bound = bind_neomodel(driver, database, session, tx) if neomodel else None
+                    with bound or nullcontext():
                         ran.append(await work(Work(self, tx, vectors.changes)))
                     await vectors.before_commit()
                     await self.commit(tx)
@@ -303,27 +288,21 @@ class Graph:
         await transaction.commit()
 
     async def _has_landed(self, landed: Landed | None) -> bool:
-        """Ask the server whether a write whose commit went unanswered took effect (False
-        without ``landed``: the write runs again).
+        """Ask the server whether a write whose commit went unanswered took effect, for up
+        to :attr:`outcome_timeout` seconds (:func:`ask_outcome`); False without ``landed``:
+        the write runs again.
 
         On a write session: in a cluster the leader answers, which has the commit if it
-        happened (a follower may not have it yet, and its bookmark was in the lost
-        answer). A server that went down with the commit is asked again until it is back,
-        for up to :attr:`outcome_timeout` seconds: giving up sooner would undo the vector
-        changes of a write that may have landed. ``OutcomeUnknown`` after that.
+        happened (a follower may not have it yet, and its bookmark was in the lost answer).
         """
         if landed is None:
             return False
         query, params = landed.probe().compile()
 
-        def found(rows: list[dict[str, Any]]) -> bool:
-            return rows[0]["node"] is not None
+        def found() -> Awaitable[bool]:
+            return self._auto_commit(query, params, lambda rows: rows[0]["node"] is not None, True)
 
-        return await ask_outcome(
-            landed,
-            lambda: self._auto_commit(query, params, found, write=True),
-            self.outcome_timeout,
-        )
+        return await ask_outcome(landed, found, self.outcome_timeout)
 
     async def _send(
         self, runner: AsyncSession | AsyncTransaction, query: str, params: dict[str, Any]
@@ -361,7 +340,7 @@ class Graph:
         async def attempt() -> T:
             link = await self.connection.link()
             database = self.database
-            session = link.session(database, write, bookmarks_for(link.driver, self.bookmarks))
+            session = link.session(database, write, self.bookmarks)
             try:
                 rows = await self._send(session, query, params)
             except BaseException as error:
@@ -387,21 +366,15 @@ class Graph:
         for whichever server it asked first, and interfaces may be on servers of both
         editions.
         """
-        enterprise = self.enterprise
-        if enterprise is None:
+        if self.enterprise is None:
             components = await self.components()
-            enterprise = any(row["edition"] == "enterprise" for row in components)
-            self.enterprise = enterprise
-        return enterprise
+            self.enterprise = any(row["edition"] == "enterprise" for row in components)
+        return self.enterprise
 
     async def has_apoc(self) -> bool:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""
-        use_apoc = self.use_apoc
-        if use_apoc is None:
-            use_apoc = await self.execute(
-                lambda: Call(
-                    Query(APOC_AVAILABLE, {}), lambda rows: any(r["available"] for r in rows)
-                )
+        if self.use_apoc is None:
+            self.use_apoc = await self.execute(
+                Call, Query(APOC_AVAILABLE, {}), lambda rows: any(r["available"] for r in rows)
             )
-            self.use_apoc = use_apoc
-        return use_apoc
+        return self.use_apoc

@@ -1,37 +1,4 @@
-"""The Memora graph as neomodel node classes.
-
-Labels, relationship types and property names are Memora's own, so a database
-written by Memora reads here and the other way round. Each class names its key
-(``__node_key__``): ``setup()`` and ``neomodel_install_labels`` install one
-uniqueness guarantee per key (see ``memora_ogm._async.schema``).
-
-Relationship attributes are named after the graph: ``user.interactions_in``
-follows ``INTERACTIONS_IN``, ``memory.contrary_update`` follows
-``CONTRARY_UPDATE`` to the newer memory, and so on. Each relationship type has its
-relationship model (``BELONGS_TO`` is :class:`BelongsTo`, ...), empty because Memora's
-relationships carry no properties, so that neomodel's ``traverse``,
-``relationship()`` and ``resolve_objects`` work on every one of them.
-
-Each attribute states the cardinality every Memora database holds on its side, and
-only that: a ``One`` makes neomodel raise on reading a node that lacks the
-relationship. What Memora writes in one statement and only deletes together is ``One``
-(a user's organisation and collections, an agent's organisation, an interaction's
-collection, a memory's collection and interaction). Where Memora's own data differs
-from the schema it is relaxed: a memory saved by Memora 0.3.0 after the v0.3.x
-migration has no day (SPEC 10.1), so ``date_obtained`` is ``ZeroOrOne``; an
-organisation's agent has no user and a user's own agent outlives its user in Memora
-(``delete_user`` leaves it), so ``Agent.user`` is ``ZeroOrOne``; an interaction
-imported with no ``dates`` has no day, so ``has_occurrence_on`` is ``ZeroOrMore``; a
-memory can be superseded twice (SPEC 10.18) and an import may let one memory supersede
-two, so ``CONTRARY_UPDATE`` is ``ZeroOrMore`` both ways. A chain has no forks (SPEC
-3): at most one first message, one next and one previous message (only Memora's racing
-updates, SPEC 10.12, could fork one, and reading the fork then raises neomodel's
-``CardinalityViolation``).
-
-neomodel checks these on model-level writes (``connect()`` through the classes, one
-read before the write); the facade's compiled statements never go through them, their
-shape already keeps them.
-"""
+"""The Memora graph as neomodel node classes (the async twin): see :mod:`memora_ogm.nodes`."""
 
 from __future__ import annotations
 
@@ -45,7 +12,6 @@ from neomodel import (
     AsyncRelationshipTo,
     AsyncStructuredNode,
     AsyncStructuredRel,
-    AsyncZeroOrMore,
     AsyncZeroOrOne,
     IntegerProperty,
     StringProperty,
@@ -133,12 +99,8 @@ class Org(MemoraNode):
     org_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    users = AsyncRelationshipFrom(
-        "User", "BELONGS_TO", cardinality=AsyncZeroOrMore, model=BelongsTo
-    )
-    has_agent = AsyncRelationshipTo(
-        "Agent", "HAS_AGENT", cardinality=AsyncZeroOrMore, model=HasAgent
-    )
+    users = AsyncRelationshipFrom("User", "BELONGS_TO", model=BelongsTo)
+    has_agent = AsyncRelationshipTo("Agent", "HAS_AGENT", model=HasAgent)
 
 
 class User(MemoraNode):
@@ -149,16 +111,12 @@ class User(MemoraNode):
     user_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    belongs_to = AsyncRelationshipTo(Org, "BELONGS_TO", cardinality=AsyncOne, model=BelongsTo)
-    has_agent = AsyncRelationshipTo(
-        "Agent", "HAS_AGENT", cardinality=AsyncZeroOrMore, model=HasAgent
-    )
+    belongs_to = AsyncRelationshipTo(Org, "BELONGS_TO", AsyncOne, BelongsTo)
+    has_agent = AsyncRelationshipTo("Agent", "HAS_AGENT", model=HasAgent)
     interactions_in = AsyncRelationshipTo(
-        "InteractionCollection", "INTERACTIONS_IN", cardinality=AsyncOne, model=InteractionsIn
+        "InteractionCollection", "INTERACTIONS_IN", AsyncOne, InteractionsIn
     )
-    has_memories = AsyncRelationshipTo(
-        "MemoryCollection", "HAS_MEMORIES", cardinality=AsyncOne, model=HasMemories
-    )
+    has_memories = AsyncRelationshipTo("MemoryCollection", "HAS_MEMORIES", AsyncOne, HasMemories)
 
 
 class Agent(MemoraNode):
@@ -171,30 +129,24 @@ class Agent(MemoraNode):
     #: Set only for agents created for one user.
     user_id = StringProperty()
 
-    org = AsyncRelationshipFrom(Org, "HAS_AGENT", cardinality=AsyncOne, model=HasAgent)
-    user = AsyncRelationshipFrom(User, "HAS_AGENT", cardinality=AsyncZeroOrOne, model=HasAgent)
+    org = AsyncRelationshipFrom(Org, "HAS_AGENT", AsyncOne, HasAgent)
+    user = AsyncRelationshipFrom(User, "HAS_AGENT", AsyncZeroOrOne, HasAgent)
 
 
 class InteractionCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = AsyncRelationshipFrom(
-        User, "INTERACTIONS_IN", cardinality=AsyncOne, model=InteractionsIn
-    )
-    had_interaction = AsyncRelationshipTo(
-        "Interaction", "HAD_INTERACTION", cardinality=AsyncZeroOrMore, model=HadInteraction
-    )
+    user = AsyncRelationshipFrom(User, "INTERACTIONS_IN", AsyncOne, InteractionsIn)
+    had_interaction = AsyncRelationshipTo("Interaction", "HAD_INTERACTION", model=HadInteraction)
 
 
 class MemoryCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = AsyncRelationshipFrom(User, "HAS_MEMORIES", cardinality=AsyncOne, model=HasMemories)
-    includes = AsyncRelationshipTo(
-        "Memory", "INCLUDES", cardinality=AsyncZeroOrMore, model=Includes
-    )
+    user = AsyncRelationshipFrom(User, "HAS_MEMORIES", AsyncOne, HasMemories)
+    includes = AsyncRelationshipTo("Memory", "INCLUDES", model=Includes)
 
 
 class Date(MemoraNode):
@@ -206,12 +158,8 @@ class Date(MemoraNode):
     user_id = StringProperty(required=True)
     date = NativeDateProperty(required=True)
 
-    interactions = AsyncRelationshipFrom(
-        "Interaction", "HAS_OCCURRENCE_ON", cardinality=AsyncZeroOrMore, model=HasOccurrenceOn
-    )
-    memories = AsyncRelationshipFrom(
-        "Memory", "DATE_OBTAINED", cardinality=AsyncZeroOrMore, model=DateObtained
-    )
+    interactions = AsyncRelationshipFrom("Interaction", "HAS_OCCURRENCE_ON", model=HasOccurrenceOn)
+    memories = AsyncRelationshipFrom("Memory", "DATE_OBTAINED", model=DateObtained)
 
 
 class Interaction(MemoraNode):
@@ -225,17 +173,13 @@ class Interaction(MemoraNode):
     updated_at = ZonedDateTimeProperty(default_now=True)
 
     collection = AsyncRelationshipFrom(
-        InteractionCollection, "HAD_INTERACTION", cardinality=AsyncOne, model=HadInteraction
+        InteractionCollection, "HAD_INTERACTION", AsyncOne, HadInteraction
     )
     first_message = AsyncRelationshipTo(
-        "MessageBlock", "FIRST_MESSAGE", cardinality=AsyncZeroOrOne, model=FirstMessage
+        "MessageBlock", "FIRST_MESSAGE", AsyncZeroOrOne, FirstMessage
     )
-    has_occurrence_on = AsyncRelationshipTo(
-        Date, "HAS_OCCURRENCE_ON", cardinality=AsyncZeroOrMore, model=HasOccurrenceOn
-    )
-    memories = AsyncRelationshipFrom(
-        "Memory", "INTERACTION_SOURCE", cardinality=AsyncZeroOrMore, model=InteractionSource
-    )
+    has_occurrence_on = AsyncRelationshipTo(Date, "HAS_OCCURRENCE_ON", model=HasOccurrenceOn)
+    memories = AsyncRelationshipFrom("Memory", "INTERACTION_SOURCE", model=InteractionSource)
 
 
 class MessageBlock(MemoraNode):
@@ -245,18 +189,10 @@ class MessageBlock(MemoraNode):
     role = StringProperty(required=True)
     content = StringProperty(required=True)
 
-    is_next = AsyncRelationshipTo(
-        "MessageBlock", "IS_NEXT", cardinality=AsyncZeroOrOne, model=IsNext
-    )
-    previous = AsyncRelationshipFrom(
-        "MessageBlock", "IS_NEXT", cardinality=AsyncZeroOrOne, model=IsNext
-    )
-    interaction = AsyncRelationshipFrom(
-        Interaction, "FIRST_MESSAGE", cardinality=AsyncZeroOrOne, model=FirstMessage
-    )
-    memories = AsyncRelationshipFrom(
-        "Memory", "MESSAGE_SOURCE", cardinality=AsyncZeroOrMore, model=MessageSource
-    )
+    is_next = AsyncRelationshipTo("MessageBlock", "IS_NEXT", AsyncZeroOrOne, IsNext)
+    previous = AsyncRelationshipFrom("MessageBlock", "IS_NEXT", AsyncZeroOrOne, IsNext)
+    interaction = AsyncRelationshipFrom(Interaction, "FIRST_MESSAGE", AsyncZeroOrOne, FirstMessage)
+    memories = AsyncRelationshipFrom("Memory", "MESSAGE_SOURCE", model=MessageSource)
 
 
 class Memory(MemoraNode):
@@ -272,26 +208,16 @@ class Memory(MemoraNode):
     memory = StringProperty(required=True)
     obtained_at = ZonedDateTimeProperty(default_now=True)
 
-    collection = AsyncRelationshipFrom(
-        MemoryCollection, "INCLUDES", cardinality=AsyncOne, model=Includes
-    )
+    collection = AsyncRelationshipFrom(MemoryCollection, "INCLUDES", AsyncOne, Includes)
     interaction_source = AsyncRelationshipTo(
-        Interaction, "INTERACTION_SOURCE", cardinality=AsyncOne, model=InteractionSource
+        Interaction, "INTERACTION_SOURCE", AsyncOne, InteractionSource
     )
-    message_source = AsyncRelationshipTo(
-        MessageBlock, "MESSAGE_SOURCE", cardinality=AsyncZeroOrMore, model=MessageSource
-    )
-    date_obtained = AsyncRelationshipTo(
-        Date, "DATE_OBTAINED", cardinality=AsyncZeroOrOne, model=DateObtained
-    )
+    message_source = AsyncRelationshipTo(MessageBlock, "MESSAGE_SOURCE", model=MessageSource)
+    date_obtained = AsyncRelationshipTo(Date, "DATE_OBTAINED", AsyncZeroOrOne, DateObtained)
     #: The newer memory that contradicts and supersedes this one.
-    contrary_update = AsyncRelationshipTo(
-        "Memory", "CONTRARY_UPDATE", cardinality=AsyncZeroOrMore, model=ContraryUpdate
-    )
+    contrary_update = AsyncRelationshipTo("Memory", "CONTRARY_UPDATE", model=ContraryUpdate)
     #: The older memories this one superseded.
-    contradicts = AsyncRelationshipFrom(
-        "Memory", "CONTRARY_UPDATE", cardinality=AsyncZeroOrMore, model=ContraryUpdate
-    )
+    contradicts = AsyncRelationshipFrom("Memory", "CONTRARY_UPDATE", model=ContraryUpdate)
 
 
 NODE_CLASSES: tuple[type[MemoraNode], ...] = (

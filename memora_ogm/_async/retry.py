@@ -61,7 +61,7 @@ def is_retryable(error: BaseException) -> bool:
     """Whether running the work again is safe and may succeed.
 
     A lost connection is, for work that did not commit: an unanswered commit reaches
-    here only once resolved (:meth:`Graph.write`, :meth:`Graph.query`).
+    here only once resolved (:meth:`Graph.transaction`, :meth:`Graph._auto_commit`).
     """
     if isinstance(error, TransientError) and error.code == OUT_OF_TRANSACTION_MEMORY:
         return False

@@ -17,13 +17,6 @@ from memora_ogm._async.nodes import MemoraNode
 from memora_ogm.constraints import node_key_statement
 
 
-async def install_node_key(cls: type[MemoraNode]) -> None:
-    """Install ``cls``'s key on neomodel's own connection, for neomodel's edition."""
-    statement = node_key_statement(cls, await adb.edition_is_enterprise())
-    if statement is not None:
-        await adb.cypher_query(statement)
-
-
 def extend_neomodel_schema() -> None:
     """Make neomodel's ``install_labels`` also install a class's ``__node_key__``."""
     original = AsyncSchemaManager.install_labels
@@ -39,7 +32,10 @@ def extend_neomodel_schema() -> None:
                 stdout.write(
                     f" + Creating node key {cls.__node_key__[0]} on label {cls.__label__}\n"
                 )
-            await install_node_key(cls)
+            # On neomodel's own connection, for neomodel's edition.
+            statement = node_key_statement(cls, await adb.edition_is_enterprise())
+            if statement is not None:
+                await adb.cypher_query(statement)
 
     install_labels._memora_node_keys = True  # type: ignore[attr-defined]
     AsyncSchemaManager.install_labels = install_labels  # type: ignore[method-assign]

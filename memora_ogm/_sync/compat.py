@@ -3,27 +3,13 @@
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from time import sleep
+from time import sleep as sleep
 from typing import Any, TypeVar
 
 from memora_ogm import fork
-from memora_ogm.vector_db.embedding import HashingEmbedding
-from memora_ogm.vector_db.embedding import SyncEmbeddingFunction as EmbeddingFunction
+from memora_ogm.vector_db.embedding import HashingEmbedding, SyncEmbeddingFunction
 
-__all__ = [
-    "EmbeddingFunction",
-    "acquire",
-    "close_on",
-    "close_watcher",
-    "current_loop",
-    "embedding_call",
-    "forget_driver",
-    "off_loop",
-    "result_of",
-    "sleep",
-    "watch_loop",
-    "watch_running_loop",
-]
+EmbeddingFunction = SyncEmbeddingFunction
 
 #: In a forked child, a sync driver of the parent drops its connections without a byte
 #: on the wire (:func:`memora_ogm.fork.disown`).
@@ -54,18 +40,13 @@ def current_loop() -> object:
     return None
 
 
-def watch_loop(close: Callable[[], None]) -> object:
-    """No event loop to close with: the driver is closed by ``close()``."""
-    return None
-
-
 def watch_running_loop(close: Callable[[], None]) -> object:
-    """No event loop to close with: the client is closed by ``close()``."""
+    """No event loop to close with: the driver or client is closed by ``close()``."""
     return None
 
 
 def close_watcher(watcher: Any) -> None:
-    """Nothing to close: :func:`watch_loop` watched nothing."""
+    """Nothing to close: :func:`watch_running_loop` watched nothing."""
 
 
 def close_on(loop: Any, close: Callable[[], None]) -> None:

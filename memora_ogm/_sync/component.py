@@ -2,10 +2,8 @@
 """What every part of the facade shares: the connection, a logger, and its methods.
 
 Each of Memora's methods is a declaration of :mod:`memora_ogm.calls` made a method of
-the interface (:func:`call`, :func:`resolving`, :func:`erasing`): calling it runs the
-declaration with the caller's arguments through the graph's door (:meth:`Graph.execute`),
-after what the declaration needs of the interface (whether the server has APOC, how it
-erases). The method has the declaration's name, documentation and signature.
+the interface: it has the declaration's name, documentation and signature, and runs it
+through the graph's door (:meth:`Graph.execute`).
 """
 
 from __future__ import annotations

@@ -11,23 +11,17 @@ loop (a :class:`Link`), opened lazily on first use there:
   threads at once, gets a driver per loop, closed when that loop shuts down its async
   generators (``asyncio.run`` does) or by :meth:`Connection.close`.
 
-neomodel's own driver slot is the application's: no interface ever writes it, and the
-application's ``close_connection()`` closes only its own driver. Inside a transaction
-bound to neomodel (an opt-in), neomodel sees that transaction's driver, in that context
-only (:class:`UnitDriverView`).
-
-Two kinds of session reach the server: a :class:`Link`'s kept sessions, keyed by driver
-(the link's) and database and access mode, run the auto-commit statements of calls of
-one statement; :func:`open_transaction` opens a session and an explicit transaction for
-work of several statements.
+neomodel's own driver slot is the application's: no interface ever writes it
+(:class:`UnitDriverView`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
+from functools import partial
 from typing import Any
 
 from neo4j import (
@@ -43,12 +37,7 @@ from neomodel import db
 from neomodel.sync_.connection import ConnectionManager, ensure_connection
 
 from memora_ogm import fork
-from memora_ogm._sync.compat import (
-    close_on,
-    current_loop,
-    forget_driver,
-    watch_loop,
-)
+from memora_ogm._sync.compat import close_on, current_loop, forget_driver, watch_running_loop
 from memora_ogm._sync.loop_bound import LoopBound
 
 #: The driver of the unit of work bound to neomodel in this context (see
@@ -60,20 +49,16 @@ class UnitDriverView(ConnectionManager):
     """neomodel's connection manager, which sees a unit of work's driver inside that unit.
 
     neomodel checks that it has a driver (``ensure_connection``) before every query, even
-    one it runs on the transaction :func:`bind_neomodel` bound;
-    without one it would connect the application's settings, or fail. Its driver slot is
-    process-wide and belongs to the application, so an interface never writes it: inside
-    a bound unit of work neomodel reads the unit's driver instead, and everywhere else it
-    reads and writes its own slot exactly as before.
+    one it runs on the transaction :func:`bind_neomodel` bound; without one it would
+    connect the application's settings, or fail. Its driver slot is process-wide and
+    belongs to the application, so an interface never writes it: inside a bound unit of
+    work neomodel reads the unit's driver instead, and elsewhere its own slot as before.
     """
 
     @property
     def driver(self) -> Driver | None:
-        bound = unit_driver.get()
-        if bound is not None:
-            return bound
         own: Driver | None = self.__dict__.get("driver")
-        return own
+        return unit_driver.get() or own
 
     @driver.setter
     def driver(self, driver: Driver | None) -> None:
@@ -108,9 +93,7 @@ class Link(LoopBound):
         self.owned = owned
         self.idle: dict[tuple[str | None, bool], list[Session]] = {}
 
-    def session(
-        self, database: str | None, write: bool, bookmarks: BookmarkManager | None
-    ) -> Session:
+    def session(self, database: str | None, write: bool, bookmarks: BookmarkManager) -> Session:
         """A kept session for ``database`` and the access mode, or a new one.
 
         Opening a session merges the driver's configuration into a new session
@@ -124,11 +107,7 @@ class Link(LoopBound):
                 return kept.pop()
             except IndexError:  # another thread took the last one
                 pass
-        return self.driver.session(
-            database=database,
-            default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
-            bookmark_manager=bookmarks,
-        )
+        return new_session(self.driver, database, write, bookmarks)
 
     def keep(self, database: str | None, write: bool, session: Session) -> None:
         """Keep a session whose statement ran through for the next call."""
@@ -180,7 +159,7 @@ class Connection:
                     self._forget_closed_loops()
                     link = Link(self._open(), owned=True)
                     self._links[key] = link
-            link.watcher = watch_loop(link.loop_shuts_down)
+            link.watcher = watch_running_loop(link.loop_shuts_down)
         return link
 
     def _borrow(self, key: tuple[int, Any], link: Link | None) -> Link:
@@ -232,57 +211,43 @@ def _configured_driver(database: Any) -> Driver:
     return driver
 
 
-def neomodel_driver() -> Driver:
-    """The driver of the connection the application gave neomodel, for ``from_neomodel()``:
-    built from neomodel's configuration on first use, or neomodel's error without one."""
-    driver: Driver = _configured_driver(db)
-    return driver
+#: The driver of the connection the application gave neomodel, for ``from_neomodel()``:
+#: built from neomodel's configuration on first use, or neomodel's error without one.
+neomodel_driver = partial(_configured_driver, db)
 
 
-def bookmarks_for(driver: Driver, bookmarks: BookmarkManager) -> BookmarkManager | None:
-    """The bookmark manager for sessions of ``driver``: only a routing driver needs one.
+def new_session(
+    driver: Driver, database: str | None, write: bool, bookmarks: BookmarkManager
+) -> Session:
+    """A new session on ``driver``, in the access mode (a routing driver sends a read to a
+    reader) and, on a routing (``neo4j://``) driver only, with ``bookmarks``.
 
-    A routing (``neo4j://``) driver may send a read to another server than the write
-    before it, which must first catch up; a direct (``bolt://``) driver sends every
-    statement to its one server, where a committed write is visible to the next
-    statement anyway, and the manager would only cost work on both sides.
+    A routing driver may send a read to another server than the write before it, which
+    must first catch up; a direct (``bolt://``) driver sends every statement to its one
+    server, where a committed write is visible to the next statement anyway, and the
+    manager would only cost work on both sides.
     """
-    return bookmarks if isinstance(driver, Neo4jDriver) else None
-
-
-def pipelined_begin(session: Session) -> AbstractContextManager[Any]:
-    """Send a transaction's BEGIN with its first statement instead of on its own.
-
-    It saves a round trip per transaction; the driver's own ``execute_query`` begins its
-    transactions this way. The switch is private in the driver (pinned by neomodel), so
-    without it a transaction simply begins the usual way.
-    """
-    switch: AbstractContextManager[Any] = getattr(session, "_pipelined_begin", nullcontext())
-    return switch
+    return driver.session(
+        database=database,
+        default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
+        bookmark_manager=bookmarks if isinstance(driver, Neo4jDriver) else None,
+    )
 
 
 @contextmanager
 def open_transaction(
-    driver: Driver,
-    database: str | None,
-    write: bool,
-    bookmarks: BookmarkManager | None = None,
+    driver: Driver, database: str | None, write: bool, bookmarks: BookmarkManager
 ) -> Iterator[tuple[Session, Transaction]]:
-    """A new session on ``driver`` with an explicit transaction (its BEGIN sent with its
-    first statement), through the driver's public API; the caller commits, and a
+    """A :func:`new_session` with an explicit transaction; the caller commits, and a
     transaction left open is rolled back.
 
-    Reads open read sessions, so a routing (``neo4j://``) driver sends them to a reader;
-    ``bookmarks`` makes that reader wait until it has the writes the bookmark manager has
-    seen committed.
+    The transaction's BEGIN is sent with its first statement instead of on its own, as the
+    driver's own ``execute_query`` does: a round trip saved. The switch is private in the
+    driver (pinned by neomodel), so without it a transaction simply begins the usual way.
     """
-    session = driver.session(
-        database=database,
-        default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
-        bookmark_manager=bookmarks,
-    )
+    session = new_session(driver, database, write, bookmarks)
     try:
-        with pipelined_begin(session):
+        with getattr(session, "_pipelined_begin", nullcontext()):
             transaction = session.begin_transaction()
         try:
             yield session, transaction

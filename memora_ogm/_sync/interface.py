@@ -26,15 +26,10 @@ if TYPE_CHECKING:
 class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     """Memora's graph layer over the neomodel node classes of :mod:`memora_ogm.nodes`.
 
-    Each of Memora's methods declares its call in the domain's module of
-    :mod:`memora_ogm.calls` and runs it through the graph's door
-    (:meth:`Graph.execute`), which is all the I/O a call does.
-
-    The constructor is Memora's, with the driver settings an operator expects on
-    top. Each interface runs every unit of work on its own driver and ``database``
-    (bound to neomodel per transaction, see :func:`~memora_ogm._async.connection.bind_neomodel`),
-    so interfaces on several servers or databases can share one process. neomodel's own
-    connection stays the application's: an interface never puts its driver there.
+    The constructor is Memora's, with the driver settings an operator expects on top.
+    Each interface runs on its own driver and ``database``, so interfaces on several
+    servers or databases can share one process; neomodel's own connection stays the
+    application's.
     """
 
     def __init__(

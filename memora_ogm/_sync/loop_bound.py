@@ -11,7 +11,7 @@ from memora_ogm._sync.compat import close_watcher
 class LoopBound(ABC):
     """A driver's link or a vector store's server client, of one process and event loop.
 
-    Its loop's watcher (``compat.watch_loop``) closes it when that loop shuts down its
+    Its loop's watcher (``compat.watch_running_loop``) closes it when that loop shuts down its
     async generators; :meth:`close` does it earlier. Either way it is closed once.
     """
 

@@ -1,38 +1,5 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""The Memora graph as neomodel node classes.
-
-Labels, relationship types and property names are Memora's own, so a database
-written by Memora reads here and the other way round. Each class names its key
-(``__node_key__``): ``setup()`` and ``neomodel_install_labels`` install one
-uniqueness guarantee per key (see ``memora_ogm._async.schema``).
-
-Relationship attributes are named after the graph: ``user.interactions_in``
-follows ``INTERACTIONS_IN``, ``memory.contrary_update`` follows
-``CONTRARY_UPDATE`` to the newer memory, and so on. Each relationship type has its
-relationship model (``BELONGS_TO`` is :class:`BelongsTo`, ...), empty because Memora's
-relationships carry no properties, so that neomodel's ``traverse``,
-``relationship()`` and ``resolve_objects`` work on every one of them.
-
-Each attribute states the cardinality every Memora database holds on its side, and
-only that: a ``One`` makes neomodel raise on reading a node that lacks the
-relationship. What Memora writes in one statement and only deletes together is ``One``
-(a user's organisation and collections, an agent's organisation, an interaction's
-collection, a memory's collection and interaction). Where Memora's own data differs
-from the schema it is relaxed: a memory saved by Memora 0.3.0 after the v0.3.x
-migration has no day (SPEC 10.1), so ``date_obtained`` is ``ZeroOrOne``; an
-organisation's agent has no user and a user's own agent outlives its user in Memora
-(``delete_user`` leaves it), so ``Agent.user`` is ``ZeroOrOne``; an interaction
-imported with no ``dates`` has no day, so ``has_occurrence_on`` is ``ZeroOrMore``; a
-memory can be superseded twice (SPEC 10.18) and an import may let one memory supersede
-two, so ``CONTRARY_UPDATE`` is ``ZeroOrMore`` both ways. A chain has no forks (SPEC
-3): at most one first message, one next and one previous message (only Memora's racing
-updates, SPEC 10.12, could fork one, and reading the fork then raises neomodel's
-``CardinalityViolation``).
-
-neomodel checks these on model-level writes (``connect()`` through the classes, one
-read before the write); the facade's compiled statements never go through them, their
-shape already keeps them.
-"""
+"""The Memora graph as neomodel node classes (the async twin): see :mod:`memora_ogm.nodes`."""
 
 from __future__ import annotations
 
@@ -48,7 +15,6 @@ from neomodel import (
     StringProperty,
     StructuredNode,
     StructuredRel,
-    ZeroOrMore,
     ZeroOrOne,
 )
 
@@ -134,8 +100,8 @@ class Org(MemoraNode):
     org_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    users = RelationshipFrom("User", "BELONGS_TO", cardinality=ZeroOrMore, model=BelongsTo)
-    has_agent = RelationshipTo("Agent", "HAS_AGENT", cardinality=ZeroOrMore, model=HasAgent)
+    users = RelationshipFrom("User", "BELONGS_TO", model=BelongsTo)
+    has_agent = RelationshipTo("Agent", "HAS_AGENT", model=HasAgent)
 
 
 class User(MemoraNode):
@@ -146,14 +112,12 @@ class User(MemoraNode):
     user_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    belongs_to = RelationshipTo(Org, "BELONGS_TO", cardinality=One, model=BelongsTo)
-    has_agent = RelationshipTo("Agent", "HAS_AGENT", cardinality=ZeroOrMore, model=HasAgent)
+    belongs_to = RelationshipTo(Org, "BELONGS_TO", One, BelongsTo)
+    has_agent = RelationshipTo("Agent", "HAS_AGENT", model=HasAgent)
     interactions_in = RelationshipTo(
-        "InteractionCollection", "INTERACTIONS_IN", cardinality=One, model=InteractionsIn
+        "InteractionCollection", "INTERACTIONS_IN", One, InteractionsIn
     )
-    has_memories = RelationshipTo(
-        "MemoryCollection", "HAS_MEMORIES", cardinality=One, model=HasMemories
-    )
+    has_memories = RelationshipTo("MemoryCollection", "HAS_MEMORIES", One, HasMemories)
 
 
 class Agent(MemoraNode):
@@ -166,26 +130,24 @@ class Agent(MemoraNode):
     #: Set only for agents created for one user.
     user_id = StringProperty()
 
-    org = RelationshipFrom(Org, "HAS_AGENT", cardinality=One, model=HasAgent)
-    user = RelationshipFrom(User, "HAS_AGENT", cardinality=ZeroOrOne, model=HasAgent)
+    org = RelationshipFrom(Org, "HAS_AGENT", One, HasAgent)
+    user = RelationshipFrom(User, "HAS_AGENT", ZeroOrOne, HasAgent)
 
 
 class InteractionCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = RelationshipFrom(User, "INTERACTIONS_IN", cardinality=One, model=InteractionsIn)
-    had_interaction = RelationshipTo(
-        "Interaction", "HAD_INTERACTION", cardinality=ZeroOrMore, model=HadInteraction
-    )
+    user = RelationshipFrom(User, "INTERACTIONS_IN", One, InteractionsIn)
+    had_interaction = RelationshipTo("Interaction", "HAD_INTERACTION", model=HadInteraction)
 
 
 class MemoryCollection(MemoraNode):
     org_id = StringProperty(required=True)
     user_id = StringProperty(required=True)
 
-    user = RelationshipFrom(User, "HAS_MEMORIES", cardinality=One, model=HasMemories)
-    includes = RelationshipTo("Memory", "INCLUDES", cardinality=ZeroOrMore, model=Includes)
+    user = RelationshipFrom(User, "HAS_MEMORIES", One, HasMemories)
+    includes = RelationshipTo("Memory", "INCLUDES", model=Includes)
 
 
 class Date(MemoraNode):
@@ -197,12 +159,8 @@ class Date(MemoraNode):
     user_id = StringProperty(required=True)
     date = NativeDateProperty(required=True)
 
-    interactions = RelationshipFrom(
-        "Interaction", "HAS_OCCURRENCE_ON", cardinality=ZeroOrMore, model=HasOccurrenceOn
-    )
-    memories = RelationshipFrom(
-        "Memory", "DATE_OBTAINED", cardinality=ZeroOrMore, model=DateObtained
-    )
+    interactions = RelationshipFrom("Interaction", "HAS_OCCURRENCE_ON", model=HasOccurrenceOn)
+    memories = RelationshipFrom("Memory", "DATE_OBTAINED", model=DateObtained)
 
 
 class Interaction(MemoraNode):
@@ -215,18 +173,10 @@ class Interaction(MemoraNode):
     created_at = ZonedDateTimeProperty(default_now=True)
     updated_at = ZonedDateTimeProperty(default_now=True)
 
-    collection = RelationshipFrom(
-        InteractionCollection, "HAD_INTERACTION", cardinality=One, model=HadInteraction
-    )
-    first_message = RelationshipTo(
-        "MessageBlock", "FIRST_MESSAGE", cardinality=ZeroOrOne, model=FirstMessage
-    )
-    has_occurrence_on = RelationshipTo(
-        Date, "HAS_OCCURRENCE_ON", cardinality=ZeroOrMore, model=HasOccurrenceOn
-    )
-    memories = RelationshipFrom(
-        "Memory", "INTERACTION_SOURCE", cardinality=ZeroOrMore, model=InteractionSource
-    )
+    collection = RelationshipFrom(InteractionCollection, "HAD_INTERACTION", One, HadInteraction)
+    first_message = RelationshipTo("MessageBlock", "FIRST_MESSAGE", ZeroOrOne, FirstMessage)
+    has_occurrence_on = RelationshipTo(Date, "HAS_OCCURRENCE_ON", model=HasOccurrenceOn)
+    memories = RelationshipFrom("Memory", "INTERACTION_SOURCE", model=InteractionSource)
 
 
 class MessageBlock(MemoraNode):
@@ -236,14 +186,10 @@ class MessageBlock(MemoraNode):
     role = StringProperty(required=True)
     content = StringProperty(required=True)
 
-    is_next = RelationshipTo("MessageBlock", "IS_NEXT", cardinality=ZeroOrOne, model=IsNext)
-    previous = RelationshipFrom("MessageBlock", "IS_NEXT", cardinality=ZeroOrOne, model=IsNext)
-    interaction = RelationshipFrom(
-        Interaction, "FIRST_MESSAGE", cardinality=ZeroOrOne, model=FirstMessage
-    )
-    memories = RelationshipFrom(
-        "Memory", "MESSAGE_SOURCE", cardinality=ZeroOrMore, model=MessageSource
-    )
+    is_next = RelationshipTo("MessageBlock", "IS_NEXT", ZeroOrOne, IsNext)
+    previous = RelationshipFrom("MessageBlock", "IS_NEXT", ZeroOrOne, IsNext)
+    interaction = RelationshipFrom(Interaction, "FIRST_MESSAGE", ZeroOrOne, FirstMessage)
+    memories = RelationshipFrom("Memory", "MESSAGE_SOURCE", model=MessageSource)
 
 
 class Memory(MemoraNode):
@@ -259,22 +205,14 @@ class Memory(MemoraNode):
     memory = StringProperty(required=True)
     obtained_at = ZonedDateTimeProperty(default_now=True)
 
-    collection = RelationshipFrom(MemoryCollection, "INCLUDES", cardinality=One, model=Includes)
-    interaction_source = RelationshipTo(
-        Interaction, "INTERACTION_SOURCE", cardinality=One, model=InteractionSource
-    )
-    message_source = RelationshipTo(
-        MessageBlock, "MESSAGE_SOURCE", cardinality=ZeroOrMore, model=MessageSource
-    )
-    date_obtained = RelationshipTo(Date, "DATE_OBTAINED", cardinality=ZeroOrOne, model=DateObtained)
+    collection = RelationshipFrom(MemoryCollection, "INCLUDES", One, Includes)
+    interaction_source = RelationshipTo(Interaction, "INTERACTION_SOURCE", One, InteractionSource)
+    message_source = RelationshipTo(MessageBlock, "MESSAGE_SOURCE", model=MessageSource)
+    date_obtained = RelationshipTo(Date, "DATE_OBTAINED", ZeroOrOne, DateObtained)
     #: The newer memory that contradicts and supersedes this one.
-    contrary_update = RelationshipTo(
-        "Memory", "CONTRARY_UPDATE", cardinality=ZeroOrMore, model=ContraryUpdate
-    )
+    contrary_update = RelationshipTo("Memory", "CONTRARY_UPDATE", model=ContraryUpdate)
     #: The older memories this one superseded.
-    contradicts = RelationshipFrom(
-        "Memory", "CONTRARY_UPDATE", cardinality=ZeroOrMore, model=ContraryUpdate
-    )
+    contradicts = RelationshipFrom("Memory", "CONTRARY_UPDATE", model=ContraryUpdate)
 
 
 NODE_CLASSES: tuple[type[MemoraNode], ...] = (

@@ -18,13 +18,6 @@ from memora_ogm._sync.nodes import MemoraNode
 from memora_ogm.constraints import node_key_statement
 
 
-def install_node_key(cls: type[MemoraNode]) -> None:
-    """Install ``cls``'s key on neomodel's own connection, for neomodel's edition."""
-    statement = node_key_statement(cls, db.edition_is_enterprise())
-    if statement is not None:
-        db.cypher_query(statement)
-
-
 def extend_neomodel_schema() -> None:
     """Make neomodel's ``install_labels`` also install a class's ``__node_key__``."""
     original = SchemaManager.install_labels
@@ -40,7 +33,10 @@ def extend_neomodel_schema() -> None:
                 stdout.write(
                     f" + Creating node key {cls.__node_key__[0]} on label {cls.__label__}\n"
                 )
-            install_node_key(cls)
+            # On neomodel's own connection, for neomodel's edition.
+            statement = node_key_statement(cls, db.edition_is_enterprise())
+            if statement is not None:
+                db.cypher_query(statement)
 
     install_labels._memora_node_keys = True  # type: ignore[attr-defined]
     SchemaManager.install_labels = install_labels  # type: ignore[method-assign]

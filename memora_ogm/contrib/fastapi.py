@@ -9,10 +9,8 @@
     async def organization(org_id: str, memora=Depends(get_interface)):
         return await memora.get_organization(org_id)
 
-Settings are the environment variables ``NEO4J_URI``, ``NEO4J_USERNAME``,
-``NEO4J_PASSWORD``, ``NEO4J_DATABASE``, ``QDRANT_URL`` (or ``QDRANT_PATH``),
-``QDRANT_API_KEY``, ``COLLECTION`` and ``EMBEDDER`` (:mod:`memora_ogm.contrib.config`).
-The facade opens when the app starts, in each worker process (``uvicorn --workers``,
+Settings are the environment variables of :data:`~memora_ogm.contrib.config.NAMES`. The
+facade opens when the app starts, in each worker process (``uvicorn --workers``,
 gunicorn's uvicorn workers), and closes with its vector store when the app shuts down.
 An app with a lifespan of its own passes it in: ``lifespan=memora_lifespan(own)``.
 """

@@ -1,27 +1,14 @@
-"""The Flask extension: ``MemoraOGM(app)``, or ``ext.init_app(app)`` in an app factory.
-
-    ext = MemoraOGM()
-
-    def create_app():
-        app = Flask(__name__)
-        app.config["MEMORA_OGM_NEO4J_URI"] = "bolt://localhost:7687"
-        ext.init_app(app)
-        return app
+"""The Flask extension: ``MemoraOGM(app)``, or ``ext.init_app(app)`` in an app factory
+(docs/flask.md).
 
 Settings are the config keys ``MEMORA_OGM_`` + each name of
-:data:`~memora_ogm.contrib.config.NAMES` (``MEMORA_OGM_NEO4J_URI``,
-``MEMORA_OGM_QDRANT_URL``, ...); a key left out falls back to the environment variable
-of the name (``NEO4J_URI``, ...). The extension keeps nothing on itself: each app's state
-is ``app.extensions["memora_ogm"]``, so one extension serves several apps per process.
-
-- ``ext.interface``: the current app's sync facade, one per process, opened on first use
-  (so a ``gunicorn --preload`` master opens nothing its workers would inherit) and closed
-  when the process exits.
-- In every app context the node classes (``memora_ogm.nodes``) read the current app's
-  Neo4j, on a driver of this process; the binding is undone in ``teardown_appcontext``.
-- ``flask memora-ogm setup|migrate|check|export|import|inspect``: the ``memora-ogm``
-  commands, same options and exit codes, on the app's settings.
-- ``flask shell`` has ``memora`` (the facade), the node classes and neomodel's ``db``.
+:data:`~memora_ogm.contrib.config.NAMES`, else the environment variable of the name. The
+extension keeps nothing on itself: each app's state is ``app.extensions["memora_ogm"]``,
+so one extension serves several apps per process. ``ext.interface`` is the current app's
+sync facade, one per process, opened on first use (so a ``gunicorn --preload`` master
+opens nothing its workers would inherit); in every app context the node classes read the
+current app's Neo4j; ``flask memora-ogm ...`` runs the ``memora-ogm`` commands on the
+app's settings.
 """
 
 from __future__ import annotations
@@ -30,17 +17,17 @@ import sys
 from collections.abc import Sequence
 from contextvars import Token
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import click
 from flask import Flask, current_app, g
 from flask.cli import AppGroup, with_appcontext
+from neo4j import Driver, GraphDatabase
 
 from memora_ogm.contrib.config import NAMES, MemoraConfig, PerProcess, close_sync
 
 if TYPE_CHECKING:
-    from neo4j import Driver
-
     from memora_ogm import sync
 
 #: The key of the app's state in ``app.extensions``, and the prefix of its config keys.
@@ -52,14 +39,6 @@ COMMANDS = ("setup", "migrate", "check", "export", "import", "inspect")
 STORE_COMMANDS = ("setup", "check")
 #: Where an app context keeps what it bound (``g`` is per app context).
 _BOUND = "_memora_ogm_bound"
-
-
-def _open_driver(config: MemoraConfig) -> Driver:
-    from neo4j import GraphDatabase
-
-    return GraphDatabase.driver(
-        config.neo4j.uri, auth=config.neo4j.auth, notifications_min_severity="OFF"
-    )
 
 
 @dataclass
@@ -79,10 +58,12 @@ class MemoraState:
         config = MemoraConfig.from_settings(
             {name: app.config[key] for key, name in keys.items() if key in app.config}
         )
+        conn = config.neo4j
+        driver = partial(
+            GraphDatabase.driver, conn.uri, auth=conn.auth, notifications_min_severity="OFF"
+        )
         return cls(
-            config,
-            PerProcess(config.open_sync, close_sync),
-            PerProcess(lambda: _open_driver(config), lambda driver: driver.close()),
+            config, PerProcess(config.open_sync, close_sync), PerProcess(driver, Driver.close)
         )
 
     def close(self) -> None:

@@ -7,14 +7,11 @@ to memora-ogm unchanged.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from functools import partial
 
 from pydantic import BaseModel, Field
 
 from memora_ogm.schema.models import Position, UTCDateTime
-
-
-def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 class MemoryToStore(BaseModel):
@@ -47,7 +44,8 @@ class MemoriesAndInteraction(BaseModel):
         description="The messages, e.g. [{'role': 'user', 'content': 'hello'}, ...].",
     )
     interaction_date: UTCDateTime = Field(
-        default_factory=_utc_now, description="When the interaction occurred."
+        default_factory=partial(datetime.now, timezone.utc),
+        description="When the interaction occurred.",
     )
     memories: list[MemoryToStore] = Field(
         default_factory=list, description="New memories with their source message positions."

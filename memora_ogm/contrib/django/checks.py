@@ -61,9 +61,8 @@ def check_graph(**kwargs: Any) -> list[checks.CheckMessage]:
     with Neo4jGraphInterface(
         conn.uri, conn.username, conn.password, conn.database, driver_config=driver_config
     ) as interface:
-        graph = interface.graph
         try:
-            graph.driver().verify_connectivity()
+            interface.graph.connect()
         except AuthError as error:
             return [
                 checks.Error(

@@ -1,9 +1,5 @@
-"""This process's facades, opened on first use from the project's settings.
-
-Each is held by a :class:`~memora_ogm.contrib.config.PerProcess`: built at import, opened
-by the first call in a process, opened anew in a forked child (a ``gunicorn --preload``
-worker never uses its master's), and closed when the process exits.
-"""
+"""This process's facades, opened on first use from the project's settings (each held by
+a :class:`~memora_ogm.contrib.config.PerProcess`)."""
 
 from __future__ import annotations
 
@@ -17,22 +13,14 @@ if TYPE_CHECKING:
     from memora_ogm import Neo4jGraphInterface, sync
 
 
-def _open_sync() -> sync.Neo4jGraphInterface:
-    return memora_config().open_sync()
-
-
-def _open_async() -> Neo4jGraphInterface:
-    return memora_config().open_async()
-
-
 def _close_async_at_exit(interface: Neo4jGraphInterface) -> None:
     """At exit no event loop runs here any more: one is made for the close, which also
     closes the drivers other loops left open."""
     asyncio.run(close_async(interface))
 
 
-_sync_interface = PerProcess(_open_sync, close_sync)
-_async_interface = PerProcess(_open_async, _close_async_at_exit)
+_sync_interface = PerProcess(lambda: memora_config().open_sync(), close_sync)
+_async_interface = PerProcess(lambda: memora_config().open_async(), _close_async_at_exit)
 
 
 def get_interface() -> sync.Neo4jGraphInterface:

@@ -1,13 +1,9 @@
 """A clean graph per test on the real Neo4j of memora-ogm's pytest plugin, for Django.
 
-``memora_graph`` (a pytest fixture, with pytest-django): points ``MEMORA_OGM`` at the
-plugin's server (``neo4j_connection``) through pytest-django's ``settings`` fixture,
-empties the graph, installs the schema and returns this process's sync facade, so that
-views under test (``client``) and the test itself see the same clean graph. Register it
-with ``pytest_plugins = ["memora_ogm.contrib.django.testing"]`` in a ``conftest.py``.
-
-``MemoraGraphMixin``: the same for ``django.test.SimpleTestCase`` subclasses run by
-pytest; ``self.memora`` is the facade.
+Register the ``memora_graph`` fixture (with pytest-django) with
+``pytest_plugins = ["memora_ogm.contrib.django.testing"]`` in a ``conftest.py``; views
+under test (``client``) and the test itself then see the same clean graph.
+``MemoraGraphMixin`` does the same for ``SimpleTestCase`` subclasses run by pytest.
 """
 
 from __future__ import annotations

@@ -72,8 +72,8 @@ def with_store_defaults(options: Mapping[str, Any], config: MemoraConfig) -> dic
 
 
 class WrappedCommand(BaseCommand):  # type: ignore[misc]  # Django ships no types
-    """A management command that runs a ``memora-ogm`` subcommand; subclasses name the
-    function that declares it."""
+    """A management command that runs a ``memora-ogm`` subcommand; :func:`command` makes
+    one of the function that declares it."""
 
     declare: Callable[[Subparsers], None]
     #: The checks report what these commands mend (``memora_setup`` for missing
@@ -113,3 +113,8 @@ class WrappedCommand(BaseCommand):  # type: ignore[misc]  # Django ships no type
         status = cli.main(argv, environ=config.environ())
         if status:
             raise CommandError(f"memora-ogm {self.subcommand} exited {status}", returncode=status)
+
+
+def command(declare: Callable[[Subparsers], None]) -> type[WrappedCommand]:
+    """The management command of the ``memora-ogm`` subcommand ``declare`` declares."""
+    return type("Command", (WrappedCommand,), {"declare": staticmethod(declare)})

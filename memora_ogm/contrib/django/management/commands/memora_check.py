@@ -1,8 +1,6 @@
 """``manage.py memora_check``: ``memora-ogm check`` on the project's ``MEMORA_OGM`` settings."""
 
 from memora_ogm.cli_check import add_check_parser
-from memora_ogm.contrib.django.management.wrapped import WrappedCommand
+from memora_ogm.contrib.django.management.wrapped import command
 
-
-class Command(WrappedCommand):
-    declare = staticmethod(add_check_parser)
+Command = command(add_check_parser)

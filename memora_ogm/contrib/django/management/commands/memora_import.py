@@ -1,8 +1,6 @@
 """``manage.py memora_import``: ``memora-ogm import`` on the project's ``MEMORA_OGM`` settings."""
 
 from memora_ogm.cli_transfer import add_import_parser
-from memora_ogm.contrib.django.management.wrapped import WrappedCommand
+from memora_ogm.contrib.django.management.wrapped import command
 
-
-class Command(WrappedCommand):
-    declare = staticmethod(add_import_parser)
+Command = command(add_import_parser)
