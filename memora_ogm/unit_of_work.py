@@ -1,30 +1,19 @@
-"""One facade call's graph work, planned and compiled into one generated Cypher statement.
+"""One facade call's graph work, declared on the node classes and compiled into one statement.
 
-A call declares, in terms of the node classes and their relationship attributes,
-what it matches (with the not-found error each missing node raises), locks,
-creates, merges, links, reads and deletes. Each declaration appends frozen clauses
-to the unit's plan (:mod:`memora_ogm.plan`); :meth:`UnitOfWork.compile` names the
-variables after their classes, works out what each ``WITH`` carries and each subquery
-imports, and returns a single statement with every caller value as a parameter named
-after its property (``$org_id``). Existence checks ride in the statement: its head
-``OPTIONAL MATCH``\\ es everything the call needs, lists what is missing, and the body
-(locks and writes) runs only when nothing is, so a call that fails writes nothing and
-costs one round trip. The statement text depends on the shape of the call (and on which
-of its datetimes are equal), never on how many messages or memories it carries: lists
-travel as parameters and are ``UNWIND``\\ ed. Each distinct datetime travels once, in
-``$times``, in the compact form ``ZonedDateTimeProperty.expand`` turns back into a
-DATETIME on the server: the driver's own encoding of a datetime costs more than the rest
-of a node.
+A call declares what it matches (with the not-found error of each missing node), locks,
+creates, merges, links, reads and deletes; each declaration appends clauses of
+:mod:`memora_ogm.plan`, which compiles them. Existence checks ride in the statement: its
+head matches everything the call needs and lists what is missing, and the body runs only
+when nothing is, so a failing call writes nothing in one round trip. The text depends on
+the call's shape, never on how many messages or memories it carries (lists travel as
+parameters). Each distinct datetime travels once, in ``$times``, in the compact form
+``ZonedDateTimeProperty.expand`` reads: the driver's own encoding of a datetime costs more
+than the rest of a node.
 
-This module does no I/O and is shared by both twins: ``Graph.run`` executes a unit of
-work in the current transaction. It writes no Cypher: its clauses and the statement's
-layout come from the renderer (:mod:`memora_ogm.plan`), the mapping to the class
-definitions from :mod:`memora_ogm.mapping`. It knows no Memora label, relationship or
-property: operations of one domain (an interaction's chain in :mod:`memora_ogm.chains`,
-an erasure's bounded batches in :mod:`memora_ogm.erasure_plans`, a transfer's pages and
-batches in :mod:`memora_ogm.transfer_plans`, a migration's in :mod:`memora_ogm.migration`)
-live in their domain's module and use :meth:`UnitOfWork.add`, :meth:`UnitOfWork.bind`,
-:meth:`UnitOfWork.param`, :meth:`UnitOfWork.rows` and :meth:`UnitOfWork.output_value`.
+No I/O, no Cypher text and no Memora name here: a domain's own operations (chains,
+erasure batches, transfer pages, migrations) live in its module and extend the unit
+through :meth:`UnitOfWork.add`, :meth:`~UnitOfWork.bind`, :meth:`~UnitOfWork.param`,
+:meth:`~UnitOfWork.rows` and :meth:`~UnitOfWork.output_value`.
 """
 
 from __future__ import annotations
@@ -108,10 +97,6 @@ class Ref:
         return self.expression if self.many else cy("[", self.expression, "]")
 
 
-def _of(var: Var, cls: type, many: bool, created: bool = False) -> Ref:
-    return Ref(var, cls, many, created)
-
-
 class UnitOfWork:
     """A builder of one statement's plan (see the module docstring); no I/O.
 
@@ -147,7 +132,7 @@ class UnitOfWork:
         """The node(s) of ``cls`` that ``value`` computes, bound to a variable."""
         var = Var(hint(cls, many))
         self.add(Bind(var, value))
-        return _of(var, cls, many, created)
+        return Ref(var, cls, many, created)
 
     def properties(self, cls: type, keys: Mapping[str, Any]) -> Cypher:
         """``name: $name, ...``: ``keys`` deflated, by stored name, as parameters."""
@@ -238,15 +223,10 @@ class UnitOfWork:
         stored = node_properties(cls, keys, defaults=False)
         return {name: self._value(value, name) for name, value in stored.items()}
 
-    def _head_only(self) -> None:
+    def _head_add(self, clause: Clause, ref: Ref, lock: bool) -> Ref:
         if self._body:
             raise RuntimeError("matches come before the body of a unit of work")
-
-    def _check(self, ref: Ref, missing: MissingError | None, lock: bool) -> Ref:
-        if missing is not None:
-            number = len(self._checks)
-            found = case(is_null(ref.expression), f"[[{number}, null]]", "[]")
-            self._checks.append((found, missing))
+        self._head.append(clause)
         if lock:
             self.lock(ref)
         return ref
@@ -262,10 +242,8 @@ class UnitOfWork:
         **keys: Any,
     ) -> Ref:
         """The node of ``cls`` with ``keys``; ``missing()`` is raised when there is none."""
-        self._head_only()
         var = Var(hint(cls))
-        self._head.append(Match(node(var, label(cls), self.properties(cls, keys)), (var,)))
-        return self._check(_of(var, cls, False), missing and (lambda _: missing()), lock)
+        return self._one(cls, var, node(var, label(cls), self.properties(cls, keys)), missing, lock)
 
     def match_related(
         self,
@@ -276,12 +254,24 @@ class UnitOfWork:
         lock: bool = False,
     ) -> Ref:
         """The node one hop along ``rel`` from ``start`` (e.g. a user's memory collection)."""
-        self._head_only()
         cls = target_class(rel)
         var = Var(hint(cls))
         pattern = path(node(start.expression), rel, None, node(var, label(cls)))
-        self._head.append(Match(pattern, (var,)))
-        return self._check(_of(var, cls, False), missing and (lambda _: missing()), lock)
+        return self._one(cls, var, pattern, missing, lock)
+
+    def _one(
+        self,
+        cls: type,
+        var: Var,
+        pattern: Cypher,
+        missing: Callable[[], Exception] | None,
+        lock: bool,
+    ) -> Ref:
+        """The node ``var`` that ``pattern`` matches, checked when ``missing`` is given."""
+        if missing is not None:
+            found = case(is_null(var), f"[[{len(self._checks)}, null]]", "[]")
+            self._checks.append((found, lambda _: missing()))
+        return self._head_add(Match(pattern, (var,)), Ref(var, cls, False), lock)
 
     def match_each(
         self,
@@ -293,26 +283,20 @@ class UnitOfWork:
     ) -> Ref:
         """The nodes of ``cls`` with each of ``keys``, in that order; ``missing(key)`` for the
         first key with no node."""
-        self._head_only()
         var, gone = Var(hint(cls, many=True)), Var(f"{hint(cls)}_missing")
         rows = [node_properties(cls, key, defaults=False) for key in keys]
         pattern = row_properties(cls, keys[0], "key") if keys else ""
-        self._head.append(
-            call(
-                unwind(self.param(rows, f"{hint(cls)}_keys"), "key"),
-                match(node("found", label(cls), pattern), optional=True),
-                returning(
-                    alias("collect(found)", var),
-                    alias(cy("collect(", case(is_null("found"), "key"), ")"), gone),
-                ),
-                binds=(var, gone),
-            )
-        )
         self._checks.append((each("key", gone, f"[{len(self._checks)}, key]"), missing))
-        ref = _of(var, cls, True)
-        if lock:
-            self.lock(ref)
-        return ref
+        found = call(
+            unwind(self.param(rows, f"{hint(cls)}_keys"), "key"),
+            match(node("found", label(cls), pattern), optional=True),
+            returning(
+                alias("collect(found)", var),
+                alias(cy("collect(", case(is_null("found"), "key"), ")"), gone),
+            ),
+            binds=(var, gone),
+        )
+        return self._head_add(found, Ref(var, cls, True), lock)
 
     # -- body: locks, reads and writes, run only when nothing is missing --------------------
 
@@ -401,7 +385,7 @@ class UnitOfWork:
                 binds=(var,),
             )
         )
-        return _of(var, cls, True)
+        return Ref(var, cls, True)
 
     def as_list(self, ref: Ref) -> Ref:
         """The node(s) as a list."""
@@ -419,7 +403,7 @@ class UnitOfWork:
         var = Var(hint(cls))
         assigned = self._assign(var, stored, "=", hint(cls))
         self.add(Update(cy(create(node(var, label(cls))), "\n", assigned), (var,)))
-        return _of(var, cls, False, created=True), stored
+        return Ref(var, cls, False, created=True), stored
 
     def create_each(
         self, cls: type, rows: Sequence[Mapping[str, Any]]
@@ -430,13 +414,13 @@ class UnitOfWork:
         param, assign, _ = self.rows(cls, stored)
         self._writes = True
         self.add(create_rows(cls, cy(param), assign, var))
-        return _of(var, cls, True, created=True), stored
+        return Ref(var, cls, True, created=True), stored
 
     def merge(self, cls: type, **keys: Any) -> Ref:
         """The node of ``cls`` with ``keys`` (its whole key), made if missing."""
         var = Var(hint(cls))
         self.add(Update(merge(node(var, label(cls), self.properties(cls, keys))), (var,)))
-        return _of(var, cls, False)
+        return Ref(var, cls, False)
 
     def set(self, ref: Ref, **values: Any) -> None:
         """Set properties of the node(s)."""
@@ -517,7 +501,7 @@ class UnitOfWork:
     def compiled(self) -> Compiled:
         """The unit compiled once, to be run (and run again on a retry) as it is: the
         declaring and compiling can be done ahead, away from the write."""
-        return Compiled(self, self.compile())
+        return Compiled(self.compile(), self.raise_missing)
 
     def compile(self) -> tuple[str, dict[str, Any]]:
         """The statement and its parameters; it returns ``missing`` and the outputs.
@@ -623,18 +607,18 @@ class Prepared:
 
     ``declare(work, **values)`` declares the unit as a call would; the first
     :meth:`bind` runs it with each value a :class:`Param`, so the statement names them
-    (``$org_id``) instead of holding them. For a read of one node or one list by its
-    ids, declaring and compiling was most of the layer's own work. Only values that
-    reach the statement as match keys can be parameters; the declaration must not look
-    at them (a read declared this way does not). A not-found answer declares the unit
-    again with the call's values, so the error is the one that unit raises, naming them.
+    (``$org_id``) instead of holding them: for a read of one node or one list by its ids,
+    declaring and compiling was most of the layer's own work. Only values that reach the
+    statement as match keys can be parameters, and the declaration must not look at them.
+    A not-found answer declares the unit again with the call's values, so the error is
+    the one that unit raises, naming them.
     """
 
     def __init__(self, declare: Callable[..., Any]) -> None:
         self._declare = declare
         self._statement: tuple[str, dict[str, Any]] | None = None
 
-    def bind(self, **values: Any) -> Bound:
+    def bind(self, **values: Any) -> Compiled:
         if self._statement is None:
             work = UnitOfWork()
             self._declare(work, **{name: Param(name) for name in values})
@@ -643,49 +627,34 @@ class Prepared:
             if clashing or work._writes or work._times:
                 raise RuntimeError(f"not a read of fixed shape: {sorted(clashing)}")
             self._statement = query, params
-        return Bound(self, self._statement, values)
+        query, params = self._statement
 
-    def declared(self, **values: Any) -> UnitOfWork:
-        """The unit of work declared with the call's own values."""
-        work = UnitOfWork()
-        self._declare(work, **values)
-        return work
+        def raise_missing(missing: Sequence[Sequence[Any]]) -> None:
+            work = UnitOfWork()
+            self._declare(work, **values)
+            work.raise_missing(missing)
+
+        return Compiled((query, {**params, **values}), raise_missing)
 
 
 @dataclass(frozen=True, slots=True)
-class Bound:
-    """A :class:`Prepared` read with one call's values; run like a unit of work."""
-
-    prepared: Prepared
-    statement: tuple[str, dict[str, Any]]
-    values: dict[str, Any]
-
-    def compile(self) -> tuple[str, dict[str, Any]]:
-        query, params = self.statement
-        return query, {**params, **self.values}
-
-    def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
-        if missing:
-            self.prepared.declared(**self.values).raise_missing(missing)
-
-
-@dataclass(frozen=True)
 class Compiled:
-    """A unit of work with its statement compiled (:meth:`UnitOfWork.compiled`)."""
+    """A statement compiled once, to be run (and run again on a retry) as it is, and what
+    raises the error of the first missing thing it reports."""
 
-    work: UnitOfWork
     statement: tuple[str, dict[str, Any]]
+    errors: Callable[[Sequence[Sequence[Any]]], None]
 
     def compile(self) -> tuple[str, dict[str, Any]]:
         return self.statement
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
-        self.work.raise_missing(missing)
+        if missing:
+            self.errors(missing)
 
 
-#: What ``Graph`` runs: a unit of work (compiled or not), or a prepared read bound to a
-#: call's values.
-Statement = UnitOfWork | Compiled | Bound
+#: What ``Graph`` runs: a unit of work, compiled or not (a prepared read is bound compiled).
+Statement = UnitOfWork | Compiled
 
 
 def create_rows(cls: type, rows: Cypher, assigned: Cypher, var: Var) -> Subquery:

@@ -16,10 +16,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from pydantic import BaseModel
+
+from memora_ogm import convert
 from memora_ogm.schema.models import Memory as MemoryModel
 from memora_ogm.unit_of_work import Ref, Statement, UnitOfWork
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 Row = dict[str, Any]
 
 
@@ -123,16 +127,11 @@ class Call(Generic[T]):
     log: str = ""
 
 
-def changed(
-    node: Callable[[UnitOfWork], Ref], name: str, model: Callable[[Row], T], **values: Any
-) -> Call[T]:
-    """Set ``values`` on the node that ``node`` matches, and return it (as ``name``) as
-    ``model`` of the row: a rename."""
-    work = UnitOfWork()
-    ref = node(work)
+def changed(work: UnitOfWork, ref: Ref, name: str, model: type[M], **values: Any) -> Call[M]:
+    """Set ``values`` on the node ``ref`` and return it (as ``name``) as ``model``: a rename."""
     work.set(ref, **values)
     work.output(name, ref)
-    return Call(work, model, write=True)
+    return Call(work, convert.output(name, ref.cls, model), write=True)
 
 
 @dataclass(frozen=True)

@@ -100,12 +100,13 @@ def removed_memories(row: Mapping[str, Any]) -> Iterator[models.Memory]:
     return (convert.memory_for_vector(memory) for memory in row["memories"])
 
 
-def gone(memories: Sequence[Mapping[str, Any]]) -> Landed | None:
-    """What shows that a delete of ``memories`` (as its statement returned them) took
-    effect: the first of them is gone. None when it deleted none: it may run again."""
+def first_memory(memories: Sequence[Mapping[str, Any]], present: bool = False) -> Landed | None:
+    """What shows that a write of ``memories`` (stored properties, or as a delete returned
+    them) took effect: the first of them is there (``present``), or gone. None when there
+    are none: the write may run again."""
     if not memories:
         return None
-    return Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}, present=False)
+    return Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}, present)
 
 
 def erase(
@@ -123,7 +124,7 @@ def erase(
 
     The memories are returned as ``memories``: whole when a vector store is attached
     (``vectors``), which removes them and, should the commit fail, adds them back;
-    without one, only the first one's key, which is all :func:`gone` reads. ``days`` are
+    without one, only the first one's key, which is all :func:`first_memory` reads. ``days`` are
     further Date nodes that may lose their last link. Returns the bounded groups, with
     their limits, for :func:`memora_ogm.erasure_plans.room`.
     """
@@ -181,7 +182,7 @@ def batches(
             last(changes)
 
     def landed(row: Row) -> Landed | None:
-        return top if row[FINISHED] and top is not None else gone(row["memories"])
+        return top if row[FINISHED] and top is not None else first_memory(row["memories"])
 
     def carried(row: Row) -> dict[str, Any]:
         if TAILS not in work.params:

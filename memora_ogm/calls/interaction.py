@@ -10,7 +10,7 @@ Every input is validated before anything is written.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as fields_of
 from datetime import datetime
@@ -30,10 +30,10 @@ from memora_ogm._async.nodes import (
 from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
 from memora_ogm.calls.erasure import (
     FINISHED,
-    MEMORY_ID_NAMES,
     Erasure,
     batches,
     erase,
+    first_memory,
     per_batch,
     user_collection_batch,
 )
@@ -44,9 +44,7 @@ from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound
 from memora_ogm.projection import reading
 from memora_ogm.properties import day_of, storable
 from memora_ogm.schema import models
-from memora_ogm.schema.storage import (
-    MemoriesAndInteraction,
-)
+from memora_ogm.schema.storage import MemoriesAndInteraction
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import (
     MAX_NAME_LENGTH,
@@ -322,13 +320,20 @@ def _memories(
     return memories
 
 
-def _adding(memories: list[dict[str, Any]]) -> Callable[[Row, VectorChanges], None]:
-    """Records the new ``memories`` (stored properties) as added to the vector store."""
+def _written(
+    work: UnitOfWork,
+    id_and_date: tuple[str, datetime],
+    memories: list[dict[str, Any]],
+    landed: Landed | None,
+    log: str,
+) -> Call[tuple[str, datetime]]:
+    """A save's or an update's call: it returns the interaction's id and date, and adds
+    its new ``memories`` (stored properties) to the vector store."""
 
     def record(_: Row, changes: VectorChanges) -> None:
         changes.add(convert.memory_for_vector(memory) for memory in memories)
 
-    return record
+    return Call(work, lambda _: id_and_date, write=True, vectors=record, landed=landed, log=log)
 
 
 def _chain(work: UnitOfWork, interactions: Ref) -> Ref:
@@ -379,14 +384,8 @@ def save_interaction_with_memories(
     memories = _memories(work, interaction, chain, owner, data, keys, collection)
     interaction_id = props["interaction_id"]
     key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
-    return Call(
-        work,
-        lambda _: (interaction_id, when),
-        write=True,
-        vectors=_adding(memories),
-        landed=Landed(Interaction, key),
-        log=f"saved interaction {interaction_id} of user {user_id}",
-    )
+    log = f"saved interaction {interaction_id} of user {user_id}"
+    return _written(work, (interaction_id, when), memories, Landed(Interaction, key), log)
 
 
 def update_interaction_and_memories(
@@ -424,18 +423,8 @@ def update_interaction_and_memories(
     chain = work.concat(kept, created)
     link_chains(work, interaction, chain, [len(data.interaction)])
     memories = _memories(work, interaction, chain, owner, data, {**key, "agent_id": agent_id})
-    # Its first new memory shows it landed; without one, it may run again.
-    landed = (
-        Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}) if memories else None
-    )
-    return Call(
-        work,
-        lambda _: (interaction_id, when),
-        write=True,
-        vectors=_adding(memories),
-        landed=landed,
-        log=f"updated interaction {interaction_id} of user {user_id}",
-    )
+    log = f"updated interaction {interaction_id} of user {user_id}"
+    return _written(work, (interaction_id, when), memories, first_memory(memories, True), log)
 
 
 def get_interaction(
@@ -452,25 +441,22 @@ def get_interaction(
     check_flag("with_memories", with_memories)
     if not with_memories:
         work = UnitOfWork()
+        key: dict[str, Any] = {
+            "org_id": org_id,
+            "user_id": user_id,
+            "interaction_id": interaction_id,
+        }
         interaction = work.match(
-            Interaction,
-            lambda: InteractionNotFound(org_id, user_id, interaction_id),
-            org_id=org_id,
-            user_id=user_id,
-            interaction_id=interaction_id,
+            Interaction, lambda: InteractionNotFound(org_id, user_id, interaction_id), **key
         )
         work.output("interaction", interaction)
         if with_messages:
             work.output("messages", _chain(work, interaction))
 
         def bare(row: Row) -> models.Interaction:
-            message = reading(MessageBlock)
-            return convert.interaction(
-                row["interaction"],
-                [convert.message_block(m, message) for m in row.get("messages") or []],
-                [],
-                reading(Interaction),
-            )
+            messages = row.get("messages") or []
+            node, message = reading(Interaction), reading(MessageBlock)
+            return convert.interaction(row["interaction"], messages, [], node, message)
 
         return Call(work, bare)
     reads = Reads.of(apoc)

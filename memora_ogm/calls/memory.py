@@ -67,11 +67,9 @@ class Reads:
 
     def interaction_of(self, details: Mapping[str, Any]) -> models.Interaction:
         """An interaction map of :mod:`memora_ogm.queries` as the return model."""
+        memories = [self.memory_of(memory) for memory in details["memories"]]
         return convert.interaction(
-            details,
-            [convert.message_block(message, self.message) for message in details["messages"]],
-            [self.memory_of(memory) for memory in details["memories"]],
-            self.interaction,
+            details, details["messages"], memories, self.interaction, self.message
         )
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from memora_ogm import convert
 from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, Org, User
-from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges, changed
+from memora_ogm.calls import Batches, Call, Landed, VectorChanges, changed
 from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
 from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import OrganizationNotFound
-from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
@@ -38,29 +37,20 @@ def create_organization(org_name: str) -> Call[models.Organization]:
     )
 
 
-def _organization(row: Row) -> models.Organization:
-    return convert.organization(row["org"], reading(Org))
-
-
 def get_organization(org_id: str) -> Call[models.Organization]:
     check_ids(TypeError, org_id=org_id)
-    return Call(ORGANIZATION.bind(org_id=org_id), _organization)
+    return Call(ORGANIZATION.bind(org_id=org_id), convert.output("org", Org, models.Organization))
 
 
 def get_all_organizations() -> Call[list[models.Organization]]:
-    def organizations(row: Row) -> list[models.Organization]:
-        node = reading(Org)
-        return [convert.organization(org, node) for org in row["orgs"]]
-
-    return Call(ORGANIZATIONS.bind(), organizations)
+    return Call(ORGANIZATIONS.bind(), convert.outputs("orgs", Org, models.Organization))
 
 
 def update_organization(org_id: str, new_org_name: str) -> Call[models.Organization]:
     check_ids(org_id=org_id)
     check_name("new_org_name", new_org_name)
-    return changed(
-        lambda work: match_org(work, org_id), "org", _organization, org_name=new_org_name
-    )
+    work = UnitOfWork()
+    return changed(work, match_org(work, org_id), "org", models.Organization, org_name=new_org_name)
 
 
 def delete_organization(erasure: Erasure, org_id: str) -> Batches:

@@ -12,12 +12,11 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges, changed
+from memora_ogm.calls import Batches, Call, Landed, VectorChanges, changed
 from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
 from memora_ogm.calls.organization import match_org
 from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import UserNotFound
-from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
@@ -35,10 +34,6 @@ ORG_USERS = Prepared(
 )
 
 
-def _user(row: Row) -> models.User:
-    return convert.user(row["user"], reading(User))
-
-
 def create_user(org_id: str, user_name: str) -> Call[models.User]:
     """One statement; it locks the organisation, which its deletion locks last."""
     check_ids(org_id=org_id)
@@ -52,7 +47,7 @@ def create_user(org_id: str, user_name: str) -> Call[models.User]:
     work.link(User.has_memories, user, work.create(MemoryCollection, **owned)[0])
     return Call(
         work,
-        lambda _: convert.user(props, User),
+        lambda _: convert.read(User, models.User, props),
         write=True,
         landed=Landed(User, owned),
         log=f"created user {props['user_id']}",
@@ -61,25 +56,22 @@ def create_user(org_id: str, user_name: str) -> Call[models.User]:
 
 def get_user(org_id: str, user_id: str) -> Call[models.User]:
     check_ids(org_id=org_id, user_id=user_id)
-    return Call(USER.bind(org_id=org_id, user_id=user_id), _user)
+    return Call(
+        USER.bind(org_id=org_id, user_id=user_id), convert.output("user", User, models.User)
+    )
 
 
 def get_all_org_users(org_id: str) -> Call[list[models.User]]:
     check_ids(org_id=org_id)
-
-    def users(row: Row) -> list[models.User]:
-        node = reading(User)
-        return [convert.user(user, node) for user in row["users"]]
-
-    return Call(ORG_USERS.bind(org_id=org_id), users)
+    return Call(ORG_USERS.bind(org_id=org_id), convert.outputs("users", User, models.User))
 
 
 def update_user(org_id: str, user_id: str, new_user_name: str) -> Call[models.User]:
     check_ids(org_id=org_id, user_id=user_id)
     check_name("new_user_name", new_user_name)
-    return changed(
-        lambda work: match_user(work, org_id, user_id), "user", _user, user_name=new_user_name
-    )
+    work = UnitOfWork()
+    user = match_user(work, org_id, user_id)
+    return changed(work, user, "user", models.User, user_name=new_user_name)
 
 
 def delete_user(erasure: Erasure, org_id: str, user_id: str) -> Batches:
