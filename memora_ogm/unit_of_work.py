@@ -47,7 +47,6 @@ from memora_ogm.plan import (
     Var,
     alias,
     assign,
-    both,
     call,
     case,
     collect,
@@ -63,6 +62,7 @@ from memora_ogm.plan import (
     hop,
     is_null,
     items,
+    join,
     match,
     merge,
     node,
@@ -93,19 +93,16 @@ class Ref:
 
     @property
     def items(self) -> Var | Cypher:
-        """The Cypher list of the node(s)."""
         return self.expression if self.many else cy("[", self.expression, "]")
 
 
 class UnitOfWork:
-    """A builder of one statement's plan (see the module docstring); no I/O.
+    """A builder of one statement's plan (see the module docstring).
 
-    ``batched`` marks a statement run batch after batch while it changes the graph a
-    lot (an erasure, an import, a migration): its statement keeps the server's cached
-    plan (``CYPHER replan=skip``). Each batch moves the label counts, and once they
-    drift far enough the server plans the statement again, every ten seconds at most;
-    for these long statements that costs a second or more each time, while their plans,
-    anchored on the key indexes, come out the same.
+    ``batched`` marks a statement run batch after batch while it changes the graph a lot
+    (an erasure, an import, a migration): it keeps the server's cached plan (``CYPHER
+    replan=skip``). The label counts a batch moves would make the server plan it again,
+    at a second or more each time, to the same plan anchored on the key indexes.
     """
 
     def __init__(self, *, batched: bool = False) -> None:
@@ -117,8 +114,9 @@ class UnitOfWork:
         self._body: list[Clause] = []
         self._writes = False
         self._outputs: list[tuple[Var, str]] = []
-        self._times: list[datetime] = []
-        self._time_index: dict[tuple[datetime, Any], int] = {}
+        #: Each distinct datetime (the same instant in another zone is another one) by its
+        #: index in the statement's ``$times``: a call stamps many nodes with one time.
+        self._times: dict[tuple[datetime, Any], int] = {}
 
     # -- the extension points of domain modules ----------------------------------------
 
@@ -129,7 +127,6 @@ class UnitOfWork:
         self._body.append(clause)
 
     def bind(self, cls: type, value: Cypher, many: bool = True, created: bool = False) -> Ref:
-        """The node(s) of ``cls`` that ``value`` computes, bound to a variable."""
         var = Var(hint(cls, many))
         self.add(Bind(var, value))
         return Ref(var, cls, many, created)
@@ -160,21 +157,10 @@ class UnitOfWork:
         self._outputs.append((var, name))
         return var
 
-    # -- values -------------------------------------------------------------------------
-
     def _time(self, value: datetime) -> int:
-        """The index of ``value`` in the statement's ``$times``, one entry per distinct
-        datetime (the same instant in another zone is another datetime): a call stamps
-        many nodes with one time, sent once."""
-        key = (value, value.tzinfo)
-        index = self._time_index.get(key)
-        if index is None:
-            index = self._time_index[key] = len(self._times)
-            self._times.append(value)
-        return index
+        return self._times.setdefault((value, value.tzinfo), len(self._times))
 
     def _value(self, value: Any, name: str) -> str:
-        """A parameter holding ``value`` (a datetime: its entry of ``$times``)."""
         if isinstance(value, datetime):
             return expand(f"$times[{self._time(value)}]").render({})
         return self.param(value, name)
@@ -219,7 +205,6 @@ class UnitOfWork:
         return self.param(rows, hint(cls, many=True)), cy(items(assigned)), ".p"
 
     def _values(self, cls: type, keys: Mapping[str, Any]) -> dict[str, str]:
-        """``keys`` deflated, by stored name, each as its parameter (``$name``)."""
         stored = node_properties(cls, keys, defaults=False)
         return {name: self._value(value, name) for name, value in stored.items()}
 
@@ -301,16 +286,12 @@ class UnitOfWork:
     # -- body: locks, reads and writes, run only when nothing is missing --------------------
 
     def lock(self, ref: Ref) -> None:
-        """Take the write lock of the node(s) until the transaction ends.
+        """Take the write lock of the node(s) until the transaction ends: first in the body
+        for matched nodes, else where declared.
 
-        The locks of matched nodes come first in the body; a lock taken later in the
-        body (of nodes found there) comes where it is declared.
-
-        The lock is taken by setting a label the node has already: the server takes the
-        node's write lock before it finds the label there, and writes nothing, so the
-        commit has nothing to apply for it (a property set and removed again would make
-        each locked node a write of its commit). ``tests/test_unit_of_work.py`` holds a
-        second writer off with it.
+        It sets a label the node has already: the server takes the node's write lock
+        before it finds the label there and writes nothing, so the commit has nothing to
+        apply for it (unlike a property set and removed again).
         """
         self._writes = True
         clause = Update(foreach("node", ref.items, set_label("node", label(ref.cls))))
@@ -319,14 +300,9 @@ class UnitOfWork:
     def nodes(
         self, cls: type, limit: int | None = None, *, order_by: Sequence[str] = (), **keys: Any
     ) -> Ref:
-        """Every node of ``cls`` with the property values ``keys`` (e.g. all of one user),
-        or at most ``limit`` of them: the first ones in ``order_by`` order when given (the
-        oldest users of an organisation: ``order_by=("created_at", "user_id")``).
-
-        When ``keys`` are a part of the class's key, the rest of the key must exist too
-        (as it does for every keyed node): the planner then seeks the key's index by its
-        prefix instead of scanning the label.
-        """
+        """Every node of ``cls`` with the property values ``keys``, or at most ``limit`` of
+        them: the first ones in ``order_by`` order when given. When ``keys`` are a part of
+        the class's key, the rest of it must exist too (:func:`_rest_of_key`)."""
         values = self._values(cls, keys)
         found = match(
             node("node", label(cls), properties(values)), *_rest_of_key(cls, values, "node")
@@ -337,10 +313,8 @@ class UnitOfWork:
         return self.bind(cls, collect(found, returning("node", order_by=by, limit=top)))
 
     def count(self, cls: type, *, having: Any | None = None, **keys: Any) -> Cypher:
-        """The number of nodes of ``cls`` with the property values ``keys`` (found as
-        :meth:`nodes` finds them), of those with a relationship along ``having`` when
-        given (memories a newer one superseded: ``having=Memory.contrary_update``): a
-        value for :meth:`output_value`."""
+        """The number of nodes :meth:`nodes` finds, of those with a relationship along
+        ``having`` when given: a value for :meth:`output_value`."""
         return count_nodes(cls, self._values(cls, keys), having)
 
     def reachable(
@@ -353,14 +327,10 @@ class UnitOfWork:
         descending: bool = False,
         limit: int | None = None,
     ) -> Ref:
-        """The nodes one hop along ``rel`` from ``start``'s node(s), then ``then_repeat`` 0+ times.
-
-        ``reachable(interaction, Interaction.first_message, MessageBlock.is_next,
-        "msg_position")`` is an interaction's chain in order. Nodes a concurrent delete
-        left without properties are skipped. With ``limit``, at most that many: the
-        first ones in order, or (unordered) the first found, so a hub such as a
-        collection is only expanded as far as a batch needs.
-        """
+        """The nodes one hop along ``rel`` from ``start``'s node(s), then ``then_repeat`` 0+
+        times, skipping those a concurrent delete left without properties. With ``limit``,
+        at most that many (the first in order, or the first found: a hub is only expanded
+        as far as a batch needs)."""
         cls = target_class(then_repeat if then_repeat is not None else rel)
         found = match(
             path(node("start"), rel, then_repeat, node("node", label(cls))), present(cls, "node")
@@ -388,7 +358,6 @@ class UnitOfWork:
         return Ref(var, cls, True)
 
     def as_list(self, ref: Ref) -> Ref:
-        """The node(s) as a list."""
         return Ref(ref.items, ref.cls, True, ref.created)
 
     def concat(self, first: Ref, second: Ref) -> Ref:
@@ -412,8 +381,7 @@ class UnitOfWork:
         stored = [node_properties(cls, row) for row in rows]
         var = Var(hint(cls, many=True))
         param, assign, _ = self.rows(cls, stored)
-        self._writes = True
-        self.add(create_rows(cls, cy(param), assign, var))
+        self.add(create_rows(cls, cy(param), assign, var), writes=True)
         return Ref(var, cls, True, created=True), stored
 
     def merge(self, cls: type, **keys: Any) -> Ref:
@@ -423,7 +391,6 @@ class UnitOfWork:
         return Ref(var, cls, False)
 
     def set(self, ref: Ref, **values: Any) -> None:
-        """Set properties of the node(s)."""
         stored = node_properties(ref.cls, values, defaults=False)
         assigned = self._assign("node", stored, "+=", f"{hint(ref.cls)}_changes")
         self.add(Update(foreach("node", ref.items, assigned)))
@@ -456,23 +423,22 @@ class UnitOfWork:
             self.add(Update(foreach("node", nodes, write(between(a, rel, b)))))
             return
         param = self.param([list(pair) for pair in pairs], relation_name(rel))
-        self._writes = True
         self.add(
             call(
                 unwind(param, "pair"),
                 with_(cy(source.items, "[pair[0]] AS a"), cy(target.items, "[pair[1]] AS b")),
                 _pair_link(write, rel),
-            )
+            ),
+            writes=True,
         )
 
     def delete(self, ref: Ref) -> None:
-        """Detach and delete the node(s)."""
         self.add(Update(foreach("node", ref.items, delete("node"))))
 
     def delete_emptied(self, ref: Ref, rels: Sequence[Any]) -> None:
         """Detach and delete those of the node(s) that have no relationship along any of
         ``rels`` any more (an interaction whose messages and memories are gone)."""
-        left = both((exists(path(node("n"), rel)) for rel in rels), "OR")
+        left = join(" OR ", (exists(path(node("n"), rel)) for rel in rels))
         emptied = each("n", ref.items, condition=cy("NOT (", left, ")"))
         self.add(Update(foreach("node", emptied, delete("node"))))
 
@@ -483,9 +449,8 @@ class UnitOfWork:
         self.add(Update(foreach("node", unlinked, delete("node", detach=False))))
 
     def output(self, name: str, ref: Ref, **added: Callable[[str | Var], Cypher]) -> None:
-        """Return the properties of the node(s) as ``name`` (read where this is called), as
-        the class the reads go through projects them (:mod:`memora_ogm.projection`); each
-        node's map adds, per name of ``added``, the value it makes for the node."""
+        """Return the properties of the node(s) as ``name``, as the class the reads go
+        through projects them; each node's map adds, per name of ``added``, its value."""
         fields = projection(reading(ref.cls))
         if ref.many:
             entries = {key: make("node") for key, make in added.items()}
@@ -499,18 +464,12 @@ class UnitOfWork:
     # -- the statement --------------------------------------------------------------------
 
     def compiled(self) -> Compiled:
-        """The unit compiled once, to be run (and run again on a retry) as it is: the
-        declaring and compiling can be done ahead, away from the write."""
+        """The unit compiled ahead, away from the write."""
         return Compiled(self.compile(), self.raise_missing)
 
     def compile(self) -> tuple[str, dict[str, Any]]:
-        """The statement and its parameters; it returns ``missing`` and the outputs.
-
-        ``missing`` lists ``[check number, key]`` for each missing thing (the key is null
-        for a single node). A write computes it first and runs its body only when it is
-        empty; a read is its matches and one RETURN, which computes it and projects the
-        outputs declared last.
-        """
+        """The statement and its parameters. It returns the outputs and ``missing``:
+        ``[check number, key]`` for each missing thing (the key is null for a single node)."""
         missing = (
             cy(items([check for check, _ in self._checks], " +")) if self._checks else cy("[]")
         )
@@ -522,7 +481,7 @@ class UnitOfWork:
             writes=self._writes,
             keep_plan=self.batched,
         )
-        return query, {**self.params, "times": [sent_form(t) for t in self._times]}
+        return query, {**self.params, "times": [sent_form(time) for time, _ in self._times]}
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
         """Raise the error of the first missing thing the statement reported, if any."""
@@ -562,14 +521,13 @@ class UnitOfWork:
 
 @functools.cache
 def _pair_link(write: Callable[[Piece], Cypher], rel: Any) -> Cypher:
-    """``CREATE (a)-[:KIND]->(b)`` (or ``MERGE``): how :meth:`UnitOfWork.link` links
-    each pair along ``rel``, spelled once."""
+    """How :meth:`UnitOfWork.link` links each pair along ``rel``, spelled once."""
     return write(between("a", rel, "b"))
 
 
 @functools.cache
 def _created(cls: type) -> Cypher:
-    """``CREATE (node:Label)``: a node of ``cls`` made by a subquery, spelled once."""
+    """A node of ``cls`` made by a subquery, spelled once."""
     return create(node("node", label(cls)))
 
 
