@@ -1,11 +1,8 @@
 """Memories: reads with placeholders resolved, contrary-update history, deletes.
 
-Reads run the memory queries of :mod:`memora_ogm.queries`; their placeholders are
-resolved on the server with APOC, or here with :mod:`memora_ogm.placeholders`
-when the server has no APOC (the facade asks ``graph.has_apoc()``; tests force the
-fallback with ``graph.use_apoc = False``). Deletes are units of work on the node classes
-that take the memories out of the associated vector store in the same transaction;
-deleting all of a user's memories runs in bounded batches (:mod:`memora_ogm.calls.erasure`).
+Reads run the memory queries of :mod:`memora_ogm.queries`, resolving placeholders on the
+server with APOC, or here with :mod:`memora_ogm.placeholders` (``graph.use_apoc``).
+Deletes take the memories out of the vector store in the same transaction.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm.calls import Batches, Call, Landed, VectorChanges, changed
+from memora_ogm.calls import Batches, Call, Landed, changed
 from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
 from memora_ogm.calls.organization import match_org
 from memora_ogm.erasure_plans import delete_when, room
@@ -76,19 +76,12 @@ def update_user(org_id: str, user_id: str, new_user_name: str) -> Call[models.Us
 
 def delete_user(erasure: Erasure, org_id: str, user_id: str) -> Batches:
     """Delete the user with its collections, interactions, messages, memories and dates,
-    in bounded batches (see :mod:`memora_ogm.calls.erasure`).
+    in bounded batches (see :mod:`memora_ogm.calls.erasure`); its agents stay with the
+    organisation, and the last batch purges what the vector store still holds for it.
 
-    User-specific agents stay with the organisation. Each batch locks the user and its
-    collections first, which every write of the user links to: writes under way finish
-    before it reads what to delete, and later ones find no user once it is gone. The
-    user goes in the last batch, with its collections and the last of its nodes, so
-    while anything of it is left the user is there: an interrupted call leaves a user
-    with fewer interactions and memories, and calling it again finishes (once the user
-    is gone, nothing of it is left and a further call raises ``UserNotFound``).
-
-    All or nothing holds per batch: each batch's graph deletes and the removal of its
-    memories from the vector store commit together, or neither does; the last one also
-    purges what the vector store still holds for the user.
+    Each batch locks the user and its collections first, which every write of the user
+    links to: writes under way finish before it reads what to delete, later ones find no
+    user. The user goes in the last batch, so while anything of it is left it is there.
     """
     check_ids(org_id=org_id, user_id=user_id)
     size = erasure.size
@@ -111,7 +104,9 @@ def delete_user(erasure: Erasure, org_id: str, user_id: str) -> Batches:
     for ref in (user, *collections):
         delete_when(work, ref, finished)
 
-    def purge(changes: VectorChanges) -> None:
-        changes.purge_user(org_id, user_id)
-
-    return batches(work, purge, Landed(User, owned, present=False), f"deleted user {user_id}")
+    return batches(
+        work,
+        lambda changes: changes.purge_user(org_id, user_id),
+        Landed(User, owned, present=False),
+        f"deleted user {user_id}",
+    )
