@@ -1,13 +1,10 @@
 """Facade calls declared apart from running them: what a call sends, and what it means.
 
 Each public method of the facade is a short function here (a module per domain) that
-checks its arguments and declares a :class:`Call`: its statement over the node classes,
-the mapping of the statement's answer to the return model, what the call changes in the
-vector store, and what shows that it took effect when its commit goes unanswered. An
-erasure declares :class:`Batches`, one statement run until it finishes. The declarations
-do no I/O, so both twins share them and ``tests/test_compile.py`` compiles every one of
-them without a server; ``Graph.execute`` and ``Graph.execute_batches`` (one door per
-twin) run them.
+checks its arguments and declares a :class:`Call` (or, for an erasure, :class:`Batches`):
+its statement, the mapping of its answer to the return model, its vector changes, and
+what shows that it took effect when its commit goes unanswered. No I/O: both twins share
+them, ``tests/test_compile.py`` compiles them without a server, ``Graph`` runs them.
 """
 
 from __future__ import annotations
@@ -28,12 +25,10 @@ Row = dict[str, Any]
 
 
 class VectorChanges:
-    """The memories one write transaction adds to and removes from the vector store.
-
-    ``removed`` holds the memories as they were, so that a failed commit can put
-    them back; a purge also clears whatever else the store holds for that user or
-    organisation. Without a vector store (``tracked`` false) nothing is recorded, and
-    the memories given are never built.
+    """The memories one write transaction adds to and removes from the vector store
+    (``removed`` as they were, for a failed commit to put back); a purge clears all the
+    store holds for a user or organisation. Untracked (no vector store), nothing is
+    recorded and the memories given are never built.
     """
 
     def __init__(self, tracked: bool = True) -> None:
@@ -65,12 +60,9 @@ class VectorChanges:
 
 @dataclass(frozen=True)
 class Landed:
-    """What shows that a write took effect when its commit went unanswered: the node of
-    ``cls`` with ``keys`` exists (``present``), or no longer does (a delete).
-
-    One node is enough, since a transaction commits whole or not at all: the node the
-    write creates with an id of its own, or the one it deletes.
-    """
+    """What shows that a write took effect when its commit went unanswered (it commits
+    whole or not at all): the node of ``cls`` with ``keys`` exists (``present``), or no
+    longer does (a delete)."""
 
     cls: type
     keys: Mapping[str, Any]
