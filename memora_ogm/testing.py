@@ -1,32 +1,8 @@
-"""pytest plugin: a real Neo4j for the whole test session, wired to neomodel.
-
-Installing memora-ogm registers this module as a pytest plugin (entry point
-``pytest11``), so these fixtures are available in any project that has it:
-
-``neo4j_connection`` (session)
-    a :class:`~memora_ogm.server.Neo4jConnection` from the selection chain
-    (``NEO4J_URI`` & co., else Docker, else the embedded Maven-built server);
-    whatever was started is stopped when the session ends.
-``neo4j_driver`` (session)
-    a sync ``neo4j.Driver`` on it, for direct assertion queries.
-``neomodel_db`` (session)
-    ``neomodel.db`` connected to it (sync OGM code).
-``neomodel_adb`` (session, async, session event loop)
-    ``neomodel.adb`` connected to it (async OGM code). Tests that use it must
-    run on the session event loop too (``asyncio_default_test_loop_scope =
-    "session"`` or ``@pytest.mark.asyncio(loop_scope="session")``). Needs
-    pytest-asyncio (the ``test`` extra).
-``clean_neo4j`` (function, opt-in)
-    deletes every node and relationship before the test, in batches, keeping
-    constraints and indexes; returns the ``neo4j_driver``.
-``second_neo4j_connection`` (session, opt-in)
-    another, independent Neo4j server, for tests of several servers in one process
-    (isolation, moves):
-    ``NEO4J_SECOND_URI`` & co. (``_USERNAME``, ``_PASSWORD``, ``_DATABASE``) when set,
-    else the same chain as ``neo4j_connection`` (Docker, else the embedded server,
-    started small: 512 MB heap, 256 MB page cache); stopped when the session ends.
-``second_neo4j_driver`` (session, opt-in)
-    a sync ``neo4j.Driver`` on the second server.
+"""pytest plugin (entry point ``pytest11``): a real Neo4j for the whole test session,
+wired to neomodel, for any project that installs memora-ogm. Its fixtures
+(``neo4j_connection``, ``neo4j_driver``, ``neomodel_db``, ``neomodel_adb``,
+``clean_neo4j``, ``second_neo4j_connection``, ``second_neo4j_driver``) are described in
+``docs/usage.md``; whatever a fixture started is stopped when the session ends.
 """
 
 from __future__ import annotations
