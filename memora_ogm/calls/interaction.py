@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from dataclasses import fields as fields_of
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from memora_ogm import convert, queries
 from memora_ogm._async.nodes import (
@@ -107,17 +106,12 @@ _DATA_FIELDS = ("interaction", "interaction_date", "memories", "contrary_memorie
 
 @dataclass(frozen=True, slots=True)
 class CheckedMemory:
-    """A memory to store, as checked: its text and its distinct source positions."""
+    """A memory to store, as checked: its text, its distinct source positions, and for a
+    contrary memory the id of the memory it supersedes."""
 
     memory: str
     source_msg_block_pos: list[int]
-
-
-@dataclass(frozen=True, slots=True)
-class CheckedContrary(CheckedMemory):
-    """A contrary memory, as checked, with the id of the memory it supersedes."""
-
-    existing_contrary_memory_id: str
+    existing_contrary_memory_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,20 +121,17 @@ class CheckedWrite:
     interaction: list[dict[str, str]]
     interaction_date: datetime
     memories: list[CheckedMemory]
-    contrary_memories: list[CheckedContrary]
+    contrary_memories: list[CheckedMemory]
 
 
-M = TypeVar("M", bound=CheckedMemory)
-
-
-def _memory_fields(
-    name: str, kind: str, value: Any, checked_as: type[M], message_count: int
-) -> list[M]:
+def _memory_fields(name: str, kind: str, value: Any, message_count: int) -> list[CheckedMemory]:
     """Each memory in ``value`` (a list of ``kind`` objects), checked."""
     if not _sequence(value):
         raise ValueError(f"`{name}` must be a list of {kind} objects.")
-    names = tuple(field.name for field in fields_of(checked_as))
-    checked: list[M] = []
+    names: tuple[str, ...] = ("memory", "source_msg_block_pos")
+    if name == "contrary_memories":
+        names += ("existing_contrary_memory_id",)
+    checked: list[CheckedMemory] = []
     for memory in value:
         fields = _fields(memory, names)
         if fields is None:
@@ -151,7 +142,7 @@ def _memory_fields(
         )
         if "existing_contrary_memory_id" in fields:
             check_memory_id("existing_contrary_memory_id", fields["existing_contrary_memory_id"])
-        checked.append(checked_as(**fields))
+        checked.append(CheckedMemory(**fields))
     return checked
 
 
@@ -174,13 +165,9 @@ def check_memories_and_interaction(value: Any) -> CheckedWrite:
         raise ValueError("`interaction_date` must be a datetime.")
     when = storable(fields["interaction_date"])
     count = len(messages)
-    memories = _memory_fields("memories", "MemoryToStore", fields["memories"], CheckedMemory, count)
+    memories = _memory_fields("memories", "MemoryToStore", fields["memories"], count)
     contrary = _memory_fields(
-        "contrary_memories",
-        "ContraryMemoryToStore",
-        fields["contrary_memories"],
-        CheckedContrary,
-        count,
+        "contrary_memories", "ContraryMemoryToStore", fields["contrary_memories"], count
     )
     return CheckedWrite(messages, when, memories, contrary)
 
@@ -198,7 +185,7 @@ def _owner(
     org_id, user_id, agent_id = ids
     work.match(Agent, lambda: AgentNotFound(org_id, agent_id), org_id=org_id, agent_id=agent_id)
     collection = work.match_related(user, User.has_memories, lambda: UserNotFound(org_id, user_id))
-    wanted = sorted({memory.existing_contrary_memory_id for memory in data.contrary_memories})
+    wanted = sorted({str(memory.existing_contrary_memory_id) for memory in data.contrary_memories})
     superseded = (
         work.match_each(
             Memory,
@@ -296,7 +283,7 @@ def _memories(
         pairs = [
             (wanted.index(memory.existing_contrary_memory_id), n)
             for n, memory in enumerate(checked)
-            if isinstance(memory, CheckedContrary)
+            if memory.existing_contrary_memory_id is not None
         ]
         work.link(Memory.contrary_update, superseded, nodes, pairs)
     return memories
