@@ -71,7 +71,6 @@ def chain_tails(
     stamped = cy("toString(", dot("start", stamp), ")")
 
     def last_of_chain(var: str) -> Cypher:
-        """That ``var`` has no next node: it is its chain's last one."""
         return cy("NOT ", exists(path(node(var), then)))
 
     kept = match(

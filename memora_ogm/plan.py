@@ -152,8 +152,7 @@ Piece = str | Var | Cypher | Lines
 
 
 def cy(*pieces: Piece) -> Cypher:
-    """The pieces as one :class:`Cypher`, joined without separators (adjacent text as
-    one string, a piece that is only text included as text: fewer parts to render)."""
+    """The pieces as one :class:`Cypher` (adjacent text as one part: fewer to render)."""
     if len(pieces) == 1 and type(pieces[0]) is Cypher:
         return pieces[0]
     parts: list[Piece] = []
@@ -219,16 +218,14 @@ def mapping(subject: Piece, entries: Iterable[Piece]) -> Cypher:
 
 
 def compact(value: Piece) -> Cypher:
-    """The DATETIME ``value`` as ``[epochMillis, nanosecond, timezone]`` (null stays
-    null): see ``ZonedDateTimeProperty.compact``."""
+    """See ``ZonedDateTimeProperty.compact``."""
     return _around(
         value, "CASE WHEN % IS NULL THEN null ELSE [%.epochMillis, %.nanosecond, %.timezone] END"
     )
 
 
 def expand(value: Piece) -> Cypher:
-    """The DATETIME whose sent form is ``value`` (null stays null): see
-    ``ZonedDateTimeProperty.expand``."""
+    """See ``ZonedDateTimeProperty.expand``."""
     fields = "{epochSeconds: %[0], nanosecond: %[1], timezone: %[2]}"
     return _around(value, f"CASE WHEN % IS NULL THEN null ELSE datetime({fields}) END")
 
@@ -400,9 +397,8 @@ class Bind:
 
 @dataclass(frozen=True, slots=True)
 class Output(Bind):
-    """A :class:`Bind` of a value the statement returns as ``name`` (its variable may be
-    named otherwise: a node's variable keeps the name); a read projects its last outputs
-    in its RETURN."""
+    """A :class:`Bind` of a value the statement returns as ``name``; a read projects its
+    last outputs in its RETURN."""
 
     name: str = ""
 
@@ -417,8 +413,7 @@ class Update:
 
 @dataclass(frozen=True, slots=True)
 class Subquery:
-    """``CALL (<imports>) { body }``: imports what ``body`` reads from outside, returns
-    ``binds``."""
+    """``CALL (<imports>) { body }``, importing what ``body`` reads from outside."""
 
     body: Cypher
     binds: tuple[Var, ...] = ()
@@ -529,8 +524,7 @@ def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Sco
 
 
 def render_head(clauses: Sequence[Clause], scope: Scope) -> list[str]:
-    """The lines of the head: matches and subqueries, each keeping every variable (one
-    row, which the matches only widen)."""
+    """The lines of the head: matches and subqueries, each keeping every variable."""
     lines = []
     for clause in clauses:
         if isinstance(clause, Subquery):
@@ -558,13 +552,10 @@ def statement(
     writes: bool,
     keep_plan: bool,
 ) -> str:
-    """The text of a statement: its ``head`` matches, then ``missing`` (the list of what
-    is missing) and ``body``, returning ``missing`` and the ``outputs`` by name.
-
-    A write computes ``missing`` first and runs its body only when it is empty; a read
-    is its matches and one RETURN, which computes it and projects the outputs the body
-    declares last.
-    """
+    """The text of a statement: its ``head`` matches, ``missing`` (the list of what is
+    missing) and ``body``, returning ``missing`` and the ``outputs`` by name. A write runs
+    its body only when ``missing`` is empty; a read is its matches and one RETURN, which
+    projects the outputs the body declares last."""
     lines = (_write if writes else _read)(head, missing, body, outputs)
     if keep_plan:
         lines.insert(0, KEEP_PLAN)

@@ -121,8 +121,7 @@ class UnitOfWork:
     # -- the extension points of domain modules ----------------------------------------
 
     def add(self, clause: Clause, *, writes: bool = False) -> None:
-        """Append ``clause`` to the body (an :class:`Update`, or any clause that ``writes``,
-        makes the unit a write)."""
+        """Append ``clause`` to the body (an :class:`Update` or ``writes`` make a write)."""
         self._writes = self._writes or writes or isinstance(clause, Update)
         self._body.append(clause)
 
@@ -180,11 +179,10 @@ class UnitOfWork:
         return assign(assigned)
 
     def rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, Cypher, str]:
-        """A list parameter of ``stored`` rows (named after the class), the SET items that
-        give ``node`` the properties of ``row``, and where a row keeps its plain properties
-        (``row`` plus this suffix). For a class with datetime properties, ``.p`` maps the
-        plain ones and ``.t`` indexes ``$times`` for each datetime (null where a row has
-        none); a class without is sent as the rows themselves."""
+        """A list parameter of ``stored`` rows, the SET items that give ``node`` the
+        properties of ``row``, and where a row keeps its plain properties (``row`` plus
+        this suffix): ``.p``, with ``.t`` indexing ``$times`` for each datetime, for a class
+        with datetime properties; none for a class without (the rows as they are)."""
         times = table(cls).times
         if not times:
             return self.param(stored, hint(cls, many=True)), cy("node = row"), ""
