@@ -406,13 +406,12 @@ def get_interaction(
     check_flag("with_memories", with_memories)
     if not with_memories:
         work = UnitOfWork()
-        key: dict[str, Any] = {
-            "org_id": org_id,
-            "user_id": user_id,
-            "interaction_id": interaction_id,
-        }
         interaction = work.match(
-            Interaction, lambda: InteractionNotFound(org_id, user_id, interaction_id), **key
+            Interaction,
+            lambda: InteractionNotFound(org_id, user_id, interaction_id),
+            org_id=org_id,
+            user_id=user_id,
+            interaction_id=interaction_id,
         )
         work.output("interaction", interaction)
         if with_messages:
