@@ -51,12 +51,6 @@ def storable(value: datetime) -> datetime:
     return value if type(value.tzinfo) is timezone else value.replace(tzinfo=timezone(offset))
 
 
-def day_of(value: datetime) -> date:
-    """An interaction's or a memory's day: the calendar day of the stored ``value`` in the
-    offset it is stored with, which is what the server's ``date(value)`` gives too."""
-    return storable(value).date()
-
-
 @functools.cache
 def offset_name(offset: timedelta) -> str:
     """A fixed offset as Neo4j names it: ``+05:45``, or ``-04:56:02`` with seconds."""

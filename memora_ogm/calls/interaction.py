@@ -37,7 +37,7 @@ from memora_ogm.chains import keep_common_prefix
 from memora_ogm.erasure_plans import room
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.projection import reading
-from memora_ogm.properties import day_of, storable
+from memora_ogm.properties import storable
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import MemoriesAndInteraction
 from memora_ogm.unit_of_work import Ref, UnitOfWork
@@ -274,9 +274,9 @@ def _memories(
     if interactions_in is not None:
         work.link(InteractionCollection.had_interaction, interactions_in, interaction)
     work.link(MemoryCollection.includes, memories_in, nodes)
-    day = work.merge(
-        Date, org_id=keys["org_id"], user_id=keys["user_id"], date=day_of(data.interaction_date)
-    )
+    # The day of the stored datetime in its own offset, as the server's date() gives it.
+    date = data.interaction_date.date()
+    day = work.merge(Date, org_id=keys["org_id"], user_id=keys["user_id"], date=date)
     work.link(Interaction.has_occurrence_on, interaction, day)
     work.link(Memory.date_obtained, nodes, day)
     if superseded is not None:
