@@ -14,6 +14,7 @@ from neomodel import StringProperty
 
 from memora_ogm._async.nodes import Date, MemoraNode, Memory
 from memora_ogm.calls import Batches, Call, Landed, nothing
+from memora_ogm.calls.erasure import FINISHED
 from memora_ogm.constraints import drop_index, install_node_keys
 from memora_ogm.erasure_plans import room
 from memora_ogm.mapping import between, hint, label, path
@@ -71,9 +72,6 @@ class AppliedMigration(MemoraNode):
     name = StringProperty(required=True)
     applied_at = ZonedDateTimeProperty(default_now=True)
 
-
-#: The flag a migration's batch returns when it found fewer nodes than it could take.
-FINISHED = "finished"
 
 #: The versions applied, declared and compiled once.
 APPLIED = Prepared(lambda work: work.output("applied", work.nodes(AppliedMigration)))
