@@ -21,6 +21,8 @@ def match_org(work: UnitOfWork, org_id: str, lock: bool = False) -> Ref:
 #: The fixed-shape reads, declared and compiled once (see ``Prepared``).
 ORGANIZATION = Prepared(lambda work, org_id: work.output("org", match_org(work, org_id)))
 ORGANIZATIONS = Prepared(lambda work: work.output("orgs", work.nodes(Org)))
+_organization = convert.output("org", Org, models.Organization)
+_organizations = convert.outputs("orgs", Org, models.Organization)
 
 
 def create_organization(org_name: str) -> Call[models.Organization]:
@@ -39,11 +41,11 @@ def create_organization(org_name: str) -> Call[models.Organization]:
 
 def get_organization(org_id: str) -> Call[models.Organization]:
     check_ids(TypeError, org_id=org_id)
-    return Call(ORGANIZATION.bind(org_id=org_id), convert.output("org", Org, models.Organization))
+    return Call(ORGANIZATION.bind(org_id=org_id), _organization)
 
 
 def get_all_organizations() -> Call[list[models.Organization]]:
-    return Call(ORGANIZATIONS.bind(), convert.outputs("orgs", Org, models.Organization))
+    return Call(ORGANIZATIONS.bind(), _organizations)
 
 
 def update_organization(org_id: str, new_org_name: str) -> Call[models.Organization]:

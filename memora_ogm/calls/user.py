@@ -32,6 +32,8 @@ USER = Prepared(lambda work, **ids: work.output("user", match_user(work, **ids))
 ORG_USERS = Prepared(
     lambda work, org_id: work.output("users", work.reachable(match_org(work, org_id), Org.users))
 )
+_user = convert.output("user", User, models.User)
+_users = convert.outputs("users", User, models.User)
 
 
 def create_user(org_id: str, user_name: str) -> Call[models.User]:
@@ -56,14 +58,12 @@ def create_user(org_id: str, user_name: str) -> Call[models.User]:
 
 def get_user(org_id: str, user_id: str) -> Call[models.User]:
     check_ids(org_id=org_id, user_id=user_id)
-    return Call(
-        USER.bind(org_id=org_id, user_id=user_id), convert.output("user", User, models.User)
-    )
+    return Call(USER.bind(org_id=org_id, user_id=user_id), _user)
 
 
 def get_all_org_users(org_id: str) -> Call[list[models.User]]:
     check_ids(org_id=org_id)
-    return Call(ORG_USERS.bind(org_id=org_id), convert.outputs("users", User, models.User))
+    return Call(ORG_USERS.bind(org_id=org_id), _users)
 
 
 def update_user(org_id: str, user_id: str, new_user_name: str) -> Call[models.User]:
