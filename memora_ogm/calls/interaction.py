@@ -6,6 +6,7 @@ written.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -214,10 +215,7 @@ def link_chains(
 ) -> list[int]:
     """Link ``chain``, the messages of ``interactions`` one after the other (``counts``
     of each), as their chains; returns where each interaction's messages start in it."""
-    offsets, start = [], 0
-    for count in counts:
-        offsets.append(start)
-        start += count
+    offsets = [0, *itertools.accumulate(counts)][:-1]
     work.link(
         Interaction.first_message,
         interactions,
