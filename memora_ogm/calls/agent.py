@@ -13,14 +13,15 @@ from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
 
 
-def _match_agent(work: UnitOfWork, org_id: str, agent_id: str) -> Ref:
+def match_agent(work: UnitOfWork, org_id: str, agent_id: str) -> Ref:
+    """Declare the agent ``AgentNotFound`` requires."""
     return work.match(
         Agent, lambda: AgentNotFound(org_id, agent_id), org_id=org_id, agent_id=agent_id
     )
 
 
 #: The fixed-shape reads, declared and compiled once (see ``Prepared``).
-AGENT = Prepared(lambda work, **ids: work.output("agent", _match_agent(work, **ids)))
+AGENT = Prepared(lambda work, **ids: work.output("agent", match_agent(work, **ids)))
 ORG_AGENTS = Prepared(
     lambda work, org_id: work.output(
         "agents", work.reachable(match_org(work, org_id), Org.has_agent)
@@ -77,7 +78,7 @@ def update_agent(org_id: str, agent_id: str, new_agent_label: str) -> Call[model
     check_ids(org_id=org_id, agent_id=agent_id)
     check_name("new_agent_label", new_agent_label)
     work = UnitOfWork()
-    agent = _match_agent(work, org_id, agent_id)
+    agent = match_agent(work, org_id, agent_id)
     return changed(work, agent, "agent", models.Agent, agent_label=new_agent_label)
 
 
@@ -85,6 +86,6 @@ def delete_agent(org_id: str, agent_id: str) -> Call[None]:
     """Delete the agent; its interactions and memories stay (they keep ``agent_id``)."""
     check_ids(org_id=org_id, agent_id=agent_id)
     work = UnitOfWork()
-    work.delete(_match_agent(work, org_id, agent_id))
+    work.delete(match_agent(work, org_id, agent_id))
     key = {"org_id": org_id, "agent_id": agent_id}
     return Call(work, nothing, write=True, landed=Landed(Agent, key, present=False))

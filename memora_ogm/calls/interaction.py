@@ -14,7 +14,6 @@ from typing import Any
 
 from memora_ogm import convert, queries
 from memora_ogm._async.nodes import (
-    Agent,
     Date,
     Interaction,
     InteractionCollection,
@@ -24,6 +23,7 @@ from memora_ogm._async.nodes import (
     User,
 )
 from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
+from memora_ogm.calls.agent import match_agent
 from memora_ogm.calls.erasure import (
     FINISHED,
     Erasure,
@@ -36,7 +36,7 @@ from memora_ogm.calls.erasure import (
 from memora_ogm.calls.memory import Reads, user_page
 from memora_ogm.chains import keep_common_prefix
 from memora_ogm.erasure_plans import room
-from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
+from memora_ogm.errors import InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.projection import reading
 from memora_ogm.properties import storable
 from memora_ogm.schema import models
@@ -184,21 +184,15 @@ def _owner(
     (``MemoryNotFound`` for any other id). Returns the collection, the superseded
     memories (None when there are none) and their ids in that order."""
     org_id, user_id, agent_id = ids
-    work.match(Agent, lambda: AgentNotFound(org_id, agent_id), org_id=org_id, agent_id=agent_id)
+    match_agent(work, org_id, agent_id)
     collection = work.match_related(user, User.has_memories, lambda: UserNotFound(org_id, user_id))
     wanted = sorted({str(memory.existing_contrary_memory_id) for memory in data.contrary_memories})
-    superseded = (
-        work.match_each(
-            Memory,
-            [
-                {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
-                for memory_id in wanted
-            ],
-            lambda key: MemoryNotFound(org_id, user_id, key["memory_id"]),
+    superseded = None
+    if wanted:
+        keys = [{"org_id": org_id, "user_id": user_id, "memory_id": id_} for id_ in wanted]
+        superseded = work.match_each(
+            Memory, keys, lambda key: MemoryNotFound(org_id, user_id, key["memory_id"])
         )
-        if wanted
-        else None
-    )
     return collection, superseded, wanted
 
 
