@@ -558,16 +558,13 @@ def row_properties(cls: type, key: Mapping[str, Any], source: str) -> Cypher:
 
 
 class Prepared:
-    """A read whose statement depends on which values it is given, never on the values:
-    declared and compiled once, then bound to each call's values.
+    """A read whose statement depends on which values it is given, never on the values
+    (for a read by ids, declaring and compiling was most of the layer's own work).
 
-    ``declare(work, **values)`` declares the unit as a call would; the first
-    :meth:`bind` runs it with each value a :class:`Param`, so the statement names them
-    (``$org_id``) instead of holding them: for a read of one node or one list by its ids,
-    declaring and compiling was most of the layer's own work. Only values that reach the
-    statement as match keys can be parameters, and the declaration must not look at them.
-    A not-found answer declares the unit again with the call's values, so the error is
-    the one that unit raises, naming them.
+    ``declare(work, **values)`` declares the unit as a call would; the first :meth:`bind`
+    runs it with each value a :class:`Param` (``$org_id``), so it is compiled once. The
+    values may only be match keys, never looked at. A not-found answer declares the unit
+    again with the call's values, for the error that names them.
     """
 
     def __init__(self, declare: Callable[..., Any]) -> None:
