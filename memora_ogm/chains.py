@@ -1,9 +1,5 @@
-"""An interaction's chain of messages, as a unit of work rewrites it (shared by both twins).
-
-An update makes the stored chain equal the new message list without reading it first:
-the statement itself finds the longest prefix that is unchanged, deletes the rest and
-creates the new tail. Built on the generic compiler's extension points
-(:meth:`UnitOfWork.add`, :meth:`UnitOfWork.rows`).
+"""An interaction's chain of messages, as an update rewrites it without reading it first:
+the statement finds the longest unchanged prefix, deletes the rest and creates the tail.
 """
 
 from __future__ import annotations
@@ -21,12 +17,9 @@ def keep_common_prefix(
     work: UnitOfWork, stored: Ref, rows: Sequence[Mapping[str, Any]], compared: Sequence[str]
 ) -> tuple[Ref, Ref]:
     """Make the ordered list ``stored`` hold ``rows``: keep its longest prefix whose
-    ``compared`` properties equal the rows', delete the rest, and create nodes of its
-    class for the rows after that prefix. Returns the kept nodes and the new ones.
-
-    The rows are read from their parameter where they are used, never carried in a
-    variable: the subquery creating the tail sees only where the prefix ends.
-    """
+    ``compared`` properties equal the rows', delete the rest, and create nodes for the
+    rows after it (read from their parameter, never carried in a variable). Returns the
+    kept nodes and the new ones."""
     cls = stored.cls
     spec = table(cls)
     names = [spec.deflate[field][0] for field in compared]

@@ -1,13 +1,11 @@
-"""The schema install: the uniqueness guarantees of the Memora schema, and the edition
-and constraint reads they depend on.
+"""The schema install: Memora's composite keys (neomodel's ``unique_index`` covers one
+property), and the edition and constraint reads they depend on.
 
-neomodel's ``unique_index`` covers one property; Memora's keys are composite
-(``User(org_id, user_id)`` and so on). Each node class names its key
-(``__node_key__``) and this module writes its constraint: ``NODE KEY`` on Enterprise
-Edition, composite ``IS UNIQUE`` on Community Edition, with Memora's constraint names and
-``IF NOT EXISTS`` so that it is idempotent. ``setup()`` runs :func:`install_node_keys`,
-and ``memora_ogm._async.schema`` teaches neomodel's own ``install_labels`` (and so the
-``neomodel_install_labels`` CLI) the same. No I/O; shared by both twins.
+Each node class names its key (``__node_key__``) and this module writes its constraint:
+``NODE KEY`` on Enterprise Edition, composite ``IS UNIQUE`` on Community Edition, with
+Memora's constraint names and ``IF NOT EXISTS``. ``setup()`` runs
+:func:`install_node_keys`; ``memora_ogm._async.schema`` teaches neomodel's
+``install_labels`` the same. No I/O.
 """
 
 from __future__ import annotations
@@ -19,15 +17,12 @@ from neomodel.util import escape_identifier
 from memora_ogm._async.nodes import NODE_CLASSES, MemoraNode
 from memora_ogm.calls import Call, Query, nothing
 
-#: The server's components: name, version and edition (``community`` or ``enterprise``);
-#: ``Graph.components`` runs it (the edition decides which constraints are installed).
+#: The server's components: name, version and edition (which decides the constraints).
 EDITION = """
 CALL dbms.components() YIELD name, versions, edition
 RETURN name, versions[0] AS version, edition
 """
 
-#: The names of the server's constraints; :func:`missing_constraints` compares them with
-#: the schema's.
 CONSTRAINT_NAMES = "SHOW CONSTRAINTS YIELD name RETURN name"
 
 

@@ -2,50 +2,53 @@
 
 No node object is built on the way: a row is inflated through the properties of the node
 class it was read with (:mod:`memora_ogm.projection`, compiled once per class) straight
-into its model. The callers pass that class (``reading(Org)``, looked up once per call)
-so each twin reads through its own classes.
+into its model. That class is the running twin's (:func:`~memora_ogm.projection.reading`,
+looked up once per call), so each twin reads through its own classes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from memora_ogm._async.nodes import Memory
 from memora_ogm.placeholders import resolve_placeholders
-from memora_ogm.projection import projection
+from memora_ogm.projection import projection, reading
 from memora_ogm.schema import models
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def _read(node: type, model: type[M], row: Mapping[str, Any], **given: Any) -> M:
+def read(node: type, model: type[M], row: Mapping[str, Any], **given: Any) -> M:
     """``row`` read through ``node``'s properties into ``model``, with ``given``."""
     return projection(node).model(model, row, **given)
 
 
+def output(name: str, cls: type, model: type[M]) -> Callable[[Mapping[str, Any]], M]:
+    """What reads the node a statement returns as ``name`` into ``model``."""
+    return lambda row: read(reading(cls), model, row[name])
+
+
+def outputs(name: str, cls: type, model: type[M]) -> Callable[[Mapping[str, Any]], list[M]]:
+    """What reads the list of nodes a statement returns as ``name`` into ``model``."""
+
+    def read_all(row: Mapping[str, Any]) -> list[M]:
+        fields = projection(reading(cls))
+        return [fields.model(model, node) for node in row[name]]
+
+    return read_all
+
+
 def organization(row: Mapping[str, Any], node: type) -> models.Organization:
-    return _read(node, models.Organization, row)
-
-
-def agent(row: Mapping[str, Any], node: type) -> models.Agent:
-    return _read(node, models.Agent, row)
-
-
-def user(row: Mapping[str, Any], node: type) -> models.User:
-    return _read(node, models.User, row)
-
-
-def message_block(row: Mapping[str, Any], node: type) -> models.MessageBlock:
-    return _read(node, models.MessageBlock, row)
+    return read(node, models.Organization, row)
 
 
 def memory_for_vector(row: Mapping[str, Any]) -> models.Memory:
     """A Memory's stored properties as the vector store keeps them: raw text, no sources
     (Memora's fields, which the package's class holds in both twins)."""
-    return _read(Memory, models.Memory, row)
+    return read(Memory, models.Memory, row)
 
 
 def resolved_memory(
@@ -58,16 +61,23 @@ def resolved_memory(
     if resolve_here and row["memory"] is not None:
         text = resolve_placeholders(row["memory"], row["user_name"], row["agent_label"])
         row = {**row, "memory": text}
-    sources = [message_block(source, message) for source in row["message_sources"]]
-    return _read(memory, models.Memory, row, message_sources=sources)
+    sources = _blocks(row["message_sources"], message)
+    return read(memory, models.Memory, row, message_sources=sources)
 
 
 def interaction(
     fields: Mapping[str, Any],
-    messages: list[models.MessageBlock],
+    messages: list[Mapping[str, Any]],
     memories: list[models.Memory],
     node: type,
+    message: type,
 ) -> models.Interaction:
-    """An interaction's properties (a query row) with the messages and memories read for
-    it (empty lists when they were not asked for, as Memora)."""
-    return _read(node, models.Interaction, fields, messages=messages, memories=memories)
+    """An interaction's properties (a query row) with its messages (rows read with the
+    class ``message``) and memories (empty lists when not asked for, as Memora)."""
+    blocks = _blocks(messages, message)
+    return read(node, models.Interaction, fields, messages=blocks, memories=memories)
+
+
+def _blocks(rows: list[Mapping[str, Any]], message: type) -> list[models.MessageBlock]:
+    fields = projection(message)
+    return [fields.model(models.MessageBlock, row) for row in rows]

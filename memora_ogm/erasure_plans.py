@@ -1,12 +1,7 @@
-"""The erasure's own operations on a unit of work: Memora's chains and bounded batches.
-
-A batch of an erasure (:mod:`memora_ogm.calls.erasure`) takes at most so many nodes of
-each kind; these declare what is Memora's own in it, on top of the generic compiler
-(:mod:`memora_ogm.unit_of_work`, through its extension points :meth:`UnitOfWork.add`,
-:meth:`UnitOfWork.param` and :meth:`UnitOfWork.output_value`): the tails of the
-interactions' message chains, walked back from where the batch before stopped; whether a
-batch took all that was left (:func:`room`); and the deletes that wait for that
-(:func:`delete_when`). No I/O; shared by both twins.
+"""The erasure's own operations on a unit of work (:mod:`memora_ogm.calls.erasure`): the
+tails of the interactions' message chains, walked back from where the batch before
+stopped; whether a bounded batch took all that was left (:func:`room`); and the deletes
+that wait for that (:func:`delete_when`). No I/O.
 """
 
 from __future__ import annotations
@@ -54,21 +49,19 @@ def chain_tails(
     stamp: str,
     limit: int,
     known: str,
-) -> tuple[Ref, Var]:
+) -> Ref:
     """The last nodes of the chains of ``starts`` (``first``, then ``then`` repeated),
-    ``limit`` at most, highest ``order_by`` first: a whole chain's tail before the next
-    chain's, so each chain keeps a prefix. Returns them, and the output (named
-    ``{known}_ends``) listing, per chain that keeps nodes, ``[start, new last node, its
-    order_by, start's stamp]`` (element ids, the stamp as a string).
+    ``limit`` at most, highest ``order_by`` first, a whole chain's tail before the next
+    one's. Outputs (as ``{known}_ends``), per chain that keeps nodes, ``[start, new last
+    node, its order_by, start's stamp]`` (element ids, the stamp as a string).
 
-    The parameter ``known`` maps a start's element id to that list as a statement
-    before returned it: its chain is then walked back from that node, which costs what
-    is taken rather than the chain's length, if it is still its chain's last node with
-    that ``order_by`` and the start's ``stamp`` (a property every other change of the
-    chain sets) is unchanged; otherwise the chain is walked from its start. (Element
-    ids are reused once their node is deleted: what this cannot see is a concurrent
-    erasure of the same chain deleting that node between the two statements and a new
-    last node of another chain, at the same ``order_by``, taking its id.)
+    The parameter ``known`` maps a start's element id to that list from the statement
+    before: the chain is walked back from that node (costing what is taken, not the
+    chain's length) if it is still the chain's last node with that ``order_by`` and the
+    ``stamp`` (which every other change of the chain sets) is unchanged; else from its
+    start. (Unseen: a concurrent erasure of the same chain deleting that node between
+    two batches, and a new last node of another chain at the same ``order_by`` taking
+    its reused element id.)
     """
     cls = target_class(then)
     plural = hint(cls, many=True)
@@ -78,7 +71,6 @@ def chain_tails(
     stamped = cy("toString(", dot("start", stamp), ")")
 
     def last_of_chain(var: str) -> Cypher:
-        """That ``var`` has no next node: it is its chain's last one."""
         return cy("NOT ", exists(path(node(var), then)))
 
     kept = match(
@@ -95,8 +87,8 @@ def chain_tails(
         present(cls, "found"),
         last_of_chain("found"),
     )
-    # Walked back from the last node: nearest first (a chain has one path), one more than
-    # a batch takes, so the new last node is among them.
+    # Walked back from the last node, nearest first, one more than a batch takes: the new
+    # last node is among them.
     nearest = collect(
         match(
             cy(node("node", label(cls)), arrow(then, "*0.."), node("last")), present(cls, "node")
@@ -143,7 +135,7 @@ def chain_tails(
     )
     work.add(Bind(taken, collect(unwind(quota, "t"), unwind("t", "node"), returning("node"))))
     last = cy(split, "[k][1][size(", quota, "[k])]")
-    ends = work.output_value(
+    work.output_value(
         f"{known}_ends",
         each(
             "k",
@@ -164,15 +156,14 @@ def chain_tails(
             condition=cy("size(", quota, "[k]) < size(", split, "[k][1])"),
         ),
     )
-    return Ref(cy(taken), cls, True), ends
+    return Ref(cy(taken), cls, True)
 
 
 def room(
     work: UnitOfWork, groups: Sequence[tuple[Ref, int]], name: str, given: Var | None = None
 ) -> Var:
     """Whether each of ``groups`` holds fewer nodes than its limit (and ``given`` holds):
-    a bounded batch took all that was left. Returned as ``name``; the condition for
-    :func:`delete_when`."""
+    a bounded batch took all that was left. Returned as ``name``, for :func:`delete_when`."""
     room = [
         cy("size(", group.items, f") < {work.param(limit, 'limit')}") for group, limit in groups
     ]
@@ -187,8 +178,7 @@ def delete_when(work: UnitOfWork, ref: Ref, when: Var) -> None:
 
 
 def output_first_key(work: UnitOfWork, name: str, ref: Ref, keys: Sequence[str]) -> None:
-    """Return as ``name`` a list of the ``keys`` of the first of ``ref``'s nodes (empty
-    when there are none): what shows that a batch's delete landed, without the cost of
-    returning every node it deleted."""
+    """Return as ``name`` a list of the ``keys`` of the first of ``ref``'s nodes (or none):
+    what shows that a batch's delete landed, without returning every node it deleted."""
     first = mapping("node", [f".{identifier(key)}" for key in keys])
     work.output_value(name, each("node", cy(ref.items, "[..1]"), first))

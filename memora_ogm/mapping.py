@@ -1,11 +1,7 @@
-"""The mapping from neomodel's class definitions to what a compiled statement needs.
-
-New nodes get their properties from the per-class tables the reads use too
-(:func:`memora_ogm.projection.table`), computed once from the class definitions
-(defaults such as shortuuid ids and ``default_now`` timestamps, then each property's
-``deflate``), so no node object is built and no per-instance introspection runs on the
-hot paths. Labels, relationship hops and the names a plan gives its
-variables come from the classes too.
+"""What a compiled statement needs of neomodel's class definitions: labels, relationship
+hops, variable names, and the stored properties of new nodes from the per-class tables
+(:func:`memora_ogm.projection.table`: defaults, then each property's ``deflate``), so no
+node object is built and nothing is introspected per instance on the hot paths.
 """
 
 from __future__ import annotations
@@ -31,8 +27,8 @@ class Param:
 
 def present(cls: type, name: str) -> str:
     """Cypher that holds for the node ``name`` of ``cls`` unless a concurrent delete left it
-    without properties (as a traversal can still meet it): one of the class's required
-    properties is set. One property read, where ``size(keys(node))`` reads them all."""
+    without properties: one of its required properties is set (one property read, where
+    ``size(keys(node))`` reads them all)."""
     spec = table(cls)
     if not spec.required:
         return f"size(keys({name})) > 0"
@@ -40,11 +36,9 @@ def present(cls: type, name: str) -> str:
 
 
 def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True) -> dict[str, Any]:
-    """The stored properties of a node of ``cls``: defaults filled in, each value deflated.
-
-    ``None`` is not stored (as neomodel); an unknown name is a programming error. Only
-    the given values, defaults and required names are visited, not every property.
-    """
+    """The stored properties of a node of ``cls``: defaults filled in, each value deflated,
+    ``None`` not stored (as neomodel); only the given values, defaults and required names
+    are visited."""
     spec = table(cls)
     stored: dict[str, Any] = {}
     for name, value in values.items():
@@ -93,8 +87,7 @@ def path(start: Piece, rel: Any, then: Any | None = None, end: Piece = "()") -> 
 
 
 def between(start: Piece, rel: Any, end: Piece) -> Cypher:
-    """``(start)-[:KIND]->(end)``: the nodes ``start`` and ``end`` one hop along ``rel``
-    (a link's pattern, spelled with one :func:`~memora_ogm.plan.cy`)."""
+    """``(start)-[:KIND]->(end)``: a link's pattern."""
     return cy("(", start, ")", arrow(rel), "(", end, ")")
 
 
@@ -105,7 +98,6 @@ def relation_name(rel: Any) -> str:
 
 @functools.cache
 def label(cls: type) -> str:
-    """The label of ``cls`` as Cypher reads it."""
     return identifier(table(cls).label)
 
 

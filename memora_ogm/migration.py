@@ -1,26 +1,23 @@
 """Migrations: what one is (a version, a name, operations), and their calls.
 
-Migrations are declared as data (see the repository's ``migrations/`` folder, installed
-as ``memora_ogm.migrations``); the interface applies them in order, recording each in the
-graph (``MemoraMigration`` nodes). Every operation is idempotent: running a migration
-twice changes nothing. A migration's data changes run as batched units of work
-(:mod:`memora_ogm.unit_of_work`), one statement each; dropping an index is schema work
-(:mod:`memora_ogm.constraints`). No I/O; shared by both twins.
+Migrations are declared as data (the repository's ``migrations/`` folder, installed as
+``memora_ogm.migrations``); the interface applies them in order, recording each in the
+graph (``MemoraMigration`` nodes). Every operation is idempotent. Data changes run as
+batched units of work; dropping an index is schema work. No I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from neomodel import StringProperty
 
-from memora_ogm._async.nodes import MemoraNode, Memory
-from memora_ogm.calls import Batches, Call, Landed, Row, nothing
+from memora_ogm._async.nodes import Date, MemoraNode, Memory
+from memora_ogm.calls import Batches, Call, Landed, nothing
+from memora_ogm.calls.erasure import FINISHED
 from memora_ogm.constraints import drop_index, install_node_keys
 from memora_ogm.erasure_plans import room
-from memora_ogm.mapping import between, hint, label, path, target_class
+from memora_ogm.mapping import between, hint, label, path
 from memora_ogm.plan import (
     Piece,
     Update,
@@ -35,9 +32,8 @@ from memora_ogm.plan import (
     properties,
     returning,
 )
-from memora_ogm.projection import table
 from memora_ogm.properties import ZonedDateTimeProperty
-from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
+from memora_ogm.unit_of_work import Prepared, UnitOfWork
 
 
 @dataclass(frozen=True)
@@ -77,9 +73,6 @@ class AppliedMigration(MemoraNode):
     applied_at = ZonedDateTimeProperty(default_now=True)
 
 
-#: The flag a migration's batch returns when it found fewer nodes than it could take.
-FINISHED = "finished"
-
 #: The versions applied, declared and compiled once.
 APPLIED = Prepared(lambda work: work.output("applied", work.nodes(AppliedMigration)))
 
@@ -104,51 +97,28 @@ def record(migration: Migration) -> Call[None]:
     )
 
 
-def lacking(work: UnitOfWork, cls: type, rel: Any, limit: int) -> Ref:
-    """At most ``limit`` nodes of ``cls`` with no relationship along ``rel`` (what a
-    migration's batch still has to link)."""
-    found = match(node("node", label(cls)), cy("NOT ", exists(path(node("node"), rel))))
-    top = work.param(limit, f"{hint(cls, many=True)}_limit")
-    return work.bind(cls, collect(found, returning("node", limit=top)))
-
-
-def merge_linked(
-    work: UnitOfWork, nodes: Ref, rel: Any, copied: Sequence[str], days: Mapping[str, str]
-) -> None:
-    """Link each of ``nodes`` along ``rel`` to the node of its target class keyed by the
-    node's own ``copied`` properties and, for each ``days`` entry (target property -> the
-    node's datetime property), that datetime's calendar day as the server has it (in its
-    stored offset or zone), made if missing."""
-    source, target = table(nodes.cls).deflate, table(target_class(rel)).deflate
-    keys: dict[str, Piece] = {target[name][0]: dot("node", source[name][0]) for name in copied}
-    for day, stamp in days.items():
-        keys[target[day][0]] = cy("date(", dot("node", source[stamp][0]), ")")
-    linked = node("linked", label(target_class(rel)), properties(keys))
-    write = foreach("node", nodes.items, merge(linked), merge(between("node", rel, "linked")))
-    work.add(Update(write))
-
-
 def _link_batch(operation: LinkMemoriesToDates) -> UnitOfWork:
     """One batch of :class:`LinkMemoriesToDates`: up to ``batch_size`` memories without a
-    day, each linked to the Date of its ``obtained_at`` (merged), in one statement."""
+    day, each linked to the Date of its ``obtained_at`` (the calendar day the server gives
+    it, in its stored offset or zone), made if missing, in one statement."""
     work = UnitOfWork(batched=True)
-    memories = lacking(work, Memory, Memory.date_obtained, operation.batch_size)
-    merge_linked(
-        work, memories, Memory.date_obtained, ("org_id", "user_id"), {"date": "obtained_at"}
-    )
+    rel = Memory.date_obtained
+    found = match(node("node", label(Memory)), cy("NOT ", exists(path(node("node"), rel))))
+    top = work.param(operation.batch_size, f"{hint(Memory, many=True)}_limit")
+    memories = work.bind(Memory, collect(found, returning("node", limit=top)))
+    day: dict[str, Piece] = {name: dot("node", name) for name in ("org_id", "user_id")}
+    day["date"] = cy("date(", dot("node", "obtained_at"), ")")
+    linked = node("linked", label(Date), properties(day))
+    link = merge(between("node", rel, "linked"))
+    work.add(Update(foreach("node", memories.items, merge(linked), link)))
     room(work, [(memories, operation.batch_size)], FINISHED)
     return work
-
-
-def _no_vectors(row: Row, changes: object) -> None:
-    """A migration changes no vector."""
 
 
 def apply(operation: Operation) -> Call[None] | Batches:
     """``operation``: links batch after batch until one finds fewer memories than it can
     take (a batch that runs twice links nothing twice: it merges), or a schema change."""
     if isinstance(operation, LinkMemoriesToDates):
-        return Batches(
-            _link_batch(operation), lambda row: bool(row[FINISHED]), _no_vectors, lambda row: None
-        )
+        batch = _link_batch(operation)
+        return Batches(batch, lambda row: bool(row[FINISHED]), lambda *_: None, lambda _: None)
     return drop_index(operation.name)

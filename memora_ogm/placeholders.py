@@ -1,15 +1,11 @@
-"""Resolving ``user_<id>``/``agent_<id>`` placeholders in memory text.
+"""Resolving ``user_<id>``/``agent_<id>`` placeholders in memory text, for servers
+without APOC (:mod:`memora_ogm.queries` does the same in Cypher).
 
-Memories are stored with placeholders so that renaming a user or an agent
-renames it in every memory. Reads replace, case-insensitively and in one pass,
-``user_[a-z0-9-]+`` with the memory's user's name and ``agent_[a-z0-9-]+`` with
-its agent's label. One pass matters: a user called ``agent_smith`` must stay
-``agent_smith``. Names are inserted literally (``$``, ``\\``, quotes, emoji), a
-following ``'s`` is kept, and a placeholder whose user or agent is gone is left
-as it is.
-
-On the server this runs in Cypher with APOC (see ``memora_ogm.queries``); this
-module is the same replacement in Python for servers without APOC.
+Memories keep placeholders so that renaming a user or an agent renames it everywhere.
+Reads replace, case-insensitively and in one pass (a user called ``agent_smith`` stays
+``agent_smith``), ``user_[a-z0-9-]+`` with the user's name and ``agent_[a-z0-9-]+`` with
+the agent's label, literally (a following ``'s`` is kept); a placeholder whose user or
+agent is gone stays.
 """
 
 from __future__ import annotations

@@ -1,23 +1,16 @@
 """The engine's renderer: a statement's plan as data, the clauses it is made of, and the
-compile step that turns it into Cypher text. The only module of the engine that spells
-Cypher (the named reads of :mod:`memora_ogm.queries` and the schema install aside).
+compile step that turns it into Cypher text; the only module of the engine that spells
+Cypher.
 
-A plan is a list of frozen clauses. Their text is :class:`Cypher`: literal pieces,
-:class:`Var` objects, so what a clause reads and binds is known without parsing it, and
-:class:`Lines` that lay it out. The constructors below (:func:`match`, :func:`unwind`,
-:func:`collect`, :func:`foreach`...) spell each clause; the compile step
-(:func:`statement`) names the variables (after the classes they hold, made unique:
-``user``, ``user_2``) and works out the scopes: each ``WITH`` carries, and each subquery
-imports, exactly the variables a later clause still reads. A big list (a batch of memory
-maps, a chain) is dropped as soon as nothing needs it, so the rows of a later subquery do
-not carry it.
-
-The layout is one clause per line, subquery bodies indented on lines of their own, and a
-list (a map's entries, SET items, the terms of a sum) on one line when it is short, one
-item per line otherwise: a statement reads in a review, whatever its size.
-
-This module knows nothing of neomodel's classes or of Memora: :mod:`memora_ogm.mapping`
-maps the node classes, :mod:`memora_ogm.unit_of_work` builds plans from them.
+A plan is a list of frozen clauses whose text is :class:`Cypher`: literal pieces and
+:class:`Var` objects (so what a clause reads and binds is known without parsing it), laid
+out by :class:`Lines`. Compiling (:func:`statement`) names the variables after the
+classes they hold (``user``, ``user_2``) and works out the scopes: each ``WITH`` carries,
+and each subquery imports, exactly what a later clause still reads, so a big list (a
+batch of memory maps) is dropped as soon as nothing needs it. The layout is one clause
+per line, subquery bodies indented, and a list on one line when short, one item per line
+otherwise. Nothing here knows neomodel or Memora (:mod:`memora_ogm.unit_of_work` builds
+the plans).
 """
 
 from __future__ import annotations
@@ -55,7 +48,6 @@ class Var:
 
     hint: str
     exact: bool = False
-    #: The variables it reads: itself (made once, as a :class:`Cypher` holds its own).
     uses: frozenset[Var] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -76,14 +68,11 @@ WIDTH = 100
 
 @dataclass(slots=True, eq=False)
 class Cypher:
-    """Cypher text whose variables are :class:`Var` objects (named when compiled), and
-    whose :class:`Lines` are laid out when it is rendered. Its parts are kept as given (a
-    part may be another :class:`Cypher`), so building one costs the same however deep
-    its pieces are. Never changed once built (not a frozen dataclass, which costs twice
-    as much to build: a statement builds a hundred of them)."""
+    """Cypher text whose :class:`Var` objects are named, and whose :class:`Lines` are laid
+    out, when it is rendered. Never changed once built (not a frozen dataclass, which
+    costs twice as much to build: a statement builds a hundred of them)."""
 
     parts: tuple[Piece, ...]
-    #: The variables it reads, gathered as it is built (:func:`cy`).
     uses: frozenset[Var] = frozenset()
 
     def render(self, names: Mapping[Var, str]) -> str:
@@ -111,7 +100,6 @@ class Cypher:
 
 
 def _strip_end(text: list[str]) -> None:
-    """The text so far without the spaces it ends with."""
     while text and text[-1][-1:] in (" ", ""):
         text[-1] = text[-1].rstrip(" ")
         if text[-1]:
@@ -121,18 +109,16 @@ def _strip_end(text: list[str]) -> None:
 
 @dataclass(slots=True, eq=False)
 class Lines:
-    """Items laid out one per line, one level deeper than the line they start on: the
-    clauses of a subquery body, or the items of a long list (a map's entries, the terms
-    of a sum). ``sep`` ends each item but the last; a ``fold`` list short enough stays
-    on one line (``pad`` around it); ``close`` puts what follows (a closing brace) on a
-    line of its own. Never changed once built (as :class:`Cypher`)."""
+    """Items one per line, one level deeper than the line they start on (a subquery's
+    clauses, a long list's items). ``sep`` ends each item but the last; a ``fold`` list
+    short enough stays on one line (``pad`` around it); ``close`` puts what follows on a
+    line of its own."""
 
     items: tuple[Piece, ...]
     sep: str = ""
     fold: bool = False
     close: bool = True
     pad: str = ""
-    #: The variables its items read (:func:`lines` gathers them).
     uses: frozenset[Var] = frozenset()
 
     def render(self, names: Mapping[Var, str]) -> str:
@@ -148,12 +134,10 @@ class Lines:
 
 
 def _dedent(text: str) -> str:
-    """``text`` (indented lines) one level up."""
     return text.removeprefix(INDENT).replace("\n" + INDENT, "\n")
 
 
 def indent(text: str, depth: int = 1) -> str:
-    """``text`` with each line ``depth`` levels deeper."""
     return INDENT * depth + text.replace("\n", "\n" + INDENT * depth)
 
 
@@ -168,8 +152,7 @@ Piece = str | Var | Cypher | Lines
 
 
 def cy(*pieces: Piece) -> Cypher:
-    """The pieces as one :class:`Cypher`, joined without separators (adjacent text as
-    one string, a piece that is only text included as text: fewer parts to render)."""
+    """The pieces as one :class:`Cypher` (adjacent text as one part: fewer to render)."""
     if len(pieces) == 1 and type(pieces[0]) is Cypher:
         return pieces[0]
     parts: list[Piece] = []
@@ -200,13 +183,11 @@ _NONE: frozenset[Var] = frozenset()
 
 
 def join(separator: str, pieces: Iterable[Piece]) -> Cypher:
-    """The pieces as one :class:`Cypher`, with ``separator`` between them."""
     return cy(*_joined(separator, pieces))
 
 
 def _joined(separator: str, pieces: Iterable[Piece]) -> list[Piece]:
-    """The pieces with ``separator`` between them: the constructors below spell a clause
-    with one :func:`cy` of all its pieces."""
+    """The pieces with ``separator`` between them, for one :func:`cy` of a whole clause."""
     joined: list[Piece] = []
     for piece in pieces:
         joined += [separator, piece]
@@ -214,54 +195,42 @@ def _joined(separator: str, pieces: Iterable[Piece]) -> list[Piece]:
 
 
 def items(pieces: Iterable[Piece], sep: str = ",", *, close: bool = False) -> Lines:
-    """A list of ``pieces`` (``a, b``), one per line when long."""
     return lines(pieces, sep, fold=True, close=close)
 
 
-def block(*clauses: Piece) -> Lines:
-    """The clauses of a subquery body, one per line, indented."""
-    return lines(clauses)
-
-
 def lines(pieces: Iterable[Piece], sep: str = "", **layout: Any) -> Lines:
-    """:class:`Lines` of ``pieces``, with the variables they read."""
     kept = tuple(pieces)
     uses = _NONE.union(*[piece.uses for piece in kept if not isinstance(piece, str)])
     return Lines(kept, sep, uses=uses, **layout)
 
 
 def subquery(keyword: str, *clauses: Piece) -> Cypher:
-    """``COLLECT {`` (or ``COUNT``, ``EXISTS``...) with ``clauses`` as its body, ``}``."""
-    return cy(f"{keyword} {{", block(*clauses), "}")
+    return cy(f"{keyword} {{", lines(clauses), "}")
 
 
 def exists(pattern: Piece) -> Cypher:
-    """``EXISTS { pattern }``: on one line when short."""
     return cy("EXISTS {", lines([pattern], fold=True, pad=" "), "}")
 
 
 def mapping(subject: Piece, entries: Iterable[Piece]) -> Cypher:
-    """``subject {entries}`` (a map projection), one entry per line when long."""
+    """A map projection."""
     return cy(subject, " {", items(entries, close=True), "}")
 
 
 def compact(value: Piece) -> Cypher:
-    """The DATETIME ``value`` as ``[epochMillis, nanosecond, timezone]`` (null stays
-    null): see ``ZonedDateTimeProperty.compact``."""
+    """See ``ZonedDateTimeProperty.compact``."""
     return _around(
         value, "CASE WHEN % IS NULL THEN null ELSE [%.epochMillis, %.nanosecond, %.timezone] END"
     )
 
 
 def expand(value: Piece) -> Cypher:
-    """The DATETIME whose sent form is ``value`` (null stays null): see
-    ``ZonedDateTimeProperty.expand``."""
+    """See ``ZonedDateTimeProperty.expand``."""
     fields = "{epochSeconds: %[0], nanosecond: %[1], timezone: %[2]}"
     return _around(value, f"CASE WHEN % IS NULL THEN null ELSE datetime({fields}) END")
 
 
 def _around(value: Piece, template: str) -> Cypher:
-    """``template`` with ``value`` at each ``%``."""
     if type(value) is str:
         return Cypher((template.replace("%", value),))
     pieces: list[Piece] = []
@@ -274,8 +243,7 @@ def _around(value: Piece, template: str) -> Cypher:
 
 
 def node(var: Piece = "", label: str = "", properties: Piece | None = None) -> Cypher:
-    """``(var:Label {properties})`` (``label`` as Cypher reads it); no braces when
-    ``properties`` is None."""
+    """``(var:Label {properties})``; no braces when ``properties`` is None."""
     label = f":{label}" if label else ""
     if properties is None:
         return cy("(", var, label, ")")
@@ -283,7 +251,6 @@ def node(var: Piece = "", label: str = "", properties: Piece | None = None) -> C
 
 
 def properties(values: Mapping[str, Piece]) -> Cypher:
-    """``name: value, ...`` (a node pattern's or a map's entries)."""
     pieces: list[Piece] = []
     for name, value in values.items():
         pieces += [", ", f"{identifier(name)}: ", value]
@@ -299,18 +266,11 @@ def hop(kind: str = "", direction: int = 0, repeat: str = "", var: str = "") -> 
 
 
 def dot(value: Piece, name: str) -> Cypher:
-    """``value.name``."""
     return cy(value, f".{identifier(name)}")
 
 
 def is_null(value: Piece, null: bool = True) -> Cypher:
-    """``value IS NULL`` (``IS NOT NULL`` when not ``null``)."""
     return cy(value, " IS NULL" if null else " IS NOT NULL")
-
-
-def both(conditions: Iterable[Piece], operator: str = "AND") -> Cypher:
-    """The conditions joined by ``AND`` (or ``operator``)."""
-    return join(f" {operator} ", conditions)
 
 
 def _where(conditions: Sequence[Piece], *, fold: bool = False) -> list[Piece]:
@@ -323,7 +283,6 @@ def _where(conditions: Sequence[Piece], *, fold: bool = False) -> list[Piece]:
 
 
 def match(pattern: Piece, *conditions: Piece, optional: bool = False, fold: bool = False) -> Cypher:
-    """``MATCH pattern WHERE conditions`` (one condition per line when ``fold`` and long)."""
     keyword = "OPTIONAL MATCH " if optional else "MATCH "
     return cy(keyword, pattern, *_where(conditions, fold=fold))
 
@@ -333,7 +292,6 @@ def unwind(values: Piece, alias: str) -> Cypher:
 
 
 def with_(*values: Piece, conditions: Sequence[Piece] = (), distinct: bool = False) -> Cypher:
-    """``WITH a, b WHERE conditions``."""
     keyword = "WITH DISTINCT " if distinct else "WITH "
     return cy(keyword, *_joined(", ", values), *_where(conditions))
 
@@ -345,13 +303,12 @@ def alias(value: Piece, name: Piece) -> Cypher:
 def returning(
     *values: Piece, distinct: bool = False, order_by: Sequence[Piece] = (), limit: Piece = ""
 ) -> Cypher:
-    """``RETURN [DISTINCT] values [ORDER BY ...] [LIMIT n]``."""
     keyword = "RETURN DISTINCT " if distinct else "RETURN "
     return cy(keyword, *_joined(", ", values), *order(order_by, limit))
 
 
 def order(by: Sequence[Piece], limit: Piece = "") -> list[Piece]:
-    """`` ORDER BY a, b LIMIT n`` (each part only when given), as pieces of a clause."""
+    """`` ORDER BY a, b LIMIT n`` (each part only when given)."""
     pieces: list[Piece] = [" ORDER BY ", *_joined(", ", by)] if by else []
     return pieces + [" LIMIT ", limit] if limit != "" else pieces
 
@@ -365,7 +322,6 @@ def merge(pattern: Piece) -> Cypher:
 
 
 def assign(assignments: Sequence[Piece]) -> Cypher:
-    """``SET a, b``: one assignment per line when long."""
     return cy("SET ", items(assignments))
 
 
@@ -379,41 +335,35 @@ def delete(var: str, detach: bool = True) -> Cypher:
 
 
 def foreach(var: str, values: Piece, *clauses: Piece) -> Cypher:
-    """``FOREACH (var IN values | clauses)``: one clause inline, more on lines of their own."""
-    body: Piece = clauses[0] if len(clauses) == 1 else block(*clauses)
+    """One clause inline, more on lines of their own."""
+    body: Piece = clauses[0] if len(clauses) == 1 else lines(clauses)
     return cy(f"FOREACH ({var} IN ", values, " | " if len(clauses) == 1 else " |", body, ")")
 
 
 def optional_call(imports: Sequence[str], *clauses: Piece) -> Cypher:
-    """``OPTIONAL CALL (imports) { clauses }`` written inside a subquery body."""
-    return cy(f"OPTIONAL CALL ({', '.join(imports)}) {{", block(*clauses), "}")
+    return cy(f"OPTIONAL CALL ({', '.join(imports)}) {{", lines(clauses), "}")
 
 
 def collect(*clauses: Piece) -> Cypher:
-    """``COLLECT { clauses }``: the list of what the subquery returns."""
     return subquery("COLLECT", *clauses)
 
 
 def count(*clauses: Piece) -> Cypher:
-    """``COUNT { clauses }``."""
     return subquery("COUNT", *clauses)
 
 
 def case(condition: Piece, then: Piece, otherwise: Piece | None = None) -> Cypher:
-    """``CASE WHEN condition THEN then ELSE otherwise END`` (null otherwise when None)."""
     rest = [] if otherwise is None else [" ELSE ", otherwise]
     return cy("CASE WHEN ", condition, " THEN ", then, *rest, " END")
 
 
 def gather(pattern: Piece, value: Piece) -> Cypher:
-    """``[pattern | value]``: ``value`` for each match of ``pattern``."""
     return cy("[", pattern, " | ", value, "]")
 
 
 def each(
     var: str, values: Piece, value: Piece | None = None, condition: Piece | None = None
 ) -> Cypher:
-    """``[var IN values WHERE condition | value]`` (a list comprehension)."""
     pieces = [f"[{var} IN ", values]
     if condition is not None:
         pieces += [" WHERE ", condition]
@@ -427,7 +377,7 @@ def each(
 
 @dataclass(frozen=True, slots=True)
 class Match:
-    """``OPTIONAL MATCH pattern``, binding its new variables (the head of a statement)."""
+    """``OPTIONAL MATCH pattern`` in the head of a statement."""
 
     pattern: Cypher
     binds: tuple[Var, ...]
@@ -447,9 +397,8 @@ class Bind:
 
 @dataclass(frozen=True, slots=True)
 class Output(Bind):
-    """A :class:`Bind` of a value the statement returns as ``name`` (its variable may be
-    named otherwise: a node's variable keeps the name); a read projects its last outputs
-    in its RETURN."""
+    """A :class:`Bind` of a value the statement returns as ``name``; a read projects its
+    last outputs in its RETURN."""
 
     name: str = ""
 
@@ -464,8 +413,7 @@ class Update:
 
 @dataclass(frozen=True, slots=True)
 class Subquery:
-    """``CALL (<imports>) { body }``: imports what ``body`` reads from outside, returns
-    ``binds``."""
+    """``CALL (<imports>) { body }``, importing what ``body`` reads from outside."""
 
     body: Cypher
     binds: tuple[Var, ...] = ()
@@ -475,12 +423,10 @@ Clause = Match | Bind | Update | Subquery
 
 
 def call(*clauses: Piece, binds: tuple[Var, ...] = ()) -> Subquery:
-    """``CALL (...) { clauses }``, returning ``binds``."""
-    return Subquery(cy(block(*clauses)), binds)
+    return Subquery(cy(lines(clauses)), binds)
 
 
 def reads(clause: Clause) -> frozenset[Var]:
-    """The variables bound before ``clause`` that it reads."""
     if isinstance(clause, Match):
         text = clause.pattern
     elif isinstance(clause, Bind):
@@ -523,7 +469,6 @@ class Scope:
         return scope
 
     def listed(self, variables: Iterable[Var]) -> list[str]:
-        """The names of ``variables`` in declaration order."""
         return [self.names[var] for var in sorted(variables, key=self.order.__getitem__)]
 
 
@@ -538,7 +483,7 @@ def live_before(clauses: Sequence[Clause], needed: frozenset[Var]) -> list[froze
 
 
 def _with(items: Sequence[str], last: str = "") -> str:
-    """``WITH items, last``; ``last`` on a line of its own when the first line is long."""
+    """``last`` on a line of its own when the first line is long."""
     text = "WITH " + ", ".join([*items, last] if last else items)
     if last and items and len(text.split("\n", 1)[0]) > WIDTH:
         return "WITH " + ", ".join(items) + ",\n" + indent(last)
@@ -579,8 +524,7 @@ def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Sco
 
 
 def render_head(clauses: Sequence[Clause], scope: Scope) -> list[str]:
-    """The lines of the head: matches and subqueries, each keeping every variable (one
-    row, which the matches only widen)."""
+    """The lines of the head: matches and subqueries, each keeping every variable."""
     lines = []
     for clause in clauses:
         if isinstance(clause, Subquery):
@@ -608,13 +552,10 @@ def statement(
     writes: bool,
     keep_plan: bool,
 ) -> str:
-    """The text of a statement: its ``head`` matches, then ``missing`` (the list of what
-    is missing) and ``body``, returning ``missing`` and the ``outputs`` by name.
-
-    A write computes ``missing`` first and runs its body only when it is empty; a read
-    is its matches and one RETURN, which computes it and projects the outputs the body
-    declares last.
-    """
+    """The text of a statement: its ``head`` matches, ``missing`` (the list of what is
+    missing) and ``body``, returning ``missing`` and the ``outputs`` by name. A write runs
+    its body only when ``missing`` is empty; a read is its matches and one RETURN, which
+    projects the outputs the body declares last."""
     lines = (_write if writes else _read)(head, missing, body, outputs)
     if keep_plan:
         lines.insert(0, KEEP_PLAN)
@@ -659,7 +600,6 @@ def _read(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> li
 
 
 def _returned(outputs: Outputs, scope: Scope, inlined: Mapping[Var, Cypher]) -> list[str]:
-    """The outputs as the statement returns them, each under its name."""
     returned = []
     for var, name in outputs:
         value = inlined[var].render(scope.names) if var in inlined else scope.names[var]
@@ -669,5 +609,4 @@ def _returned(outputs: Outputs, scope: Scope, inlined: Mapping[Var, Cypher]) -> 
 
 
 def _return(returned: Sequence[str]) -> str:
-    """``RETURN a, b``: one item per line when long."""
     return cy("RETURN ", items(returned)).render({})

@@ -1,16 +1,12 @@
-"""The facade's reads, generated from the node classes' property tables.
-
-Writes deflate each value through its property (:mod:`memora_ogm.unit_of_work`);
-reads come back the same way: the class's :class:`ClassTable`, built once per class from
-``defined_properties`` for both, writes the Cypher map projection of a node
-(``mem {.org_id, ..., obtained_at: <compact>}``) and inflates a row of it through each
-property. Add a property to a node class and the reads project and inflate it, with no
-edit in :mod:`memora_ogm.queries` or :mod:`memora_ogm.convert`.
+"""The per-class tables that writes and reads both go through, built once per class from
+``defined_properties``: a write deflates each value through its property, a read projects
+the node as a map (``mem {.org_id, ..., obtained_at: <compact>}``) and inflates it back.
+Add a property to a node class and the reads project and inflate it, with no edit
+elsewhere.
 
 A read goes through the class neomodel inflates the label with (:func:`reading`): the
-package's class, or the most derived subclass that declares the same ``__label__``
-(neomodel's own rule for such a subclass). Its extra properties are projected and
-inflated; the return models keep Memora's fields only.
+package's class, or the most derived subclass that declares the same ``__label__``. Its
+extra properties are projected and inflated; the return models keep Memora's fields only.
 """
 
 from __future__ import annotations
@@ -35,10 +31,9 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def stored_as_is(prop: Property[Any]) -> type | None:
-    """The type whose values ``prop.inflate`` and ``prop.deflate`` return unchanged, if any:
-    a plain string property (no choices, no maximum length) keeps a ``str``, an integer
-    property an ``int``. neomodel wraps each call in an error handler, so reads and
-    writes skip it for such values (any other value still goes through it)."""
+    """The type whose values ``prop.inflate`` and ``prop.deflate`` return unchanged, if any
+    (a plain string or integer property): reads and writes skip neomodel's error-handling
+    wrapper for such values."""
     if type(prop) is StringProperty and prop.choices is None and prop.max_length is None:
         return str
     if type(prop) is IntegerProperty:
@@ -47,8 +42,8 @@ def stored_as_is(prop: Property[Any]) -> type | None:
 
 
 def _inflater(prop: Property[Any]) -> Callable[[Any], Any]:
-    """``prop.inflate``, or for the package's DATETIME property (exactly it: a subclass
-    may inflate otherwise) its read form, which decodes the compact projection directly."""
+    """``prop.inflate``, or the read form of exactly the package's DATETIME property (a
+    subclass may inflate otherwise), which decodes the compact projection directly."""
     if type(prop) is ZonedDateTimeProperty:
         return prop.inflate_read
     return prop.inflate
@@ -58,15 +53,12 @@ def _inflater(prop: Property[Any]) -> Callable[[Any], Any]:
 class Field:
     """One property of a class as its reads see it."""
 
-    #: The attribute name (the key of the inflated values and of the return models).
     name: str
-    #: The property's name in the graph (and in the projected map).
     db_name: str
     #: Values of this type are kept as they are; others go through ``inflate``.
     as_is: type | None
     inflate: Callable[[Any], Any]
-    #: Every node of the schema has it (required, or given a default when created), so
-    #: a row without it is a node deleted while it was read.
+    #: Every node of the schema has it, so a row without it is a node deleted meanwhile.
     always: bool
     #: A DATETIME, projected in ``ZonedDateTimeProperty.compact`` form.
     zoned: bool
@@ -87,9 +79,7 @@ _Step = tuple[str, str, type | None, Callable[[Any], Any], bool]
 
 
 class ClassTable:
-    """What writing and reading the nodes of one class need, computed once from its
-    definition: the deflation of its properties (:func:`memora_ogm.mapping.node_properties`),
-    its map projection and the inflation of its rows."""
+    """What writing and reading the nodes of one class need, computed once."""
 
     def __init__(self, cls: type) -> None:
         self.cls = cls
@@ -98,28 +88,6 @@ class ClassTable:
         schema_names = set(schema.defined_properties(aliases=False, rels=False))  # type: ignore[attr-defined]
         properties: dict[str, Property[Any]] = cls.defined_properties(  # type: ignore[attr-defined]
             aliases=False, rels=False
-        )
-        #: Attribute name -> (database name, the type a value is stored as it is, or None,
-        #: deflate): see :func:`stored_as_is`.
-        self.deflate: dict[str, tuple[str, type | None, Callable[[Any], Any]]] = {
-            name: (prop.get_db_property_name(name), stored_as_is(prop), prop.deflate)
-            for name, prop in properties.items()
-        }
-        #: (attribute name, database name, deflate, default factory) of each default.
-        self.defaults = tuple(
-            (name, prop.get_db_property_name(name), prop.deflate, prop.default_value)
-            for name, prop in properties.items()
-            if prop.has_default
-        )
-        #: Required attributes without a default.
-        self.required = tuple(
-            name for name, prop in properties.items() if prop.required and not prop.has_default
-        )
-        #: Database names of the properties stored as datetimes (sent through ``$times``).
-        self.times = tuple(
-            prop.get_db_property_name(name)
-            for name, prop in properties.items()
-            if isinstance(prop, ZonedDateTimeProperty)
         )
         self.fields = tuple(
             Field(
@@ -132,14 +100,31 @@ class ClassTable:
             )
             for name, prop in properties.items()
         )
+        db_name = {field.name: field.db_name for field in self.fields}
+        #: Attribute name -> (database name, the type stored as it is or None, deflate).
+        self.deflate: dict[str, tuple[str, type | None, Callable[[Any], Any]]] = {
+            field.name: (field.db_name, field.as_is, properties[field.name].deflate)
+            for field in self.fields
+        }
+        #: (attribute name, database name, deflate, default factory) of each default.
+        self.defaults = tuple(
+            (name, db_name[name], prop.deflate, prop.default_value)
+            for name, prop in properties.items()
+            if prop.has_default
+        )
+        #: Required attributes without a default.
+        self.required = tuple(
+            name for name, prop in properties.items() if prop.required and not prop.has_default
+        )
+        #: Database names of the DATETIME properties (sent through ``$times``).
+        self.times = tuple(field.db_name for field in self.fields if field.zoned)
         self._plans: dict[type[BaseModel] | None, tuple[_Step, ...]] = {}
         #: The map projection of a node by its variable's name, made once.
         self._maps: dict[str, Cypher] = {}
 
     def map(self, variable: str | Var, **expressions: str | Cypher) -> Cypher:
-        """Cypher projecting the node ``variable`` as a map of its properties, each
-        DATETIME in compact form; ``expressions`` replace a property's value (the
-        resolved text of a memory) or add entries (its message sources)."""
+        """The node ``variable`` as a map of its properties, each DATETIME in compact form;
+        ``expressions`` replace a property's value or add entries."""
         plain = not expressions and type(variable) is str
         if plain and variable in self._maps:
             return self._maps[variable]
@@ -159,15 +144,13 @@ class ClassTable:
         return projected
 
     def values(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        """The properties of a projected row (or of any map of a node's stored properties),
-        inflated, by attribute name."""
+        """The properties of a projected row (or any map of stored properties), inflated."""
         return self._inflated(row, self._steps(None))
 
     def model(self, model: type[M], row: Mapping[str, Any], **given: Any) -> M:
         """The return model ``model`` of a row: the properties it has a field for, inflated
-        in one pass (the others are only checked for presence when every node has them),
-        and ``given`` (what the read adds to the node's own properties, such as a
-        memory's message sources). pydantic ignores what the model has no field for."""
+        in one pass (the others only checked for presence when every node has them), and
+        ``given`` (what the read adds, such as a memory's message sources)."""
         return model(**self._inflated(row, self._steps(model)), **given)
 
     def _steps(self, model: type[BaseModel] | None) -> tuple[_Step, ...]:
@@ -183,8 +166,7 @@ class ClassTable:
 
     def _inflated(self, row: Mapping[str, Any], steps: tuple[_Step, ...]) -> dict[str, Any]:
         """``steps`` of ``row`` inflated, by attribute name. A node deleted while it was
-        read comes back with properties missing (an empty map when it was gone first): one
-        that every node has is missing, :class:`NodeVanished`."""
+        read comes back with properties missing: :class:`NodeVanished`."""
         values: dict[str, Any] = {}
         for db_name, name, as_is, inflate, always in steps:
             value = row.get(db_name)
@@ -201,7 +183,6 @@ class ClassTable:
 
 @functools.cache
 def table(cls: type) -> ClassTable:
-    """The :class:`ClassTable` of ``cls``, built on first use."""
     return ClassTable(cls)
 
 
@@ -227,11 +208,8 @@ def reading_through(nodes: ModuleType) -> Iterator[None]:
 def reading(cls: N) -> N:
     """The class the facade reads ``cls``'s nodes through: the most derived subclass
     declaring the same label set, as neomodel inflates them (``cls`` when there is none),
-    among the running twin's classes (:func:`reading_through`).
-
-    Two unrelated subclasses claiming the label are the clash neomodel reports too
-    (``TypeError`` here). Walks ``cls``'s subclasses, which a package class has none of
-    unless the application declares one, once per call (not per row)."""
+    among the running twin's classes (:func:`reading_through`). Two unrelated subclasses
+    claiming the label are the clash neomodel reports too (``TypeError`` here)."""
     twin = _twin.get()
     if twin is not None:
         cls = getattr(twin, cls.__name__, cls)

@@ -20,12 +20,6 @@ from neomodel.properties import Property, validator
 
 from memora_ogm import plan
 
-
-def as_aware(value: datetime) -> datetime:
-    """A naive datetime is taken as UTC; an aware one is kept as it is."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
-
-
 #: The largest UTC offset Neo4j stores (Java's ``ZoneOffset``), either way, to the second.
 MAX_OFFSET = timedelta(hours=18)
 
@@ -34,12 +28,10 @@ def storable(value: datetime) -> datetime:
     """``value`` as the graph stores it: the same instant and wall-clock time, with the
     offset the Python side gives it as a fixed zone (a naive value is UTC).
 
-    A named zone is not sent by name: the server would work out its offset from Java's
-    time-zone data, which can disagree with the Python zone (pytz's LMT when a pytz zone
-    is passed as ``tzinfo``, pytz's missing DST after 2037), and put the value on another
-    day than its ``Date`` node. Raises ``ValueError`` for a value the layer could store
-    but never read back or delete: outside years 1-9999 in UTC (``datetime.min`` with a
-    positive offset is year 0 there), or an offset Neo4j does not hold.
+    A named zone is not sent by name: Java's time-zone data can disagree with the Python
+    zone (pytz's LMT, pytz's missing DST after 2037) and put the value on another day than
+    its ``Date`` node. ``ValueError`` for a value the layer could store but never read
+    back: outside years 1-9999 in UTC, or an offset Neo4j does not hold.
     """
     offset = value.utcoffset()
     if offset is None:  # naive (or a tzinfo that gives no offset): UTC
@@ -59,12 +51,6 @@ def storable(value: datetime) -> datetime:
     return value if type(value.tzinfo) is timezone else value.replace(tzinfo=timezone(offset))
 
 
-def day_of(value: datetime) -> date:
-    """An interaction's or a memory's day: the calendar day of the stored ``value`` in the
-    offset it is stored with, which is what the server's ``date(value)`` gives too."""
-    return storable(value).date()
-
-
 @functools.cache
 def offset_name(offset: timedelta) -> str:
     """A fixed offset as Neo4j names it: ``+05:45``, or ``-04:56:02`` with seconds."""
@@ -79,10 +65,9 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def sent_form(value: datetime) -> list[Any]:
-    """``value`` as :func:`storable` makes it, as ``[epochSeconds, nanosecond, offset]``,
-    from which ``ZonedDateTimeProperty.expand`` builds the DATETIME the driver would have
-    sent for it (the driver itself refuses an offset with seconds, which Neo4j stores).
-    Encoding it here costs a tenth of the driver's encoding."""
+    """:func:`storable` ``value`` as ``[epochSeconds, nanosecond, offset]``, which
+    ``ZonedDateTimeProperty.expand`` builds the DATETIME from (the driver refuses an offset
+    with seconds, which Neo4j stores); a tenth of the cost of the driver's encoding."""
     stored = storable(value)
     offset = stored.utcoffset()
     assert offset is not None
@@ -114,15 +99,10 @@ def from_compact(value: Sequence[Any]) -> datetime:
     return datetime.fromtimestamp(seconds, _zone(zone)).replace(microsecond=microsecond)
 
 
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 class ZonedDateTimeProperty(Property[datetime]):
     """A zoned Neo4j DATETIME, read back as a timezone-aware ``datetime``.
 
-    :param default_now: default to the time each node is created (not the time
-        the class was defined).
+    :param default_now: default to the time each node is created.
     """
 
     form_field_class = "DateTimeField"
@@ -131,19 +111,15 @@ class ZonedDateTimeProperty(Property[datetime]):
         if default_now:
             if "default" in kwargs:
                 raise ValueError("default_now and default cannot both be set")
-            kwargs["default"] = utc_now
+            kwargs["default"] = functools.partial(datetime.now, timezone.utc)
         super().__init__(**kwargs)
 
     @staticmethod
     def compact(expression: str) -> str:
         """Cypher reading the DATETIME ``expression`` as ``[epochMillis, nanosecond,
-        timezone]`` (null stays null), which :meth:`inflate` reads back. Not
-        ``epochSeconds``, which Neo4j rounds toward zero before 1970.
-
-        The driver builds each DATETIME it receives through its own pure-Python time
-        classes, about 35 microseconds apiece, the largest client cost of a page of
-        interactions or memories; the compact form costs about 2.
-        """
+        timezone]`` (null stays null; not ``epochSeconds``, which Neo4j rounds toward zero
+        before 1970): the driver's own DATETIME costs about 35 microseconds apiece, the
+        largest client cost of a page of reads, the compact form about 2."""
         return plan.compact(expression).render({})
 
     @staticmethod
@@ -160,13 +136,12 @@ class ZonedDateTimeProperty(Property[datetime]):
             value = value.to_native()
         if not isinstance(value, datetime):
             raise ValueError(f"DATETIME expected, got {type(value).__name__}")
-        return as_aware(value)
+        return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
     def inflate_read(self, value: Any) -> datetime:
         """:meth:`inflate` for a read's row: the compact form its projection returns is
-        decoded straight away (it is always well-formed and aware), without neomodel's
-        error wrapper, the largest cost of a timestamp on a page of reads; any other value
-        goes through :meth:`inflate`."""
+        decoded without neomodel's error wrapper (the largest cost of a timestamp on a
+        page of reads); any other value goes through :meth:`inflate`."""
         if type(value) is list:
             return from_compact(value)
         inflated: datetime = self.inflate(value)
@@ -176,8 +151,6 @@ class ZonedDateTimeProperty(Property[datetime]):
     def deflate(self, value: Any) -> datetime:
         if not isinstance(value, datetime):
             raise ValueError(f"datetime expected, got {type(value).__name__}")
-        # Sent by the driver as it is (which refuses an offset with seconds) or, by the
-        # unit of work, as its sent_form.
         return storable(value)
 
 

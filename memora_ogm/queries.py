@@ -1,30 +1,17 @@
-"""The hand-written Cypher reads of memora-ogm, by name.
+"""The hand-written Cypher reads of memora-ogm, by name: the date-ordered pagination of a
+user's interactions and memories, the reads that return memories with placeholders
+resolved, and the APOC probes that resolution depends on. Caller values travel as
+parameters (``$name``).
 
-Only these are written by hand (everything else is generated from the neomodel
-classes by :mod:`memora_ogm.unit_of_work`, and the schema install in
-:mod:`memora_ogm.constraints` writes its constraints and the edition read they
-depend on): the date-ordered pagination of a user's interactions and memories, the
-reads that return memories with placeholders resolved, and the APOC probes that
-resolution depends on (whether the server has APOC, and its version, which the demo
-prints). All caller values travel as parameters (``$name``).
+What stays by hand is the walk (the paging along the ``Date`` index, the chains, the
+contrary updates, the placeholders). Labels and hops come from the node classes, and the
+node maps are slots (:func:`statement`) filled with the projections
+:mod:`memora_ogm.projection` generates for the classes a call reads through.
 
-The node maps these reads return are not written here, nor their labels and hops (taken
-from the node classes and their relationship definitions): each text has slots where
-:func:`statement` inserts the projections :mod:`memora_ogm.projection` generates from
-the node classes' property tables (for the classes a call reads through), once per
-text, server kind and classes. What stays by hand is the walk: the paging along the
-``Date`` index, the chains, the contrary-update resolution and the placeholders.
-
-Memory reads come in two variants built from the same text: with APOC the
-placeholders are resolved on the server (``RESOLVE_WITH_APOC``); without it the
-query returns the raw text with the user's name and agent's label, and
-``memora_ogm.placeholders`` does the same replacement in Python. Both bind
-``resolved``, ``user_name`` and ``agent_label`` for a ``mem`` with its ``owner``
-(User) and ``agent`` (Agent) matched, possibly null.
-
-A node that a concurrent transaction deletes while a read walks past it can come
-back without its properties; the reads skip such nodes (``IS NOT NULL`` on a
-property every node of the label has).
+A memory read resolves its placeholders on the server with APOC
+(``RESOLVE_WITH_APOC``), or returns the raw text with the user's name and agent's label
+for :mod:`memora_ogm.placeholders` to resolve. Reads skip a node that a concurrent delete
+left without properties (``IS NOT NULL`` on a property every node of its label has).
 """
 
 from __future__ import annotations
@@ -37,22 +24,8 @@ from memora_ogm.mapping import arrow, label
 from memora_ogm.plan import INDENT, cy, indent, subquery
 from memora_ogm.projection import projection
 
-# The hops and labels of the walks below, from the node classes' relationship definitions.
-MESSAGE = label(MessageBlock)
-MEMORY = label(Memory)
-INTERACTION = label(Interaction)
-USER = label(User)
-AGENT = label(Agent)
-DATE = label(Date)
-SOURCE = arrow(Memory.message_source)
-FIRST = arrow(Interaction.first_message)
-NEXT_0_OR_MORE = arrow(MessageBlock.is_next, "*0..")
-MEMORIES_OF_INTERACTION = arrow(Interaction.memories)
-OCCURRENCES = arrow(Date.interactions)
-OBTAINED = arrow(Date.memories)
-SUPERSEDED_0_OR_MORE = arrow(Memory.contradicts, "*0..")
-SUPERSEDING_0_OR_MORE = arrow(Memory.contrary_update, "*0..")
-SUPERSEDING = arrow(Memory.contrary_update)
+MESSAGE, MEMORY, INTERACTION = label(MessageBlock), label(Memory), label(Interaction)
+USER, AGENT, DATE = label(User), label(Agent), label(Date)
 
 #: APOC's version, which ``memora-ogm demo`` prints (a server without APOC fails it).
 APOC_VERSION = "RETURN apoc.version() AS version"
@@ -65,8 +38,7 @@ RETURN count(name) = 2 AS available
 
 #: One-pass placeholder replacement on the server: split the text around the
 #: placeholders and stitch it back with each one replaced (or kept when its name is null).
-#: A memory deleted by a concurrent transaction while this read walked past it has no
-#: text: it resolves to null (``convert`` raises ``NodeVanished`` and the read is retried).
+#: A memory deleted while this read walked past it has no text: it resolves to null.
 RESOLVE_WITH_APOC = """
 OPTIONAL CALL (mem, owner, agent) {
     WITH mem WHERE mem.memory IS NOT NULL
@@ -85,22 +57,21 @@ RESOLVE_IN_PYTHON = """
 WITH *, mem.memory AS resolved
 """
 
-#: Placeholders inside the query texts below: the resolution slot above, and where the
-#: generated projections of a memory (binds ``memory``) and of an interaction (binds
-#: ``details``) go.
+#: Slots of the texts below: the resolution above, and the projections of a memory
+#: (binds ``memory``) and of an interaction (binds ``details``).
 RESOLVE_SLOT = "//RESOLVE//"
 MEMORY_SLOT = "//MEMORY//"
 INTERACTION_SLOT = "//INTERACTION//"
 
 
 def memory_projection(memory: type, message: type) -> str:
-    """One memory ``mem`` as the reads return it, as ``memory``: its properties as the
-    class ``memory`` projects them (:mod:`memora_ogm.projection`) with the text resolved
-    (the slot above), the owner's name and agent's label for the Python fallback, and its
-    message sources (of the class ``message``) in position order."""
+    """One memory ``mem`` as the reads return it, as ``memory``: as the class ``memory``
+    projects it, the text resolved, the owner's name and agent's label for the Python
+    fallback, and its message sources (of the class ``message``) in position order."""
     sources = subquery(
         "COLLECT",
-        f"MATCH (mem){SOURCE}(source:{MESSAGE}) WHERE source.msg_position IS NOT NULL",
+        f"MATCH (mem){arrow(Memory.message_source)}(source:{MESSAGE})"
+        " WHERE source.msg_position IS NOT NULL",
         cy("RETURN ", projection(message).map("source"), " ORDER BY source.msg_position"),
     )
     fields = projection(memory).map(
@@ -119,19 +90,21 @@ WITH *, {fields.render({})} AS memory
 
 
 def interaction_projection(interaction: type, memory: type, message: type) -> str:
-    """One interaction ``interaction`` as the reads return it, as ``details``: its
-    properties as the class ``interaction`` projects them, with its messages in position
-    order when ``$with_messages`` and its memories in ``obtained_at`` then ``memory_id``
-    order when ``$with_memories`` (each list empty otherwise)."""
+    """One interaction as the reads return it, as ``details``: as the class
+    ``interaction`` projects it, with its messages in position order when
+    ``$with_messages`` and its memories in ``obtained_at`` then ``memory_id`` order when
+    ``$with_memories`` (each list empty otherwise)."""
     messages = subquery(
         "COLLECT",
-        f"MATCH (interaction){FIRST}(:{MESSAGE}){NEXT_0_OR_MORE}"
-        f"(message:{MESSAGE}) WHERE message.msg_position IS NOT NULL",
+        f"MATCH (interaction){arrow(Interaction.first_message)}(:{MESSAGE})"
+        f"{arrow(MessageBlock.is_next, '*0..')}(message:{MESSAGE})"
+        " WHERE message.msg_position IS NOT NULL",
         cy("RETURN ", projection(message).map("message"), " ORDER BY message.msg_position"),
     )
     memories = subquery(
         "COLLECT",
-        f"MATCH (interaction){MEMORIES_OF_INTERACTION}(mem:{MEMORY}) WHERE mem.memory IS NOT NULL",
+        f"MATCH (interaction){arrow(Interaction.memories)}(mem:{MEMORY})"
+        " WHERE mem.memory IS NOT NULL",
         *memory_projection(memory, message).strip().split("\n"),
         "RETURN memory ORDER BY mem.obtained_at, mem.memory_id",
     )
@@ -155,9 +128,8 @@ def _fill(query: str, slot: str, text: str) -> str:
 
 @functools.cache
 def statement(query: str, apoc: bool, interaction: type, memory: type, message: type) -> str:
-    """The statement of ``query`` (a text below, with its slots) for this server and these
-    read classes (:func:`memora_ogm.projection.reading`), made once: a memory read's text
-    would otherwise be rebuilt on every call."""
+    """The statement of ``query`` (a text below) for this server and these read classes,
+    made once: a memory read's text would otherwise be rebuilt on every call."""
     query = _fill(query, INTERACTION_SLOT, interaction_projection(interaction, memory, message))
     query = _fill(query, MEMORY_SLOT, memory_projection(memory, message))
     return _fill(query, RESOLVE_SLOT, RESOLVE_WITH_APOC if apoc else RESOLVE_IN_PYTHON)
@@ -172,16 +144,13 @@ MATCH (interaction:{INTERACTION} {{
 RETURN details
 """
 
-#: One page of a user's interactions, newest ``updated_at`` first. The page walks
-#: the user's Date nodes newest first: ``date IS NOT NULL`` and the Date key
-#: (org_id, user_id, date) in full in ORDER BY let the planner read the
-#: ``unique_user_date`` index backwards and stop once the page is full
-#: (PartialTop), so a page costs the same however long the history is. An
-#: interaction counts on the day of its last update only, so one updated on
-#: several days appears once.
+#: One page of a user's interactions, newest ``updated_at`` first, walking the user's
+#: Date nodes newest first: ``date IS NOT NULL`` and the whole Date key in ORDER BY let
+#: the planner read the ``unique_user_date`` index backwards and stop once the page is
+#: full, however long the history. An interaction counts on the day of its last update.
 INTERACTIONS_PAGE = f"""
 MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}})
-      {OCCURRENCES}(interaction:{INTERACTION})
+      {arrow(Date.interactions)}(interaction:{INTERACTION})
 WHERE day.date IS NOT NULL AND date(interaction.updated_at) = day.date
 WITH day, interaction
 ORDER BY day.org_id DESC, day.user_id DESC, day.date DESC,
@@ -195,7 +164,7 @@ ORDER BY day.date DESC, interaction.updated_at DESC, interaction.interaction_id 
 #: One page of a user's memories (of one agent when ``$agent_id`` is not null),
 #: newest ``obtained_at`` first, walking the Date index like the page above.
 MEMORIES_PAGE = f"""
-MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}}){OBTAINED}(mem:{MEMORY})
+MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}}){arrow(Date.memories)}(mem:{MEMORY})
 WHERE day.date IS NOT NULL AND mem.memory IS NOT NULL
   AND ($agent_id IS NULL OR mem.agent_id = $agent_id)
 WITH day, mem
@@ -216,7 +185,7 @@ RETURN memory
 #: A memory and every memory it superseded, transitively: newest (itself) first.
 MEMORY_HISTORY = f"""
 MATCH (latest:{MEMORY} {{org_id: $org_id, user_id: $user_id, memory_id: $memory_id}})
-MATCH path = (latest){SUPERSEDED_0_OR_MORE}(mem:{MEMORY})
+MATCH path = (latest){arrow(Memory.contradicts, "*0..")}(mem:{MEMORY})
 WHERE mem.org_id = $org_id AND mem.user_id = $user_id
 WITH mem, length(path) AS age
 {MEMORY_SLOT}
@@ -231,9 +200,9 @@ MATCH (start:{MEMORY} {{
     org_id: requested.org_id, user_id: requested.user_id, memory_id: requested.memory_id
 }})
 CALL (start) {{
-    MATCH (start){SUPERSEDING_0_OR_MORE}(mem:{MEMORY})
+    MATCH (start){arrow(Memory.contrary_update, "*0..")}(mem:{MEMORY})
     WHERE mem.org_id = start.org_id AND mem.user_id = start.user_id
-      AND NOT EXISTS {{ (mem){SUPERSEDING}(:{MEMORY}) }}
+      AND NOT EXISTS {{ (mem){arrow(Memory.contrary_update)}(:{MEMORY}) }}
     RETURN mem ORDER BY mem.obtained_at DESC, mem.memory_id DESC LIMIT 1
 }}
 {MEMORY_SLOT}

@@ -1,32 +1,8 @@
-"""pytest plugin: a real Neo4j for the whole test session, wired to neomodel.
-
-Installing memora-ogm registers this module as a pytest plugin (entry point
-``pytest11``), so these fixtures are available in any project that has it:
-
-``neo4j_connection`` (session)
-    a :class:`~memora_ogm.server.Neo4jConnection` from the selection chain
-    (``NEO4J_URI`` & co., else Docker, else the embedded Maven-built server);
-    whatever was started is stopped when the session ends.
-``neo4j_driver`` (session)
-    a sync ``neo4j.Driver`` on it, for direct assertion queries.
-``neomodel_db`` (session)
-    ``neomodel.db`` connected to it (sync OGM code).
-``neomodel_adb`` (session, async, session event loop)
-    ``neomodel.adb`` connected to it (async OGM code). Tests that use it must
-    run on the session event loop too (``asyncio_default_test_loop_scope =
-    "session"`` or ``@pytest.mark.asyncio(loop_scope="session")``). Needs
-    pytest-asyncio (the ``test`` extra).
-``clean_neo4j`` (function, opt-in)
-    deletes every node and relationship before the test, in batches, keeping
-    constraints and indexes; returns the ``neo4j_driver``.
-``second_neo4j_connection`` (session, opt-in)
-    another, independent Neo4j server, for tests of several servers in one process
-    (isolation, moves):
-    ``NEO4J_SECOND_URI`` & co. (``_USERNAME``, ``_PASSWORD``, ``_DATABASE``) when set,
-    else the same chain as ``neo4j_connection`` (Docker, else the embedded server,
-    started small: 512 MB heap, 256 MB page cache); stopped when the session ends.
-``second_neo4j_driver`` (session, opt-in)
-    a sync ``neo4j.Driver`` on the second server.
+"""pytest plugin (entry point ``pytest11``): a real Neo4j for the whole test session,
+wired to neomodel, for any project that installs memora-ogm. Its fixtures
+(``neo4j_connection``, ``neo4j_driver``, ``neomodel_db``, ``neomodel_adb``,
+``clean_neo4j``, ``second_neo4j_connection``, ``second_neo4j_driver``) are described in
+``docs/usage.md``; whatever a fixture started is stopped when the session ends.
 """
 
 from __future__ import annotations
@@ -58,13 +34,8 @@ SECOND_PAGECACHE_MB = 256
 
 
 def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_SIZE) -> int:
-    """Delete all relationships, then all nodes, in batches (schema stays); returns how
-    many nodes were deleted.
-
-    Each batch is one compiled plan (:func:`delete_everything`): relationships first, so
-    that no batch grows with a node's degree (detaching a day of a long run in a batch of
-    nodes ran out of the server's transaction memory).
-    """
+    """Delete all relationships, then all nodes, in batches of :func:`delete_everything`
+    (schema stays); returns how many nodes were deleted."""
     from memora_ogm.unit_of_work import UnitOfWork
 
     work = UnitOfWork()
@@ -80,40 +51,23 @@ def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_
 
 
 def delete_everything(work: UnitOfWork, limit: int) -> None:
-    """Delete one batch of the whole graph, whatever its labels (the schema stays): up to
-    ``limit`` relationships, then, when that took the last of them, up to ``limit``
-    nodes. Outputs ``deleted`` (the nodes deleted) and ``emptied`` (whether the graph is
-    empty now).
+    """Delete one batch of the whole graph (the schema stays): up to ``limit``
+    relationships, then, once that took the last of them, up to ``limit`` nodes, so that
+    no batch grows with a node's degree. Outputs ``deleted`` (the nodes deleted) and
+    ``emptied`` (whether the graph is empty now)."""
+    from memora_ogm import plan
 
-    Relationships go first so that no batch grows with a node's degree: a day or a
-    collection of a long run links hundreds of thousands of nodes.
-    """
-    from memora_ogm.plan import (
-        Bind,
-        Update,
-        Var,
-        case,
-        collect,
-        cy,
-        delete,
-        foreach,
-        hop,
-        match,
-        node,
-        returning,
-    )
-
-    relationships, nodes = Var("relationships"), Var("nodes")
+    relationships, nodes = plan.Var("relationships"), plan.Var("nodes")
     batch = work.param(limit, "limit")
-    every = match(cy(node(), hop(direction=1, var="r"), node()))
-    work.add(Bind(relationships, collect(every, returning("r", limit=batch))))
-    work.add(Update(foreach("r", relationships, delete("r", detach=False))))
-    rest = cy("size(", relationships, f") < {batch}")
-    some = collect(match(node("n")), returning("n", limit=batch))
-    work.add(Bind(nodes, case(rest, some, "[]")))
-    work.add(Update(foreach("node", nodes, delete("node", detach=False))))
-    work.output_value("deleted", cy("size(", nodes, ")"))
-    work.output_value("emptied", cy(rest, " AND size(", nodes, f") < {batch}"))
+    every = plan.match(plan.cy(plan.node(), plan.hop(direction=1, var="r"), plan.node()))
+    work.add(plan.Bind(relationships, plan.collect(every, plan.returning("r", limit=batch))))
+    work.add(plan.Update(plan.foreach("r", relationships, plan.delete("r", detach=False))))
+    rest = plan.cy("size(", relationships, f") < {batch}")
+    some = plan.collect(plan.match(plan.node("n")), plan.returning("n", limit=batch))
+    work.add(plan.Bind(nodes, plan.case(rest, some, "[]")))
+    work.add(plan.Update(plan.foreach("node", nodes, plan.delete("node", detach=False))))
+    work.output_value("deleted", plan.cy("size(", nodes, ")"))
+    work.output_value("emptied", plan.cy(rest, " AND size(", nodes, f") < {batch}"))
 
 
 @pytest.fixture(scope="session")

@@ -1,30 +1,19 @@
-"""One facade call's graph work, planned and compiled into one generated Cypher statement.
+"""One facade call's graph work, declared on the node classes and compiled into one statement.
 
-A call declares, in terms of the node classes and their relationship attributes,
-what it matches (with the not-found error each missing node raises), locks,
-creates, merges, links, reads and deletes. Each declaration appends frozen clauses
-to the unit's plan (:mod:`memora_ogm.plan`); :meth:`UnitOfWork.compile` names the
-variables after their classes, works out what each ``WITH`` carries and each subquery
-imports, and returns a single statement with every caller value as a parameter named
-after its property (``$org_id``). Existence checks ride in the statement: its head
-``OPTIONAL MATCH``\\ es everything the call needs, lists what is missing, and the body
-(locks and writes) runs only when nothing is, so a call that fails writes nothing and
-costs one round trip. The statement text depends on the shape of the call (and on which
-of its datetimes are equal), never on how many messages or memories it carries: lists
-travel as parameters and are ``UNWIND``\\ ed. Each distinct datetime travels once, in
-``$times``, in the compact form ``ZonedDateTimeProperty.expand`` turns back into a
-DATETIME on the server: the driver's own encoding of a datetime costs more than the rest
-of a node.
+A call declares what it matches (with the not-found error of each missing node), locks,
+creates, merges, links, reads and deletes; each declaration appends clauses of
+:mod:`memora_ogm.plan`, which compiles them. Existence checks ride in the statement: its
+head matches everything the call needs and lists what is missing, and the body runs only
+when nothing is, so a failing call writes nothing in one round trip. The text depends on
+the call's shape, never on how many messages or memories it carries (lists travel as
+parameters). Each distinct datetime travels once, in ``$times``, in the compact form
+``ZonedDateTimeProperty.expand`` reads: the driver's own encoding of a datetime costs more
+than the rest of a node.
 
-This module does no I/O and is shared by both twins: ``Graph.run`` executes a unit of
-work in the current transaction. It writes no Cypher: its clauses and the statement's
-layout come from the renderer (:mod:`memora_ogm.plan`), the mapping to the class
-definitions from :mod:`memora_ogm.mapping`. It knows no Memora label, relationship or
-property: operations of one domain (an interaction's chain in :mod:`memora_ogm.chains`,
-an erasure's bounded batches in :mod:`memora_ogm.erasure_plans`, a transfer's pages and
-batches in :mod:`memora_ogm.transfer_plans`, a migration's in :mod:`memora_ogm.migration`)
-live in their domain's module and use :meth:`UnitOfWork.add`, :meth:`UnitOfWork.bind`,
-:meth:`UnitOfWork.param`, :meth:`UnitOfWork.rows` and :meth:`UnitOfWork.output_value`.
+No I/O, no Cypher text and no Memora name here: a domain's own operations (chains,
+erasure batches, transfer pages, migrations) live in its module and extend the unit
+through :meth:`UnitOfWork.add`, :meth:`~UnitOfWork.bind`, :meth:`~UnitOfWork.param`,
+:meth:`~UnitOfWork.rows` and :meth:`~UnitOfWork.output_value`.
 """
 
 from __future__ import annotations
@@ -58,7 +47,6 @@ from memora_ogm.plan import (
     Var,
     alias,
     assign,
-    both,
     call,
     case,
     collect,
@@ -74,6 +62,7 @@ from memora_ogm.plan import (
     hop,
     is_null,
     items,
+    join,
     match,
     merge,
     node,
@@ -104,23 +93,16 @@ class Ref:
 
     @property
     def items(self) -> Var | Cypher:
-        """The Cypher list of the node(s)."""
         return self.expression if self.many else cy("[", self.expression, "]")
 
 
-def _of(var: Var, cls: type, many: bool, created: bool = False) -> Ref:
-    return Ref(var, cls, many, created)
-
-
 class UnitOfWork:
-    """A builder of one statement's plan (see the module docstring); no I/O.
+    """A builder of one statement's plan (see the module docstring).
 
-    ``batched`` marks a statement run batch after batch while it changes the graph a
-    lot (an erasure, an import, a migration): its statement keeps the server's cached
-    plan (``CYPHER replan=skip``). Each batch moves the label counts, and once they
-    drift far enough the server plans the statement again, every ten seconds at most;
-    for these long statements that costs a second or more each time, while their plans,
-    anchored on the key indexes, come out the same.
+    ``batched`` marks a statement run batch after batch while it changes the graph a lot
+    (an erasure, an import, a migration): it keeps the server's cached plan (``CYPHER
+    replan=skip``). The label counts a batch moves would make the server plan it again,
+    at a second or more each time, to the same plan anchored on the key indexes.
     """
 
     def __init__(self, *, batched: bool = False) -> None:
@@ -132,22 +114,21 @@ class UnitOfWork:
         self._body: list[Clause] = []
         self._writes = False
         self._outputs: list[tuple[Var, str]] = []
-        self._times: list[datetime] = []
-        self._time_index: dict[tuple[datetime, Any], int] = {}
+        #: Each distinct datetime (the same instant in another zone is another one) by its
+        #: index in the statement's ``$times``: a call stamps many nodes with one time.
+        self._times: dict[tuple[datetime, Any], int] = {}
 
     # -- the extension points of domain modules ----------------------------------------
 
     def add(self, clause: Clause, *, writes: bool = False) -> None:
-        """Append ``clause`` to the body (an :class:`Update`, or any clause that ``writes``,
-        makes the unit a write)."""
+        """Append ``clause`` to the body (an :class:`Update` or ``writes`` make a write)."""
         self._writes = self._writes or writes or isinstance(clause, Update)
         self._body.append(clause)
 
     def bind(self, cls: type, value: Cypher, many: bool = True, created: bool = False) -> Ref:
-        """The node(s) of ``cls`` that ``value`` computes, bound to a variable."""
         var = Var(hint(cls, many))
         self.add(Bind(var, value))
-        return _of(var, cls, many, created)
+        return Ref(var, cls, many, created)
 
     def properties(self, cls: type, keys: Mapping[str, Any]) -> Cypher:
         """``name: $name, ...``: ``keys`` deflated, by stored name, as parameters."""
@@ -175,21 +156,10 @@ class UnitOfWork:
         self._outputs.append((var, name))
         return var
 
-    # -- values -------------------------------------------------------------------------
-
     def _time(self, value: datetime) -> int:
-        """The index of ``value`` in the statement's ``$times``, one entry per distinct
-        datetime (the same instant in another zone is another datetime): a call stamps
-        many nodes with one time, sent once."""
-        key = (value, value.tzinfo)
-        index = self._time_index.get(key)
-        if index is None:
-            index = self._time_index[key] = len(self._times)
-            self._times.append(value)
-        return index
+        return self._times.setdefault((value, value.tzinfo), len(self._times))
 
     def _value(self, value: Any, name: str) -> str:
-        """A parameter holding ``value`` (a datetime: its entry of ``$times``)."""
         if isinstance(value, datetime):
             return expand(f"$times[{self._time(value)}]").render({})
         return self.param(value, name)
@@ -209,11 +179,10 @@ class UnitOfWork:
         return assign(assigned)
 
     def rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, Cypher, str]:
-        """A list parameter of ``stored`` rows (named after the class), the SET items that
-        give ``node`` the properties of ``row``, and where a row keeps its plain properties
-        (``row`` plus this suffix). For a class with datetime properties, ``.p`` maps the
-        plain ones and ``.t`` indexes ``$times`` for each datetime (null where a row has
-        none); a class without is sent as the rows themselves."""
+        """A list parameter of ``stored`` rows, the SET items that give ``node`` the
+        properties of ``row``, and where a row keeps its plain properties (``row`` plus
+        this suffix): ``.p``, with ``.t`` indexing ``$times`` for each datetime, for a class
+        with datetime properties; none for a class without (the rows as they are)."""
         times = table(cls).times
         if not times:
             return self.param(stored, hint(cls, many=True)), cy("node = row"), ""
@@ -234,19 +203,13 @@ class UnitOfWork:
         return self.param(rows, hint(cls, many=True)), cy(items(assigned)), ".p"
 
     def _values(self, cls: type, keys: Mapping[str, Any]) -> dict[str, str]:
-        """``keys`` deflated, by stored name, each as its parameter (``$name``)."""
         stored = node_properties(cls, keys, defaults=False)
         return {name: self._value(value, name) for name, value in stored.items()}
 
-    def _head_only(self) -> None:
+    def _head_add(self, clause: Clause, ref: Ref, lock: bool) -> Ref:
         if self._body:
             raise RuntimeError("matches come before the body of a unit of work")
-
-    def _check(self, ref: Ref, missing: MissingError | None, lock: bool) -> Ref:
-        if missing is not None:
-            number = len(self._checks)
-            found = case(is_null(ref.expression), f"[[{number}, null]]", "[]")
-            self._checks.append((found, missing))
+        self._head.append(clause)
         if lock:
             self.lock(ref)
         return ref
@@ -262,10 +225,8 @@ class UnitOfWork:
         **keys: Any,
     ) -> Ref:
         """The node of ``cls`` with ``keys``; ``missing()`` is raised when there is none."""
-        self._head_only()
         var = Var(hint(cls))
-        self._head.append(Match(node(var, label(cls), self.properties(cls, keys)), (var,)))
-        return self._check(_of(var, cls, False), missing and (lambda _: missing()), lock)
+        return self._one(cls, var, node(var, label(cls), self.properties(cls, keys)), missing, lock)
 
     def match_related(
         self,
@@ -276,12 +237,24 @@ class UnitOfWork:
         lock: bool = False,
     ) -> Ref:
         """The node one hop along ``rel`` from ``start`` (e.g. a user's memory collection)."""
-        self._head_only()
         cls = target_class(rel)
         var = Var(hint(cls))
         pattern = path(node(start.expression), rel, None, node(var, label(cls)))
-        self._head.append(Match(pattern, (var,)))
-        return self._check(_of(var, cls, False), missing and (lambda _: missing()), lock)
+        return self._one(cls, var, pattern, missing, lock)
+
+    def _one(
+        self,
+        cls: type,
+        var: Var,
+        pattern: Cypher,
+        missing: Callable[[], Exception] | None,
+        lock: bool,
+    ) -> Ref:
+        """The node ``var`` that ``pattern`` matches, checked when ``missing`` is given."""
+        if missing is not None:
+            found = case(is_null(var), f"[[{len(self._checks)}, null]]", "[]")
+            self._checks.append((found, lambda _: missing()))
+        return self._head_add(Match(pattern, (var,)), Ref(var, cls, False), lock)
 
     def match_each(
         self,
@@ -293,40 +266,30 @@ class UnitOfWork:
     ) -> Ref:
         """The nodes of ``cls`` with each of ``keys``, in that order; ``missing(key)`` for the
         first key with no node."""
-        self._head_only()
         var, gone = Var(hint(cls, many=True)), Var(f"{hint(cls)}_missing")
         rows = [node_properties(cls, key, defaults=False) for key in keys]
         pattern = row_properties(cls, keys[0], "key") if keys else ""
-        self._head.append(
-            call(
-                unwind(self.param(rows, f"{hint(cls)}_keys"), "key"),
-                match(node("found", label(cls), pattern), optional=True),
-                returning(
-                    alias("collect(found)", var),
-                    alias(cy("collect(", case(is_null("found"), "key"), ")"), gone),
-                ),
-                binds=(var, gone),
-            )
-        )
         self._checks.append((each("key", gone, f"[{len(self._checks)}, key]"), missing))
-        ref = _of(var, cls, True)
-        if lock:
-            self.lock(ref)
-        return ref
+        found = call(
+            unwind(self.param(rows, f"{hint(cls)}_keys"), "key"),
+            match(node("found", label(cls), pattern), optional=True),
+            returning(
+                alias("collect(found)", var),
+                alias(cy("collect(", case(is_null("found"), "key"), ")"), gone),
+            ),
+            binds=(var, gone),
+        )
+        return self._head_add(found, Ref(var, cls, True), lock)
 
     # -- body: locks, reads and writes, run only when nothing is missing --------------------
 
     def lock(self, ref: Ref) -> None:
-        """Take the write lock of the node(s) until the transaction ends.
+        """Take the write lock of the node(s) until the transaction ends: first in the body
+        for matched nodes, else where declared.
 
-        The locks of matched nodes come first in the body; a lock taken later in the
-        body (of nodes found there) comes where it is declared.
-
-        The lock is taken by setting a label the node has already: the server takes the
-        node's write lock before it finds the label there, and writes nothing, so the
-        commit has nothing to apply for it (a property set and removed again would make
-        each locked node a write of its commit). ``tests/test_unit_of_work.py`` holds a
-        second writer off with it.
+        It sets a label the node has already: the server takes the node's write lock
+        before it finds the label there and writes nothing, so the commit has nothing to
+        apply for it (unlike a property set and removed again).
         """
         self._writes = True
         clause = Update(foreach("node", ref.items, set_label("node", label(ref.cls))))
@@ -335,14 +298,9 @@ class UnitOfWork:
     def nodes(
         self, cls: type, limit: int | None = None, *, order_by: Sequence[str] = (), **keys: Any
     ) -> Ref:
-        """Every node of ``cls`` with the property values ``keys`` (e.g. all of one user),
-        or at most ``limit`` of them: the first ones in ``order_by`` order when given (the
-        oldest users of an organisation: ``order_by=("created_at", "user_id")``).
-
-        When ``keys`` are a part of the class's key, the rest of the key must exist too
-        (as it does for every keyed node): the planner then seeks the key's index by its
-        prefix instead of scanning the label.
-        """
+        """Every node of ``cls`` with the property values ``keys``, or at most ``limit`` of
+        them: the first ones in ``order_by`` order when given. When ``keys`` are a part of
+        the class's key, the rest of it must exist too (:func:`_rest_of_key`)."""
         values = self._values(cls, keys)
         found = match(
             node("node", label(cls), properties(values)), *_rest_of_key(cls, values, "node")
@@ -353,10 +311,8 @@ class UnitOfWork:
         return self.bind(cls, collect(found, returning("node", order_by=by, limit=top)))
 
     def count(self, cls: type, *, having: Any | None = None, **keys: Any) -> Cypher:
-        """The number of nodes of ``cls`` with the property values ``keys`` (found as
-        :meth:`nodes` finds them), of those with a relationship along ``having`` when
-        given (memories a newer one superseded: ``having=Memory.contrary_update``): a
-        value for :meth:`output_value`."""
+        """The number of nodes :meth:`nodes` finds, of those with a relationship along
+        ``having`` when given: a value for :meth:`output_value`."""
         return count_nodes(cls, self._values(cls, keys), having)
 
     def reachable(
@@ -369,14 +325,10 @@ class UnitOfWork:
         descending: bool = False,
         limit: int | None = None,
     ) -> Ref:
-        """The nodes one hop along ``rel`` from ``start``'s node(s), then ``then_repeat`` 0+ times.
-
-        ``reachable(interaction, Interaction.first_message, MessageBlock.is_next,
-        "msg_position")`` is an interaction's chain in order. Nodes a concurrent delete
-        left without properties are skipped. With ``limit``, at most that many: the
-        first ones in order, or (unordered) the first found, so a hub such as a
-        collection is only expanded as far as a batch needs.
-        """
+        """The nodes one hop along ``rel`` from ``start``'s node(s), then ``then_repeat`` 0+
+        times, skipping those a concurrent delete left without properties. With ``limit``,
+        at most that many (the first in order, or the first found: a hub is only expanded
+        as far as a batch needs)."""
         cls = target_class(then_repeat if then_repeat is not None else rel)
         found = match(
             path(node("start"), rel, then_repeat, node("node", label(cls))), present(cls, "node")
@@ -401,10 +353,9 @@ class UnitOfWork:
                 binds=(var,),
             )
         )
-        return _of(var, cls, True)
+        return Ref(var, cls, True)
 
     def as_list(self, ref: Ref) -> Ref:
-        """The node(s) as a list."""
         return Ref(ref.items, ref.cls, True, ref.created)
 
     def concat(self, first: Ref, second: Ref) -> Ref:
@@ -419,7 +370,7 @@ class UnitOfWork:
         var = Var(hint(cls))
         assigned = self._assign(var, stored, "=", hint(cls))
         self.add(Update(cy(create(node(var, label(cls))), "\n", assigned), (var,)))
-        return _of(var, cls, False, created=True), stored
+        return Ref(var, cls, False, created=True), stored
 
     def create_each(
         self, cls: type, rows: Sequence[Mapping[str, Any]]
@@ -428,18 +379,16 @@ class UnitOfWork:
         stored = [node_properties(cls, row) for row in rows]
         var = Var(hint(cls, many=True))
         param, assign, _ = self.rows(cls, stored)
-        self._writes = True
-        self.add(create_rows(cls, cy(param), assign, var))
-        return _of(var, cls, True, created=True), stored
+        self.add(create_rows(cls, cy(param), assign, var), writes=True)
+        return Ref(var, cls, True, created=True), stored
 
     def merge(self, cls: type, **keys: Any) -> Ref:
         """The node of ``cls`` with ``keys`` (its whole key), made if missing."""
         var = Var(hint(cls))
         self.add(Update(merge(node(var, label(cls), self.properties(cls, keys))), (var,)))
-        return _of(var, cls, False)
+        return Ref(var, cls, False)
 
     def set(self, ref: Ref, **values: Any) -> None:
-        """Set properties of the node(s)."""
         stored = node_properties(ref.cls, values, defaults=False)
         assigned = self._assign("node", stored, "+=", f"{hint(ref.cls)}_changes")
         self.add(Update(foreach("node", ref.items, assigned)))
@@ -472,23 +421,22 @@ class UnitOfWork:
             self.add(Update(foreach("node", nodes, write(between(a, rel, b)))))
             return
         param = self.param([list(pair) for pair in pairs], relation_name(rel))
-        self._writes = True
         self.add(
             call(
                 unwind(param, "pair"),
                 with_(cy(source.items, "[pair[0]] AS a"), cy(target.items, "[pair[1]] AS b")),
                 _pair_link(write, rel),
-            )
+            ),
+            writes=True,
         )
 
     def delete(self, ref: Ref) -> None:
-        """Detach and delete the node(s)."""
         self.add(Update(foreach("node", ref.items, delete("node"))))
 
     def delete_emptied(self, ref: Ref, rels: Sequence[Any]) -> None:
         """Detach and delete those of the node(s) that have no relationship along any of
         ``rels`` any more (an interaction whose messages and memories are gone)."""
-        left = both((exists(path(node("n"), rel)) for rel in rels), "OR")
+        left = join(" OR ", (exists(path(node("n"), rel)) for rel in rels))
         emptied = each("n", ref.items, condition=cy("NOT (", left, ")"))
         self.add(Update(foreach("node", emptied, delete("node"))))
 
@@ -499,9 +447,8 @@ class UnitOfWork:
         self.add(Update(foreach("node", unlinked, delete("node", detach=False))))
 
     def output(self, name: str, ref: Ref, **added: Callable[[str | Var], Cypher]) -> None:
-        """Return the properties of the node(s) as ``name`` (read where this is called), as
-        the class the reads go through projects them (:mod:`memora_ogm.projection`); each
-        node's map adds, per name of ``added``, the value it makes for the node."""
+        """Return the properties of the node(s) as ``name``, as the class the reads go
+        through projects them; each node's map adds, per name of ``added``, its value."""
         fields = projection(reading(ref.cls))
         if ref.many:
             entries = {key: make("node") for key, make in added.items()}
@@ -515,18 +462,12 @@ class UnitOfWork:
     # -- the statement --------------------------------------------------------------------
 
     def compiled(self) -> Compiled:
-        """The unit compiled once, to be run (and run again on a retry) as it is: the
-        declaring and compiling can be done ahead, away from the write."""
-        return Compiled(self, self.compile())
+        """The unit compiled ahead, away from the write."""
+        return Compiled(self.compile(), self.raise_missing)
 
     def compile(self) -> tuple[str, dict[str, Any]]:
-        """The statement and its parameters; it returns ``missing`` and the outputs.
-
-        ``missing`` lists ``[check number, key]`` for each missing thing (the key is null
-        for a single node). A write computes it first and runs its body only when it is
-        empty; a read is its matches and one RETURN, which computes it and projects the
-        outputs declared last.
-        """
+        """The statement and its parameters. It returns the outputs and ``missing``:
+        ``[check number, key]`` for each missing thing (the key is null for a single node)."""
         missing = (
             cy(items([check for check, _ in self._checks], " +")) if self._checks else cy("[]")
         )
@@ -538,7 +479,7 @@ class UnitOfWork:
             writes=self._writes,
             keep_plan=self.batched,
         )
-        return query, {**self.params, "times": [sent_form(t) for t in self._times]}
+        return query, {**self.params, "times": [sent_form(time) for time, _ in self._times]}
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
         """Raise the error of the first missing thing the statement reported, if any."""
@@ -578,14 +519,13 @@ class UnitOfWork:
 
 @functools.cache
 def _pair_link(write: Callable[[Piece], Cypher], rel: Any) -> Cypher:
-    """``CREATE (a)-[:KIND]->(b)`` (or ``MERGE``): how :meth:`UnitOfWork.link` links
-    each pair along ``rel``, spelled once."""
+    """How :meth:`UnitOfWork.link` links each pair along ``rel``, spelled once."""
     return write(between("a", rel, "b"))
 
 
 @functools.cache
 def _created(cls: type) -> Cypher:
-    """``CREATE (node:Label)``: a node of ``cls`` made by a subquery, spelled once."""
+    """A node of ``cls`` made by a subquery, spelled once."""
     return create(node("node", label(cls)))
 
 
@@ -618,23 +558,20 @@ def row_properties(cls: type, key: Mapping[str, Any], source: str) -> Cypher:
 
 
 class Prepared:
-    """A read whose statement depends on which values it is given, never on the values:
-    declared and compiled once, then bound to each call's values.
+    """A read whose statement depends on which values it is given, never on the values
+    (for a read by ids, declaring and compiling was most of the layer's own work).
 
-    ``declare(work, **values)`` declares the unit as a call would; the first
-    :meth:`bind` runs it with each value a :class:`Param`, so the statement names them
-    (``$org_id``) instead of holding them. For a read of one node or one list by its
-    ids, declaring and compiling was most of the layer's own work. Only values that
-    reach the statement as match keys can be parameters; the declaration must not look
-    at them (a read declared this way does not). A not-found answer declares the unit
-    again with the call's values, so the error is the one that unit raises, naming them.
+    ``declare(work, **values)`` declares the unit as a call would; the first :meth:`bind`
+    runs it with each value a :class:`Param` (``$org_id``), so it is compiled once. The
+    values may only be match keys, never looked at. A not-found answer declares the unit
+    again with the call's values, for the error that names them.
     """
 
     def __init__(self, declare: Callable[..., Any]) -> None:
         self._declare = declare
         self._statement: tuple[str, dict[str, Any]] | None = None
 
-    def bind(self, **values: Any) -> Bound:
+    def bind(self, **values: Any) -> Compiled:
         if self._statement is None:
             work = UnitOfWork()
             self._declare(work, **{name: Param(name) for name in values})
@@ -643,49 +580,34 @@ class Prepared:
             if clashing or work._writes or work._times:
                 raise RuntimeError(f"not a read of fixed shape: {sorted(clashing)}")
             self._statement = query, params
-        return Bound(self, self._statement, values)
+        query, params = self._statement
 
-    def declared(self, **values: Any) -> UnitOfWork:
-        """The unit of work declared with the call's own values."""
-        work = UnitOfWork()
-        self._declare(work, **values)
-        return work
+        def raise_missing(missing: Sequence[Sequence[Any]]) -> None:
+            work = UnitOfWork()
+            self._declare(work, **values)
+            work.raise_missing(missing)
+
+        return Compiled((query, {**params, **values}), raise_missing)
 
 
 @dataclass(frozen=True, slots=True)
-class Bound:
-    """A :class:`Prepared` read with one call's values; run like a unit of work."""
-
-    prepared: Prepared
-    statement: tuple[str, dict[str, Any]]
-    values: dict[str, Any]
-
-    def compile(self) -> tuple[str, dict[str, Any]]:
-        query, params = self.statement
-        return query, {**params, **self.values}
-
-    def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
-        if missing:
-            self.prepared.declared(**self.values).raise_missing(missing)
-
-
-@dataclass(frozen=True)
 class Compiled:
-    """A unit of work with its statement compiled (:meth:`UnitOfWork.compiled`)."""
+    """A statement compiled once, to be run (and run again on a retry) as it is, and what
+    raises the error of the first missing thing it reports."""
 
-    work: UnitOfWork
     statement: tuple[str, dict[str, Any]]
+    errors: Callable[[Sequence[Sequence[Any]]], None]
 
     def compile(self) -> tuple[str, dict[str, Any]]:
         return self.statement
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
-        self.work.raise_missing(missing)
+        if missing:
+            self.errors(missing)
 
 
-#: What ``Graph`` runs: a unit of work (compiled or not), or a prepared read bound to a
-#: call's values.
-Statement = UnitOfWork | Compiled | Bound
+#: What ``Graph`` runs: a unit of work, compiled or not (a prepared read is bound compiled).
+Statement = UnitOfWork | Compiled
 
 
 def create_rows(cls: type, rows: Cypher, assigned: Cypher, var: Var) -> Subquery:

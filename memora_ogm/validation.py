@@ -1,8 +1,6 @@
-"""Argument checks shared by every facade method.
-
-Memora validates ids as non-empty strings; memora-ogm also refuses whitespace-only
-values, control characters in ids, and values longer than the documented limits,
-so that bad input fails with a clear exception before anything is written.
+"""Argument checks shared by every facade method: beyond Memora's non-empty strings,
+whitespace-only values, control characters in ids and values over the documented limits
+fail with a clear exception before anything is written.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Facade calls declared apart from running them: what a call sends, and what it means.
 
 Each public method of the facade is a short function here (a module per domain) that
-checks its arguments and declares a :class:`Call`: its statement over the node classes,
-the mapping of the statement's answer to the return model, what the call changes in the
-vector store, and what shows that it took effect when its commit goes unanswered. An
-erasure declares :class:`Batches`, one statement run until it finishes. The declarations
-do no I/O, so both twins share them and ``tests/test_compile.py`` compiles every one of
-them without a server; ``Graph.execute`` and ``Graph.execute_batches`` (one door per
-twin) run them.
+checks its arguments and declares a :class:`Call` (or, for an erasure, :class:`Batches`):
+its statement, the mapping of its answer to the return model, its vector changes, and
+what shows that it took effect when its commit goes unanswered. No I/O: both twins share
+them, ``tests/test_compile.py`` compiles them without a server, ``Graph`` runs them.
 """
 
 from __future__ import annotations
@@ -16,20 +13,22 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from pydantic import BaseModel
+
+from memora_ogm import convert
 from memora_ogm.schema.models import Memory as MemoryModel
 from memora_ogm.unit_of_work import Ref, Statement, UnitOfWork
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 Row = dict[str, Any]
 
 
 class VectorChanges:
-    """The memories one write transaction adds to and removes from the vector store.
-
-    ``removed`` holds the memories as they were, so that a failed commit can put
-    them back; a purge also clears whatever else the store holds for that user or
-    organisation. Without a vector store (``tracked`` false) nothing is recorded, and
-    the memories given are never built.
+    """The memories one write transaction adds to and removes from the vector store
+    (``removed`` as they were, for a failed commit to put back); a purge clears all the
+    store holds for a user or organisation. Untracked (no vector store), nothing is
+    recorded and the memories given are never built.
     """
 
     def __init__(self, tracked: bool = True) -> None:
@@ -61,12 +60,9 @@ class VectorChanges:
 
 @dataclass(frozen=True)
 class Landed:
-    """What shows that a write took effect when its commit went unanswered: the node of
-    ``cls`` with ``keys`` exists (``present``), or no longer does (a delete).
-
-    One node is enough, since a transaction commits whole or not at all: the node the
-    write creates with an id of its own, or the one it deletes.
-    """
+    """What shows that a write took effect when its commit went unanswered (it commits
+    whole or not at all): the node of ``cls`` with ``keys`` exists (``present``), or no
+    longer does (a delete)."""
 
     cls: type
     keys: Mapping[str, Any]
@@ -123,16 +119,11 @@ class Call(Generic[T]):
     log: str = ""
 
 
-def changed(
-    node: Callable[[UnitOfWork], Ref], name: str, model: Callable[[Row], T], **values: Any
-) -> Call[T]:
-    """Set ``values`` on the node that ``node`` matches, and return it (as ``name``) as
-    ``model`` of the row: a rename."""
-    work = UnitOfWork()
-    ref = node(work)
+def changed(work: UnitOfWork, ref: Ref, name: str, model: type[M], **values: Any) -> Call[M]:
+    """Set ``values`` on the node ``ref`` and return it (as ``name``) as ``model``: a rename."""
     work.set(ref, **values)
     work.output(name, ref)
-    return Call(work, model, write=True)
+    return Call(work, convert.output(name, ref.cls, model), write=True)
 
 
 @dataclass(frozen=True)

@@ -2,51 +2,38 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memora_ogm import convert
 from memora_ogm._async.nodes import Agent, Org, User
-from memora_ogm.calls import Call, Landed, Row, changed, nothing
+from memora_ogm.calls import Call, Landed, changed, nothing
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
 from memora_ogm.errors import AgentNotFound
-from memora_ogm.projection import reading
 from memora_ogm.schema import models
-from memora_ogm.unit_of_work import Bound, Prepared, Ref, UnitOfWork
+from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
 
 
-def _match_agent(work: UnitOfWork, org_id: str, agent_id: str) -> Ref:
+def match_agent(work: UnitOfWork, org_id: str, agent_id: str) -> Ref:
+    """Declare the agent ``AgentNotFound`` requires."""
     return work.match(
         Agent, lambda: AgentNotFound(org_id, agent_id), org_id=org_id, agent_id=agent_id
     )
 
 
-def _output_agents(work: UnitOfWork, owner: Ref, rel: Any) -> None:
-    """Declare the agents along ``rel`` from ``owner`` (which must exist) as ``agents``."""
-    work.output("agents", work.reachable(owner, rel))
-
-
 #: The fixed-shape reads, declared and compiled once (see ``Prepared``).
-AGENT = Prepared(lambda work, **ids: work.output("agent", _match_agent(work, **ids)))
+AGENT = Prepared(lambda work, **ids: work.output("agent", match_agent(work, **ids)))
 ORG_AGENTS = Prepared(
-    lambda work, org_id: _output_agents(work, match_org(work, org_id), Org.has_agent)
+    lambda work, org_id: work.output(
+        "agents", work.reachable(match_org(work, org_id), Org.has_agent)
+    )
 )
 USER_AGENTS = Prepared(
-    lambda work, **ids: _output_agents(work, match_user(work, **ids), User.has_agent)
+    lambda work, **ids: work.output(
+        "agents", work.reachable(match_user(work, **ids), User.has_agent)
+    )
 )
-
-
-def _agent(row: Row) -> models.Agent:
-    return convert.agent(row["agent"], reading(Agent))
-
-
-def _agents(work: Bound) -> Call[list[models.Agent]]:
-    def agents(row: Row) -> list[models.Agent]:
-        node = reading(Agent)
-        return [convert.agent(agent, node) for agent in row["agents"]]
-
-    return Call(work, agents)
+_agent = convert.output("agent", Agent, models.Agent)
+_agents = convert.outputs("agents", Agent, models.Agent)
 
 
 def create_agent(org_id: str, agent_label: str, user_id: str | None = None) -> Call[models.Agent]:
@@ -65,7 +52,7 @@ def create_agent(org_id: str, agent_label: str, user_id: str | None = None) -> C
     agent_id = props["agent_id"]
     return Call(
         work,
-        lambda _: convert.agent(props, Agent),
+        lambda _: convert.read(Agent, models.Agent, props),
         write=True,
         landed=Landed(Agent, {"org_id": org_id, "agent_id": agent_id}),
         log=f"created agent {agent_id}",
@@ -79,29 +66,26 @@ def get_agent(org_id: str, agent_id: str) -> Call[models.Agent]:
 
 def get_all_org_agents(org_id: str) -> Call[list[models.Agent]]:
     check_ids(org_id=org_id)
-    return _agents(ORG_AGENTS.bind(org_id=org_id))
+    return Call(ORG_AGENTS.bind(org_id=org_id), _agents)
 
 
 def get_all_user_agents(org_id: str, user_id: str) -> Call[list[models.Agent]]:
     check_ids(org_id=org_id, user_id=user_id)
-    return _agents(USER_AGENTS.bind(org_id=org_id, user_id=user_id))
+    return Call(USER_AGENTS.bind(org_id=org_id, user_id=user_id), _agents)
 
 
 def update_agent(org_id: str, agent_id: str, new_agent_label: str) -> Call[models.Agent]:
     check_ids(org_id=org_id, agent_id=agent_id)
     check_name("new_agent_label", new_agent_label)
-    return changed(
-        lambda work: _match_agent(work, org_id, agent_id),
-        "agent",
-        _agent,
-        agent_label=new_agent_label,
-    )
+    work = UnitOfWork()
+    agent = match_agent(work, org_id, agent_id)
+    return changed(work, agent, "agent", models.Agent, agent_label=new_agent_label)
 
 
 def delete_agent(org_id: str, agent_id: str) -> Call[None]:
     """Delete the agent; its interactions and memories stay (they keep ``agent_id``)."""
     check_ids(org_id=org_id, agent_id=agent_id)
     work = UnitOfWork()
-    work.delete(_match_agent(work, org_id, agent_id))
+    work.delete(match_agent(work, org_id, agent_id))
     key = {"org_id": org_id, "agent_id": agent_id}
     return Call(work, nothing, write=True, landed=Landed(Agent, key, present=False))

@@ -1,24 +1,19 @@
-"""Interactions: message chains with the memories extracted from them.
-
-An interaction's messages form a chain ``(Interaction)-[:FIRST_MESSAGE]->(m0)
--[:IS_NEXT]->(m1)...`` with positions 0..n-1. Each write is a unit of work
-(:mod:`memora_ogm.unit_of_work`) declared on the node classes: a save is one
-statement and an update one, whatever the number of messages or memories; a
-delete runs in bounded batches of one statement each (:mod:`memora_ogm.calls.erasure`).
-Every input is validated before anything is written.
+"""Interactions: message chains (``FIRST_MESSAGE``, then ``IS_NEXT``, positions from 0)
+with the memories extracted from them. A save is one statement and an update one,
+whatever the number of messages or memories; every input is checked before anything is
+written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from dataclasses import fields as fields_of
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from memora_ogm import convert, queries
 from memora_ogm._async.nodes import (
-    Agent,
     Date,
     Interaction,
     InteractionCollection,
@@ -28,25 +23,24 @@ from memora_ogm._async.nodes import (
     User,
 )
 from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
+from memora_ogm.calls.agent import match_agent
 from memora_ogm.calls.erasure import (
     FINISHED,
-    MEMORY_ID_NAMES,
     Erasure,
     batches,
     erase,
+    first_memory,
     per_batch,
     user_collection_batch,
 )
 from memora_ogm.calls.memory import Reads, user_page
 from memora_ogm.chains import keep_common_prefix
 from memora_ogm.erasure_plans import room
-from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
+from memora_ogm.errors import InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.projection import reading
-from memora_ogm.properties import day_of, storable
+from memora_ogm.properties import storable
 from memora_ogm.schema import models
-from memora_ogm.schema.storage import (
-    MemoriesAndInteraction,
-)
+from memora_ogm.schema.storage import MemoriesAndInteraction
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import (
     MAX_NAME_LENGTH,
@@ -75,11 +69,8 @@ def _check_message(index: int, message: Any) -> dict[str, str]:
 
 
 def _fields(value: Any, names: tuple[str, ...]) -> dict[str, Any] | None:
-    """``value``'s attributes ``names``, or None if it lacks one.
-
-    Read by name, not by class, so Memora's own ``storage_schema`` objects (or any
-    object with the same fields) are accepted; a dict's keys are not fields.
-    """
+    """``value``'s attributes ``names``, or None if it lacks one: read by name, so that
+    Memora's own ``storage_schema`` objects are accepted (a dict's keys are not fields)."""
     if isinstance(value, Mapping):
         return None
     try:
@@ -116,41 +107,32 @@ _DATA_FIELDS = ("interaction", "interaction_date", "memories", "contrary_memorie
 
 @dataclass(frozen=True, slots=True)
 class CheckedMemory:
-    """A memory to store, as checked: its text and its distinct source positions."""
+    """A memory to store, as checked: its text, its distinct source positions, and for a
+    contrary memory the id of the memory it supersedes."""
 
     memory: str
     source_msg_block_pos: list[int]
-
-
-@dataclass(frozen=True, slots=True)
-class CheckedContrary(CheckedMemory):
-    """A contrary memory, as checked, with the id of the memory it supersedes."""
-
-    existing_contrary_memory_id: str
+    existing_contrary_memory_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class CheckedWrite:
-    """What a save or an update writes, as checked (a ``MemoriesAndInteraction``'s fields;
-    ``interaction_date`` as the graph stores it, see :func:`~memora_ogm.properties.storable`)."""
+    """What a save or an update writes, as checked (``interaction_date`` as stored)."""
 
     interaction: list[dict[str, str]]
     interaction_date: datetime
     memories: list[CheckedMemory]
-    contrary_memories: list[CheckedContrary]
+    contrary_memories: list[CheckedMemory]
 
 
-M = TypeVar("M", bound=CheckedMemory)
-
-
-def _memory_fields(
-    name: str, kind: str, value: Any, checked_as: type[M], message_count: int
-) -> list[M]:
+def _memory_fields(name: str, kind: str, value: Any, message_count: int) -> list[CheckedMemory]:
     """Each memory in ``value`` (a list of ``kind`` objects), checked."""
     if not _sequence(value):
         raise ValueError(f"`{name}` must be a list of {kind} objects.")
-    names = tuple(field.name for field in fields_of(checked_as))
-    checked: list[M] = []
+    names: tuple[str, ...] = ("memory", "source_msg_block_pos")
+    if name == "contrary_memories":
+        names += ("existing_contrary_memory_id",)
+    checked: list[CheckedMemory] = []
     for memory in value:
         fields = _fields(memory, names)
         if fields is None:
@@ -161,20 +143,16 @@ def _memory_fields(
         )
         if "existing_contrary_memory_id" in fields:
             check_memory_id("existing_contrary_memory_id", fields["existing_contrary_memory_id"])
-        checked.append(checked_as(**fields))
+        checked.append(CheckedMemory(**fields))
     return checked
 
 
 def check_memories_and_interaction(value: Any) -> CheckedWrite:
-    """Everything a save or an update writes, checked before the first write.
-
-    Accepts memora-ogm's ``MemoriesAndInteraction``, Memora's, or any object with the
-    same fields (their memories likewise), and returns the checked values as a new
-    object, so a caller changing its object later cannot change the write. Source
-    positions index the message list of the same object, each at most once; an
-    ``existing_contrary_memory_id`` is a canonical UUID (``ValueError`` otherwise, where a
-    well-formed id of no memory of the user is ``MemoryNotFound``).
-    """
+    """Everything a save or an update writes, checked before the first write: a
+    ``MemoriesAndInteraction`` (memora-ogm's, Memora's, or any object with its fields),
+    copied, so a caller changing its object later cannot change the write. Source
+    positions index its messages, each at most once; an ``existing_contrary_memory_id``
+    is a canonical UUID."""
     fields = _fields(value, _DATA_FIELDS)
     if fields is None:
         raise ValueError(
@@ -188,13 +166,9 @@ def check_memories_and_interaction(value: Any) -> CheckedWrite:
         raise ValueError("`interaction_date` must be a datetime.")
     when = storable(fields["interaction_date"])
     count = len(messages)
-    memories = _memory_fields("memories", "MemoryToStore", fields["memories"], CheckedMemory, count)
+    memories = _memory_fields("memories", "MemoryToStore", fields["memories"], count)
     contrary = _memory_fields(
-        "contrary_memories",
-        "ContraryMemoryToStore",
-        fields["contrary_memories"],
-        CheckedContrary,
-        count,
+        "contrary_memories", "ContraryMemoryToStore", fields["contrary_memories"], count
     )
     return CheckedWrite(messages, when, memories, contrary)
 
@@ -205,29 +179,20 @@ def _owner(
     ids: tuple[str, str, str],
     data: CheckedWrite,
 ) -> tuple[Ref, Ref | None, list[str]]:
-    """Declare what the memories of a write link to, each required: the agent, the
-    user's memory collection and the memories the contrary memories supersede.
-
-    A contrary memory may only supersede a memory of the same org and user; any other
-    id (unknown, or another tenant's) raises ``MemoryNotFound``. Returns the collection,
-    the superseded memories (None when there are none) and their ids in that order.
-    """
+    """Declare what the memories of a write link to, each required: the agent, the user's
+    memory collection, and the memories of the same user the contrary memories supersede
+    (``MemoryNotFound`` for any other id). Returns the collection, the superseded
+    memories (None when there are none) and their ids in that order."""
     org_id, user_id, agent_id = ids
-    work.match(Agent, lambda: AgentNotFound(org_id, agent_id), org_id=org_id, agent_id=agent_id)
+    match_agent(work, org_id, agent_id)
     collection = work.match_related(user, User.has_memories, lambda: UserNotFound(org_id, user_id))
-    wanted = sorted({memory.existing_contrary_memory_id for memory in data.contrary_memories})
-    superseded = (
-        work.match_each(
-            Memory,
-            [
-                {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
-                for memory_id in wanted
-            ],
-            lambda key: MemoryNotFound(org_id, user_id, key["memory_id"]),
+    wanted = sorted({str(memory.existing_contrary_memory_id) for memory in data.contrary_memories})
+    superseded = None
+    if wanted:
+        keys = [{"org_id": org_id, "user_id": user_id, "memory_id": id_} for id_ in wanted]
+        superseded = work.match_each(
+            Memory, keys, lambda key: MemoryNotFound(org_id, user_id, key["memory_id"])
         )
-        if wanted
-        else None
-    )
     return collection, superseded, wanted
 
 
@@ -244,10 +209,7 @@ def link_chains(
 ) -> list[int]:
     """Link ``chain``, the messages of ``interactions`` one after the other (``counts``
     of each), as their chains; returns where each interaction's messages start in it."""
-    offsets, start = [], 0
-    for count in counts:
-        offsets.append(start)
-        start += count
+    offsets = [0, *itertools.accumulate(counts)][:-1]
     work.link(
         Interaction.first_message,
         interactions,
@@ -276,17 +238,14 @@ def _memories(
     keys: Mapping[str, str],
     interactions_in: Ref | None = None,
 ) -> list[dict[str, Any]]:
-    """Declare the memories of a save or an update of ``interaction`` (whose messages are
-    ``chain``, in order; ``keys`` its ids and agent): each linked to the interaction, its
-    source messages, the user's memory collection (``owner``), the day of the write, and
-    the memory it supersedes;
-    the save's ``interactions_in`` links the new interaction to the user's collection.
-    Returns the memories' stored properties (ids included, for the vector store).
+    """Declare the memories of a save or an update of ``interaction`` (messages ``chain``;
+    ``keys`` its ids and agent), each linked to the interaction, its source messages, the
+    user's memory collection, the day and the memory it supersedes; a save's
+    ``interactions_in`` gets the new interaction. Returns the memories' stored properties.
 
-    Links to nodes other writers share come last, so their locks are held for the
-    shortest time: the user's interaction collection, memory collection, the day, then
-    superseded memories. Every writer and delete locks them in that order, so two of them
-    wait for each other instead of deadlocking.
+    Links to nodes other writers share come last, so their locks are held the shortest
+    time, in the order every writer and delete takes them (no deadlock): the
+    interaction collection, the memory collection, the day, superseded memories.
     """
     memories_in, superseded, wanted = owner
     checked = [*data.memories, *data.contrary_memories]
@@ -307,28 +266,35 @@ def _memories(
     if interactions_in is not None:
         work.link(InteractionCollection.had_interaction, interactions_in, interaction)
     work.link(MemoryCollection.includes, memories_in, nodes)
-    day = work.merge(
-        Date, org_id=keys["org_id"], user_id=keys["user_id"], date=day_of(data.interaction_date)
-    )
+    # The day of the stored datetime in its own offset, as the server's date() gives it.
+    date = data.interaction_date.date()
+    day = work.merge(Date, org_id=keys["org_id"], user_id=keys["user_id"], date=date)
     work.link(Interaction.has_occurrence_on, interaction, day)
     work.link(Memory.date_obtained, nodes, day)
     if superseded is not None:
         pairs = [
             (wanted.index(memory.existing_contrary_memory_id), n)
             for n, memory in enumerate(checked)
-            if isinstance(memory, CheckedContrary)
+            if memory.existing_contrary_memory_id is not None
         ]
         work.link(Memory.contrary_update, superseded, nodes, pairs)
     return memories
 
 
-def _adding(memories: list[dict[str, Any]]) -> Callable[[Row, VectorChanges], None]:
-    """Records the new ``memories`` (stored properties) as added to the vector store."""
+def _written(
+    work: UnitOfWork,
+    id_and_date: tuple[str, datetime],
+    memories: list[dict[str, Any]],
+    landed: Landed | None,
+    log: str,
+) -> Call[tuple[str, datetime]]:
+    """A save's or an update's call: it returns the interaction's id and date, and adds
+    its new ``memories`` (stored properties) to the vector store."""
 
     def record(_: Row, changes: VectorChanges) -> None:
         changes.add(convert.memory_for_vector(memory) for memory in memories)
 
-    return record
+    return Call(work, lambda _: id_and_date, write=True, vectors=record, landed=landed, log=log)
 
 
 def _chain(work: UnitOfWork, interactions: Ref) -> Ref:
@@ -346,12 +312,10 @@ def save_interaction_with_memories(
 ) -> Call[tuple[str, datetime]]:
     """Store a new interaction with its messages and memories; return its id and date.
 
-    The user and agent must exist (else not-found and nothing is written
-    anywhere). Memories are stored even without messages; every memory is
-    linked to its Date (``DATE_OBTAINED``). One statement: it needs no lock of its
-    own, since every node it relies on is one it links to, and a delete of any of
-    them takes that node's lock first (a save that loses the race fails on the
-    deleted node, and its retry finds it missing).
+    The user and agent must exist (else not-found, and nothing is written). One
+    statement, with no lock of its own: it links to every node it relies on, and a
+    delete of one takes that node's lock first (the save then fails, and its retry
+    finds the node missing).
     """
     check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id)
     data = check_memories_and_interaction(memories_and_interaction)
@@ -379,14 +343,8 @@ def save_interaction_with_memories(
     memories = _memories(work, interaction, chain, owner, data, keys, collection)
     interaction_id = props["interaction_id"]
     key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
-    return Call(
-        work,
-        lambda _: (interaction_id, when),
-        write=True,
-        vectors=_adding(memories),
-        landed=Landed(Interaction, key),
-        log=f"saved interaction {interaction_id} of user {user_id}",
-    )
+    log = f"saved interaction {interaction_id} of user {user_id}"
+    return _written(work, (interaction_id, when), memories, Landed(Interaction, key), log)
 
 
 def update_interaction_and_memories(
@@ -398,12 +356,10 @@ def update_interaction_and_memories(
 ) -> Call[tuple[str, datetime]]:
     """Make the stored chain equal the new message list and add the new memories.
 
-    The chain is compared with the new list by role and content inside the
-    write transaction: from the first difference on, stored messages are
-    deleted and the new tail appended (their memories stay, without
-    ``MESSAGE_SOURCE``). ``updated_at`` and ``agent_id`` are set and the
-    interaction is linked to the update's Date. One statement: it locks the
-    interaction first, then compares, deletes and appends on the server.
+    One statement: it locks the interaction, compares the chain with the new list by role
+    and content, deletes the stored messages from the first difference on (their memories
+    stay, without ``MESSAGE_SOURCE``) and appends the new tail; it sets ``updated_at`` and
+    ``agent_id`` and links the interaction to the update's Date.
     """
     check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id, interaction_id=interaction_id)
     data = check_memories_and_interaction(updated_memories_and_interaction)
@@ -424,18 +380,8 @@ def update_interaction_and_memories(
     chain = work.concat(kept, created)
     link_chains(work, interaction, chain, [len(data.interaction)])
     memories = _memories(work, interaction, chain, owner, data, {**key, "agent_id": agent_id})
-    # Its first new memory shows it landed; without one, it may run again.
-    landed = (
-        Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}) if memories else None
-    )
-    return Call(
-        work,
-        lambda _: (interaction_id, when),
-        write=True,
-        vectors=_adding(memories),
-        landed=landed,
-        log=f"updated interaction {interaction_id} of user {user_id}",
-    )
+    log = f"updated interaction {interaction_id} of user {user_id}"
+    return _written(work, (interaction_id, when), memories, first_memory(memories, True), log)
 
 
 def get_interaction(
@@ -464,13 +410,9 @@ def get_interaction(
             work.output("messages", _chain(work, interaction))
 
         def bare(row: Row) -> models.Interaction:
-            message = reading(MessageBlock)
-            return convert.interaction(
-                row["interaction"],
-                [convert.message_block(m, message) for m in row.get("messages") or []],
-                [],
-                reading(Interaction),
-            )
+            messages = row.get("messages") or []
+            node, message = reading(Interaction), reading(MessageBlock)
+            return convert.interaction(row["interaction"], messages, [], node, message)
 
         return Call(work, bare)
     reads = Reads.of(apoc)
@@ -500,11 +442,8 @@ def get_all_user_interactions(
     skip: int = 0,
     limit: int = 100,
 ) -> Call[list[models.Interaction]]:
-    """One page of the user's interactions, newest ``updated_at`` first.
-
-    Ordered by the calendar day of ``updated_at`` (in its own offset), then by
-    ``updated_at``: the same order unless timestamps mix offsets across midnight.
-    A missing user raises ``UserNotFound`` (checked in the same statement).
+    """One page of the user's interactions, newest ``updated_at`` first (by its calendar
+    day in its own offset, then by ``updated_at``); ``UserNotFound`` in the same statement.
     """
     check_ids(org_id=org_id, user_id=user_id)
     check_flag("with_their_messages", with_their_messages)
@@ -528,13 +467,8 @@ def delete_user_interaction_and_its_memories(
     erasure: Erasure, org_id: str, user_id: str, interaction_id: str
 ) -> Batches:
     """Delete the interaction with its messages and memories (in both stores), in
-    bounded batches however long it is (see :mod:`memora_ogm.calls.erasure`).
-
-    A Date node goes once nothing links to it. Each batch locks the interaction first
-    (as an update does). The interaction goes in the batch that deletes the last of
-    its messages and memories: until then it is there, its chain a prefix of what it
-    was, and calling again finishes. All or nothing holds per batch: each batch's
-    memories leave both stores in one commit, or neither.
+    bounded batches (see :mod:`memora_ogm.calls.erasure`), each locking the interaction
+    first (as an update does); it goes with the last of its messages and memories.
     """
     check_ids(org_id=org_id, user_id=user_id, interaction_id=interaction_id)
     key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
@@ -556,13 +490,9 @@ def delete_all_user_interactions_and_their_memories(
     erasure: Erasure, org_id: str, user_id: str
 ) -> Batches:
     """Delete every interaction of the user with its messages and memories (in both
-    stores), in bounded batches (see :mod:`memora_ogm.calls.erasure`).
-
-    Each batch locks the user's interaction collection (so no save adds an interaction
-    meanwhile), then the interactions it takes (so no update adds messages). All or
-    nothing holds per batch: each batch's memories leave both stores in one commit,
-    or neither; an interrupted call leaves the user with fewer interactions (the ones
-    it was working on possibly shortened from their tail), and calling again finishes.
+    stores), in bounded batches (see :mod:`memora_ogm.calls.erasure`). Each batch locks
+    the user's interaction collection (no save adds one meanwhile), then the
+    interactions it takes (no update adds messages).
     """
     size = erasure.size
     work = user_collection_batch(org_id, user_id, User.interactions_in)

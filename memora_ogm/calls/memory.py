@@ -1,11 +1,8 @@
 """Memories: reads with placeholders resolved, contrary-update history, deletes.
 
-Reads run the memory queries of :mod:`memora_ogm.queries`; their placeholders are
-resolved on the server with APOC, or here with :mod:`memora_ogm.placeholders`
-when the server has no APOC (the facade asks ``graph.has_apoc()``; tests force the
-fallback with ``graph.use_apoc = False``). Deletes are units of work on the node classes
-that take the memories out of the associated vector store in the same transaction;
-deleting all of a user's memories runs in bounded batches (:mod:`memora_ogm.calls.erasure`).
+Reads run the memory queries of :mod:`memora_ogm.queries`, resolving placeholders on the
+server with APOC, or here with :mod:`memora_ogm.placeholders` (``graph.use_apoc``).
+Deletes take the memories out of the vector store in the same transaction.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ from typing import Any, TypeVar, cast
 
 from memora_ogm import convert, queries
 from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
-from memora_ogm.calls import Batches, Call, Landed, Query, Row, VectorChanges, nothing
+from memora_ogm.calls import Batches, Call, Landed, Query, Row, nothing
 from memora_ogm.calls.erasure import (
     FINISHED,
     MEMORY_ID_NAMES,
@@ -43,9 +40,8 @@ MemoryKey = tuple[str, str, str]
 
 @dataclass(frozen=True)
 class Reads:
-    """What one call's memory and interaction reads go through: the node classes
-    (:func:`~memora_ogm.projection.reading`, looked up once per call) and whether the
-    server resolves the placeholders (APOC)."""
+    """What one call's memory and interaction reads go through: the node classes (looked
+    up once per call) and whether the server resolves the placeholders (APOC)."""
 
     apoc: bool
     interaction: type
@@ -67,11 +63,9 @@ class Reads:
 
     def interaction_of(self, details: Mapping[str, Any]) -> models.Interaction:
         """An interaction map of :mod:`memora_ogm.queries` as the return model."""
+        memories = [self.memory_of(memory) for memory in details["memories"]]
         return convert.interaction(
-            details,
-            [convert.message_block(message, self.message) for message in details["messages"]],
-            [self.memory_of(memory) for memory in details["memories"]],
-            self.interaction,
+            details, details["messages"], memories, self.interaction, self.message
         )
 
 
@@ -84,9 +78,8 @@ def user_page(
     user_id: str,
     **params: Any,
 ) -> Call[list[T]]:
-    """One page of ``query``'s ``column`` (see ``queries.of_existing_user``), each entry
-    as ``item(reads, entry)``; ``UserNotFound`` when the user is missing, in the same
-    statement."""
+    """One page of ``query``'s ``column`` (``queries.of_existing_user``), each entry as
+    ``item(reads, entry)``; ``UserNotFound`` in the same statement."""
     reads = Reads.of(apoc)
 
     def page(rows: list[Row]) -> list[T]:
@@ -102,8 +95,7 @@ def user_page(
 
 def check_memory_key(org_id: Any, user_id: Any, memory_id: Any) -> None:
     """A memory's ids as a caller names it: a ``memory_id`` that is not a canonical UUID
-    raises ``ValueError`` on every method (no stored memory can have it), where a
-    well-formed id of a memory that does not exist is not found (or left out)."""
+    is a ``ValueError`` (no stored memory can have it), not a memory not found."""
     check_ids(org_id=org_id, user_id=user_id)
     check_memory_id("memory_id", memory_id)
 
@@ -134,11 +126,8 @@ def get_all_user_memories(
     skip: int = 0,
     limit: int = 1000,
 ) -> Call[list[models.Memory]]:
-    """The user's memories, newest ``obtained_at`` first, of one agent when ``agent_id``.
-
-    The agent filter works on the memories' ``agent_id``, so it still finds the
-    memories of a deleted agent. A missing user raises ``UserNotFound``.
-    """
+    """The user's memories, newest ``obtained_at`` first, of one agent when ``agent_id``
+    (the memories' own ``agent_id``: a deleted agent's memories are found too)."""
     check_ids(org_id=org_id, user_id=user_id)
     if agent_id is not None:
         check_ids(agent_id=agent_id)
@@ -172,8 +161,7 @@ def _about_memory(
 
 
 def get_user_memory(apoc: bool, org_id: str, user_id: str, memory_id: str) -> Call[models.Memory]:
-    """One memory, with or without message sources; ``MemoryNotFound`` when it is not there,
-    ``ValueError`` when ``memory_id`` is not a canonical UUID (:func:`check_memory_key`)."""
+    """One memory; ``MemoryNotFound`` when it is not there (:func:`check_memory_key`)."""
     about = _about_memory(apoc, queries.USER_MEMORY, org_id, user_id, memory_id)
     return Call(about.statement, lambda rows: about.result(rows)[0])
 
@@ -181,10 +169,8 @@ def get_user_memory(apoc: bool, org_id: str, user_id: str, memory_id: str) -> Ca
 def get_user_memory_history(
     apoc: bool, org_id: str, user_id: str, memory_id: str
 ) -> Call[list[models.Memory]]:
-    """The memory, then each older memory it superseded (``CONTRARY_UPDATE``), newest first.
-
-    ``MemoryNotFound`` when it is not there; ``ValueError`` for a ``memory_id`` that is
-    not a canonical UUID."""
+    """The memory, then each older memory it superseded (``CONTRARY_UPDATE``), newest first;
+    ``MemoryNotFound`` when it is not there."""
     return _about_memory(apoc, queries.MEMORY_HISTORY, org_id, user_id, memory_id)
 
 
@@ -199,13 +185,10 @@ def fetch_user_memories_resolved(
 def fetch_user_memories_resolved_batch(
     apoc: bool, batch_org_user_mem_ids: list[list[dict[str, str]]]
 ) -> Call[list[list[models.Memory]]]:
-    """For each list of ``{org_id, user_id, memory_id}``, the current version of each memory.
-
-    Each memory is replaced by the newest memory at the end of its
-    ``CONTRARY_UPDATE`` chain; two ids resolving to one memory give it once (at
-    the first one's place); ids that do not exist for that org and user are
-    left out, while a ``memory_id`` that is not a canonical UUID raises ``ValueError``
-    (:func:`check_memory_key`). One query for the whole batch, none for no ids.
+    """For each list of ``{org_id, user_id, memory_id}``, the current version of each
+    memory: the newest at the end of its ``CONTRARY_UPDATE`` chain, once (at the first
+    id's place); ids of no memory of that org and user are left out. One query for the
+    whole batch, none for no ids.
     """
     requested = _requested_keys(batch_org_user_mem_ids)
     keys = list(dict.fromkeys(key for ids in requested for key in ids))
@@ -235,12 +218,11 @@ def fetch_user_memories_resolved_batch(
 
 
 def delete_user_memory(erasure: Erasure, org_id: str, user_id: str, memory_id: str) -> Call[None]:
-    """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent,
-    ``ValueError`` for a ``memory_id`` that is not a canonical UUID.
+    """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent.
 
-    The first statement locks the memory's interaction, the user's memory collection
-    and the memory, in the order writers lock them: a save or update superseding
-    the memory links to it, so it either finished first or finds the memory gone.
+    A first statement locks the memory's interaction, the user's memory collection and
+    the memory, in the order writers lock them: a write superseding the memory links to
+    it, so it either finished first or finds the memory gone.
     """
     check_memory_key(org_id, user_id, memory_id)
     key: dict[str, Any] = {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
@@ -257,14 +239,11 @@ def delete_user_memory(erasure: Erasure, org_id: str, user_id: str, memory_id: s
     work = UnitOfWork()
     erase(work, erasure.size, erasure.vectors, work.match(Memory, missing, **key))
 
-    def removed(row: Row, changes: VectorChanges) -> None:
-        changes.remove(removed_memories(row))
-
     return Call(
         work,
         nothing,
         write=True,
-        vectors=removed,
+        vectors=lambda row, changes: changes.remove(removed_memories(row)),
         landed=Landed(Memory, key, present=False),
         before=(lock,),
         log=f"deleted memory {memory_id}",
@@ -273,14 +252,8 @@ def delete_user_memory(erasure: Erasure, org_id: str, user_id: str, memory_id: s
 
 def delete_all_user_memories(erasure: Erasure, org_id: str, user_id: str) -> Batches:
     """Delete every memory of the user from the graph and the vector store, in bounded
-    batches (see :mod:`memora_ogm.calls.erasure`).
-
-    Interactions and messages stay; a Date node goes when nothing links to it. Each
-    batch locks the user's memory collection first, which every write adding memories
-    links to. All or nothing holds per batch: each batch's memories leave both stores
-    in one commit, or neither; an interrupted call leaves the user with fewer memories,
-    and calling it again deletes the rest.
-    """
+    batches (see :mod:`memora_ogm.calls.erasure`), each locking the user's memory
+    collection first; interactions and messages stay."""
     size = erasure.size
     work = user_collection_batch(org_id, user_id, User.has_memories)
     memories = work.nodes(Memory, per_batch(size), org_id=org_id, user_id=user_id)

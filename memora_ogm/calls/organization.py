@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from memora_ogm import convert
 from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, Org, User
-from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges, changed
+from memora_ogm.calls import Batches, Call, Landed, changed
 from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
 from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import OrganizationNotFound
-from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
@@ -22,6 +21,8 @@ def match_org(work: UnitOfWork, org_id: str, lock: bool = False) -> Ref:
 #: The fixed-shape reads, declared and compiled once (see ``Prepared``).
 ORGANIZATION = Prepared(lambda work, org_id: work.output("org", match_org(work, org_id)))
 ORGANIZATIONS = Prepared(lambda work: work.output("orgs", work.nodes(Org)))
+_organization = convert.output("org", Org, models.Organization)
+_organizations = convert.outputs("orgs", Org, models.Organization)
 
 
 def create_organization(org_name: str) -> Call[models.Organization]:
@@ -38,48 +39,32 @@ def create_organization(org_name: str) -> Call[models.Organization]:
     )
 
 
-def _organization(row: Row) -> models.Organization:
-    return convert.organization(row["org"], reading(Org))
-
-
 def get_organization(org_id: str) -> Call[models.Organization]:
     check_ids(TypeError, org_id=org_id)
     return Call(ORGANIZATION.bind(org_id=org_id), _organization)
 
 
 def get_all_organizations() -> Call[list[models.Organization]]:
-    def organizations(row: Row) -> list[models.Organization]:
-        node = reading(Org)
-        return [convert.organization(org, node) for org in row["orgs"]]
-
-    return Call(ORGANIZATIONS.bind(), organizations)
+    return Call(ORGANIZATIONS.bind(), _organizations)
 
 
 def update_organization(org_id: str, new_org_name: str) -> Call[models.Organization]:
     check_ids(org_id=org_id)
     check_name("new_org_name", new_org_name)
-    return changed(
-        lambda work: match_org(work, org_id), "org", _organization, org_name=new_org_name
-    )
+    work = UnitOfWork()
+    return changed(work, match_org(work, org_id), "org", models.Organization, org_name=new_org_name)
 
 
 def delete_organization(erasure: Erasure, org_id: str) -> Batches:
-    """Delete the organisation and everything under it, in bounded batches.
+    """Delete the organisation and everything under it, in bounded batches (see
+    :mod:`memora_ogm.calls.erasure`); the last one purges what the vector store still
+    holds for it.
 
-    An organisation smaller than a batch goes in one statement. All or nothing holds
-    per batch: each batch's graph deletes and the removal of its memories from the
-    vector store commit together, or neither does; the last one also purges what the
-    vector store still holds for the organisation. A deletion that stopped half-way
-    leaves the organisation in place with less under it, readable as ever, and
-    calling it again finishes it; nothing created meanwhile is left behind.
-
-    Each batch locks the organisation (as ``create_user`` and ``create_agent`` do), then
-    the collections of a batch of its users, which every save and update links to, and
-    the interactions it takes, which every update locks: writes under way finish first
-    and what the batch reads includes them; later ones find their nodes gone. It erases
-    a batch of the organisation's memories and interactions (found by their keys); once
-    it took all of them, it deletes the users with their collections, a batch of agents
-    and of days, and the organisation itself once no user, agent or day is left.
+    Each batch locks the organisation (as ``create_user`` and ``create_agent`` do), the
+    collections of a batch of its users (which every save and update links to) and the
+    interactions it takes (which every update locks), so writes under way finish first.
+    Once its memories and interactions are gone it deletes the users with their
+    collections, agents and days, and the organisation once none is left.
     """
     check_ids(TypeError, org_id=org_id)
     size = erasure.size
@@ -106,12 +91,9 @@ def delete_organization(erasure: Erasure, org_id: str) -> Batches:
     )
     delete_when(work, org, finished)
 
-    def purge(changes: VectorChanges) -> None:
-        changes.purge_organization(org_id)
-
     return batches(
         work,
-        purge,
+        lambda changes: changes.purge_organization(org_id),
         Landed(Org, {"org_id": org_id}, present=False),
         f"deleted organization {org_id}",
     )

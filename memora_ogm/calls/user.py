@@ -12,12 +12,11 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges, changed
+from memora_ogm.calls import Batches, Call, Landed, changed
 from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
 from memora_ogm.calls.organization import match_org
 from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import UserNotFound
-from memora_ogm.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.validation import check_ids, check_name
@@ -33,10 +32,8 @@ USER = Prepared(lambda work, **ids: work.output("user", match_user(work, **ids))
 ORG_USERS = Prepared(
     lambda work, org_id: work.output("users", work.reachable(match_org(work, org_id), Org.users))
 )
-
-
-def _user(row: Row) -> models.User:
-    return convert.user(row["user"], reading(User))
+_user = convert.output("user", User, models.User)
+_users = convert.outputs("users", User, models.User)
 
 
 def create_user(org_id: str, user_name: str) -> Call[models.User]:
@@ -52,7 +49,7 @@ def create_user(org_id: str, user_name: str) -> Call[models.User]:
     work.link(User.has_memories, user, work.create(MemoryCollection, **owned)[0])
     return Call(
         work,
-        lambda _: convert.user(props, User),
+        lambda _: convert.read(User, models.User, props),
         write=True,
         landed=Landed(User, owned),
         log=f"created user {props['user_id']}",
@@ -66,37 +63,25 @@ def get_user(org_id: str, user_id: str) -> Call[models.User]:
 
 def get_all_org_users(org_id: str) -> Call[list[models.User]]:
     check_ids(org_id=org_id)
-
-    def users(row: Row) -> list[models.User]:
-        node = reading(User)
-        return [convert.user(user, node) for user in row["users"]]
-
-    return Call(ORG_USERS.bind(org_id=org_id), users)
+    return Call(ORG_USERS.bind(org_id=org_id), _users)
 
 
 def update_user(org_id: str, user_id: str, new_user_name: str) -> Call[models.User]:
     check_ids(org_id=org_id, user_id=user_id)
     check_name("new_user_name", new_user_name)
-    return changed(
-        lambda work: match_user(work, org_id, user_id), "user", _user, user_name=new_user_name
-    )
+    work = UnitOfWork()
+    user = match_user(work, org_id, user_id)
+    return changed(work, user, "user", models.User, user_name=new_user_name)
 
 
 def delete_user(erasure: Erasure, org_id: str, user_id: str) -> Batches:
     """Delete the user with its collections, interactions, messages, memories and dates,
-    in bounded batches (see :mod:`memora_ogm.calls.erasure`).
+    in bounded batches (see :mod:`memora_ogm.calls.erasure`); its agents stay with the
+    organisation, and the last batch purges what the vector store still holds for it.
 
-    User-specific agents stay with the organisation. Each batch locks the user and its
-    collections first, which every write of the user links to: writes under way finish
-    before it reads what to delete, and later ones find no user once it is gone. The
-    user goes in the last batch, with its collections and the last of its nodes, so
-    while anything of it is left the user is there: an interrupted call leaves a user
-    with fewer interactions and memories, and calling it again finishes (once the user
-    is gone, nothing of it is left and a further call raises ``UserNotFound``).
-
-    All or nothing holds per batch: each batch's graph deletes and the removal of its
-    memories from the vector store commit together, or neither does; the last one also
-    purges what the vector store still holds for the user.
+    Each batch locks the user and its collections first, which every write of the user
+    links to: writes under way finish before it reads what to delete, later ones find no
+    user. The user goes in the last batch, so while anything of it is left it is there.
     """
     check_ids(org_id=org_id, user_id=user_id)
     size = erasure.size
@@ -119,7 +104,9 @@ def delete_user(erasure: Erasure, org_id: str, user_id: str) -> Batches:
     for ref in (user, *collections):
         delete_when(work, ref, finished)
 
-    def purge(changes: VectorChanges) -> None:
-        changes.purge_user(org_id, user_id)
-
-    return batches(work, purge, Landed(User, owned, present=False), f"deleted user {user_id}")
+    return batches(
+        work,
+        lambda changes: changes.purge_user(org_id, user_id),
+        Landed(User, owned, present=False),
+        f"deleted user {user_id}",
+    )
