@@ -2,7 +2,7 @@
 """``BaseVectorDB`` over Qdrant: a server, Qdrant Edge in a folder, or local mode in memory.
 
 A point's id is its ``memory_id``, so a retried add overwrites instead of duplicating
-(SPEC section 6). What does no I/O is in ``qdrant_common`` and ``layouts``, not twinned.
+(SPEC section 6). What does no I/O is in ``qdrant_common`` and ``layouts``, for both twins.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class _ServerClients:
     """A ``url=`` store's clients, one per process and event loop: an async client's
     connections belong to the loop that opened them."""
 
+    #: A server needs no lock of ours, and searches by its indexes.
     lock = None
     local_mode = False
 
@@ -137,12 +138,12 @@ class QdrantDB(BaseVectorDB):
         self.layout = layouts.for_embedding(
             embedding_function, embedding_dimension, embed_models_cache_dir
         )
-        self.embedding_function: EmbeddingFunction | None = None
-        self.hybrid_embedding: HybridEmbedding | None = None
-        if embedding_function is None:
-            self.hybrid_embedding = HybridEmbedding(embed_models_cache_dir)
-        else:
-            self.embedding_function = embedding_call(embedding_function)
+        self.hybrid_embedding = (
+            HybridEmbedding(embed_models_cache_dir) if embedding_function is None else None
+        )
+        self.embedding_function = (
+            None if embedding_function is None else embedding_call(embedding_function)
+        )
         self._guard_earlier_default = collection_name is None and embedding_function is None
         self.collection_name = common.require_id(
             "collection_name",
@@ -196,17 +197,14 @@ class QdrantDB(BaseVectorDB):
                 lock.release()
 
     def _embed(self, texts: list[str], *, queries: bool) -> list[layouts.Embedded]:
-        if self.hybrid_embedding is None:
+        hybrid = self.hybrid_embedding
+        if hybrid is None:
             assert self.embedding_function is not None and isinstance(
                 self.layout, layouts.SingleVectorLayout
             )
             output = self.embedding_function(texts)
             return list(common.checked_vectors(output, len(texts), self.layout.dimension))
-        embed = (
-            self.hybrid_embedding.embed_queries
-            if queries
-            else self.hybrid_embedding.embed_documents
-        )
+        embed = hybrid.embed_queries if queries else hybrid.embed_documents
         return [vectors.named() for vectors in off_loop(embed, texts)]
 
     @override
