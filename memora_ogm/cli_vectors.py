@@ -1,7 +1,5 @@
-"""``memora-ogm vectors migrate --qdrant-path DIR``: move a folder of qdrant-client's local
-mode into Qdrant Edge (:mod:`memora_ogm.vector_db.edge_migration`). Exit status: 0 when the
-folder is an Edge store afterwards, 2 on an error.
-"""
+"""``memora-ogm vectors migrate --qdrant-path DIR``: exit status 0 when the folder is an
+Edge store afterwards, 2 on an error."""
 
 from __future__ import annotations
 

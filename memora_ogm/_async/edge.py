@@ -1,13 +1,10 @@
-"""The embedded engine of ``QdrantDB(path=DIR)``: Qdrant Edge, behind the qdrant-client calls
-the store makes, in qdrant-client's ``models`` (translated by
-:mod:`memora_ogm.vector_db.edge_common`), so the layouts are the same for every engine.
+"""``QdrantDB(path=DIR)``'s engine: Qdrant Edge behind the qdrant-client calls the store
+makes, so the layouts serve every engine (translation in ``edge_common``).
 
-Edge holds the GIL through each call and its shards lock inside, so the client needs no
-lock of the store's; the calls are short (about a millisecond for a tenant's search), so
-they run on the event loop. Edge's WAL survives a crash of the process, not of the
-machine, so every write is flushed (about 20 ms, most of what a small add costs).
-``optimize()`` (HNSW graphs) is never called: it holds the GIL for minutes, and searches
-filtered to one tenant are fast without it.
+Edge holds the GIL through each call and locks its shards inside, so no store lock; calls
+take about a millisecond, so they run on the event loop. Every write is flushed (Edge's
+WAL survives a process crash, not a machine's). ``optimize()`` is never called: it holds
+the GIL for minutes, and tenant-filtered searches are fast without it.
 """
 
 from __future__ import annotations
@@ -23,8 +20,7 @@ from memora_ogm.vector_db import edge_common as common
 
 
 class AsyncEdgeClient(common.EdgeFolder):
-    """A folder of Qdrant Edge shards, one per collection (``DIR/<collection name>``, opened
-    on first use), with qdrant-client's methods; opening it takes the folder's lock."""
+    """A folder of Edge shards, one per collection, with qdrant-client's methods."""
 
     async def collection_exists(self, collection_name: str) -> bool:
         return common.is_shard(common.shard_folder(self.folder, collection_name))
@@ -34,7 +30,6 @@ class AsyncEdgeClient(common.EdgeFolder):
         return common.collection_info(common.shard_folder(self.folder, collection_name), schema)
 
     async def create_collection(self, collection_name: str, **config: Any) -> bool:
-        """``config``: ``create_collection``'s vectors, sparse vectors, HNSW and quantisation."""
         self._shard(collection_name, create=common.shard_config(**config))
         return True
 
@@ -90,7 +85,7 @@ class AsyncEdgeClient(common.EdgeFolder):
     async def count(
         self, collection_name: str, count_filter: models.Filter | None = None, exact: bool = True
     ) -> models.CountResult:
-        """Used by ``memora-ogm vectors migrate`` to check that every point arrived."""
+        """For ``memora-ogm vectors migrate``'s check that every point arrived."""
         request = edge.CountRequest(exact=exact, filter=common.condition_filter(count_filter))
         return models.CountResult(count=self._shard(collection_name).count(request))
 
@@ -127,5 +122,4 @@ class AsyncEdgeClient(common.EdgeFolder):
         return [common.record(one, with_vectors) for one in found]
 
     async def close(self) -> None:
-        """Flush and close every shard and release the folder; closing twice is a no-op."""
         self.release()

@@ -1,12 +1,8 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""``BaseVectorDB`` over Qdrant: a server, Qdrant Edge in a folder, or qdrant-client's
-local mode in memory (docs/vector-store.md).
+"""``BaseVectorDB`` over Qdrant: a server, Qdrant Edge in a folder, or local mode in memory.
 
-One collection holds the memories of every organisation, with tenant payload indexes; a
-point's id is its ``memory_id``, so retrying an add overwrites the same points instead of
-duplicating them, which the graph's all-or-nothing writes rely on (SPEC section 6). What
-does no I/O is in :mod:`memora_ogm.vector_db.qdrant_common` and
-:mod:`memora_ogm.vector_db.layouts`, shared with the sync twin.
+A point's id is its ``memory_id``, so a retried add overwrites instead of duplicating
+(SPEC section 6). What does no I/O is in ``qdrant_common`` and ``layouts``, for both twins.
 """
 
 from __future__ import annotations
@@ -44,7 +40,6 @@ from memora_ogm.vector_db.scope import MemorySearchScope
 
 logger = logging.getLogger("memora_ogm.vector_db.qdrant")
 
-#: What a store calls: qdrant-client (a server, or local mode in memory) or Qdrant Edge.
 _Engine = QdrantClient | EdgeClient
 
 
@@ -61,11 +56,10 @@ class _LoopClient(LoopBound):
 
 
 class _ServerClients:
-    """The clients of a store opened with ``url=``, one per process and event loop (an
-    async client's connections belong to the loop that opened them); a forked child opens
-    its own and never touches the parent's."""
+    """A ``url=`` store's clients, one per process and event loop: an async client's
+    connections belong to the loop that opened them."""
 
-    #: Calls on a server are not serialised, and it searches by its indexes.
+    #: A server needs no lock of ours, and searches by its indexes.
     lock = None
     local_mode = False
 
@@ -76,28 +70,25 @@ class _ServerClients:
         fork.register(self)
 
     def get(self) -> QdrantClient:
-        """The client of this process and event loop, opened on first use."""
         key = (fork.generation(), current_loop())
         held = self._clients.get(key)
         if held is None or held.closed:
             with self._lock:
                 held = self._clients.get(key)
                 if held is None or held.closed:
-                    # Loops closed without shutting down their async generators: their
-                    # clients cannot be awaited any more (the garbage collector closes them).
+                    # Clients of closed loops cannot be awaited any more: left to the GC.
                     for gone in [key for key in self._clients if key[1] and key[1].is_closed()]:
                         del self._clients[gone]
                     held = self._clients[key] = _LoopClient(self._open())
         return held.client
 
     def forget_inherited(self) -> None:
-        """In a forked child: forget the parent's clients, without closing any."""
         self._lock = threading.Lock()
         inherited, self._clients = self._clients, {}
         fork.keep(inherited)
 
     def close(self) -> None:
-        """Close this process's clients: on this loop here, on a running loop there."""
+        """Close this process's clients, each on its own loop."""
         held, self._clients = self._clients, {}
         for (generation, loop), client in held.items():
             if generation == fork.generation():
@@ -108,35 +99,24 @@ class QdrantDB(BaseVectorDB):
     """Memories in a Qdrant collection: a drop-in for Memora's own ``QdrantDB``
     (docs/vector-store.md tells more).
 
-    Connection: a ready client (the first argument), or at most one of ``url`` (with an
-    optional ``api_key``), ``location`` (``":memory:"`` or a URL) and ``path``. ``path=DIR``
-    opens Qdrant Edge in-process, a shard per collection in ``DIR/<collection name>``,
-    flushed after every write; one store opens a folder at a time (else
-    ``FolderInUseError``), and a folder of qdrant-client's local mode raises
-    ``LocalModeFolderError`` naming ``memora-ogm vectors migrate --qdrant-path DIR``. With
-    none of them the store is qdrant-client's local mode in memory, for tests and
-    prototypes: it sets up in about 35 ms (Edge in about 135 ms) and searches exhaustively.
+    Connection: a ready client, or at most one of ``url`` (with ``api_key``), ``location``
+    and ``path``. ``path=DIR`` opens Qdrant Edge in-process (one store per folder, else
+    ``FolderInUseError``; a local-mode folder raises ``LocalModeFolderError``). With none,
+    qdrant-client's local mode in memory, for tests and prototypes.
 
-    Embedding: by default Memora's two fastembed models, dense and sparse, fused by RRF, in
-    Memora's layout (:class:`~memora_ogm.vector_db.layouts.MemoraLayout`) and collection
-    ``memory_collection_v0_2``, which memora-core's ``QdrantDB`` reads and writes too; they
-    download on first use into ``embed_models_cache_dir`` and embed in a worker thread.
-    Or ``embedding_function`` with its ``embedding_dimension`` (``HashingEmbedding()``:
-    offline, lexical) in memora-ogm's earlier single-vector layout, by default in
-    ``memora_ogm_memories``.
+    Embedding: by default Memora's dense and sparse fastembed models fused by RRF, in
+    Memora's layout and collection (``memory_collection_v0_2``), downloaded on first use
+    into ``embed_models_cache_dir``. Or ``embedding_function`` with its
+    ``embedding_dimension`` (``HashingEmbedding()``: offline) in the single-vector layout.
 
-    Search: at most ``search_limit`` results per query; those scoring at or below
-    ``score_threshold`` are dropped: by default Memora's 0.35 on the fused RRF score, and
-    0.0 cosine with an ``embedding_function``. ``None`` keeps every result.
+    Search: at most ``search_limit`` results per query, those scoring at or below
+    ``score_threshold`` dropped (Memora's 0.35 on RRF, 0.0 cosine with an
+    ``embedding_function``; ``None`` keeps all).
 
-    Safe to share between threads, tasks and event loops: calls on the in-memory engine
-    (not thread-safe) take turns, each holding it for a whole method, undo included;
-    ``url=`` opens a server client per process and event loop, closed with its loop or by
-    ``close()``. A client passed in is used as given, on any loop (so a server client on
-    one loop only); a forked child replaces a server client with one of the same options,
-    and refuses an embedded engine (``InheritedEmbeddedStoreError``). An embedded engine
-    serves every loop of its process; a folder's (another store's ``async_client``) may be
-    passed to open another collection in it.
+    Safe across threads, tasks and event loops: the in-memory engine takes turns, a whole
+    method each; ``url=`` opens a client per process and loop. A client passed in is used
+    as given; a forked child reopens a server client and refuses an embedded engine
+    (``InheritedEmbeddedStoreError``).
     """
 
     def __init__(
@@ -158,13 +138,12 @@ class QdrantDB(BaseVectorDB):
         self.layout = layouts.for_embedding(
             embedding_function, embedding_dimension, embed_models_cache_dir
         )
-        self.embedding_function: EmbeddingFunction | None = None
-        self.hybrid_embedding: HybridEmbedding | None = None
-        if embedding_function is None:
-            self.hybrid_embedding = HybridEmbedding(embed_models_cache_dir)
-        else:
-            self.embedding_function = embedding_call(embedding_function)
-        #: Memora's layout in its default collection must not hide memora-ogm's earlier one.
+        self.hybrid_embedding = (
+            HybridEmbedding(embed_models_cache_dir) if embedding_function is None else None
+        )
+        self.embedding_function = (
+            None if embedding_function is None else embedding_call(embedding_function)
+        )
         self._guard_earlier_default = collection_name is None and embedding_function is None
         self.collection_name = common.require_id(
             "collection_name",
@@ -182,7 +161,7 @@ class QdrantDB(BaseVectorDB):
         # Last, once the arguments are known good: opening a folder locks it.
         self._process_client: common.ProcessClient[_Engine] | _ServerClients
         if url is not None:
-            # Built here only to check the options and, once per store, the server's version.
+            # Built only to check the options and, once, the server's version.
             QdrantClient(url=url, api_key=api_key)
             self._process_client = _ServerClients(
                 lambda: QdrantClient(url=url, api_key=api_key, check_compatibility=False)
@@ -198,8 +177,7 @@ class QdrantDB(BaseVectorDB):
 
     @property
     def client(self) -> _Engine:
-        """The Qdrant client of this process and, with ``url=``, of the running event loop
-        (opened on first use there, so read it on that loop)."""
+        """The client of this process (and, with ``url=``, of the running event loop)."""
         return self._process_client.get()
 
     @client.setter
@@ -208,7 +186,7 @@ class QdrantDB(BaseVectorDB):
 
     @contextmanager
     def _engine(self) -> Iterator[_Engine]:
-        """The client, held alone while in use when it is the in-memory engine."""
+        """The client, held alone while in use if it is the in-memory engine."""
         client, lock = self.client, self._process_client.lock
         if lock is not None:
             acquire(lock)
@@ -219,28 +197,20 @@ class QdrantDB(BaseVectorDB):
                 lock.release()
 
     def _embed(self, texts: list[str], *, queries: bool) -> list[layouts.Embedded]:
-        """One vector (or named vectors) per text, the whole batch in one call."""
-        if self.hybrid_embedding is None:
+        hybrid = self.hybrid_embedding
+        if hybrid is None:
             assert self.embedding_function is not None and isinstance(
                 self.layout, layouts.SingleVectorLayout
             )
             output = self.embedding_function(texts)
             return list(common.checked_vectors(output, len(texts), self.layout.dimension))
-        embed = (
-            self.hybrid_embedding.embed_queries
-            if queries
-            else self.hybrid_embedding.embed_documents
-        )
+        embed = hybrid.embed_queries if queries else hybrid.embed_documents
         return [vectors.named() for vectors in off_loop(embed, texts)]
 
     @override
     def close(self) -> None:
-        """Close the Qdrant client (also one passed in, as Memora does).
-
-        With ``url=``, those of every event loop of this process, each on its loop; the
-        next call opens one again. A forked child closes only what it opened itself, never
-        the parent's client, embedded engine or folder lock.
-        """
+        """Close the client (also one passed in, as Memora does); with ``url=``, those of
+        every loop. A forked child closes only what it opened itself."""
         if isinstance(self._process_client, _ServerClients):
             self._process_client.close()
         elif self._process_client.owned():
@@ -250,11 +220,8 @@ class QdrantDB(BaseVectorDB):
     @override
     def setup(self, *args: Any, **kwargs: Any) -> None:
         """Create the collection and its payload indexes if missing; safe to repeat.
-
-        ``ValueError`` saying how to open it when an existing collection has another
-        layout (every add would fail), or when the default collection would hide
-        memora-ogm's earlier default one (searches would silently find nothing).
-        """
+        ``ValueError`` if an existing collection has another layout, or if the default one
+        would hide memora-ogm's earlier default (searches would silently find nothing)."""
         name = self.collection_name
         with self._engine() as client:
             if not client.collection_exists(name):
@@ -268,14 +235,14 @@ class QdrantDB(BaseVectorDB):
                         **self.layout.create_arguments(),
                     )
                 except Exception:
-                    # Another process may have created it between the check and the create.
+                    # Another process may have created it since the check.
                     if not client.collection_exists(name):
                         raise
                 logger.info("Created Qdrant collection %s", name)
             info = client.get_collection(name)
             self.layout.check(name, info.config.params)
             with warnings.catch_warnings():
-                # Local mode accepts the calls but warns that it ignores them; that is expected.
+                # Local mode warns that it ignores payload indexes.
                 warnings.filterwarnings(
                     "ignore", message=common.LOCAL_INDEX_WARNING, category=UserWarning
                 )
@@ -296,8 +263,7 @@ class QdrantDB(BaseVectorDB):
         memories: list[str],
         obtained_at: str,
     ) -> None:
-        """Upsert the memories; empty lists are a no-op. Ids must be UUID strings (Qdrant
-        point ids), unique within the call; a failed add deletes what it wrote."""
+        """Upsert the memories (ids: unique UUID strings); a failed add deletes what it wrote."""
         tenant = layouts.tenant(org_id, user_id, agent_id, obtained_at)
         point_ids = common.point_ids(memory_ids)
         texts = common.memory_texts(memories, len(point_ids))
@@ -314,7 +280,7 @@ class QdrantDB(BaseVectorDB):
                         wait=True,
                     )
             except Exception:
-                try:  # best effort: the add's own error is what matters
+                try:
                     client.delete(
                         collection_name=self.collection_name,
                         points_selector=models.PointIdsList(points=list(point_ids)),
@@ -351,9 +317,7 @@ class QdrantDB(BaseVectorDB):
         user_id: str | None = None,
         agent_id: str | None = None,
     ) -> list[list[tuple[Memory, float]]]:
-        """All queries go to Qdrant in one request; ``memory_search_scope`` may also be
-        given as its value (``"user"``); in ``ORGANIZATION`` scope a ``user_id`` is ignored,
-        as in Memora."""
+        """All queries in one request; the scope may be given by value (``"user"``)."""
         texts = common.query_texts(queries)
         search = self.layout.search_filter(memory_search_scope, org_id, user_id, agent_id)
         vectors = self._embed(texts, queries=True)
@@ -390,8 +354,7 @@ class QdrantDB(BaseVectorDB):
         logger.info("Deleted %s from %s", type(selector).__name__, self.collection_name)
 
     def tenants(self, org_id: str | None = None) -> dict[tuple[str, str], int]:
-        """For the consistency check: the number of points of each (organisation, user)
-        pair the payloads name, of ``org_id`` when given, counted by the tenant indexes."""
+        """For the consistency check: points per (organisation, user), of ``org_id`` if given."""
         orgs = None if org_id is None else [common.require_id("org_id", org_id)]
         counts: dict[tuple[str, str], int] = {}
         with self._engine() as client:
@@ -411,9 +374,8 @@ class QdrantDB(BaseVectorDB):
     def points_page(
         self, org_id: str, user_id: str, offset: str | None, limit: int
     ) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
-        """For the consistency check: one page of a user's points in id order, from
-        ``offset`` on, as (point id, payload) pairs (no vector, so for any layout), and
-        the offset of the next page (``None`` after the last)."""
+        """For the consistency check: a page of a user's (point id, payload) pairs in id
+        order, and the next page's offset (``None`` after the last)."""
         with self._engine() as client:
             points, following = client.scroll(
                 self.collection_name,
@@ -426,7 +388,7 @@ class QdrantDB(BaseVectorDB):
         return common.id_payloads(points), None if following is None else str(following)
 
     def payloads(self, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """The payloads of those of ``memory_ids`` that have a point, by point id."""
+        """The payloads of the ``memory_ids`` that have a point, by point id."""
         point_ids = common.point_ids(memory_ids)
         if not point_ids:
             return {}
@@ -437,5 +399,4 @@ class QdrantDB(BaseVectorDB):
         return dict(common.id_payloads(points))
 
 
-# Its calls traced, within a facade call under its span (memora_ogm.telemetry).
 telemetry.instrument_vector_store(QdrantDB)

@@ -1,11 +1,8 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""The vector-store interface the graph layer writes through (same as Memora's ``BaseVectorDB``).
+"""The vector-store interface the graph writes through, as Memora's ``BaseVectorDB``.
 
-The graph facade calls these methods inside its write paths so that the graph and the
-vector store hold the same memories (SPEC section 6). That consistency relies on two
-properties every implementation must have: ``add_memories`` is idempotent per memory id
-(a retried transaction never duplicates), and deleting ids that are absent is a no-op
-(rolling back a partial write never fails).
+Graph and store stay in step (SPEC section 6) only if ``add_memories`` is idempotent per
+id and deleting absent ids is a no-op: retries and rollbacks rely on both.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
 """The vector store's half of a write: applied just before the graph commits, undone if
-the commit then fails, so that both stores change together or neither does.
-"""
+the commit fails, so that both stores change or neither does."""
 
 from __future__ import annotations
 
@@ -32,13 +31,8 @@ def add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> No
 
 
 class VectorCommit:
-    """The hook around one write transaction's commit that keeps the vector store in step.
-
-    The work records its :attr:`changes`; :meth:`before_commit` applies them once the
-    graph work ran through (a vector store that refuses them fails the write, and the
-    graph's transaction rolls back); :meth:`commit_failed` undoes them when the commit
-    then fails or did not land. Without a vector store both are no-ops.
-    """
+    """The hook around one write's commit: the work records :attr:`changes`, applied
+    before the commit (a refusal rolls the graph back), undone if the commit fails."""
 
     def __init__(self, vector_db: BaseVectorDB | None) -> None:
         self.vector_db = vector_db
@@ -46,8 +40,7 @@ class VectorCommit:
         self.applied = False
 
     def before_commit(self) -> None:
-        """Apply the changes to the vector store; if that fails half-way, put back what was
-        applied and re-raise (all of them, or none)."""
+        """Apply the changes; if that fails half-way, undo them and re-raise."""
         vector_db, changes = self.vector_db, self.changes
         if vector_db is None or not changes:
             return
@@ -66,8 +59,7 @@ class VectorCommit:
             raise
 
     def commit_failed(self) -> None:
-        """Undo what :meth:`before_commit` applied, best effort (deletes and upserts are
-        idempotent): the graph did not commit."""
+        """Undo what :meth:`before_commit` applied, best effort (both are idempotent)."""
         if not self.applied or self.vector_db is None:
             return
         self.applied = False

@@ -1,6 +1,5 @@
-"""Which layout a vector store's collection was written in, read from the store itself:
-for the commands that open a store they did not create (``memora-ogm check`` and ``shell``).
-"""
+"""The layout a collection was written in, for commands that open a store they did not
+create (``memora-ogm check`` and ``shell``)."""
 
 from __future__ import annotations
 
@@ -14,13 +13,11 @@ from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME, SINGLE_VECTOR_C
 
 
 def stored_layout(where: dict[str, Any], collection: str | None) -> dict[str, Any] | None:
-    """``QdrantDB``'s options for the layout the collection was written in, ``None`` when
-    there is no such collection.
+    """``QdrantDB``'s options for the collection's layout (``None``: no collection).
 
-    ``where`` is ``{"path": DIR}`` or ``{"url": URL, "api_key": KEY}``. Memora's layout
-    (named dense and sparse vectors) needs no option; memora-ogm's earlier one (one unnamed
-    vector) is embedded by feature hashing of its dimension, the one embedder a command
-    knows. Without ``collection``: Memora's collection, else the earlier default one.
+    ``where``: ``{"path": DIR}`` or ``{"url": URL, "api_key": KEY}``. The single-vector
+    layout gets ``HashingEmbedding``, the one embedder a command knows. Without
+    ``collection``: Memora's default collection, else the earlier default one.
     """
     client: QdrantClient | EdgeClient = (
         EdgeClient(where["path"]) if "path" in where else QdrantClient(**where)

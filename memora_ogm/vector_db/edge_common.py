@@ -1,6 +1,6 @@
-"""What the Qdrant Edge adapter (``memora_ogm._async.edge``) does without I/O: the folder,
-its lock, and the translation between qdrant-client's ``models`` and ``qdrant_edge``'s
-types. Only what the layouts build is translated; anything else raises ``TypeError``.
+"""The Edge adapter's part without async I/O: the folder, its lock, and the translation
+of qdrant-client's ``models`` to ``qdrant_edge`` (only what the layouts build, else
+``TypeError``).
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ from qdrant_client.http import models as rest
 
 from memora_ogm import fork
 
-#: Taken by the one opener of a folder, so that a second one fails at once and clearly.
+#: So that a second opener of a folder fails at once and clearly.
 LOCK_FILE = ".memora-ogm.lock"
-#: Each shard's configuration, as Edge writes it when the shard is created.
 SHARD_CONFIG = "edge_config.json"
-#: Qdrant's own default RRF constant: a fused score is ``1/(2 + rank)`` summed, as Memora's.
+#: Qdrant's default RRF constant, as Memora's scores: ``1/(2 + rank)`` summed.
 RRF_K = 2
 
 _DISTANCES = {
@@ -44,7 +43,7 @@ class LocalModeFolderError(RuntimeError):
 
 
 def is_local_mode_folder(folder: Path) -> bool:
-    """qdrant-client's local mode writes ``meta.json`` and ``collection/<name>/storage.sqlite``."""
+    """qdrant-client's local mode writes ``meta.json``."""
     return (folder / "meta.json").is_file()
 
 
@@ -55,7 +54,7 @@ def folder_path(path: object) -> Path:
 
 
 def shard_folder(folder: Path, collection_name: str) -> Path:
-    """The shard of a collection; its name must be one plain folder name."""
+    """The shard of a collection, whose name must be one plain folder name."""
     if (
         not isinstance(collection_name, str)
         or collection_name in {"", ".", ".."}
@@ -74,10 +73,9 @@ def is_shard(path: Path) -> bool:
 
 
 def _lock_folder(folder: Path) -> IO[bytes]:
-    """Create the folder if missing and take its lock; a folder of local mode must not
-    silently open as an empty Edge store. A ``flock`` belongs to one open file, so a second
-    store in this process is refused as one in another is (Edge's WAL lock says only
-    "WouldBlock")."""
+    """Create the folder if missing and take its lock; a local-mode folder must not open as
+    an empty Edge store. A ``flock`` belongs to one open file, so it refuses a second store
+    in this process too (Edge's WAL lock says only "WouldBlock")."""
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"`path` {folder} is not a folder.")
     if is_local_mode_folder(folder):
@@ -102,18 +100,17 @@ def _lock_folder(folder: Path) -> IO[bytes]:
 
 
 class EdgeFolder:
-    """The folder of ``QdrantDB(path=)``: its lock and its open shards, one per collection
-    (the adapter adds qdrant-client's methods)."""
+    """The folder of ``QdrantDB(path=)``: its lock and its open shards."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.folder = folder_path(path)
         self._lock_file: IO[bytes] | None = _lock_folder(self.folder)
         self._shards: dict[str, edge.EdgeShard] = {}
-        # Guards only the table of open shards: two threads must not load one shard twice.
+        # Two threads must not load one shard twice.
         self._opening = threading.Lock()
 
     def _shard(self, collection_name: str, create: edge.EdgeConfig | None = None) -> edge.EdgeShard:
-        """The open shard of a collection, loaded on first use, or created from ``create``."""
+        """A collection's shard, loaded on first use, or created from ``create``."""
         shard = self._shards.get(collection_name)
         if shard is not None and create is None:
             return shard
@@ -132,13 +129,13 @@ class EdgeFolder:
             return self._shards[collection_name]
 
     def _update(self, collection_name: str, operation: edge.UpdateOperation) -> None:
-        """Apply an update and flush it: a memory the store acknowledged is kept."""
+        """Apply and flush: a memory the store acknowledged is kept."""
         shard = self._shard(collection_name)
         shard.update(operation)
         shard.flush()
 
     def release(self) -> None:
-        """Flush and close every shard, then unlock the folder; a second call does nothing."""
+        """Flush and close every shard, then unlock the folder; idempotent."""
         with self._opening:
             shards, self._shards = self._shards, {}
             lock_file, self._lock_file = self._lock_file, None
@@ -151,8 +148,8 @@ class EdgeFolder:
                 lock_file.close()
 
     def forget_inherited(self) -> None:
-        """In a forked child: let go of the parent's shards and lock, kept alive unclosed
-        (closing or collecting them here would flush into the parent's folder)."""
+        """In a forked child: drop the parent's shards and lock unclosed (closing them
+        would flush into the parent's folder)."""
         fork.keep((self._shards, self._lock_file))
         self._opening = threading.Lock()
         self._shards = {}
@@ -165,7 +162,6 @@ def shard_config(
     hnsw_config: models.HnswConfigDiff | None = None,
     quantization_config: models.QuantizationConfig | None = None,
 ) -> edge.EdgeConfig:
-    """The shard configuration of ``create_collection``'s arguments."""
     if isinstance(vectors_config, models.VectorParams):
         vectors_config = {"": vectors_config}
     if quantization_config is not None and not isinstance(
@@ -185,8 +181,7 @@ def shard_config(
             )
             for name, params in (sparse_vectors_config or {}).items()
         },
-        # ef_construct and full_scan_threshold at Qdrant's defaults; used only if a shard is
-        # ever optimised, which no request does.
+        # Qdrant's defaults; used only if a shard is ever optimised, which nothing does.
         hnsw_config=None
         if hnsw_config is None
         else edge.HnswIndexConfig(
@@ -206,8 +201,7 @@ def shard_config(
 
 
 def collection_info(shard: Path, payload_schema: Mapping[str, Any]) -> models.CollectionInfo:
-    """What the store reads of ``get_collection`` (the vectors, from Edge's own file, and
-    the indexed fields), as qdrant-client describes a collection."""
+    """What the store reads of ``get_collection``: the vectors (from Edge's file) and indexes."""
     config = json.loads((shard / SHARD_CONFIG).read_text())
     dense = {
         name: models.VectorParams(size=params["size"], distance=models.Distance(params["distance"]))
@@ -271,7 +265,7 @@ def _model_vector(vector: Any) -> Any:
 
 
 def query_response(points: list[edge.ScoredPoint]) -> rest.QueryResponse:
-    # qdrant_client.models.QueryResponse is fastembed's result type; the REST one is meant.
+    # models.QueryResponse is fastembed's result type, not the REST one.
     return rest.QueryResponse(
         points=[
             models.ScoredPoint(
@@ -283,8 +277,7 @@ def query_response(points: list[edge.ScoredPoint]) -> rest.QueryResponse:
 
 
 def condition_filter(filter_: models.Filter | None) -> edge.Filter | None:
-    """The filters the layouts build: a list of conditions that must hold, each a field
-    matching one value or a nested filter."""
+    """The layouts' filters: a must-list of field matches or nested filters."""
     if filter_ is None:
         return None
     if not isinstance(filter_.must, list) or filter_.should or filter_.must_not:
@@ -303,7 +296,7 @@ def _condition(condition: object) -> Any:
 
 
 def query_request(request: models.QueryRequest) -> edge.QueryRequest:
-    """One of the layouts' queries: nearest to a vector, or prefetches fused by RRF."""
+    """A layout's query: nearest to a vector, or prefetches fused by RRF."""
     prefetches = request.prefetch
     listed = prefetches if isinstance(prefetches, list) else [prefetches] if prefetches else []
     query: Any
@@ -325,7 +318,7 @@ def query_request(request: models.QueryRequest) -> edge.QueryRequest:
 def _prefetch(prefetch: models.Prefetch, outer: models.Filter | None) -> edge.Prefetch:
     if prefetch.prefetch is not None or prefetch.query is None:
         raise TypeError("The embedded store translates one level of prefetches with a query.")
-    # A prefetch searches within the query's filter too, as a Qdrant server applies it.
+    # A server applies the query's filter to its prefetches too.
     own = prefetch.filter
     within = own or outer if own is None or outer is None else models.Filter(must=[own, outer])
     return edge.Prefetch(

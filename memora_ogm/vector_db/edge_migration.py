@@ -1,12 +1,8 @@
-"""Moving a folder of qdrant-client's local mode (what ``QdrantDB(path=DIR)`` wrote before
-issue 23) into Qdrant Edge, once: ``memora-ogm vectors migrate --qdrant-path DIR``.
-
-Every collection is scrolled in large pages with its vectors and payloads (local mode
-re-sorts the whole collection for each page, so few pages is what makes it quick) and
-upserted into a new Edge store beside ``DIR``, with the payload indexes of its layout;
-once every count matches, ``DIR`` is renamed ``DIR.local-mode`` (kept, for the user to
-delete) and the new store takes its name. Until that rename nothing in ``DIR`` changes,
-so an interrupted run leaves the old store whole, and the next run starts again.
+"""``memora-ogm vectors migrate --qdrant-path DIR``: a local-mode folder (what
+``QdrantDB(path=)`` wrote before issue 23) copied into a new Edge store beside it, then
+swapped in once every count matches (``DIR`` is kept as ``DIR.local-mode``). Until the
+swap nothing in ``DIR`` changes, so an interrupted run can simply start again. Pages are
+large: local mode re-sorts the whole collection for each.
 """
 
 from __future__ import annotations
@@ -23,7 +19,6 @@ from memora_ogm._sync.edge import EdgeClient
 from memora_ogm.vector_db import edge_common, layouts
 from memora_ogm.vector_db.qdrant_common import TENANT_HNSW, positive_int
 
-#: Points read from local mode at once.
 PAGE = 4096
 
 
@@ -39,8 +34,7 @@ class MovedCollection:
 
 @dataclass(frozen=True)
 class Migration:
-    """What a run did: the collections moved (none when there was nothing to move), and
-    where the old folder is kept."""
+    """What a run did, and where the old folder is kept."""
 
     folder: Path
     backup: Path
@@ -48,8 +42,8 @@ class Migration:
 
 
 def migrate(path: str | os.PathLike[str], page: int = PAGE) -> Migration:
-    """Move the local-mode store in ``path`` into Qdrant Edge; a folder that already is an
-    Edge store is left alone (``moved`` is empty), anything else raises ``MigrationError``."""
+    """Move the local-mode store in ``path`` into Edge; an Edge store is left alone
+    (``moved`` is empty), anything else raises ``MigrationError``."""
     folder = edge_common.folder_path(path)
     positive_int("page", page)
     backup = folder.with_name(folder.name + ".local-mode")

@@ -1,7 +1,5 @@
-"""An embedding that needs no model and no network, for an offline machine (SPEC
-section 6): lexical features (word unigrams and bigrams, character trigrams of words)
-hashed into a fixed number of dimensions. It ranks memories that share words or word
-stems with a query first; it does not know synonyms.
+"""An embedding with no model and no network, for an offline machine (SPEC section 6):
+lexical features hashed into a fixed dimension. It finds shared words, not synonyms.
 """
 
 from __future__ import annotations
@@ -15,21 +13,15 @@ from itertools import pairwise
 import numpy as np
 
 EmbeddingFunction = Callable[[list[str]], Awaitable[list[list[float]]]]
-"""Async function embedding a batch of texts into one vector each, in input order.
-
-Async so that a remote embedding API does not block the event loop; wrap a synchronous
-model as ``async def embed(texts): return model.encode(texts).tolist()`` (or hand it to
-``asyncio.to_thread`` if it is slow). Every vector must have the dimension declared to
-the vector store.
-"""
+"""Async function embedding a batch of texts into one vector each, in input order, of the
+dimension declared to the store; async so that a remote API does not block the loop."""
 
 SyncEmbeddingFunction = Callable[[list[str]], list[list[float]]]
 """The sync store's (``memora_ogm.sync.QdrantDB``) embedding function: the same, not async."""
 
 DEFAULT_DIMENSION = 1024
-"""Hashed features collide less in more dimensions. Among 2000 memories, a query sharing one
-word with one of them (plus filler words) finds it first about 95% of the time at 1024, 75%
-at 768 and 40% at 384 (``benchmarks/bench_vector_qdrant.py``); a vector costs 4 KiB."""
+"""A query sharing one word with one of 2000 memories finds it first 95% of the time at
+1024, 40% at 384 (``benchmarks/bench_vector_qdrant.py``); a vector costs 4 KiB."""
 
 _WORD = re.compile(r"\w+")
 # Memora stores memories with `user_<id>` / `agent_<id>` placeholders; nearly every memory
@@ -52,12 +44,8 @@ _STOPWORDS = frozenset(
 
 @lru_cache(maxsize=1 << 16)
 def _buckets(feature: str, dimension: int) -> tuple[tuple[int, float], ...]:
-    """Stable (index, sign) pairs of a feature.
-
-    Each feature is spread over several buckets so that one hash collision moves a
-    score by a fraction of a feature rather than a whole one; the random signs keep
-    colliding features from adding up in one direction.
-    """
+    """Stable (index, sign) pairs of a feature: several buckets, so a collision moves a
+    score by a fraction of a feature; signs, so collisions do not add up."""
     digest = blake2b(feature.encode("utf-8"), digest_size=4 * _HASHES_PER_FEATURE).digest()
     pairs = []
     for start in range(0, len(digest), 4):
@@ -84,12 +72,8 @@ def _features(text: str) -> Iterator[tuple[str, float]]:
 
 
 class HashingEmbedding:
-    """Offline, deterministic text embedding by signed feature hashing, L2-normalised.
-
-    The same text always gives the same vector, on any machine and in any process
-    (``blake2b`` rather than Python's salted ``hash``). A text without any word gives
-    the zero vector. Instances are ``EmbeddingFunction`` callables.
-    """
+    """Offline text embedding by signed feature hashing, L2-normalised, the same on any
+    machine (``blake2b``, not the salted ``hash``); an ``EmbeddingFunction``."""
 
     def __init__(self, dimension: int = DEFAULT_DIMENSION) -> None:
         if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
@@ -97,7 +81,7 @@ class HashingEmbedding:
         self.dimension = dimension
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        """Embed synchronously; cheap enough (microseconds per text) to run in the loop."""
+        """Microseconds per text: cheap enough to run on the loop."""
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float64)
         for row, text in enumerate(texts):
             for feature, weight in _features(text):

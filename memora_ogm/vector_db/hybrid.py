@@ -1,12 +1,9 @@
-"""Memora's embedding: two fastembed models, one dense and one sparse, for a hybrid search.
+"""Memora's embedding: a dense and a sparse fastembed model, for a hybrid search.
 
-Memora's ``QdrantDB`` (memora-core 0.3.1) embeds through qdrant-client's fastembed
-integration, which qdrant-client 1.20 no longer has; this module calls fastembed itself and
-computes the vectors that integration stored, under its names (``fast-<model>``,
-``fast-sparse-<model>``). memora-core pins fastembed 0.5, which pooled the dense model by
-its first (``[CLS]``) token; later versions mean-pool it, so its files are registered
-here under a private name with 0.5's pooling. Models download into ``cache_dir`` on first
-use and load once per process and folder; fastembed (and onnxruntime) is imported only then.
+Memora embeds through qdrant-client's fastembed integration, gone in qdrant-client 1.20;
+this module calls fastembed itself and gives the same vectors under the same names. The
+dense model is registered under a private name with fastembed 0.5's ``[CLS]`` pooling
+(later versions mean-pool). fastembed is imported, and models loaded, on first use only.
 """
 
 from __future__ import annotations
@@ -50,7 +47,6 @@ class HybridVectors:
     sparse: models.SparseVector
 
     def named(self) -> dict[str, models.Vector]:
-        """The point's vectors under the names Memora's collection gives them."""
         return {DENSE_VECTOR: self.dense, SPARSE_VECTOR: self.sparse}
 
 
@@ -59,18 +55,14 @@ _loading = threading.Lock()
 
 
 def default_cache_dir() -> Path:
-    """Where Memora's models are kept unless the caller or ``FASTEMBED_CACHE_PATH`` says:
-    the user's cache folder, which outlives a reboot (fastembed's own default is in the
-    system's temporary folder)."""
+    """The user's cache folder, which outlives a reboot (fastembed's default is in /tmp)."""
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base, "memora-ogm", "fastembed")
 
 
 def _hub_unresolvable() -> str | None:
-    """Why a download is certain to fail (the hub's name does not resolve), else None.
-
-    fastembed retries a failed download after 3, 9 and 27 s and offers no option to
-    retry less; a name that does not resolve will not resolve on the next try either."""
+    """Why a download is certain to fail, else None: fastembed retries for 39 s without
+    an option to retry less, and a host that does not resolve will not on a retry."""
     from huggingface_hub import constants  # fastembed's own dependency; honours HF_ENDPOINT
 
     host = urllib.parse.urlsplit(constants.ENDPOINT).hostname or ""
@@ -93,7 +85,6 @@ def _fastembed() -> Any:
 
 
 def _model(fastembed: Any, model: str, cache_dir: str, local_files_only: bool) -> Any:
-    """One of Memora's models; the dense one's files pooled as fastembed 0.5 pooled them."""
     if model == MEMORA_SPARSE_MODEL:
         return fastembed.SparseTextEmbedding(
             model, cache_dir=cache_dir, local_files_only=local_files_only
@@ -116,8 +107,7 @@ def _model(fastembed: Any, model: str, cache_dir: str, local_files_only: bool) -
 
 
 def _load(model: str, cache_dir: str) -> Any:
-    """One of Memora's models from ``cache_dir``, loaded once per process: from the cache
-    when it holds the model, else downloaded, unless the download cannot succeed."""
+    """One of Memora's models, loaded once per process: from the cache, else downloaded."""
     with _loading:
         key = (model, cache_dir)
         if key not in _loaded:
@@ -141,12 +131,9 @@ def _load(model: str, cache_dir: str) -> Any:
 
 
 class HybridEmbedding:
-    """Memora's dense and sparse models, in one cache folder.
-
-    ``cache_dir`` is where the models are downloaded and found; ``None`` is
-    ``FASTEMBED_CACHE_PATH`` when set, else :func:`default_cache_dir`.
-    Memora's own store defaults to ``./cache``. The embedding is CPU-bound: the async
-    store calls it in a worker thread.
+    """Memora's dense and sparse models in ``cache_dir`` (by default
+    ``FASTEMBED_CACHE_PATH``, else :func:`default_cache_dir`; Memora's is ``./cache``).
+    CPU-bound: the async store calls it in a worker thread.
     """
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None = None) -> None:

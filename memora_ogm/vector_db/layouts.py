@@ -1,7 +1,5 @@
-"""The two collection layouts ``QdrantDB`` reads and writes, without I/O: Memora's own
-(:class:`MemoraLayout`, the default) and memora-ogm's earlier single-vector one
-(:class:`SingleVectorLayout`, with an ``embedding_function``). An existing collection must
-have the store's layout (``check``), else the store says how to open it.
+"""The two collection layouts ``QdrantDB`` reads and writes: Memora's (the default) and
+memora-ogm's earlier single-vector one (with an ``embedding_function``).
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from memora_ogm.vector_db.scope import MemorySearchScope
 MEMORA_COLLECTION_NAME = "memory_collection_v0_2"
 SINGLE_VECTOR_COLLECTION_NAME = "memora_ogm_memories"
 
-#: A point's vectors: one unnamed vector, or named ones.
 Embedded = list[float] | dict[str, models.Vector]
 
 _TENANT_INDEX = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
@@ -37,7 +34,7 @@ _KEYWORD_INDEX = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD)
 
 @dataclass(frozen=True)
 class Tenant:
-    """The payload fields every memory of one ``add_memories`` call shares (validated)."""
+    """The payload fields every memory of one ``add_memories`` call shares."""
 
     org_id: str
     user_id: str
@@ -56,17 +53,15 @@ def tenant(org_id: object, user_id: object, agent_id: object, obtained_at: objec
 
 
 class _Layout:
-    """What both layouts share: points, filters and results differ only in payload fields."""
+    """What both layouts share: they differ in payload fields, vectors and queries."""
 
     default_collection: str
     default_score_threshold: float
     indexes: Mapping[str, models.KeywordIndexParams]
-    #: The payload field holding a memory's text.
     text_field: str
-    #: Whether the payload keeps the memory id as given (else the point id stands for it).
+    #: Else the point id stands for the memory id.
     keeps_memory_id: bool
-    #: The indexed field that tells an organisation's users apart (a server and Edge count
-    #: only indexed fields in a facet).
+    #: The indexed field telling users apart (facets count only indexed fields).
     user_facet: str
     remedy: str
 
@@ -74,11 +69,9 @@ class _Layout:
         raise NotImplementedError
 
     def user_value(self, org_id: str, user_id: str) -> str:
-        """The value of :attr:`user_facet` for one user of an organisation."""
         return user_id
 
     def facet_user(self, org_id: str, value: str) -> str:
-        """The user of a :attr:`user_facet` value within ``org_id``."""
         return value
 
     def payload(self, tenant: Tenant, memory_id: str, text: str) -> dict[str, Any]:
@@ -131,7 +124,7 @@ class _Layout:
         ]
 
     def check(self, collection_name: str, params: models.CollectionParams) -> None:
-        """An existing collection must have the store's layout, else every add would fail."""
+        """An existing collection must fit, else every add would fail."""
         if not self.fits(params):
             raise ValueError(
                 f"Collection {collection_name!r} exists with vectors {params.vectors!r} and "
@@ -150,10 +143,9 @@ class _Layout:
     def search_filter(
         self, memory_search_scope: object, org_id: object, user_id: object, agent_id: object
     ) -> models.Filter:
-        """The filter of a search; in ``ORGANIZATION`` scope a ``user_id`` is ignored, as in
-        Memora."""
+        """In ``ORGANIZATION`` scope a ``user_id`` is ignored, as in Memora."""
         try:
-            # By value, so the string "user" or Memora's own enum member work too.
+            # By value, so "user" or Memora's own enum member work too.
             scope = MemorySearchScope(getattr(memory_search_scope, "value", memory_search_scope))
         except ValueError:
             raise ValueError(
@@ -175,19 +167,10 @@ class _Layout:
 class MemoraLayout(_Layout):
     """Memora's collection, as memora-core 0.3.1's ``QdrantDB`` creates and fills it.
 
-    - Vectors: ``fast-paraphrase-multilingual-minilm-l12-v2`` (384, cosine) and
-      ``fast-sparse-splade_pp_en_v1``, as qdrant-client 1.12's fastembed integration names
-      them; int8 scalar quantisation kept in RAM; per-tenant graphs only (``m=0``).
-    - Payload: ``document`` (the text), ``org_id``, ``org_user_id`` (``"<org>:<user>"``),
-      ``user_id``, ``agent_id``, ``obtained_at`` (ISO-8601). The point id is the memory id,
-      so a search returns it in Qdrant's canonical UUID form.
-    - Search: a prefetch on each vector (12 each, dense at cosine 0.4 or more), fused by
-      RRF (``1/(2 + rank)`` summed), results scoring above 0.35 kept, as Memora does.
-
-    Memora writes ``obtained_at`` as its caller gives it (``datetime.isoformat()``, naive for
-    ``datetime.now()``); this store writes it timezone-aware and reads a naive one as UTC,
-    as the graph does. A user's memories are matched on ``org_user_id`` (Memora's tenant
-    index) and on ``org_id``, which keeps an organisation id containing ``:`` exact.
+    The point id is the memory id, so a search returns it in canonical UUID form. Unlike
+    Memora, ``obtained_at`` is written timezone-aware (a naive one is read as UTC, as the
+    graph does). A user is matched on ``org_user_id`` and on ``org_id``, which keeps an
+    organisation id containing ``:`` exact.
     """
 
     default_collection = MEMORA_COLLECTION_NAME
@@ -228,14 +211,13 @@ class MemoraLayout(_Layout):
         return f"{org_id}:{user_id}"
 
     def facet_user(self, org_id: str, value: str) -> str:
-        # The organisation id may itself hold ":".
         return value.removeprefix(f"{org_id}:")
 
     def requests(
         self, vectors: list[Embedded], search: models.Filter, limit: int, local_mode: bool
     ) -> list[models.QueryRequest]:
-        """Memora's hybrid query. Its search parameters (no rescoring of quantised scores)
-        are left out on qdrant-client's local mode, which searches exactly and warns about them."""
+        """Memora's hybrid query; its search parameters are left out on local mode, which
+        searches exactly and warns about them."""
         prefetch_limit = max(self.prefetch_limit, limit)
         params = models.SearchParams(quantization=models.QuantizationSearchParams(rescore=False))
         requests = []
@@ -265,11 +247,7 @@ class MemoraLayout(_Layout):
 
 
 class SingleVectorLayout(_Layout):
-    """memora-ogm's earlier collection: one unnamed cosine vector of an embedding function.
-
-    Payload ``memory`` (the text), ``memory_id``, ``org_id``, ``user_id``, ``agent_id`` and
-    ``obtained_at``; results scoring at or below ``score_threshold`` (cosine) are dropped.
-    """
+    """memora-ogm's earlier collection: one unnamed cosine vector of an embedding function."""
 
     default_collection = SINGLE_VECTOR_COLLECTION_NAME
     default_score_threshold = 0.0
@@ -315,9 +293,8 @@ Layout = MemoraLayout | SingleVectorLayout
 def for_embedding(
     embedding_function: object, dimension: int | None, cache_dir: object
 ) -> MemoraLayout | SingleVectorLayout:
-    """The layout of a store's embedding: Memora's for Memora's models (the default), else
-    the single-vector one of the function's dimension, which the collection is created
-    with (a ``HashingEmbedding`` knows its own)."""
+    """Memora's layout for Memora's models (the default), else the single-vector one of the
+    function's dimension (a ``HashingEmbedding`` knows its own)."""
     if dimension is None and isinstance(embedding_function, HashingEmbedding):
         dimension = embedding_function.dimension
     if dimension is not None:

@@ -1,8 +1,4 @@
-"""``QdrantDB`` (async, over ``qdrant_client.AsyncQdrantClient``): the public import path.
-
-Defined in ``memora_ogm._async.qdrant``, from which the sync ``QdrantDB`` over
-``qdrant_client.QdrantClient`` (exported by :mod:`memora_ogm.sync`) is generated.
-"""
+"""The public import path of the async ``QdrantDB`` (the sync one is in ``memora_ogm.sync``)."""
 
 from memora_ogm._async.qdrant import QdrantDB
 from memora_ogm.vector_db.hybrid import EmbedderUnavailableError

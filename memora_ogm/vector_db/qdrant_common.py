@@ -1,6 +1,4 @@
-"""What ``QdrantDB`` does without I/O besides its layouts: argument checks, ids, client
-bookkeeping, shared by the async store and its generated sync twin.
-"""
+"""What ``QdrantDB`` does without I/O besides its layouts: argument checks, ids, clients."""
 
 from __future__ import annotations
 
@@ -23,8 +21,7 @@ from memora_ogm import fork
 from memora_ogm.vector_db.edge_common import EdgeFolder, folder_path, shard_folder
 
 UPSERT_BATCH = 256
-#: Every search filters by org_id, so per-tenant graphs (payload_m) are all that is needed;
-#: m=0 skips building a useless global one.
+#: Every search filters by org_id: per-tenant graphs only, no useless global one (m=0).
 TENANT_HNSW = models.HnswConfigDiff(payload_m=16, m=0)
 LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"
 
@@ -56,7 +53,7 @@ def optional_id(name: str, value: object) -> str | None:
 
 
 def require_list(name: str, value: object) -> list[Any]:
-    """Lists (or tuples) only: a bare string would otherwise be iterated character by character."""
+    """Lists (or tuples) only: a bare string would be iterated character by character."""
     if not isinstance(value, list | tuple):
         raise ValueError(f"`{name}` must be a list.")
     return list(value)
@@ -79,9 +76,8 @@ def check_connection(
     api_key: object,
     collection: str,
 ) -> None:
-    """At most one way to reach Qdrant (``choices``: the client, ``url``, ``location`` and
-    ``path``); an ``api_key`` only with a ``url``; a client of one of ``engines`` (a server
-    client, a folder's); for ``path``, a collection name that names a folder."""
+    """At most one of ``choices``; ``api_key`` only with ``url``; a client of ``engines``;
+    with ``path``, a collection name that names a folder."""
     given = [name for name, value in choices.items() if value is not None]
     if len(given) > 1:
         raise ValueError(f"Give at most one of {', '.join(given)}.")
@@ -97,7 +93,7 @@ def check_connection(
 
 
 def checked_vectors(output: object, count: int, dimension: int) -> list[list[float]]:
-    """The embedding function's output, checked so that a faulty model fails loudly here."""
+    """The embedding function's output, checked so that a faulty model fails loudly."""
     try:
         vectors = np.asarray(output, dtype=np.float64)
     except (TypeError, ValueError):  # ragged or not numbers
@@ -127,7 +123,7 @@ def point_ids(memory_ids: object) -> list[str]:
 
 
 def iso_datetime(obtained_at: object) -> str:
-    """Validate an ISO-8601 datetime and make it timezone-aware (naive is taken as UTC)."""
+    """A valid ISO-8601 datetime, made timezone-aware (naive is taken as UTC)."""
     if not isinstance(obtained_at, str):
         raise ValueError("`obtained_at` must be an ISO-8601 datetime string.")
     # Python 3.10's parser does not know the "Z" suffix.
@@ -164,56 +160,43 @@ FACET_LIMIT = 1_000_000
 
 
 def facet_counts(key: str, response: models.FacetResponse) -> dict[str, int]:
-    """The points of each value of a facet count; a full page means some were left out."""
+    """Points per facet value; a full page means some were left out."""
     if len(response.hits) >= FACET_LIMIT:
         raise RuntimeError(f"More than {FACET_LIMIT} values of {key!r}: too many to list.")
     return {str(hit.value): hit.count for hit in response.hits}
 
 
 def id_payloads(points: list[models.Record]) -> list[tuple[str, dict[str, Any]]]:
-    """(point id, payload) of each point read back."""
     return [(str(point.id), point.payload or {}) for point in points]
 
 
 class InheritedEmbeddedStoreError(RuntimeError):
-    """An embedded store was used by a process forked after the store was opened.
-
-    The child holds a copy of the parent's engine: its writes would reach the folder
-    behind the parent's back (or, in memory, a private copy nobody else sees), and the two
-    copies would silently disagree. A child opens its own store instead, or the processes
-    share a Qdrant server (``url=``).
-    """
+    """An embedded store was used by a process forked after the store was opened: the
+    child's copy of the engine would silently disagree with the parent's."""
 
 
-#: A qdrant-client client, or the Qdrant Edge adapter of a folder (``memora_ogm._async.edge``).
 ClientT = TypeVar("ClientT")
 LocalEngine = QdrantLocal | AsyncQdrantLocal
 
-#: One lock per embedded engine, whichever stores and threads share it (two stores may be
-#: given the same client); ``setdefault`` is one atomic dict operation.
+#: One lock per engine, which two stores may share; ``setdefault`` is atomic.
 _ENGINE_LOCKS: weakref.WeakKeyDictionary[LocalEngine, threading.Lock] = weakref.WeakKeyDictionary()
 
 
 def _local_engine(client: object) -> LocalEngine | None:
-    """The embedded engine behind a client (qdrant-client keeps it in ``_client``), if any."""
+    """The local-mode engine qdrant-client keeps in ``_client``, if any."""
     engine = getattr(client, "_client", None)
     return engine if isinstance(engine, LocalEngine) else None
 
 
 class ProcessClient(Generic[ClientT]):
-    """A Qdrant client as this process may use it.
-
-    :attr:`lock` serialises the calls on one engine of qdrant-client's local mode, which
-    is not thread-safe (a server and Qdrant Edge lock inside). In a forked child,
-    :meth:`get` opens a new client with the same options for a server client passed in
-    (the parent's connections stay the parent's) and refuses an embedded engine.
-    """
+    """A Qdrant client as this process may use it: :attr:`lock` serialises calls on local
+    mode, which is not thread-safe; a forked child reopens a server client with the same
+    options and refuses an embedded engine."""
 
     def __init__(self, client: ClientT) -> None:
         self._client: ClientT = client
         self._pid = os.getpid()
         engine = _local_engine(client)
-        #: qdrant-client's local mode, which searches exhaustively.
         self.local_mode = engine is not None
         self.embedded = self.local_mode or isinstance(client, EdgeFolder)
         self.lock = None if engine is None else _ENGINE_LOCKS.setdefault(engine, threading.Lock())
@@ -221,7 +204,6 @@ class ProcessClient(Generic[ClientT]):
         fork.register(self)
 
     def get(self) -> ClientT:
-        """The client of this process."""
         if self._pid != os.getpid():
             with self._reopening:
                 if self._pid != os.getpid():
@@ -242,17 +224,16 @@ class ProcessClient(Generic[ClientT]):
         self._pid = os.getpid()
 
     def owned(self) -> bool:
-        """Whether this process opened the client (else it is the parent's, not to close)."""
+        """Whether this process opened the client (else it is not to close)."""
         return self._pid == os.getpid()
 
     def forget_inherited(self) -> None:
-        """In a forked child: the copy must not release the parent's folder lock on close."""
+        """In a forked child: the copy must not release the parent's folder lock."""
         self._reopening = threading.Lock()  # a parent thread may have held it at the fork
         engine = _local_engine(self._client)
         if isinstance(self._client, EdgeFolder):
             self._client.forget_inherited()
         elif engine is not None:
-            # The engine's close() unlocks this file, whose lock the child shares with the
-            # parent (flock locks belong to the open file, which a fork does not copy).
+            # Its close() would unlock the flock the child shares with the parent.
             engine._flock_file = None
             fork.keep(self._client)

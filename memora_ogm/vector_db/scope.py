@@ -9,6 +9,4 @@ class MemorySearchScope(Enum):
     """Which memories a search may return."""
 
     ORGANIZATION = "organization"
-    """Every memory of the organisation, whichever user it belongs to."""
     USER = "user"
-    """Only the memories of one user of the organisation."""
