@@ -5,10 +5,8 @@
     memora-ogm import FILE --new-memory-ids            a copy of a tenant, with new memory ids
     memora-ogm move --org ID --to-uri URI ...          export, import, verify, delete
 
-The source (and the import's target) is the server named by ``NEO4J_URI`` & co., else
-the one ``memora-ogm server start`` runs. These commands use the synchronous interface
-and no vector store: they move the graph. The format is ``docs/export-format.md``.
-A progress bar with counts goes to standard error when it is a terminal.
+The source is the server of ``NEO4J_URI`` & co., else ``memora-ogm server start``'s.
+The commands move the graph only (no vector store), with the synchronous interface.
 """
 
 from __future__ import annotations
@@ -80,7 +78,7 @@ def progress_bar(description: str, total: int | None = None, unit: str = " recor
 
 
 class _Stages:
-    """One progress bar per stage of an import or a move, as ``progress`` callbacks report."""
+    """One progress bar per stage that ``progress`` callbacks report."""
 
     def __init__(self) -> None:
         self.stage: str | None = None
@@ -101,15 +99,12 @@ class _Stages:
             self.bar = None
 
 
-#: Exit statuses: the command failed on what was found (missing organisation, conflict,
-#: failed verification, no server), or on its input (an unreadable or malformed file),
-#: argparse's status for a bad command line.
+#: Exit statuses: failed on what was found, or on bad input (argparse's status).
 EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
 
 
 def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Expected failures print their message, not a traceback, and exit 2 for bad input,
-    1 for the rest."""
+    """Expected failures print their message, not a traceback."""
 
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
@@ -127,9 +122,6 @@ def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argpar
 
 def _on_conflict(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--on-conflict", choices=("fail", "skip"), default="fail", help=help)
-
-
-# --------------------------------------------------------------------------- export
 
 
 @_reporting
@@ -167,9 +159,6 @@ def add_export_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     export.set_defaults(func=cmd_export)
 
 
-# --------------------------------------------------------------------------- import
-
-
 @_reporting
 def cmd_import(args: argparse.Namespace) -> int:
     conn = source_connection(args)
@@ -199,9 +188,6 @@ def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "on the server that holds the original; memory ids are unique across the graph",
     )
     imp.set_defaults(func=cmd_import)
-
-
-# --------------------------------------------------------------------------- move
 
 
 @_reporting
