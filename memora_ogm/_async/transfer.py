@@ -21,14 +21,6 @@ from memora_ogm._async.compat import result_of
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph, Landed, Work
 from memora_ogm._async.paging import pages
-from memora_ogm.transfer import (
-    ImportConflict,
-    ImportSummary,
-    MemoryIdsTaken,
-    MoveReport,
-    Record,
-    Rekeying,
-)
 from memora_ogm.transfer import MoveVerificationFailed as MoveVerificationFailed  # re-exported
 from memora_ogm.transfer_import import (
     OnConflict,
@@ -51,12 +43,12 @@ MOVE_PROGRESS_RECORDS = 500
 #: Memory ids a statement checks no other tenant holds.
 MEMORY_ID_CHECK_SIZE = 10_000
 
-RecordStream = AsyncIterator[Record]
+RecordStream = AsyncIterator[transfer.Record]
 #: Called after each written batch with (records done, records in the input).
 Progress = Callable[[int, int], None]
 
 
-async def _user_content(graph: Graph, org_id: str, user_id: str) -> AsyncIterator[Record]:
+async def _user_content(graph: Graph, org_id: str, user_id: str) -> RecordStream:
     """A user's interactions, memories, then contrary updates, in key order. The updates
     come with the memories' pages; past :data:`EXPORT_HELD_UPDATES`, the rest are read
     again after the memories."""
@@ -82,7 +74,7 @@ async def _user_content(graph: Graph, org_id: str, user_id: str) -> AsyncIterato
                     yield transfer.contrary_update(values, newer)
 
 
-async def export_records(graph: Graph, org_id: str, user_id: str | None) -> AsyncIterator[Record]:
+async def export_records(graph: Graph, org_id: str, user_id: str | None) -> RecordStream:
     org = await graph.execute(transfer.tenant, org_id, user_id)
     counts: Counter[str] = Counter()
     scope = "organization" if user_id is None else "user"
@@ -116,7 +108,7 @@ async def _check_owners(graph: Graph, owners: dict[str, tuple[int, str, str]]) -
         if (found["org_id"], found["user_id"]) != owners[found["memory_id"]][1:]
     }
     if taken:
-        raise MemoryIdsTaken(min(owners[memory_id][0] for memory_id in taken), taken)
+        raise transfer.MemoryIdsTaken(min(owners[memory_id][0] for memory_id in taken), taken)
     owners.clear()
 
 
@@ -124,7 +116,7 @@ async def _validate_and_check(
     graph: Graph,
     records: Iterable[Any],
     on_conflict: OnConflict,
-    rekeying: Rekeying | None,
+    rekeying: transfer.Rekeying | None,
     spool: IO[bytes],
 ) -> Counter[str]:
     """Validate ``records`` and check them against the graph in one pass, spooling the
@@ -133,7 +125,7 @@ async def _validate_and_check(
     validator = transfer.Validator()
     held: set[str] | None = None  # the record types the graph holds some node of
     owners: dict[str, tuple[int, str, str]] = {}  # memory ids to look up
-    clash: ImportConflict | None = None
+    clash: transfer.ImportConflict | None = None
     for kind, batch in batches(validated(records, validator, rekeying)):
         try:
             if held is None:  # the organization's record comes first
@@ -146,7 +138,7 @@ async def _validate_and_check(
                 )
                 if len(owners) >= MEMORY_ID_CHECK_SIZE:
                     await _check_owners(graph, owners)
-        except ImportConflict as error:  # MemoryIdsTaken too
+        except transfer.ImportConflict as error:  # MemoryIdsTaken too
             clash = error
         pickle.dump((kind, batch), spool, pickle.HIGHEST_PROTOCOL)
     counts = validator.finish()
@@ -175,7 +167,7 @@ class Neo4jTransfer(GraphComponent):
         on_conflict: OnConflict = "fail",
         progress: Progress | None = None,
         rekey: bool = False,
-    ) -> ImportSummary:
+    ) -> transfer.ImportSummary:
         """Import an export; nothing is written unless the whole input is valid and fits.
 
         ``on_conflict="fail"`` refuses an input any of whose nodes exist
@@ -194,8 +186,8 @@ class Neo4jTransfer(GraphComponent):
             raise ValueError(
                 "`rekey` makes a new copy, which has nothing to skip: use on_conflict='fail'."
             )
-        rekeying = Rekeying() if rekey else None
-        summary = ImportSummary()
+        rekeying = transfer.Rekeying() if rekey else None
+        summary = transfer.ImportSummary()
         with (
             tempfile.TemporaryFile(prefix="memora-ogm-import-") as spool,
             ThreadPoolExecutor(1, thread_name_prefix="memora-ogm-import") as ahead,
@@ -259,7 +251,7 @@ async def move_organization(
     org_id: str,
     on_conflict: OnConflict = "fail",
     progress: Callable[[str, int, int | None], None] | None = None,
-) -> MoveReport:
+) -> transfer.MoveReport:
     """Export ``org_id`` from ``source`` (spooled to a file), import it into ``target``,
     and delete it at ``source`` only when both export the same content, else raise
     :class:`MoveVerificationFailed`. ``progress(stage, done, total)`` reports each stage.
@@ -303,4 +295,4 @@ async def move_organization(
     shared = vectors is not None and vectors is target.graph.vector_db
     await (_without_vector_store(source) if shared else source).delete_organization(org_id)
     report("delete", 1, 1)
-    return MoveReport(expected, exported.counts, imported)
+    return transfer.MoveReport(expected, exported.counts, imported)
