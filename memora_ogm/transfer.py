@@ -207,7 +207,6 @@ def _or_null(check: Check) -> Check:
 
 
 def _parsed(parse: Callable[[str], Any], expected: str, described: str) -> Check:
-
     def check(name: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError(f"`{name}` must be {expected}, not {_kind(value)}.")
@@ -238,9 +237,9 @@ def _messages(name: str, value: Any) -> list[dict[str, str]]:
     if not isinstance(value, list):
         raise ValueError(f"`{name}` must be a list of messages, not {_kind(value)}.")
     for index, message in enumerate(value):
-        if not isinstance(message, dict) or message.keys() != _MESSAGE_KEYS:
+        if not isinstance(message, dict) or message.keys() != {"role", "content"}:
             raise ValueError(f"message {index} must be an object with `role` and `content`.")
-        for key, limit in _MESSAGE_LIMITS:
+        for key, limit in (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH)):
             text = message[key]
             if not isinstance(text, str):
                 raise ValueError(f"`{key}` of message {index} must be a string.")
@@ -249,10 +248,6 @@ def _messages(name: str, value: Any) -> list[dict[str, str]]:
             if not text.isascii():
                 check_encodable(f"{key} of message {index}", text)
     return value
-
-
-_MESSAGE_KEYS = {"role", "content"}
-_MESSAGE_LIMITS = (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH))
 
 
 def _positions(name: str, value: Any) -> list[int]:
