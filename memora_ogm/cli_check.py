@@ -1,11 +1,7 @@
 """``memora-ogm check``: do the graph and the vector store hold the same memories?
 
-    memora-ogm check [--org ID] [--repair] (--qdrant-path DIR | --qdrant-url URL)
-                     [--collection NAME]
-
-The graph is found as for ``memora-ogm export``; the store is an embedded folder or a
-Qdrant server. Each difference is printed, then a summary. Exit status: 0 agree, 1
-differ, 2 error; with ``--repair``, 1 only when memory ids clash (left to a person).
+Each difference is printed, then a summary. Exit status: 0 agree, 1 differ, 2 error;
+with ``--repair``, 1 only when memory ids clash (left to a person).
 """
 
 from __future__ import annotations
@@ -22,7 +18,6 @@ if TYPE_CHECKING:
     from memora_ogm.sync import QdrantDB
 
 EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
-#: Where the key of the Qdrant server given by ``--qdrant-url`` is read.
 ENV_QDRANT_API_KEY = "QDRANT_API_KEY"
 
 

@@ -1,12 +1,6 @@
 """``memora-ogm export``, ``import`` and ``move``: tenants out of and into a server.
 
-    memora-ogm export --org ID [--user ID] [-o FILE]   JSON Lines to stdout or FILE
-    memora-ogm import FILE [--on-conflict skip]        validate the whole file, then write
-    memora-ogm import FILE --new-memory-ids            a copy of a tenant, with new memory ids
-    memora-ogm move --org ID --to-uri URI ...          export, import, verify, delete
-
-The source is the server of ``NEO4J_URI`` & co., else ``memora-ogm server start``'s.
-The commands move the graph only (no vector store), with the synchronous interface.
+They move the graph only (no vector store), with the synchronous interface.
 """
 
 from __future__ import annotations
@@ -39,7 +33,6 @@ from memora_ogm.transfer import (
 if TYPE_CHECKING:
     from memora_ogm.sync import Neo4jGraphInterface
 
-#: Where ``move`` reads the target's password when ``--to-password`` is not given.
 ENV_TO_PASSWORD = "MEMORA_OGM_TO_PASSWORD"
 
 

@@ -73,8 +73,7 @@ class WrongPayload:
 
 @dataclass(frozen=True)
 class ClashingMemoryId:
-    """A memory id several tenants hold: one point cannot stand for all. ``repair`` leaves
-    it to a person."""
+    """A memory id several tenants hold (one point cannot stand for all): for a person."""
 
     memory_id: str
     tenants: tuple[Tenant, ...]
@@ -179,8 +178,7 @@ def settle(
     memories: list[Memory],
     payloads: Mapping[str, Mapping[str, Any]],
 ) -> None:
-    """File each of ``ids`` in ``report`` from the graph's ``memories`` of them (any
-    tenant's) and the store's ``payloads``."""
+    """File ``ids`` in ``report`` from the graph's ``memories`` and the store's ``payloads``."""
     held: dict[str, list[Memory]] = {}
     for memory in memories:
         held.setdefault(memory.memory_id, []).append(memory)

@@ -62,8 +62,7 @@ MEMORY = "memory"
 CONTRARY_UPDATE = "contrary_update"
 END = "end"
 
-#: Longest record (an interaction with all its messages), as UTF-8 JSON: it bounds a line
-#: and so an import transaction.
+#: Longest record as UTF-8 JSON (an interaction with its messages): it bounds a batch.
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 
 
@@ -76,7 +75,6 @@ class ImportFormatError(MemoraOGMError, ValueError):
     def __init__(self, line: int, problem: str) -> None:
         super().__init__(f"line {line}: {problem}")
         self.line = line
-        self.problem = problem
 
 
 class ImportConflict(MemoraOGMError):
@@ -90,8 +88,7 @@ class ImportConflict(MemoraOGMError):
 
 
 class MemoryIdsTaken(ImportConflict):
-    """Memory ids of the input belong to another tenant: ``taken`` maps each to the
-    ``(org_id, user_id)`` holding it. Ids are unique graph-wide, as point ids are."""
+    """Memory ids (``taken``: id -> its ``(org_id, user_id)``) held by another tenant."""
 
     def __init__(self, line: int, taken: Mapping[str, tuple[str, str]]) -> None:
         shown = sorted(taken.items())
@@ -189,10 +186,6 @@ def memory(node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
         date_obtained=row["days"][0].iso_format() if row["days"] else None,
         source_positions=sorted(row["sources"]),
     )
-
-
-def contrary_update(older: Mapping[str, Any], newer: str) -> Record:
-    return record(CONTRARY_UPDATE, older, updated_by=newer)
 
 
 def end(counts: Mapping[str, int]) -> Record:
@@ -405,10 +398,8 @@ def parse(line: int, record: Any) -> Record:
 
 @dataclass
 class Validator:
-    """Checks an input record by record (``feed``, then ``finish``), keeping only ids.
-
-    A memory id appears once whatever its user: the store would hold one point for two.
-    """
+    """Checks an input record by record (``feed``, then ``finish``), keeping only ids. A
+    memory id appears once whatever its user: the store would hold one point for two."""
 
     line: int = 0
     org_id: str | None = None
@@ -612,8 +603,7 @@ def _loads(number: int, line: bytes) -> Any:
 
 
 class Digest:
-    """A fingerprint of an export's content records: exports are sorted by ids, so equal
-    digests mean equal content."""
+    """A fingerprint of an export's content records (exports are sorted by ids)."""
 
     def __init__(self) -> None:
         self._hash = hashlib.sha256()

@@ -25,6 +25,7 @@ from memora_ogm.calls import Call, Landed
 from memora_ogm.calls.interaction import link_chains, messages_of
 from memora_ogm.calls.organization import match_org
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
+from memora_ogm.mapping import node_key
 from memora_ogm.projection import projection, reading
 from memora_ogm.transfer import SHAPES, ImportConflict, Record, Rekeying
 from memora_ogm.transfer_plans import (
@@ -92,9 +93,8 @@ def _key_values(kind: str, record: Record) -> dict[str, Any]:
 
 
 def new_records(kind: str, batch: Batch, on_conflict: OnConflict) -> Call[list[Record]]:
-    """The records of ``batch`` that are new to the graph. With ``"skip"`` an existing node
-    must hold exactly the record's values: an import never adds to a node the input does
-    not describe (a memory of the same id with another text)."""
+    """The records of ``batch`` new to the graph; with ``"skip"`` an existing node must hold
+    exactly the record's values: an import never adds to a node the input does not describe."""
     if kind == transfer.CONTRARY_UPDATE:
         return _new_links([record for _, record in batch])
     shape = SHAPES[kind]
@@ -131,7 +131,7 @@ def _new_links(records: list[Record]) -> Call[list[Record]]:
     org_id = records[0]["org_id"]
     older = sorted({(record["user_id"], record["memory_id"]) for record in records})
     work = UnitOfWork(batched=True)
-    memories = _memories(work, org_id, older)
+    memories = _owned(work, Memory, org_id, older)
     output_reached(work, "newer", memories, Memory.contrary_update, ("user_id", "memory_id"))
 
     def new(row: Row) -> list[Record]:
@@ -147,8 +147,7 @@ def _new_links(records: list[Record]) -> Call[list[Record]]:
 
 
 def memories_with_ids(memory_ids: Iterable[str]) -> Call[list[dict[str, Any]]]:
-    """The memories of ``memory_ids`` whatever their tenant. No index starts with
-    memory_id, so this scans the label: give many ids a call."""
+    """The memories of ``memory_ids``, any tenant's (a label scan: give many ids)."""
     work = UnitOfWork()
     work.output("found", nodes_in(work, Memory, "memory_id", sorted(memory_ids)))
     fields = projection(reading(Memory))
@@ -156,8 +155,7 @@ def memories_with_ids(memory_ids: Iterable[str]) -> Call[list[dict[str, Any]]]:
 
 
 def kinds_held(org_id: str) -> Call[set[str]]:
-    """The record types with some node of ``org_id``: other types' batches have nothing
-    to clash with and are not looked up."""
+    """The record types with some node of ``org_id`` (others have nothing to clash with)."""
     work = UnitOfWork()
     for kind in NODE_TYPES:
         work.output(kind, work.nodes(SHAPES[kind].cls, 1, org_id=org_id))
@@ -168,11 +166,13 @@ def _properties(kind: str, record: Record) -> dict[str, Any]:
     return {name: record[name] for name in SHAPES[kind].properties}
 
 
-def _memories(work: UnitOfWork, org_id: str, ids: list[tuple[str, str]]) -> Ref:
+def _owned(work: UnitOfWork, cls: type, org_id: str, ids: list[tuple[str, str]]) -> Ref:
+    """The memories or interactions of ``ids`` (user_id, own id), in order; all must exist."""
+    name, missing = node_key(cls)[-1], MemoryNotFound if cls is Memory else InteractionNotFound
     return work.match_each(
-        Memory,
-        [{"org_id": org_id, "user_id": user, "memory_id": memory} for user, memory in ids],
-        lambda key: MemoryNotFound(org_id, key["user_id"], key["memory_id"]),
+        cls,
+        [{"org_id": org_id, "user_id": user, name: own} for user, own in ids],
+        lambda key: missing(org_id, key["user_id"], key[name]),
     )
 
 
@@ -277,14 +277,7 @@ def _write_memories(work: UnitOfWork, batch: list[Record], new: list[Record]) ->
     org_id = new[0]["org_id"]
     users, index = _users(work, org_id, new)
     sources = sorted({(record["user_id"], record["interaction_id"]) for record in new})
-    interactions = work.match_each(
-        Interaction,
-        [
-            {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
-            for user_id, interaction_id in sources
-        ],
-        lambda key: InteractionNotFound(org_id, key["user_id"], key["interaction_id"]),
-    )
+    interactions = _owned(work, Interaction, org_id, sources)
     position = {key: n for n, key in enumerate(sources)}
     source = [position[(record["user_id"], record["interaction_id"])] for record in new]
     collections = related_each(work, users, User.has_memories)
@@ -331,7 +324,7 @@ def _write_contrary_updates(work: UnitOfWork, batch: list[Record], new: list[Rec
     org_id = new[0]["org_id"]
     _users(work, org_id, new)
     ids = sorted({(r["user_id"], r[name]) for r in new for name in ("memory_id", "updated_by")})
-    memories = _memories(work, org_id, ids)
+    memories = _owned(work, Memory, org_id, ids)
     index = {key: n for n, key in enumerate(ids)}
     work.link(
         Memory.contrary_update,
@@ -366,8 +359,7 @@ def write_of(kind: str, batch: Batch, new: list[Record]) -> tuple[Compiled, Crea
 
 
 def created_first(kind: str, created: list[Record]) -> Landed | None:
-    """What shows that a batch whose commit went unanswered took effect: its first new
-    node. None without one (merged links): it may run again."""
+    """The first new node, showing that an unanswered commit took effect (None: rerun)."""
     if not created or kind not in NODE_TYPES:
         return None
     return Landed(SHAPES[kind].cls, _key_values(kind, created[0]))

@@ -1,6 +1,5 @@
-"""The tenant transfer's statements on a unit of work, with no I/O: keyset pages with
-what each node reaches or counts (also ``memora-ogm inspect``'s), and the import's
-statements on many nodes of one kind at a time."""
+"""The tenant transfer's statements, with no I/O: keyset pages with what each node reaches
+or counts (``inspect`` too), and the import's statements on many nodes at a time."""
 
 from __future__ import annotations
 
@@ -44,9 +43,8 @@ from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork, count_nodes, row_
 
 
 def page(work: UnitOfWork, cls: type, order_by: str, after: Any, limit: Any, **keys: Any) -> Ref:
-    """At most ``limit`` nodes of ``cls`` with ``keys``, in ``order_by`` order, after
-    ``after``. ORDER BY names the whole key, so the planner reads the key's index from
-    ``after`` and stops after the page, whatever the tenant's size."""
+    """At most ``limit`` nodes of ``cls`` with ``keys`` after ``after``, in ``order_by`` order:
+    ORDER BY names the whole key, so the planner reads the key's index and stops early."""
     spec = table(cls)
     names = [spec.deflate[name][0] for name in dict.fromkeys([*keys, order_by])]
     after_key = (
