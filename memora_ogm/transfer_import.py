@@ -377,7 +377,6 @@ class Ready:
 
 
 def ready_batches(spool: IO[bytes], on_conflict: OnConflict) -> Iterator[Ready]:
-    """The batches the import's check spooled, each made ready."""
     spool.seek(0)
     while True:
         try:

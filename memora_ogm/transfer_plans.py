@@ -137,7 +137,6 @@ def find_each(work: UnitOfWork, cls: type, keys: Sequence[Mapping[str, Any]]) ->
 
 
 def nodes_in(work: UnitOfWork, cls: type, name: str, values: Sequence[Any]) -> Ref:
-    """The nodes of ``cls`` whose ``name`` is one of ``values``."""
     db_name = table(cls).deflate[name][0]
     given = work.param(list(values), f"{db_name}_values")
     found = match(node("node", label(cls)), cy(dot("node", db_name), f" IN {given}"))

@@ -105,8 +105,6 @@ async def _next(items: AsyncIterator[T]) -> T | None:
 
 
 class _Check:
-    """One run of the check."""
-
     def __init__(
         self, graph: Graph, store: Any, org_id: str | None, progress: Progress | None
     ) -> None:

@@ -1,10 +1,9 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
 """``check_consistency`` and ``repair``: do the graph's memories and the store's points agree?
 
-Per tenant, memory pages are fetched from the store by id; only when the points that
-agree are fewer than the store counts for the tenant are its points scrolled (a scroll
-per tenant would be quadratic in the embedded engine). Ids left unsettled are resolved
-in batches against both whole stores, which tells a misfiled point from an orphan.
+Per tenant, memory pages are fetched from the store by id; its points are scrolled only
+when the store counts more (a scroll per tenant is quadratic in the embedded engine).
+Unsettled ids are resolved against both whole stores: a misfiled point is no orphan.
 """
 
 from __future__ import annotations
@@ -107,8 +106,6 @@ def _next(items: Iterator[T]) -> T | None:
 
 
 class _Check:
-    """One run of the check."""
-
     def __init__(
         self, graph: Graph, store: Any, org_id: str | None, progress: Progress | None
     ) -> None:
@@ -195,8 +192,7 @@ class Neo4jConsistency(GraphComponent):
         self, org_id: str | None = None, progress: Progress | None = None
     ) -> ConsistencyReport:
         """Check, then add the missing memories, delete the orphans and rewrite the wrong
-        payloads; clashing ids are left to a person. Idempotent; the report is marked
-        ``repaired``."""
+        payloads; clashing ids are left to a person. Idempotent; the report is ``repaired``."""
         report = self.check_consistency(org_id, progress)
         store = _checkable(self.graph.vector_db)
         orphans = [orphan.memory_id for orphan in report.orphans]

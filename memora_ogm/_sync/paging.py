@@ -1,9 +1,6 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""Keyset pages of a tenant's nodes, streamed by exports and the consistency check.
-
-Each page starts after the last key of the one before, so the key's index serves every
-page and memory stays flat; its size adapts to the nodes' weight (long conversations).
-"""
+"""Keyset pages of a tenant's nodes (for exports and the consistency check): the key's
+index serves every page, and a page's size adapts to its nodes' weight."""
 
 from __future__ import annotations
 
@@ -29,7 +26,6 @@ Row = tuple[dict[str, Any], dict[str, Any]]
 
 
 def _weight(part: Part, page: list[Row]) -> tuple[int, int]:
-    """The nodes a page brought back and the characters of text they hold."""
     nodes = chars = 0
     for values, row in page:
         nodes += 1

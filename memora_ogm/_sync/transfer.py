@@ -1,9 +1,7 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""Tenant export, import and move (:mod:`memora_ogm.transfer`), in flat memory.
-
-Exports page by key. Imports validate and check the whole input in one pass that spools
-the parsed batches, then write a batch per transaction, the next one compiled in a
-thread meanwhile so that the server does not wait for Python.
+"""Tenant export, import and move (:mod:`memora_ogm.transfer`), in flat memory. Imports
+check the whole input in one pass that spools it, then write a batch per transaction,
+the next one compiled in a thread meanwhile so that the server does not wait for Python.
 """
 
 from __future__ import annotations
@@ -39,7 +37,6 @@ from memora_ogm.validation import check_flag, check_ids
 
 #: A user's contrary updates held back until the user's last memory is exported.
 EXPORT_HELD_UPDATES = 50_000
-#: Records between two progress reports of a move's export.
 MOVE_PROGRESS_RECORDS = 500
 #: Memory ids a statement checks no other tenant holds.
 MEMORY_ID_CHECK_SIZE = 10_000
@@ -50,9 +47,8 @@ Progress = Callable[[int, int], None]
 
 
 def _user_content(graph: Graph, org_id: str, user_id: str) -> RecordStream:
-    """A user's interactions, memories, then contrary updates, in key order. The updates
-    come with the memories' pages; past :data:`EXPORT_HELD_UPDATES`, the rest are read
-    again after the memories."""
+    """A user's interactions, memories, then contrary updates, in key order: past
+    :data:`EXPORT_HELD_UPDATES`, the memories' updates are read again after them."""
     owned = {"org_id": org_id, "user_id": user_id}
     for page in pages(graph, transfer.INTERACTION_PAGES, **owned):
         for values, row in page:
@@ -67,12 +63,14 @@ def _user_content(graph: Graph, org_id: str, user_id: str) -> RecordStream:
                 if len(held) > EXPORT_HELD_UPDATES:
                     rest = values["memory_id"]
     for older, newer in held:
-        yield transfer.contrary_update({**owned, "memory_id": older}, newer)
+        yield transfer.record(
+            transfer.CONTRARY_UPDATE, {**owned, "memory_id": older}, updated_by=newer
+        )
     if rest is not None:
         for page in pages(graph, transfer.MEMORY_PAGES, rest, **owned):
             for values, row in page:
                 for newer in row["newer"]:
-                    yield transfer.contrary_update(values, newer)
+                    yield transfer.record(transfer.CONTRARY_UPDATE, values, updated_by=newer)
 
 
 def export_records(graph: Graph, org_id: str, user_id: str | None) -> RecordStream:
@@ -101,8 +99,7 @@ def export_records(graph: Graph, org_id: str, user_id: str | None) -> RecordStre
 
 
 def _check_owners(graph: Graph, owners: dict[str, tuple[int, str, str]]) -> None:
-    """Raise :class:`MemoryIdsTaken` if another tenant holds one of ``owners``' memory ids
-    (id -> line, org_id, user_id); else forget them."""
+    """Raise :class:`MemoryIdsTaken` if another tenant holds an id of ``owners``; else clear it."""
     taken = {
         found["memory_id"]: (found["org_id"], found["user_id"])
         for found in graph.execute(memories_with_ids, owners)
@@ -218,12 +215,10 @@ class Neo4jTransfer(GraphComponent):
 
                 self.graph.transaction(write_batch, lambda landed: landed)
                 telemetry.batch()
-                # The first attempt's count: a rerun finds landed links there already.
-                created, skipped = planned[0], len(ready.batch) - planned[0]
-                if created:
-                    summary.created[ready.kind] += created
-                if skipped:
-                    summary.skipped[ready.kind] += skipped
+                # The first attempt's count: a rerun finds landed links there already. A
+                # Counter's += keeps positive counts only.
+                summary.created += Counter({ready.kind: planned[0]})
+                summary.skipped += Counter({ready.kind: len(ready.batch) - planned[0]})
                 done += len(ready.batch)
                 if progress is not None:
                     progress(done, total)
@@ -256,7 +251,6 @@ def move_organization(
     """Export ``org_id`` from ``source`` (spooled to a file), import it into ``target``,
     and delete it at ``source`` only when both export the same content, else raise
     :class:`MoveVerificationFailed`. ``progress(stage, done, total)`` reports each stage.
-
     Sides sharing one vector store keep its points: the source is deleted from its graph.
     """
     report = progress or (lambda stage, done, total: None)
