@@ -1,17 +1,7 @@
 """``memora-ogm check``: do the graph and the vector store hold the same memories?
 
-    memora-ogm check [--org ID] [--repair] (--qdrant-path DIR | --qdrant-url URL)
-                     [--collection NAME]
-
-The graph is the server named by ``NEO4J_URI`` & co., else the one ``memora-ogm server
-start`` runs; the store is a folder of the embedded engine (what ``QdrantDB(path=...)``
-opens: Qdrant Edge) or a Qdrant server (``QDRANT_API_KEY`` is its key, when set). Each difference is
-printed on its own line, then a summary; a progress bar goes to standard error when it
-is a terminal.
-
-Exit status: 0 when the stores agree, 1 when they differ, 2 on an error. With
-``--repair``, what was found is printed and mended, and the status says what is left:
-0 when the stores agree now, 1 when memory ids clash (repair leaves those to a person).
+Each difference is printed, then a summary. Exit status: 0 agree, 1 differ, 2 error;
+with ``--repair``, 1 only when memory ids clash (left to a person).
 """
 
 from __future__ import annotations
@@ -28,7 +18,6 @@ if TYPE_CHECKING:
     from memora_ogm.sync import QdrantDB
 
 EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
-#: Where the key of the Qdrant server given by ``--qdrant-url`` is read.
 ENV_QDRANT_API_KEY = "QDRANT_API_KEY"
 
 

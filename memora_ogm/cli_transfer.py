@@ -1,14 +1,6 @@
 """``memora-ogm export``, ``import`` and ``move``: tenants out of and into a server.
 
-    memora-ogm export --org ID [--user ID] [-o FILE]   JSON Lines to stdout or FILE
-    memora-ogm import FILE [--on-conflict skip]        validate the whole file, then write
-    memora-ogm import FILE --new-memory-ids            a copy of a tenant, with new memory ids
-    memora-ogm move --org ID --to-uri URI ...          export, import, verify, delete
-
-The source (and the import's target) is the server named by ``NEO4J_URI`` & co., else
-the one ``memora-ogm server start`` runs. These commands use the synchronous interface
-and no vector store: they move the graph. The format is ``docs/export-format.md``.
-A progress bar with counts goes to standard error when it is a terminal.
+They move the graph only (no vector store), with the synchronous interface.
 """
 
 from __future__ import annotations
@@ -41,7 +33,6 @@ from memora_ogm.transfer import (
 if TYPE_CHECKING:
     from memora_ogm.sync import Neo4jGraphInterface
 
-#: Where ``move`` reads the target's password when ``--to-password`` is not given.
 ENV_TO_PASSWORD = "MEMORA_OGM_TO_PASSWORD"
 
 
@@ -80,7 +71,7 @@ def progress_bar(description: str, total: int | None = None, unit: str = " recor
 
 
 class _Stages:
-    """One progress bar per stage of an import or a move, as ``progress`` callbacks report."""
+    """One progress bar per stage that ``progress`` callbacks report."""
 
     def __init__(self) -> None:
         self.stage: str | None = None
@@ -101,15 +92,12 @@ class _Stages:
             self.bar = None
 
 
-#: Exit statuses: the command failed on what was found (missing organisation, conflict,
-#: failed verification, no server), or on its input (an unreadable or malformed file),
-#: argparse's status for a bad command line.
+#: Exit statuses: failed on what was found, or on bad input (argparse's status).
 EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
 
 
 def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Expected failures print their message, not a traceback, and exit 2 for bad input,
-    1 for the rest."""
+    """Expected failures print their message, not a traceback."""
 
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
@@ -127,9 +115,6 @@ def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argpar
 
 def _on_conflict(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--on-conflict", choices=("fail", "skip"), default="fail", help=help)
-
-
-# --------------------------------------------------------------------------- export
 
 
 @_reporting
@@ -167,9 +152,6 @@ def add_export_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     export.set_defaults(func=cmd_export)
 
 
-# --------------------------------------------------------------------------- import
-
-
 @_reporting
 def cmd_import(args: argparse.Namespace) -> int:
     conn = source_connection(args)
@@ -199,9 +181,6 @@ def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         "on the server that holds the original; memory ids are unique across the graph",
     )
     imp.set_defaults(func=cmd_import)
-
-
-# --------------------------------------------------------------------------- move
 
 
 @_reporting

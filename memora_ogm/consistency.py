@@ -1,11 +1,5 @@
-"""What the graph-against-vector-store check finds, and how a point is compared with a memory.
-
-Shared by both twins (:mod:`memora_ogm._async.consistency` and its generated sync twin);
-no I/O here. A point is read as its id and payload only, so the check holds for any
-layout of the store's vectors: the payload's text is ``document`` (Memora's layout) or
-``memory`` (memora-ogm's single-vector layout), and ``org_user_id`` and ``memory_id`` are
-compared where the layout has them.
-"""
+"""What the graph-against-vector-store check finds, with no I/O. A point is compared by
+its payload only, so any vector layout will do."""
 
 from __future__ import annotations
 
@@ -19,21 +13,18 @@ from memora_ogm._async.nodes import Org
 from memora_ogm.schema.models import Memory
 from memora_ogm.transfer_plans import Part
 
+#: Called with the number of graph memories compared so far.
 Progress = Callable[[int], None]
-"""Called as the check goes with the number of graph memories compared so far."""
-
 Tenant = tuple[str, str]
-"""An (organisation, user) pair: where a memory and its point belong."""
 
-#: What the check pages through besides users (:data:`memora_ogm.transfer.USER_PAGES`):
-#: the organisations, and a user's memories, without what an export brings along.
+#: What the check pages through besides users, without what an export brings along.
 ORG_PAGES = Part(Org, "org_id")
 MEMORY_PAGES = Part(MemoryNode, "memory_id")
 
 
 @dataclass(frozen=True)
 class FieldDifference:
-    """One payload field that disagrees with the graph (values as text; ``None``: absent)."""
+    """A payload field that disagrees with the graph (as text; ``None``: absent)."""
 
     name: str
     graph: str
@@ -45,7 +36,7 @@ class FieldDifference:
 
 @dataclass(frozen=True)
 class MissingPoint:
-    """A memory of the graph that has no point in the store (search cannot find it)."""
+    """A graph memory with no point (search cannot find it)."""
 
     memory: Memory
 
@@ -56,8 +47,7 @@ class MissingPoint:
 
 @dataclass(frozen=True)
 class OrphanPoint:
-    """A point whose memory the graph does not hold (search returns a memory that is gone);
-    its tenant as its payload names it."""
+    """A point whose memory is gone (search returns it), of its payload's tenant."""
 
     memory_id: str
     org_id: str | None
@@ -69,7 +59,7 @@ class OrphanPoint:
 
 @dataclass(frozen=True)
 class WrongPayload:
-    """A point whose payload disagrees with its memory: search filters or returns it wrongly."""
+    """A point whose payload disagrees with its memory (search filters it wrongly)."""
 
     memory: Memory
     fields: tuple[FieldDifference, ...]
@@ -83,8 +73,7 @@ class WrongPayload:
 
 @dataclass(frozen=True)
 class ClashingMemoryId:
-    """One memory id held by memories of several tenants: one point cannot stand for all of
-    them. ``repair`` leaves it alone (which memory keeps the id is a person's decision)."""
+    """A memory id several tenants hold (one point cannot stand for all): for a person."""
 
     memory_id: str
     tenants: tuple[Tenant, ...]
@@ -99,11 +88,9 @@ Difference = MissingPoint | OrphanPoint | WrongPayload | ClashingMemoryId
 
 @dataclass
 class ConsistencyReport:
-    """What a check found (and, from ``repair``, what it then mended: every difference but
-    the clashes). Each list is sorted by tenant and memory id."""
+    """What a check found (and ``repair`` mended: all but the clashes), each list sorted."""
 
     org_id: str | None
-    #: Graph memories and store points compared.
     memories: int = 0
     points: int = 0
     missing: list[MissingPoint] = field(default_factory=list)
@@ -114,7 +101,6 @@ class ConsistencyReport:
 
     @property
     def agree(self) -> bool:
-        """The two stores hold the same memories."""
         return not self.differences()
 
     def differences(self) -> list[Difference]:
@@ -141,8 +127,7 @@ def _memory_order(memory: Memory) -> tuple[str, str, str]:
 
 
 def _instant(value: Any) -> datetime | None:
-    """An ISO-8601 payload timestamp as an aware datetime (naive is UTC, as the store
-    writes it); ``None`` when it is none."""
+    """A payload timestamp as an aware datetime (naive is UTC, as the store writes it)."""
     if not isinstance(value, str):
         return None
     try:
@@ -193,10 +178,7 @@ def settle(
     memories: list[Memory],
     payloads: Mapping[str, Mapping[str, Any]],
 ) -> None:
-    """File each of ``ids`` in ``report``, from the graph's ``memories`` of those ids
-    (whatever their tenant) and the store's ``payloads`` of them: an id several tenants
-    hold clashes, a memory may lack its point or disagree with it, a point may have no
-    memory (an orphan)."""
+    """File ``ids`` in ``report`` from the graph's ``memories`` and the store's ``payloads``."""
     held: dict[str, list[Memory]] = {}
     for memory in memories:
         held.setdefault(memory.memory_id, []).append(memory)

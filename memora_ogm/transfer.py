@@ -1,12 +1,8 @@
-"""The tenant export format (``memora-ogm-export``, JSON Lines, ``docs/export-format.md``),
-shared by both twins, touching no database: records from nodes' values and back, the
-validation of a whole input before an import writes (:class:`Validator`), ``.jsonl``
-files and the content digest that ``move`` compares on both servers.
+"""The ``memora-ogm-export`` format (``docs/export-format.md``), with no I/O: records,
+their validation, ``.jsonl`` files and the digest ``move`` compares.
 
-The node class is the schema: each content record type is a :class:`Shape` of its class
-(key, properties, how each is checked and written); only what is not a property is
-listed per record. A record only refers to records before it, so validation streams,
-keeping ids and message counts, never record contents.
+Each record type is a :class:`Shape` of its node class, which gives its properties and
+checks. A record refers only to records before it, so validation streams, keeping ids.
 """
 
 from __future__ import annotations
@@ -66,13 +62,11 @@ MEMORY = "memory"
 CONTRARY_UPDATE = "contrary_update"
 END = "end"
 
-#: Longest record, as a line of JSON in UTF-8: bounds what one line, and so one import
-#: transaction, can hold (an interaction, with all its messages, is one record).
+#: Longest record as UTF-8 JSON (an interaction with its messages): it bounds a batch.
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 
 
 Record = dict[str, Any]
-"""One line of the format: a JSON-ready dict."""
 
 
 class ImportFormatError(MemoraOGMError, ValueError):
@@ -81,13 +75,10 @@ class ImportFormatError(MemoraOGMError, ValueError):
     def __init__(self, line: int, problem: str) -> None:
         super().__init__(f"line {line}: {problem}")
         self.line = line
-        self.problem = problem
 
 
 class ImportConflict(MemoraOGMError):
-    """An imported record clashes with the target: it exists already and ``on_conflict``
-    is ``"fail"``, or it exists with other values (``"skip"`` only skips a node that
-    holds exactly the record's values)."""
+    """An imported record exists already (``"fail"``) or with other values (``"skip"``)."""
 
     def __init__(
         self, line: int, what: str, problem: str = "already exists (on_conflict='fail')"
@@ -97,12 +88,7 @@ class ImportConflict(MemoraOGMError):
 
 
 class MemoryIdsTaken(ImportConflict):
-    """Memory ids of the input belong to memories of another tenant (or another user).
-
-    A memory id is unique across the whole graph, as the vector store's point id is;
-    ``taken`` maps each such id to the ``(org_id, user_id)`` that holds it. Importing a
-    copy of a tenant needs new memory ids (``rekey=True``).
-    """
+    """Memory ids (``taken``: id -> its ``(org_id, user_id)``) held by another tenant."""
 
     def __init__(self, line: int, taken: Mapping[str, tuple[str, str]]) -> None:
         shown = sorted(taken.items())
@@ -121,13 +107,12 @@ class MemoryIdsTaken(ImportConflict):
 
 
 class MoveVerificationFailed(MemoraOGMError):
-    """After a move's import the two servers do not hold the same content; the source
-    organisation was left in place."""
+    """After a move's import the servers differ; the source was left in place."""
 
 
 @dataclass
 class ImportSummary:
-    """What an import did, per record type: created, and skipped as already there."""
+    """Records created and skipped (already there) per type."""
 
     created: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
@@ -140,9 +125,6 @@ class MoveReport:
     imported: ImportSummary
 
 
-# --------------------------------------------------------------------------- values
-
-
 def dump_datetime(value: datetime) -> str:
     """ISO 8601 with the value's own offset (``+02:00``), never converted to UTC."""
     if value.tzinfo is None or value.utcoffset() is None:
@@ -151,10 +133,8 @@ def dump_datetime(value: datetime) -> str:
 
 
 def _parse_datetime(value: str) -> datetime:
-    """An offset is required, and the value must be one the graph stores and gives back
-    (:func:`~memora_ogm.properties.storable`: an offset of whole seconds within 18 hours,
-    years 1 to 9999 in UTC as well as in its own offset), so that validation refuses it,
-    not the write of a later batch."""
+    """With an offset, and :func:`~memora_ogm.properties.storable`: validation refuses
+    what the graph cannot store, not a later batch's write."""
     parsed = datetime.fromisoformat(value)
     if parsed.utcoffset() is None:
         raise ValueError("it has no UTC offset")
@@ -165,9 +145,6 @@ def _parse_date(value: str) -> date:
     if len(value) != 10:
         raise ValueError("expected YYYY-MM-DD")
     return date.fromisoformat(value)
-
-
-# --------------------------------------------------------------------------- records
 
 
 def header(scope: str, org_id: str, user_id: str | None, database: str | None) -> Record:
@@ -184,8 +161,7 @@ def header(scope: str, org_id: str, user_id: str | None, database: str | None) -
 
 
 def record(kind: str, values: Mapping[str, Any], **extras: Any) -> Record:
-    """A content record of ``kind``: its properties from ``values`` (a node's, by
-    attribute name, as the reads inflate them), then its fields that are not properties."""
+    """A ``kind`` record: its properties from the node's inflated ``values``, then ``extras``."""
     made: Record = {"type": kind}
     for name in SHAPES[kind].properties:
         value = values[name]
@@ -195,8 +171,6 @@ def record(kind: str, values: Mapping[str, Any], **extras: Any) -> Record:
 
 
 def interaction(node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
-    """``row`` as the export reads it: ``messages`` as ``(role, content)`` in position
-    order, ``dates`` the days it occurred on (Date links)."""
     return record(
         INTERACTION,
         node,
@@ -206,8 +180,6 @@ def interaction(node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
 
 
 def memory(node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
-    """``row`` as the export reads it: ``sources`` index the messages of the memory's
-    interaction, ``days`` hold its Date link, if any."""
     return record(
         MEMORY,
         node,
@@ -216,29 +188,18 @@ def memory(node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
     )
 
 
-def contrary_update(older: Mapping[str, Any], newer: str) -> Record:
-    """The memory ``older`` (its key) was superseded by ``newer`` of the same user
-    (``-[:CONTRARY_UPDATE]->``)."""
-    return record(CONTRARY_UPDATE, older, updated_by=newer)
-
-
 def end(counts: Mapping[str, int]) -> Record:
     return {"type": END, "counts": {kind: counts.get(kind, 0) for kind in CONTENT_TYPES}}
 
-
-# --------------------------------------------------------------------------- parsing
 
 Check = Callable[[str, Any], Any]
 
 
 def _or_null(check: Check) -> Check:
-    """``check``, letting ``null`` through."""
     return lambda name, value: None if value is None else check(name, value)
 
 
 def _parsed(parse: Callable[[str], Any], expected: str, described: str) -> Check:
-    """The check of a string that ``parse`` converts, its errors naming the field."""
-
     def check(name: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError(f"`{name}` must be {expected}, not {_kind(value)}.")
@@ -269,9 +230,9 @@ def _messages(name: str, value: Any) -> list[dict[str, str]]:
     if not isinstance(value, list):
         raise ValueError(f"`{name}` must be a list of messages, not {_kind(value)}.")
     for index, message in enumerate(value):
-        if not isinstance(message, dict) or message.keys() != _MESSAGE_KEYS:
+        if not isinstance(message, dict) or message.keys() != {"role", "content"}:
             raise ValueError(f"message {index} must be an object with `role` and `content`.")
-        for key, limit in _MESSAGE_LIMITS:
+        for key, limit in (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH)):
             text = message[key]
             if not isinstance(text, str):
                 raise ValueError(f"`{key}` of message {index} must be a string.")
@@ -280,10 +241,6 @@ def _messages(name: str, value: Any) -> list[dict[str, str]]:
             if not text.isascii():
                 check_encodable(f"{key} of message {index}", text)
     return value
-
-
-_MESSAGE_KEYS = {"role", "content"}
-_MESSAGE_LIMITS = (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH))
 
 
 def _positions(name: str, value: Any) -> list[int]:
@@ -303,13 +260,12 @@ def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-#: A caller's value in an error message: shortened and only a few levels deep, so that a
-#: value nested thousands deep is named, not recursed into.
+#: A caller's value in an error message, shortened and never recursed into deeply.
 _shown = reprlib.repr
 
 
 def record_bytes(line: int, record: Any) -> int:
-    """The size of ``record`` as a line of JSON in UTF-8; :data:`MAX_RECORD_BYTES` at most."""
+    """``record``'s size as UTF-8 JSON, checked against :data:`MAX_RECORD_BYTES`."""
     try:
         size = len(dumps(record).encode("utf-8"))
     except RecursionError:
@@ -324,10 +280,8 @@ def record_bytes(line: int, record: Any) -> int:
 
 
 def _check(prop: Property[Any], name: str) -> Check:
-    """The check of a property's value in a record, from the property: zoned datetimes and
-    dates are parsed, what the class draws with :func:`new_memory_id` is a memory id,
-    another ``*_id`` an id (``null`` allowed unless required or defaulted), a ``*_name``
-    or ``*_label`` a name, any other string a text."""
+    """A property's check, from its type and name (``*_id`` may be null unless required
+    or defaulted; ``*_name`` and ``*_label`` are names, other strings texts)."""
     if isinstance(prop, ZonedDateTimeProperty):
         return _datetime
     if isinstance(prop, NativeDateProperty):
@@ -341,16 +295,13 @@ def _check(prop: Property[Any], name: str) -> Check:
 
 @dataclass(frozen=True)
 class Shape:
-    """A content record type, derived from the node class it describes: its properties
-    (each checked and written as the property defines), then the fields it holds that are
-    not properties (``extras``, with their checks)."""
+    """A content record type: the properties of ``cls``, then ``extras`` with their checks."""
 
     cls: type
     extras: Mapping[str, Check] = field(default_factory=dict)
-    #: The properties in file order where format v1 does not list them as the default
-    #: does: the key, then the other properties in the class's order.
+    #: The file order of the properties where v1 differs from key-then-class order.
     order: tuple[str, ...] | None = None
-    #: A link between two nodes of ``cls``, not a node: its properties are the key.
+    #: A link between two nodes of ``cls``: its properties are the key.
     link: bool = False
 
     @functools.cached_property
@@ -359,7 +310,6 @@ class Shape:
 
     @functools.cached_property
     def properties(self) -> tuple[str, ...]:
-        """The record's properties of ``cls``, in file order."""
         if self.order is not None:
             return self.order
         if self.link:
@@ -369,18 +319,16 @@ class Shape:
 
     @functools.cached_property
     def fields(self) -> dict[str, Check]:
-        """Every field of the record but ``type``, in file order, with its check (which
-        also converts)."""
+        """Every field but ``type``, in file order, with its (converting) check."""
         defined = self.cls.defined_properties(aliases=False, rels=False)  # type: ignore[attr-defined]
         return {name: _check(defined[name], name) for name in self.properties} | dict(self.extras)
 
     @functools.cached_property
     def names(self) -> set[str]:
-        """The names a record of this type has: its fields and ``type``."""
         return {"type", *self.fields}
 
 
-#: Every content record type, in the order an export writes them.
+#: Every content record type, in export order.
 SHAPES: dict[str, Shape] = {
     ORGANIZATION: Shape(Org),
     USER: Shape(User),
@@ -393,13 +341,11 @@ SHAPES: dict[str, Shape] = {
     ),
     CONTRARY_UPDATE: Shape(Memory, {"updated_by": check_memory_id}, link=True),
 }
-#: The record types that carry content, in the order an export writes them.
 CONTENT_TYPES = tuple(SHAPES)
 
 
 def tenant(org_id: str, user_id: str | None) -> Call[dict[str, Any]]:
-    """An export's first read: the organisation's values; not found, the organisation or
-    the user of a user's export."""
+    """An export's first read: the organisation's values (its user must exist too)."""
     work = UnitOfWork()
     found = match_org(work, org_id)
     if user_id is not None:
@@ -408,14 +354,12 @@ def tenant(org_id: str, user_id: str | None) -> Call[dict[str, Any]]:
     return Call(work, lambda row: projection(reading(Org)).values(row["org"]))
 
 
-# What an export pages through: each node with what its record holds besides properties.
 _MESSAGES = Related(
     (Interaction.first_message, MessageBlock.is_next), ("role", "content"), "msg_position"
 )
 _OCCURRED = Related((Interaction.has_occurrence_on,), ("date",))
 _SOURCES = Related((Memory.message_source,), ("msg_position",))
 _OBTAINED = Related((Memory.date_obtained,), ("date",))
-#: The newer memories superseding a memory, of the same user (as the record requires).
 _NEWER = Related((Memory.contrary_update,), ("memory_id",), "memory_id", ("org_id", "user_id"))
 USER_PAGES = Part(User, "user_id")
 AGENT_PAGES = Part(Agent, "agent_id")
@@ -428,10 +372,7 @@ MEMORY_PAGES = Part(
 
 
 def parse(line: int, record: Any) -> Record:
-    """A content record with its values converted (datetimes, dates), or the line's error.
-
-    Header and end records come back as they are (the :class:`Validator` checks them).
-    """
+    """A content record with its values converted; header and end as they are."""
     if not isinstance(record, dict):
         raise ImportFormatError(line, f"a record must be a JSON object, not {_kind(record)}.")
     kind = record.get("type")
@@ -455,17 +396,10 @@ def parse(line: int, record: Any) -> Record:
     return parsed
 
 
-# --------------------------------------------------------------------------- validation
-
-
 @dataclass
 class Validator:
-    """Checks a whole input record by record, keeping only what references need.
-
-    ``feed`` every record in order, then ``finish``. Raises :class:`ImportFormatError`.
-    A memory id may appear in one memory record only, whatever its user: the vector
-    store would hold one point for two memories.
-    """
+    """Checks an input record by record (``feed``, then ``finish``), keeping only ids. A
+    memory id appears once whatever its user: the store would hold one point for two."""
 
     line: int = 0
     org_id: str | None = None
@@ -483,14 +417,8 @@ class Validator:
         return ImportFormatError(self.line, problem)
 
     def feed(self, record: Any, line_bytes: int | None = None) -> tuple[Record, int]:
-        """The next record, parsed (:func:`parse`), and its size as a line of JSON.
-
-        ``line_bytes`` is the length of the line the record was read from, if it was
-        (:meth:`JsonLinesFile.sized`): a content record that parses has only checked
-        strings and integers, so its compact JSON is no longer than that line, which
-        stands in for it. Otherwise (and for the header and end) it is measured
-        (:func:`record_bytes`).
-        """
+        """The record parsed, and its JSON size: ``line_bytes``, the line it was read
+        from, when given; a parsed content record's compact JSON is no longer."""
         self.line += 1
         if self.ended:
             raise self.fail("nothing may follow the end record.")
@@ -519,7 +447,6 @@ class Validator:
         return parsed, line_bytes
 
     def finish(self) -> Counter[str]:
-        """After the last record: the input must have ended with its end record."""
         if not self.ended:
             raise ImportFormatError(
                 self.line + 1,
@@ -601,20 +528,15 @@ class Validator:
 
 
 def validate(records: Iterable[Any]) -> Counter[str]:
-    """Check a whole input; the number of content records of each type."""
+    """The content records of each type of a whole, valid input."""
     validator = Validator()
     for record in records:
         validator.feed(record)
     return validator.finish()
 
 
-# --------------------------------------------------------------------------- re-keying
-
-
 class Rekeying:
-    """New memory ids for a copy of a tenant: each memory record gets a fresh uuid4 and each
-    ``contrary_update`` the new ids of its two memories (call it on every parsed record,
-    in order)."""
+    """New memory ids for a copy of a tenant; call it on every parsed record, in order."""
 
     def __init__(self) -> None:
         self.new_ids: dict[str, str] = {}
@@ -630,16 +552,12 @@ class Rekeying:
         return record
 
 
-# --------------------------------------------------------------------------- files
-
-
 def dumps(record: Record) -> str:
-    """One line of the format (UTF-8 text, no trailing newline)."""
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
 def write_records(records: Iterable[Record], out: IO[str]) -> int:
-    """Write ``records`` as JSON Lines; how many were written."""
+    """Write ``records`` as JSON Lines; how many."""
     count = 0
     for record in records:
         out.write(dumps(record) + "\n")
@@ -648,10 +566,8 @@ def write_records(records: Iterable[Record], out: IO[str]) -> int:
 
 
 class JsonLinesFile:
-    """A ``.jsonl`` file as a re-iterable of records, read a line at a time: a file of any
-    size is imported in flat memory. A line that is not JSON, longer than
-    :data:`MAX_RECORD_BYTES` (it is never read whole) or nested too deeply raises
-    :class:`ImportFormatError`."""
+    """A ``.jsonl`` file as a re-iterable of records, read a line at a time (flat memory);
+    a line over :data:`MAX_RECORD_BYTES` is refused without being read whole."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -660,7 +576,7 @@ class JsonLinesFile:
         return (record for record, _ in self.sized())
 
     def sized(self) -> Iterator[tuple[Any, int]]:
-        """Each record with the length of its line in bytes (without the line break)."""
+        """Each record with its line's length in bytes, line break excluded."""
         with self.path.open("rb") as lines:
             number = 0
             while line := lines.readline(MAX_RECORD_BYTES + 2):  # the record and b"\r\n"
@@ -686,15 +602,8 @@ def _loads(number: int, line: bytes) -> Any:
         raise ImportFormatError(number, "the record is nested too deeply.") from None
 
 
-# --------------------------------------------------------------------------- digest
-
-
 class Digest:
-    """A canonical fingerprint of an export's content: header and end left out.
-
-    Two exports of the same organisation hold the same records in the same order
-    (exports are sorted by ids), so equal digests mean equal content.
-    """
+    """A fingerprint of an export's content records (exports are sorted by ids)."""
 
     def __init__(self) -> None:
         self._hash = hashlib.sha256()

@@ -1,8 +1,5 @@
-"""What the tenant import declares, with no I/O (both twins run it): its batches, the
-reads that check them against the graph, and each batch's write of many users' records.
-Each record type's node class, key and properties come from
-:data:`memora_ogm.transfer.SHAPES`.
-"""
+"""What the tenant import declares, with no I/O: its batches, their checks against the
+graph and their writes, from :data:`memora_ogm.transfer.SHAPES`."""
 
 from __future__ import annotations
 
@@ -28,6 +25,7 @@ from memora_ogm.calls import Call, Landed
 from memora_ogm.calls.interaction import link_chains, messages_of
 from memora_ogm.calls.organization import match_org
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
+from memora_ogm.mapping import node_key
 from memora_ogm.projection import projection, reading
 from memora_ogm.transfer import SHAPES, ImportConflict, Record, Rekeying
 from memora_ogm.transfer_plans import (
@@ -40,33 +38,24 @@ from memora_ogm.transfer_plans import (
 )
 from memora_ogm.unit_of_work import Compiled, Ref, UnitOfWork
 
-#: Rows written per import transaction, at most: a record counts one, and one more for
-#: each of its messages (long conversations end a batch early).
+#: Rows an import transaction writes at most: one a record, and one a message.
 IMPORT_BATCH_ROWS = 5_000
-#: Bytes of records (as JSON lines) written per import transaction, at most; a single
-#: record is bounded by :data:`memora_ogm.transfer.MAX_RECORD_BYTES`.
+#: Bytes of records (as JSON lines) an import transaction writes at most.
 IMPORT_BATCH_BYTES = 16 * 1024 * 1024
 
 OnConflict = Literal["fail", "skip"]
+#: Records of one type with their line numbers, written in one transaction.
 Batch = list[tuple[int, Record]]
-"""Content records of one type with their line numbers, written in one transaction."""
 Row = dict[str, Any]
-"""The one row of a read's statement."""
+#: The stored properties of the memories a batch's write creates (for the vector store).
 Created = list[dict[str, Any]]
-"""The stored properties of the memories a batch's write creates (for the vector store)."""
-
-#: The record types that are nodes (a ``contrary_update`` is a link).
 NODE_TYPES = tuple(kind for kind, shape in SHAPES.items() if not shape.link)
-
-
-# --------------------------------------------------------------------------- batches
 
 
 def validated(
     records: Iterable[Any], validator: transfer.Validator, rekeying: Rekeying | None
 ) -> Iterator[tuple[int, Record, int]]:
-    """The content records of ``records`` as ``validator`` checks and parses them (and
-    re-keyed when ``rekeying``), each with its line number and size in bytes."""
+    """The content records parsed (and re-keyed), with their line numbers and sizes."""
     read: Iterable[tuple[Any, int | None]] = (
         records.sized()
         if isinstance(records, transfer.JsonLinesFile)
@@ -80,8 +69,7 @@ def validated(
 
 
 def batches(records: Iterable[tuple[int, Record, int]]) -> Iterator[tuple[str, Batch]]:
-    """Consecutive content records of one type, each batch within the rows and bytes of
-    one import transaction."""
+    """Consecutive records of one type, within one transaction's rows and bytes."""
     batch: Batch = []
     rows = size = 0
     for line, record, length in records:
@@ -100,23 +88,13 @@ def batches(records: Iterable[tuple[int, Record, int]]) -> Iterator[tuple[str, B
         yield batch[0][1]["type"], batch
 
 
-# --------------------------------------------------------------------------- checks
-
-
 def _key_values(kind: str, record: Record) -> dict[str, Any]:
-    """The key of the node ``record`` describes, by property."""
     return {name: record[name] for name in SHAPES[kind].key}
 
 
 def new_records(kind: str, batch: Batch, on_conflict: OnConflict) -> Call[list[Record]]:
-    """A read of what the graph holds of ``batch`` already (an index seek a record), and
-    what gives from its row the records that are new.
-
-    An existing node fails with ``"fail"``; with ``"skip"`` it is skipped only when it
-    holds exactly the record's values, so that an import never links to, or adds to, a
-    node the input does not describe (an organisation named by its id alone, a memory of
-    the same id with another text). Links already there are skipped.
-    """
+    """The records of ``batch`` new to the graph; with ``"skip"`` an existing node must hold
+    exactly the record's values: an import never adds to a node the input does not describe."""
     if kind == transfer.CONTRARY_UPDATE:
         return _new_links([record for _, record in batch])
     shape = SHAPES[kind]
@@ -150,11 +128,10 @@ def new_records(kind: str, batch: Batch, on_conflict: OnConflict) -> Call[list[R
 
 
 def _new_links(records: list[Record]) -> Call[list[Record]]:
-    """:func:`new_records` of ``contrary_update`` records: those not linked yet."""
     org_id = records[0]["org_id"]
     older = sorted({(record["user_id"], record["memory_id"]) for record in records})
     work = UnitOfWork(batched=True)
-    memories = _memories(work, org_id, older)
+    memories = _owned(work, Memory, org_id, older)
     output_reached(work, "newer", memories, Memory.contrary_update, ("user_id", "memory_id"))
 
     def new(row: Row) -> list[Record]:
@@ -170,12 +147,7 @@ def _new_links(records: list[Record]) -> Call[list[Record]]:
 
 
 def memories_with_ids(memory_ids: Iterable[str]) -> Call[list[dict[str, Any]]]:
-    """A read of the memories of ``memory_ids`` whatever their tenant, inflated by attribute
-    name: the import's and the consistency check's lookup of ids that must be unique.
-
-    The key's index starts with org_id, so this reads the Memory label; hence many ids a
-    statement.
-    """
+    """The memories of ``memory_ids``, any tenant's (a label scan: give many ids)."""
     work = UnitOfWork()
     work.output("found", nodes_in(work, Memory, "memory_id", sorted(memory_ids)))
     fields = projection(reading(Memory))
@@ -183,37 +155,31 @@ def memories_with_ids(memory_ids: Iterable[str]) -> Call[list[dict[str, Any]]]:
 
 
 def kinds_held(org_id: str) -> Call[set[str]]:
-    """A read of the record types of which the graph holds some node of ``org_id`` (a
-    seek of each key's index by its prefix): the records of any other type have nothing
-    to clash with, and their batches are not looked up one by one."""
+    """The record types with some node of ``org_id`` (others have nothing to clash with)."""
     work = UnitOfWork()
     for kind in NODE_TYPES:
         work.output(kind, work.nodes(SHAPES[kind].cls, 1, org_id=org_id))
     return Call(work, lambda row: {kind for kind in NODE_TYPES if row[kind]})
 
 
-# --------------------------------------------------------------------------- writes
-
-
 def _properties(kind: str, record: Record) -> dict[str, Any]:
-    """The properties of the node ``record`` describes."""
     return {name: record[name] for name in SHAPES[kind].properties}
 
 
-def _memories(work: UnitOfWork, org_id: str, ids: list[tuple[str, str]]) -> Ref:
-    """The memories of ``ids`` (user_id, memory_id), in order; all must exist."""
+def _owned(work: UnitOfWork, cls: type, org_id: str, ids: list[tuple[str, str]]) -> Ref:
+    """The memories or interactions of ``ids`` (user_id, own id), in order; all must exist."""
+    name, missing = node_key(cls)[-1], MemoryNotFound if cls is Memory else InteractionNotFound
     return work.match_each(
-        Memory,
-        [{"org_id": org_id, "user_id": user, "memory_id": memory} for user, memory in ids],
-        lambda key: MemoryNotFound(org_id, key["user_id"], key["memory_id"]),
+        cls,
+        [{"org_id": org_id, "user_id": user, name: own} for user, own in ids],
+        lambda key: missing(org_id, key["user_id"], key[name]),
     )
 
 
 def _users(
     work: UnitOfWork, org_id: str, records: Iterable[Record], lock: bool = True
 ) -> tuple[Ref, dict[str, int]]:
-    """The users of ``records`` (write-locked, as every write to their interactions and
-    memories does), and each one's index among them."""
+    """The users of ``records`` (write-locked, as saves lock them) and their indexes."""
     user_ids = sorted({record["user_id"] for record in records if record["user_id"] is not None})
     users = work.match_each(
         User,
@@ -230,7 +196,6 @@ def _write_organizations(work: UnitOfWork, batch: list[Record], new: list[Record
 
 
 def _write_users(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
-    """The users with their two collections, as ``create_user`` makes them."""
     org = match_org(work, new[0]["org_id"], lock=True)  # takes turns with its deletion
     users, _ = work.create_each(User, [_properties(transfer.USER, record) for record in new])
     owned = [_key_values(transfer.USER, record) for record in new]
@@ -242,9 +207,8 @@ def _write_users(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Cr
 
 
 def _write_agents(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
-    """The new agents, and the links of the batch's agents, new or skipped alike, to the
-    organisation and their users: a user imported again after its deletion gets its own
-    agents back (merged)."""
+    """The new agents, and links (merged) of all the batch's agents: a user imported again
+    after its deletion gets its agents back."""
     org_id = batch[0]["org_id"]
     org = match_org(work, org_id, lock=True)
     users, index = _users(work, org_id, batch, lock=False)
@@ -274,9 +238,8 @@ def _write_agents(work: UnitOfWork, batch: list[Record], new: list[Record]) -> C
 def _days(
     work: UnitOfWork, links: list[tuple[int, Record, date]]
 ) -> tuple[Ref, list[tuple[int, int]]]:
-    """The Date nodes of ``links`` (index, record of its owner, day), merged: they are
-    shared with other writers, so they come after what is new; and the index pairs to
-    them."""
+    """The Date nodes of ``links`` (index, owner, day), merged, and the pairs to them;
+    shared with other writers, so declared after what is new."""
     keys = list(dict.fromkeys((r["org_id"], r["user_id"], day) for _, r, day in links))
     days = merge_each(
         work, Date, [{"org_id": org, "user_id": user, "date": day} for org, user, day in keys]
@@ -286,8 +249,7 @@ def _days(
 
 
 def _write_interactions(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
-    """The interactions with their chains, then the links to what other writers share
-    (the users' collections, the days), in the order a save takes those locks."""
+    """Interactions and chains, then links to what others share, in a save's lock order."""
     users, index = _users(work, new[0]["org_id"], new)
     collections = related_each(work, users, User.interactions_in)
     interactions, _ = work.create_each(
@@ -311,19 +273,11 @@ def _write_interactions(work: UnitOfWork, batch: list[Record], new: list[Record]
 
 
 def _write_memories(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
-    """The memories linked to their interactions and source messages (stored before),
-    then to what other writers share (the users' collections, the days)."""
+    """Memories and links to their sources, then to what others share (in lock order)."""
     org_id = new[0]["org_id"]
     users, index = _users(work, org_id, new)
     sources = sorted({(record["user_id"], record["interaction_id"]) for record in new})
-    interactions = work.match_each(
-        Interaction,
-        [
-            {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
-            for user_id, interaction_id in sources
-        ],
-        lambda key: InteractionNotFound(org_id, key["user_id"], key["interaction_id"]),
-    )
+    interactions = _owned(work, Interaction, org_id, sources)
     position = {key: n for n, key in enumerate(sources)}
     source = [position[(record["user_id"], record["interaction_id"])] for record in new]
     collections = related_each(work, users, User.has_memories)
@@ -366,12 +320,11 @@ def _write_memories(work: UnitOfWork, batch: list[Record], new: list[Record]) ->
 
 
 def _write_contrary_updates(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
-    """Link the pairs (merged): it creates no node of its own, so a batch whose commit
-    went unanswered runs again, and finds what landed linked already."""
+    """Merged links and no node: a batch whose commit went unanswered simply runs again."""
     org_id = new[0]["org_id"]
     _users(work, org_id, new)
     ids = sorted({(r["user_id"], r[name]) for r in new for name in ("memory_id", "updated_by")})
-    memories = _memories(work, org_id, ids)
+    memories = _owned(work, Memory, org_id, ids)
     index = {key: n for n, key in enumerate(ids)}
     work.link(
         Memory.contrary_update,
@@ -385,7 +338,7 @@ def _write_contrary_updates(work: UnitOfWork, batch: list[Record], new: list[Rec
     return []
 
 
-#: Per record type: what declares the write of a batch (all its records, the new ones).
+#: Per record type: the write of a batch (all its records, the new ones).
 WRITERS: dict[str, Callable[[UnitOfWork, list[Record], list[Record]], Created]] = {
     transfer.ORGANIZATION: _write_organizations,
     transfer.USER: _write_users,
@@ -397,8 +350,7 @@ WRITERS: dict[str, Callable[[UnitOfWork, list[Record], list[Record]], Created]] 
 
 
 def write_of(kind: str, batch: Batch, new: list[Record]) -> tuple[Compiled, Created] | None:
-    """The compiled write of a batch whose ``new`` records are not in the graph yet, with
-    the memories it creates; None when there is nothing to write."""
+    """The compiled write of the ``new`` records, with the memories it creates, or None."""
     if not new and kind != transfer.AGENT:  # skipped agents are linked again
         return None
     unit = UnitOfWork(batched=True)
@@ -407,9 +359,7 @@ def write_of(kind: str, batch: Batch, new: list[Record]) -> tuple[Compiled, Crea
 
 
 def created_first(kind: str, created: list[Record]) -> Landed | None:
-    """What shows that an import batch took effect when its commit goes unanswered: the
-    node of the first record it created. None when it created no node (links only,
-    merged): it may simply run again."""
+    """The first new node, showing that an unanswered commit took effect (None: rerun)."""
     if not created or kind not in NODE_TYPES:
         return None
     return Landed(SHAPES[kind].cls, _key_values(kind, created[0]))
@@ -417,9 +367,8 @@ def created_first(kind: str, created: list[Record]) -> Landed | None:
 
 @dataclass(frozen=True)
 class Ready:
-    """A batch read back from the spool, and its write declared and compiled when what is
-    new is known ahead: everything, with ``"fail"`` (whose check found none of it in the
-    graph). Made ready in a thread while the batch before it is written."""
+    """A spooled batch, with its write compiled ahead (in a thread, while the batch before
+    is written) when what is new is known: all of it, with ``"fail"``."""
 
     kind: str
     batch: Batch
@@ -428,7 +377,6 @@ class Ready:
 
 
 def ready_batches(spool: IO[bytes], on_conflict: OnConflict) -> Iterator[Ready]:
-    """The batches an import's check spooled (pickled), in order, each made ready."""
     spool.seek(0)
     while True:
         try:

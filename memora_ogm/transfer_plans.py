@@ -1,12 +1,5 @@
-"""The tenant transfer's own operations on a unit of work: keyset pages, what each node
-of a page reaches or counts, and the import's batches.
-
-An export reads a tenant page by page (:func:`page`, :func:`output_each` with
-:class:`Related` and :class:`Count`, which ``memora-ogm inspect`` counts with too); an
-import (:mod:`memora_ogm.transfer_import`) finds, merges and links many nodes of one kind
-per statement (:func:`find_each` ... :func:`link_in_chains`). Built on the generic
-compiler's extension points and the renderer's clauses; no I/O, shared by both twins.
-"""
+"""The tenant transfer's statements, with no I/O: keyset pages with what each node reaches
+or counts (``inspect`` too), and the import's statements on many nodes at a time."""
 
 from __future__ import annotations
 
@@ -48,17 +41,10 @@ from memora_ogm.plan import (
 from memora_ogm.projection import table
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork, count_nodes, row_properties
 
-# -- keyset pages (tenant exports) ------------------------------------------------------------
-
 
 def page(work: UnitOfWork, cls: type, order_by: str, after: Any, limit: Any, **keys: Any) -> Ref:
-    """A keyset page: at most ``limit`` nodes of ``cls`` with the property values ``keys``,
-    in ``order_by`` order, those after ``after`` (from the first when None).
-
-    With ``keys`` and ``order_by`` the class's whole key (a user's interactions by id),
-    the ORDER BY names the whole key, so the planner reads the key's index in order from
-    ``after`` and stops after the page, whatever the tenant's size.
-    """
+    """At most ``limit`` nodes of ``cls`` with ``keys`` after ``after``, in ``order_by`` order:
+    ORDER BY names the whole key, so the planner reads the key's index and stops early."""
     spec = table(cls)
     names = [spec.deflate[name][0] for name in dict.fromkeys([*keys, order_by])]
     after_key = (
@@ -72,11 +58,8 @@ def page(work: UnitOfWork, cls: type, order_by: str, after: Any, limit: Any, **k
 
 @dataclass(frozen=True)
 class Related:
-    """What :func:`output_each` adds to each node's map: along ``rels`` from the node (the
-    first hop, then the second repeated 0+ times), the values of ``properties`` of each
-    node reached (one value each, or a list when several) as they are stored (no compact
-    DATETIME form), in ``order_by`` order, of those whose ``same`` properties equal the
-    node's properties of the same names."""
+    """The stored ``properties`` of the nodes reached along ``rels`` (the first hop, then
+    the second 0+ times), in ``order_by`` order, whose ``same`` properties match."""
 
     rels: tuple[Any, ...]
     properties: tuple[str, ...]
@@ -84,8 +67,7 @@ class Related:
     same: tuple[str, ...] = ()
 
     def cypher(self, start: str | Var) -> Cypher:
-        """The list, for the node ``start``; nodes a concurrent delete left without
-        properties are skipped."""
+        """Nodes a concurrent delete left without properties are skipped."""
         first, *repeat = self.rels
         cls = target_class(repeat[0] if repeat else first)
         stored = table(cls).deflate
@@ -103,33 +85,26 @@ class Related:
 
 @dataclass(frozen=True)
 class Count:
-    """What :func:`output_each` adds to each node's map: the number of nodes of ``cls``
-    whose ``same`` properties equal the node's properties of the same names, of those
-    with a relationship along ``having`` when given. The nodes are found by their key's
-    index, not along relationships: a node counts even when nothing links it
-    (``memora-ogm inspect`` counts what the graph holds)."""
+    """The number of nodes of ``cls`` whose ``same`` properties match (with a ``having``
+    relationship, if given), found by index: a node counts even when nothing links it."""
 
     cls: type
     same: tuple[str, ...]
     having: Any | None = None
 
     def cypher(self, start: str | Var) -> Cypher:
-        """The number, for the node ``start``."""
         names = [table(self.cls).deflate[name][0] for name in self.same]
         return count_nodes(self.cls, {name: dot(start, name) for name in names}, self.having)
 
 
 def output_each(work: UnitOfWork, name: str, ref: Ref, **related: Related | Count) -> None:
-    """:meth:`UnitOfWork.output` of the node(s), each node's map adding, per name of
-    ``related``, the list of what it reaches (a page of interactions with their messages
-    and days) or the number of nodes counted for it (a user's memories)."""
+    """:meth:`UnitOfWork.output` of the nodes, each map adding ``related`` by name."""
     work.output(name, ref, **{key: value.cypher for key, value in related.items()})
 
 
 @dataclass(frozen=True)
 class Part:
-    """A node class paged through by ``key``, with what each node's row brings along
-    (``related``: name -> what it reaches)."""
+    """A node class paged through by ``key``, with what each row brings along."""
 
     cls: type
     key: str
@@ -138,8 +113,7 @@ class Part:
 
 @functools.cache
 def page_read(part: Part, owner: tuple[str, ...], first: bool) -> Prepared:
-    """The read of one page of ``part`` for the ``owner`` property values (the first page,
-    or one after a key), declared and compiled once."""
+    """The read of a page of ``part`` (the first, or one after a key), compiled once."""
 
     def declare(work: UnitOfWork, limit: Any, after: Any = None, **keys: Any) -> None:
         nodes = page(work, part.cls, part.key, after, limit, **keys)
@@ -148,12 +122,8 @@ def page_read(part: Part, owner: tuple[str, ...], first: bool) -> Prepared:
     return Prepared(declare)
 
 
-# -- batches of the import (memora_ogm.transfer_import) ---------------------------------------
-
-
 def find_each(work: UnitOfWork, cls: type, keys: Sequence[Mapping[str, Any]]) -> Ref:
-    """Those of the nodes of ``cls`` with each of ``keys`` that exist (an index seek a key),
-    in no order, with no not-found check: what an import finds there already."""
+    """The nodes of ``cls`` with ``keys`` that exist, in no order."""
     rows = [node_properties(cls, key, defaults=False) for key in keys]
     pattern = row_properties(cls, keys[0], "key") if keys else ""
     return work.bind(
@@ -167,8 +137,6 @@ def find_each(work: UnitOfWork, cls: type, keys: Sequence[Mapping[str, Any]]) ->
 
 
 def nodes_in(work: UnitOfWork, cls: type, name: str, values: Sequence[Any]) -> Ref:
-    """The nodes of ``cls`` whose property ``name`` is one of ``values``: one pass over the
-    label when no index starts with ``name``, so give many values at a time."""
     db_name = table(cls).deflate[name][0]
     given = work.param(list(values), f"{db_name}_values")
     found = match(node("node", label(cls)), cy(dot("node", db_name), f" IN {given}"))
@@ -176,16 +144,14 @@ def nodes_in(work: UnitOfWork, cls: type, name: str, values: Sequence[Any]) -> R
 
 
 def related_each(work: UnitOfWork, starts: Ref, rel: Any) -> Ref:
-    """For each node of ``starts``, in order, the node one hop along ``rel`` (null when
-    there is none): the collections of a batch's users."""
+    """For each node of ``starts``, in order, the node one hop along ``rel`` (or null)."""
     cls = target_class(rel)
     reached = gather(path(node("start"), rel, None, node("node", label(cls))), "node")
     return work.bind(cls, each("start", starts.items, cy("head(", reached, ")")))
 
 
 def merge_each(work: UnitOfWork, cls: type, rows: Sequence[Mapping[str, Any]]) -> Ref:
-    """The nodes of ``cls`` with each of ``rows`` (a whole key each), made where missing,
-    in order: a batch's days, as :meth:`UnitOfWork.merge` is one call's."""
+    """The nodes of ``cls`` with each of ``rows`` (whole keys), merged, in order."""
     stored = [node_properties(cls, row, defaults=False) for row in rows]
     var = Var(hint(cls, many=True))
     pattern = row_properties(cls, rows[0], "row") if rows else ""
@@ -211,14 +177,9 @@ def link_in_chains(
     order_by: str,
     links: Sequence[tuple[int, int, int]],
 ) -> None:
-    """Link node ``i`` of ``source`` along ``rel`` to the node at ``position`` of the chain
-    of node ``j`` of ``starts`` (``first``, then ``then`` repeated, in ``order_by`` order,
-    which holds each node's position), for each ``(i, j, position)`` of ``links``:
-    memories to the messages of interactions stored before.
-
-    Each chain is read once, whatever the number of links into it; a position the chain
-    does not hold links nothing.
-    """
+    """For each ``(i, j, position)`` of ``links``, link node ``i`` of ``source`` along
+    ``rel`` to the node at ``position`` (its ``order_by``) of node ``j``'s chain (``first``,
+    then ``then``). Each chain is read once; a position it lacks links nothing."""
     groups: dict[int, list[list[int]]] = {}
     for i, j, position in links:
         groups.setdefault(j, []).append([i, position])
@@ -252,8 +213,7 @@ def link_in_chains(
 def output_reached(
     work: UnitOfWork, name: str, starts: Ref, rel: Any, fields: Sequence[str]
 ) -> None:
-    """Return as ``name``, for each node of ``starts`` in order, the ``fields`` (as a list)
-    of each node one hop along ``rel`` from it: the links a batch finds there."""
+    """Output as ``name``, per node of ``starts``, the ``fields`` of each node along ``rel``."""
     cls = target_class(rel)
     stored = table(cls).deflate
     values = cy("[", join(", ", (dot("node", stored[field][0]) for field in fields)), "]")

@@ -1,11 +1,6 @@
-"""Tenant export, import and move, in the format of :mod:`memora_ogm.transfer`.
-
-Exports page through the tenant by key (:mod:`memora_ogm._async.paging`), so memory stays
-flat whatever the tenant's size. Imports validate the whole input and check it against
-the graph in one pass, which spools the parsed batches to a temporary file; only then do
-they write, a batch per transaction (declared by :mod:`memora_ogm.transfer_import`, its
-memories added to the vector store with it), the next batch declared and compiled in a
-thread meanwhile so that the server does not wait for Python.
+"""Tenant export, import and move (:mod:`memora_ogm.transfer`), in flat memory. Imports
+check the whole input in one pass that spools it, then write a batch per transaction,
+the next one compiled in a thread meanwhile so that the server does not wait for Python.
 """
 
 from __future__ import annotations
@@ -24,14 +19,6 @@ from memora_ogm._async.compat import result_of
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph, Landed, Work
 from memora_ogm._async.paging import pages
-from memora_ogm.transfer import (
-    ImportConflict,
-    ImportSummary,
-    MemoryIdsTaken,
-    MoveReport,
-    Record,
-    Rekeying,
-)
 from memora_ogm.transfer import MoveVerificationFailed as MoveVerificationFailed  # re-exported
 from memora_ogm.transfer_import import (
     OnConflict,
@@ -47,29 +34,20 @@ from memora_ogm.transfer_import import (
 )
 from memora_ogm.validation import check_flag, check_ids
 
-#: A user's contrary updates held back until the last of the user's memories is exported.
+#: A user's contrary updates held back until the user's last memory is exported.
 EXPORT_HELD_UPDATES = 50_000
-#: Records a move's export reports its progress after, each time.
 MOVE_PROGRESS_RECORDS = 500
-#: Memory ids looked up per statement when checking that no other tenant holds them.
+#: Memory ids a statement checks no other tenant holds.
 MEMORY_ID_CHECK_SIZE = 10_000
 
-RecordStream = AsyncIterator[Record]
-"""What an export returns (a plain iterator in the sync twin)."""
+RecordStream = AsyncIterator[transfer.Record]
+#: Called after each written batch with (records done, records in the input).
 Progress = Callable[[int, int], None]
-"""Called after each written batch with (records done, records in the input)."""
 
 
-# --------------------------------------------------------------------------- export
-
-
-async def _user_content(graph: Graph, org_id: str, user_id: str) -> AsyncIterator[Record]:
-    """A user's interactions, memories, then contrary updates, each in key order.
-
-    The contrary updates come with the memories' pages and are held back until the last
-    memory; past :data:`EXPORT_HELD_UPDATES` of them, the rest are read again after the
-    memories, from the last memory whose updates are held.
-    """
+async def _user_content(graph: Graph, org_id: str, user_id: str) -> RecordStream:
+    """A user's interactions, memories, then contrary updates, in key order: past
+    :data:`EXPORT_HELD_UPDATES`, the memories' updates are read again after them."""
     owned = {"org_id": org_id, "user_id": user_id}
     async for page in pages(graph, transfer.INTERACTION_PAGES, **owned):
         for values, row in page:
@@ -84,16 +62,17 @@ async def _user_content(graph: Graph, org_id: str, user_id: str) -> AsyncIterato
                 if len(held) > EXPORT_HELD_UPDATES:
                     rest = values["memory_id"]
     for older, newer in held:
-        yield transfer.contrary_update({**owned, "memory_id": older}, newer)
+        yield transfer.record(
+            transfer.CONTRARY_UPDATE, {**owned, "memory_id": older}, updated_by=newer
+        )
     if rest is not None:
         async for page in pages(graph, transfer.MEMORY_PAGES, rest, **owned):
             for values, row in page:
                 for newer in row["newer"]:
-                    yield transfer.contrary_update(values, newer)
+                    yield transfer.record(transfer.CONTRARY_UPDATE, values, updated_by=newer)
 
 
-async def export_records(graph: Graph, org_id: str, user_id: str | None) -> AsyncIterator[Record]:
-    """The organisation (or one user of it) as records: header first, end last."""
+async def export_records(graph: Graph, org_id: str, user_id: str | None) -> RecordStream:
     org = await graph.execute(transfer.tenant, org_id, user_id)
     counts: Counter[str] = Counter()
     scope = "organization" if user_id is None else "user"
@@ -118,19 +97,15 @@ async def export_records(graph: Graph, org_id: str, user_id: str | None) -> Asyn
     yield transfer.end(counts)
 
 
-# --------------------------------------------------------------------------- import
-
-
 async def _check_owners(graph: Graph, owners: dict[str, tuple[int, str, str]]) -> None:
-    """Raise :class:`MemoryIdsTaken` if another tenant (or user) holds one of ``owners``'
-    memory ids (id -> line, org_id, user_id of its record); else forget them."""
+    """Raise :class:`MemoryIdsTaken` if another tenant holds an id of ``owners``; else clear it."""
     taken = {
         found["memory_id"]: (found["org_id"], found["user_id"])
         for found in await graph.execute(memories_with_ids, owners)
         if (found["org_id"], found["user_id"]) != owners[found["memory_id"]][1:]
     }
     if taken:
-        raise MemoryIdsTaken(min(owners[memory_id][0] for memory_id in taken), taken)
+        raise transfer.MemoryIdsTaken(min(owners[memory_id][0] for memory_id in taken), taken)
     owners.clear()
 
 
@@ -138,24 +113,16 @@ async def _validate_and_check(
     graph: Graph,
     records: Iterable[Any],
     on_conflict: OnConflict,
-    rekeying: Rekeying | None,
+    rekeying: transfer.Rekeying | None,
     spool: IO[bytes],
 ) -> Counter[str]:
-    """Validate ``records`` whole and check them against the graph in one pass, which
-    parses each record once and spools the parsed batches for the writes (pickled):
-    memory stays flat, and the writes get exactly what was checked. Returns the number
-    of content records of each type.
-
-    The graph is asked only about the record types of which it holds some node of the
-    organisation: whether a record's node exists (``"fail"``) or exists with other values
-    (``"skip"``); and, unless re-keyed, whether another tenant holds a memory id, many ids
-    a read. The first clash is raised once the whole input proved valid: a format error
-    anywhere comes first.
-    """
+    """Validate ``records`` and check them against the graph in one pass, spooling the
+    parsed batches: the writes get exactly what was checked. The first clash is raised
+    once the whole input proved valid: a format error anywhere comes first."""
     validator = transfer.Validator()
     held: set[str] | None = None  # the record types the graph holds some node of
     owners: dict[str, tuple[int, str, str]] = {}  # memory ids to look up
-    clash: ImportConflict | None = None
+    clash: transfer.ImportConflict | None = None
     for kind, batch in batches(validated(records, validator, rekeying)):
         try:
             if held is None:  # the organization's record comes first
@@ -168,7 +135,7 @@ async def _validate_and_check(
                 )
                 if len(owners) >= MEMORY_ID_CHECK_SIZE:
                     await _check_owners(graph, owners)
-        except ImportConflict as error:  # MemoryIdsTaken too
+        except transfer.ImportConflict as error:  # MemoryIdsTaken too
             clash = error
         pickle.dump((kind, batch), spool, pickle.HIGHEST_PROTOCOL)
     counts = validator.finish()
@@ -179,16 +146,10 @@ async def _validate_and_check(
     return counts
 
 
-# --------------------------------------------------------------------------- facade
-
-
 class Neo4jTransfer(GraphComponent):
     def export_organization(self, org_id: str) -> RecordStream:
-        """The whole organisation as records of the ``memora-ogm-export`` format (JSON-ready
-        dicts), streamed a page per read transaction; see ``docs/export-format.md``.
-
-        Bad ids raise at once; a missing organisation when the iteration starts.
-        """
+        """The organisation as ``memora-ogm-export`` records (JSON-ready dicts), streamed
+        a page per read. Bad ids raise at once; a missing organisation on iteration."""
         check_ids(org_id=org_id)
         return export_records(self.graph, org_id, None)
 
@@ -203,26 +164,18 @@ class Neo4jTransfer(GraphComponent):
         on_conflict: OnConflict = "fail",
         progress: Progress | None = None,
         rekey: bool = False,
-    ) -> ImportSummary:
-        """Import an export: nothing is written unless the whole input is valid and fits
-        the graph.
+    ) -> transfer.ImportSummary:
+        """Import an export; nothing is written unless the whole input is valid and fits.
 
-        ``on_conflict="fail"`` refuses an input any of whose nodes exist already
-        (:class:`~memora_ogm.transfer.ImportConflict`, nothing written); ``"skip"``
-        keeps what exists and writes the rest, so importing twice (or again after an
-        interrupted import) is harmless, but refuses, before writing, an input naming an
-        existing node with other values. Either way an input whose memory ids belong to
-        another tenant is refused (:class:`~memora_ogm.transfer.MemoryIdsTaken`): a
-        memory id is unique across the graph, as the vector store's point id. ``rekey``
-        imports a copy (another org_id, a restore beside the original) with new memory
-        ids, ``contrary_update`` links following them. Malformed input raises
-        :class:`~memora_ogm.transfer.ImportFormatError` naming its line.
+        ``on_conflict="fail"`` refuses an input any of whose nodes exist
+        (:class:`~memora_ogm.transfer.ImportConflict`); ``"skip"`` writes only what is
+        missing (importing again is harmless) but refuses an existing node with other
+        values. Memory ids of another tenant are refused
+        (:class:`~memora_ogm.transfer.MemoryIdsTaken`); ``rekey`` imports a copy with new
+        memory ids. Malformed input raises :class:`~memora_ogm.transfer.ImportFormatError`.
 
-        A batch whose commit goes unanswered is not simply run again (its records would
-        then exist: a conflict in ``"fail"`` mode, and in ``"skip"`` mode its vectors
-        undone and not written again): the server is asked whether the batch's first
-        created node exists, and the import goes on as if the answer had come, or runs
-        the batch again.
+        A batch whose commit goes unanswered is not blindly run again (its records would
+        clash): the server is asked whether its first created node exists.
         """
         if on_conflict not in ("fail", "skip"):
             raise ValueError("`on_conflict` must be 'fail' or 'skip'.")
@@ -230,8 +183,8 @@ class Neo4jTransfer(GraphComponent):
             raise ValueError(
                 "`rekey` makes a new copy, which has nothing to skip: use on_conflict='fail'."
             )
-        rekeying = Rekeying() if rekey else None
-        summary = ImportSummary()
+        rekeying = transfer.Rekeying() if rekey else None
+        summary = transfer.ImportSummary()
         with (
             tempfile.TemporaryFile(prefix="memora-ogm-import-") as spool,
             ThreadPoolExecutor(1, thread_name_prefix="memora-ogm-import") as ahead,
@@ -243,7 +196,7 @@ class Neo4jTransfer(GraphComponent):
             coming = ahead.submit(next, written, None)
             while (ready := await result_of(coming)) is not None:
                 coming = ahead.submit(next, written, None)
-                planned: list[int] = []  # how many records the batch's first attempt found new
+                planned: list[int] = []  # the records each attempt found new
 
                 async def write_batch(
                     work: Work, ready: Ready = ready, planned: list[int] = planned
@@ -261,13 +214,10 @@ class Neo4jTransfer(GraphComponent):
 
                 await self.graph.transaction(write_batch, lambda landed: landed)
                 telemetry.batch()
-                # The first attempt's count: a later one, after an unanswered commit of links
-                # that landed (they show no node of their own), finds them there already.
-                created, skipped = planned[0], len(ready.batch) - planned[0]
-                if created:
-                    summary.created[ready.kind] += created
-                if skipped:
-                    summary.skipped[ready.kind] += skipped
+                # The first attempt's count: a rerun finds landed links there already. A
+                # Counter's += keeps positive counts only.
+                summary.created += Counter({ready.kind: planned[0]})
+                summary.skipped += Counter({ready.kind: len(ready.batch) - planned[0]})
                 done += len(ready.batch)
                 if progress is not None:
                     progress(done, total)
@@ -276,7 +226,6 @@ class Neo4jTransfer(GraphComponent):
 
 
 async def content_digest(source: Neo4jTransfer, org_id: str) -> transfer.Digest:
-    """The content digest of a fresh export of ``org_id``."""
     digest = transfer.Digest()
     async for record in source.export_organization(org_id):
         digest.add(record)
@@ -284,8 +233,7 @@ async def content_digest(source: Neo4jTransfer, org_id: str) -> transfer.Digest:
 
 
 def _without_vector_store(component: Neo4jTransfer) -> Neo4jTransfer:
-    """``component`` on the same connection, with no vector store: the graph side of a
-    move whose two sides share one store, which keeps the points both sides name."""
+    """``component`` with no vector store: a move's source sharing the target's store."""
     view = copy.copy(component)
     view.graph = copy.copy(component.graph)
     view.graph.vector_db = None
@@ -298,17 +246,11 @@ async def move_organization(
     org_id: str,
     on_conflict: OnConflict = "fail",
     progress: Callable[[str, int, int | None], None] | None = None,
-) -> MoveReport:
-    """Export ``org_id`` from ``source``, import it into ``target``, check that both now
-    export the same content, and only then delete it at ``source``.
-
-    The export is spooled to a temporary file, so memory stays flat. When the check
-    fails, :class:`MoveVerificationFailed` is raised and the source is left as it was.
-    ``progress(stage, done, total)`` reports each stage.
-
-    When both sides have the same vector store object, the import's upserts leave its
-    points as they were (same ids, same payload) and the source is deleted from its
-    graph only: deleting its points would delete the target's.
+) -> transfer.MoveReport:
+    """Export ``org_id`` from ``source`` (spooled to a file), import it into ``target``,
+    and delete it at ``source`` only when both export the same content, else raise
+    :class:`MoveVerificationFailed`. ``progress(stage, done, total)`` reports each stage.
+    Sides sharing one vector store keep its points: the source is deleted from its graph.
     """
     report = progress or (lambda stage, done, total: None)
     handle, path = tempfile.mkstemp(prefix="memora-ogm-move-", suffix=".jsonl")
@@ -347,4 +289,4 @@ async def move_organization(
     shared = vectors is not None and vectors is target.graph.vector_db
     await (_without_vector_store(source) if shared else source).delete_organization(org_id)
     report("delete", 1, 1)
-    return MoveReport(expected, exported.counts, imported)
+    return transfer.MoveReport(expected, exported.counts, imported)

@@ -1,17 +1,9 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
 """``check_consistency`` and ``repair``: do the graph's memories and the store's points agree?
 
-Tenant by tenant, the user's memories are read in id order, a keyset page per read, and
-each page's points fetched by id; when the points that agree are all the store counts
-for the tenant, it has no other point, else its points are scrolled beside its memory
-ids to find the others. Both sides are streamed, so memory stays flat, and a tenant in
-agreement costs one read and one fetch by id (a scroll per tenant would make the check
-quadratic in the embedded engine, which filters every point per call). Every other id
-is resolved in batches against both whole stores, which tells a point filed under
-another tenant from an orphan and finds ids that several tenants' memories hold.
-
-The store is read by point id and payload only (:mod:`memora_ogm.consistency`) and
-written through ``add_memories`` and ``delete_memories``: any vector layout will do.
+Per tenant, memory pages are fetched from the store by id; its points are scrolled only
+when the store counts more (a scroll per tenant is quadratic in the embedded engine).
+Unsettled ids are resolved against both whole stores: a misfiled point is no orphan.
 """
 
 from __future__ import annotations
@@ -42,18 +34,15 @@ from memora_ogm.validation import check_ids
 
 T = TypeVar("T")
 
-#: Points one store page holds.
 CHECK_PAGE = 1_000
-#: Unsettled ids resolved per round: the graph finds memories by id alone with one pass
-#: over the Memory label (no index starts with memory_id), so many ids a pass.
+#: Unsettled ids resolved per round (a pass over the Memory label).
 RESOLVE_BATCH = 10_000
-#: Orphan points deleted per call by ``repair``.
 DELETE_BATCH = 1_000
 
 
 @runtime_checkable
 class CheckableStore(Protocol):
-    """What the check reads of a vector store, besides ``BaseVectorDB`` (``QdrantDB`` has it)."""
+    """What the check reads of a vector store, besides ``BaseVectorDB``."""
 
     def tenants(self, org_id: str | None = None) -> dict[tuple[str, str], int]: ...
 
@@ -117,8 +106,6 @@ def _next(items: Iterator[T]) -> T | None:
 
 
 class _Check:
-    """One run of the check: each tenant's memories and points, and the ids left unsettled."""
-
     def __init__(
         self, graph: Graph, store: Any, org_id: str | None, progress: Progress | None
     ) -> None:
@@ -142,8 +129,7 @@ class _Check:
         return self.report
 
     def _memories_by_id(self, tenant: Tenant) -> int:
-        """Check each memory of the tenant against its point; the number of its points
-        filed under the tenant."""
+        """Check the tenant's memories against their points; how many are filed under it."""
         filed = 0
         for page in _memorypages(self.graph, tenant):
             for start in range(0, len(page), CHECK_PAGE):
@@ -161,8 +147,7 @@ class _Check:
         return filed
 
     def _points_not_memories(self, tenant: Tenant) -> None:
-        """The tenant's points beside its memory ids, both in id order: a point with no
-        memory of the tenant is unsettled."""
+        """A point with no memory of the tenant (both read in id order) is unsettled."""
         read = _memorypages(self.graph, tenant)
         memory_ids = (memory.memory_id for page in read for memory in page)
         memory_id = _next(memory_ids)
@@ -179,7 +164,6 @@ class _Check:
                 self._resolve()
 
     def _resolve(self) -> None:
-        """Settle the unsettled ids against both whole stores."""
         ids = sorted(self.unsettled)
         self.unsettled.clear()
         if not ids:
@@ -193,14 +177,11 @@ class Neo4jConsistency(GraphComponent):
     def check_consistency(
         self, org_id: str | None = None, progress: Progress | None = None
     ) -> ConsistencyReport:
-        """Compare the graph's memories with the attached vector store's points, of one
-        organisation or of all; only reads. The report lists memories with no point,
-        points with no memory (orphans), points whose payload disagrees with their memory
-        (text, organisation, user, agent, ``obtained_at``), and memory ids held by several
-        tenants. ``progress`` is called with the number of memories compared so far.
-
+        """Compare the graph's memories with the vector store's points, of one organisation
+        or all; only reads. Reports missing points, orphans, wrong payloads (text, tenant,
+        agent, ``obtained_at``) and clashing ids; ``progress`` gets memories compared.
         Run it while nothing writes: a write under way can show as a difference. An
-        organisation the graph no longer has is checked too (its points are orphans).
+        organisation the graph lost is checked too (its points are orphans).
         """
         if org_id is not None:
             check_ids(org_id=org_id)
@@ -210,11 +191,8 @@ class Neo4jConsistency(GraphComponent):
     def repair(
         self, org_id: str | None = None, progress: Progress | None = None
     ) -> ConsistencyReport:
-        """Check, then mend what the check found: embed and add the missing memories,
-        delete the orphan points, write the wrong payloads again from the graph. Memory
-        ids that clash are left as they are (which tenant keeps the id is a person's
-        decision). Running it again changes nothing. Returns the check's report, marked
-        ``repaired``."""
+        """Check, then add the missing memories, delete the orphans and rewrite the wrong
+        payloads; clashing ids are left to a person. Idempotent; the report is ``repaired``."""
         report = self.check_consistency(org_id, progress)
         store = _checkable(self.graph.vector_db)
         orphans = [orphan.memory_id for orphan in report.orphans]

@@ -1,13 +1,6 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""Keyset pages of a tenant's nodes: what an export and the consistency check stream.
-
-A tenant's nodes of one class are read in the order of their key, a page per compiled
-read statement (:func:`memora_ogm.transfer_plans.page_read`), each page starting
-after the last key of the one before, so the index of the key serves every page and
-memory stays flat whatever the tenant's size. A page brings each node back as a
-projected map with what its row reaches (:class:`~memora_ogm.transfer_plans.Related`), and
-its size adapts to the nodes' weight: a page of long conversations holds fewer.
-"""
+"""Keyset pages of a tenant's nodes (for exports and the consistency check): the key's
+index serves every page, and a page's size adapts to its nodes' weight."""
 
 from __future__ import annotations
 
@@ -28,14 +21,11 @@ PAGE_CHARS = 8 * 1024 * 1024
 FIRST_PAGE = 500
 
 
+#: A node of a page: its inflated properties, and its row as read.
 Row = tuple[dict[str, Any], dict[str, Any]]
-"""A node of a page: its properties inflated by attribute name, and its row as read (with
-what it brings along)."""
 
 
 def _weight(part: Part, page: list[Row]) -> tuple[int, int]:
-    """The nodes a page brought back and the characters of text they hold (the messages
-    and memories dominate a page's size)."""
     nodes = chars = 0
     for values, row in page:
         nodes += 1
@@ -52,9 +42,8 @@ def _weight(part: Part, page: list[Row]) -> tuple[int, int]:
 
 
 def pages(graph: Graph, part: Part, after: str | None = None, **owner: str) -> Iterator[list[Row]]:
-    """The ``owner``'s nodes of ``part`` in key order (those after ``after``), a page per
-    statement, each as many nodes as the last page's size per node lets it within
-    :data:`PAGE_NODES` and :data:`PAGE_CHARS`."""
+    """The ``owner``'s nodes of ``part`` after ``after``, in key order, a page per read,
+    sized by the last page within :data:`PAGE_NODES` and :data:`PAGE_CHARS`."""
     fields = projection(reading(part.cls))
     limit = FIRST_PAGE
 
