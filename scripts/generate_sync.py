@@ -53,6 +53,7 @@ REPLACEMENTS = {
     "AsyncQdrantClient": "QdrantClient",
     "AsyncEdgeClient": "EdgeClient",
     "async_client": "client",
+    "anext": "next",
 }
 
 

@@ -8,7 +8,7 @@ Unsettled ids are resolved against both whole stores: a misfiled point is no orp
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph
@@ -30,8 +30,6 @@ from memora_ogm.transfer import USER_PAGES
 from memora_ogm.transfer_import import memories_with_ids
 from memora_ogm.transfer_plans import Part
 from memora_ogm.validation import check_ids
-
-T = TypeVar("T")
 
 CHECK_PAGE = 1_000
 #: Unsettled ids resolved per round (a pass over the Memory label).
@@ -97,13 +95,6 @@ async def _point_ids(store: Any, tenant: Tenant) -> AsyncIterator[str]:
             return
 
 
-async def _next(items: AsyncIterator[T]) -> T | None:
-    try:
-        return await items.__anext__()
-    except StopAsyncIteration:
-        return None
-
-
 class _Check:
     def __init__(
         self, graph: Graph, store: Any, org_id: str | None, progress: Progress | None
@@ -149,10 +140,10 @@ class _Check:
         """A point with no memory of the tenant (both read in id order) is unsettled."""
         read = _memorypages(self.graph, tenant)
         memory_ids = (memory.memory_id async for page in read for memory in page)
-        memory_id = await _next(memory_ids)
+        memory_id = await anext(memory_ids, None)
         async for point_id in _point_ids(self.store, tenant):
             while memory_id is not None and memory_id < point_id:
-                memory_id = await _next(memory_ids)
+                memory_id = await anext(memory_ids, None)
             if memory_id != point_id:
                 await self._unsettled(point_id)
 
