@@ -1,9 +1,7 @@
-"""``memora-ogm demo``: a guided walk through the memory graph, end to end, on a real
-Neo4j and a Qdrant store in qdrant-client's local mode; ``--keep`` leaves what it made.
+"""``memora-ogm demo``: a guided walk through the memory graph on a real Neo4j.
 
-The vector store embeds with the offline feature-hashing embedder rather than Memora's
-fastembed models (``QdrantDB``'s default), so the demo runs on a fresh machine without
-downloading a model; it says so when it starts.
+Its in-memory Qdrant store embeds by feature hashing, not Memora's fastembed models, so the
+demo downloads no model (and says so).
 """
 
 from __future__ import annotations

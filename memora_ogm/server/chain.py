@@ -1,13 +1,8 @@
-"""Which Neo4j to use: the selection chain of SPEC section 8.
+"""Which Neo4j to use (SPEC section 8): ``NEO4J_URI`` & co., else a Docker engine's
+``neo4j:5.26`` with APOC, else the embedded server (Java 17+ and Maven), else an error.
 
-1. ``NEO4J_URI`` (with ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``);
-2. a reachable Docker engine: a testcontainers ``neo4j:5.26`` with APOC;
-3. Java 17+ (with javac) and Maven: the embedded Neo4j Community server;
-4. otherwise a :class:`NoNeo4jAvailableError` that says what is missing.
-
-The decision is :func:`select_backend`, a pure function of an
-:class:`EnvironmentFacts`; :func:`gather_facts` probes the machine and
-:func:`connect_or_start` does both and provides the server.
+:func:`select_backend` decides from :class:`EnvironmentFacts` alone, so tests can drive it
+without probing the machine (:func:`gather_facts` probes).
 """
 
 from __future__ import annotations
@@ -101,9 +96,7 @@ def connect_or_start(
 ) -> Iterator[Neo4jConnection]:
     """Yield a connection from the chain; stop whatever was started on exit.
 
-    ``local_options`` go to :class:`LocalNeo4jServer` (port, data_dir, heap_mb,
-    pagecache_mb, ...) when the Maven path is taken.
-    """
+    ``local_options`` go to :class:`LocalNeo4jServer` on the Maven path."""
     facts = gather_facts(environ)
     backend = select_backend(facts)
     if backend is Backend.ENV:

@@ -59,9 +59,7 @@ def ping_docker_socket(path: str, timeout: float = 2.0) -> bool:
 def docker_available(environ: Mapping[str, str] | None = None, timeout: float = 2.0) -> bool:
     """Whether a Docker engine answers, quickly and without side effects.
 
-    ``DOCKER_HOST=tcp://...`` without TLS is pinged directly; other remote
-    setups (TLS, ssh, contexts) are left to ``docker info``. Unix sockets in
-    the usual places are pinged over HTTP.
+    Remote setups other than plain ``tcp://`` (TLS, ssh, contexts) are left to ``docker info``.
     """
     env = os.environ if environ is None else environ
     host = env.get("DOCKER_HOST", "")

@@ -1,12 +1,8 @@
 """An embedded Neo4j Community server built from Maven Central, for machines without Docker.
 
-``build()`` resolves ``org.neo4j:neo4j``, ``org.neo4j:neo4j-bolt`` and APOC core
-with Maven and compiles the small launcher in ``java/LocalNeo4j.java``; the
-result is cached under ``~/.cache/memora-ogm/neo4j-<version>-<hash>/`` so that a
-second start only pays for the JVM (a few seconds). :class:`LocalNeo4jServer`
-launches it on 127.0.0.1 with authentication on and stops it again. The
-generated password is in force before Bolt accepts a connection, and the data
-folder, the launcher's log and whatever the JVM writes are the owner's alone.
+The build (Neo4j, its Bolt connector, APOC core and ``java/LocalNeo4j.java``) is cached,
+so a later start only pays for the JVM. The server listens on 127.0.0.1, its password is
+in force before Bolt accepts a connection, and all it writes is the owner's alone.
 """
 
 from __future__ import annotations
@@ -55,19 +51,13 @@ ENV_NEO4J_VERSION = "MEMORA_OGM_NEO4J_VERSION"
 ENV_HEAP_MB = "MEMORA_OGM_NEO4J_HEAP_MB"
 ENV_PAGECACHE_MB = "MEMORA_OGM_NEO4J_PAGECACHE_MB"
 ENV_START_TIMEOUT = "MEMORA_OGM_NEO4J_START_TIMEOUT"
-#: More options for the server's JVM, split as a shell splits them (scripts/test.sh sets
-#: them for its short-lived test servers).
+#: More JVM options, split as a shell would (scripts/test.sh sets them for its test servers).
 ENV_JAVA_OPTS = "MEMORA_OGM_NEO4J_JAVA_OPTS"
-# When set, every launched JVM leaves "<pid>" files in this folder while it runs,
-# so that a CI script can make sure none is left behind (see .ci/run).
 ENV_PID_DIR = "MEMORA_OGM_PID_DIR"
 
 
 class LocalNeo4jError(RuntimeError):
     """Building or launching the embedded Neo4j failed."""
-
-
-# --------------------------------------------------------------------------- tools
 
 
 def maven_missing(java_major: int | None, javac: bool, mvn: bool) -> list[str]:
@@ -122,9 +112,6 @@ def find_java_tools(environ: Mapping[str, str] | None = None) -> JavaTools:
             out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
             major = parse_java_major(out.stderr + out.stdout)
     return JavaTools(java, _which("javac", env), _which("mvn", env), major)
-
-
-# --------------------------------------------------------------------------- build
 
 
 def pom_neo4j_version() -> str:
@@ -202,10 +189,7 @@ def build(
 ) -> BuildArtifacts:
     """Resolve the server from Maven Central and compile the launcher, or reuse the cache.
 
-    The cache folder's name holds the Neo4j version and a hash of ``pom.xml``,
-    ``LocalNeo4j.java`` and the Java major version; a ``stamp.json`` marks a
-    complete build. Concurrent callers wait on a file lock instead of building
-    twice.
+    Concurrent callers wait on a file lock instead of building twice.
     """
     env = os.environ if environ is None else environ
     version = neo4j_version or env.get(ENV_NEO4J_VERSION) or pom_neo4j_version()
@@ -275,9 +259,6 @@ def _run_logged(cmd: list[str], log: Path, what: str) -> None:
         )
 
 
-# --------------------------------------------------------------------------- processes
-
-
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nobody listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -324,8 +305,7 @@ def is_local_neo4j(pid: int) -> bool:
 
 
 def _note_pid(pid: int, running: bool, environ: Mapping[str, str] = os.environ) -> None:
-    """Leave (or remove) ``$MEMORA_OGM_PID_DIR/<pid>`` while a JVM runs, so that a CI
-    script can make sure that none is left behind (see .ci/run)."""
+    """``$MEMORA_OGM_PID_DIR/<pid>`` exists while a JVM runs: CI checks none is left (.ci/run)."""
     pid_dir = environ.get(ENV_PID_DIR)
     with contextlib.suppress(OSError):
         if pid_dir and running:
@@ -336,11 +316,9 @@ def _note_pid(pid: int, running: bool, environ: Mapping[str, str] = os.environ) 
 
 
 def stop_process(pid: int, timeout: float = DEFAULT_STOP_TIMEOUT) -> bool:
-    """SIGTERM ``pid`` (a launcher JVM), wait for it, SIGKILL it after ``timeout``.
+    """SIGTERM a launcher JVM, SIGKILL it after ``timeout``; False when none was running.
 
-    Returns False when no such launcher was running. Refuses to signal a pid
-    that now belongs to another program.
-    """
+    Never signals a pid that now belongs to another program."""
     if not pid_running(pid) or not is_local_neo4j(pid):
         _note_pid(pid, running=False)
         return False
@@ -369,20 +347,12 @@ def _int_env(environ: Mapping[str, str], name: str, default: int) -> int:
 
 
 class LocalNeo4jServer:
-    """One embedded Neo4j Community server process.
+    """One embedded Neo4j Community server process; ``with`` it to get its connection.
 
-    >>> with LocalNeo4jServer() as conn:          # doctest: +SKIP
-    ...     GraphDatabase.driver(conn.uri, auth=conn.auth)
-
-    ``port=None`` picks a free port; ``data_dir=None`` uses a temporary folder
-    that ``stop()`` deletes. ``heap_mb``/``pagecache_mb`` default to
-    ``$MEMORA_OGM_NEO4J_HEAP_MB``/``$MEMORA_OGM_NEO4J_PAGECACHE_MB`` or 1024/512.
-    A server started attached (the default) is always stopped: by ``stop()``,
-    by leaving the ``with`` block, at interpreter exit, or, when this process is
-    killed before any of those, by the JVM itself once the pipe to its stdin
-    closes (it then removes its temporary folder too). ``detached=True``
-    starts it in its own session and leaves it running (for ``memora-ogm
-    server start``); stop it later with :func:`stop_process`.
+    ``port=None`` picks a free port; ``data_dir=None`` is a temporary folder that ``stop()``
+    deletes. An attached server always stops: by ``stop()``, the ``with`` block, interpreter
+    exit, or, if this process is killed, by the JVM itself when its stdin closes.
+    ``detached=True`` leaves it running in its own session (``memora-ogm server start``).
     """
 
     def __init__(
@@ -532,11 +502,9 @@ class LocalNeo4jServer:
         return "\n".join(parts)
 
     def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
-        """SIGTERM the JVM, wait for a clean shutdown, SIGKILL after ``timeout``.
+        """Stop the JVM (see :func:`stop_process`) and remove a temporary data folder.
 
-        Also removes a temporary data folder. Safe to call more than once. Does
-        nothing in a process forked from the one that started the server (the
-        child's exit runs the inherited ``atexit`` hook).
+        Safe to call twice; a no-op in a forked child, whose exit runs the inherited hook.
         """
         atexit.unregister(self.stop)
         if self._owner_pid != os.getpid():

@@ -73,11 +73,8 @@ NO_SERVER_HINT = (
 
 
 def existing_connection(environ: Mapping[str, str] | None = None) -> Neo4jConnection | None:
-    """``NEO4J_URI`` & co., else the server ``memora-ogm server start`` runs, else None.
-
-    For commands that work on data already there (migrate, inspect, export, import,
-    move) and so never start a server of their own.
-    """
+    """``NEO4J_URI`` & co., else the server ``memora-ogm server start`` runs, else None (for
+    commands that work on data already there, so never start a server)."""
     conn = connection_from_env(environ)
     if conn is not None:
         return conn
@@ -86,8 +83,7 @@ def existing_connection(environ: Mapping[str, str] | None = None) -> Neo4jConnec
 
 
 def required_connection(environ: Mapping[str, str], purpose: str) -> Neo4jConnection:
-    """:func:`existing_connection`, or an error that says how to give one (the command
-    line prints it and exits 1)."""
+    """:func:`existing_connection`, or an error that says how to give one."""
     conn = existing_connection(environ)
     if conn is None:
         raise NoNeo4jAvailableError(f"nothing to {purpose}: {NO_SERVER_HINT}")
