@@ -151,7 +151,6 @@ def _organization(row: dict[str, Any]) -> list[str]:
 def inspect_lines(
     conn: Neo4jConnection, org_id: str | None, user_id: str | None, limit: int
 ) -> list[str]:
-    """What ``memora-ogm inspect`` prints."""
     lines = [f"connected to {conn.uri} (database {conn.database})", ""]
     from memora_ogm.sync import Neo4jGraphInterface  # with qdrant-client: only when used
 

@@ -65,7 +65,6 @@ def _vectors(args: argparse.Namespace) -> tuple[QdrantDB | None, str]:
 
 
 def namespace(memora: Neo4jGraphInterface, vectors: QdrantDB | None) -> dict[str, Any]:
-    """What the shell preloads."""
     from neomodel import db
 
     def show(org_id: str, user_id: str, limit: int = DEFAULT_LIMIT, graph: bool = False) -> None:

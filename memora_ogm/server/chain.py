@@ -77,22 +77,21 @@ def select_backend(facts: EnvironmentFacts) -> Backend:
     raise NoNeo4jAvailableError("\n".join(lines))
 
 
-def gather_facts(environ: Mapping[str, str] | None = None) -> EnvironmentFacts:
+def gather_facts(environ: Mapping[str, str] = os.environ) -> EnvironmentFacts:
     """Probe the machine (lazily: nothing else is probed once NEO4J_URI is set)."""
-    env = os.environ if environ is None else environ
-    env_connection = connection_from_env(env)
+    env_connection = connection_from_env(environ)
     if env_connection is not None:
         return EnvironmentFacts(env_connection=env_connection)
-    forced = env.get(ENV_BACKEND) or None
-    docker = False if forced == Backend.MAVEN.value else docker_available(env)
-    tools = find_java_tools(env)
+    forced = environ.get(ENV_BACKEND) or None
+    docker = False if forced == Backend.MAVEN.value else docker_available(environ)
+    tools = find_java_tools(environ)
     javac, mvn = tools.javac is not None, tools.mvn is not None
     return EnvironmentFacts(None, docker, tools.java_major, javac, mvn, forced)
 
 
 @contextmanager
 def connect_or_start(
-    environ: Mapping[str, str] | None = None, **local_options: Any
+    environ: Mapping[str, str] = os.environ, **local_options: Any
 ) -> Iterator[Neo4jConnection]:
     """Yield a connection from the chain; stop whatever was started on exit.
 

@@ -76,10 +76,9 @@ class Neo4jSettingsError(ValueError):
     """The ``NEO4J_*`` environment variables are incomplete or malformed."""
 
 
-def connection_from_env(environ: Mapping[str, str] | None = None) -> Neo4jConnection | None:
+def connection_from_env(environ: Mapping[str, str] = os.environ) -> Neo4jConnection | None:
     """The server named by ``NEO4J_URI`` & co., or None when ``NEO4J_URI`` is unset/empty."""
-    env = os.environ if environ is None else environ
-    uri = env.get(ENV_URI, "").strip()
+    uri = environ.get(ENV_URI, "").strip()
     if not uri:
         return None
     if not urlsplit(uri).scheme:
@@ -87,8 +86,8 @@ def connection_from_env(environ: Mapping[str, str] | None = None) -> Neo4jConnec
             f"{ENV_URI}={uri!r} is not a URI; expected e.g. bolt://localhost:7687 "
             "or neo4j+s://xxxx.databases.neo4j.io"
         )
-    password = env.get(ENV_PASSWORD)
+    password = environ.get(ENV_PASSWORD)
     if password is None:
         raise Neo4jSettingsError(f"{ENV_URI} is set but {ENV_PASSWORD} is not")
-    username = env.get(ENV_USERNAME) or DEFAULT_USERNAME
-    return Neo4jConnection(uri, username, password, env.get(ENV_DATABASE) or DEFAULT_DATABASE)
+    username = environ.get(ENV_USERNAME) or DEFAULT_USERNAME
+    return Neo4jConnection(uri, username, password, environ.get(ENV_DATABASE) or DEFAULT_DATABASE)

@@ -102,20 +102,18 @@ def parse_java_major(version_output: str) -> int | None:
     return int(minor) if major == "1" and minor else int(major)
 
 
-def find_java_tools(environ: Mapping[str, str] | None = None) -> JavaTools:
+def find_java_tools(environ: Mapping[str, str] = os.environ) -> JavaTools:
     """Locate java, javac and mvn and read java's major version."""
-    env = os.environ if environ is None else environ
-    java = _which("java", env)
+    java = _which("java", environ)
     major = None
     if java is not None:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
             major = parse_java_major(out.stderr + out.stdout)
-    return JavaTools(java, _which("javac", env), _which("mvn", env), major)
+    return JavaTools(java, _which("javac", environ), _which("mvn", environ), major)
 
 
 def pom_neo4j_version() -> str:
-    """The Neo4j version pinned in ``java/pom.xml``."""
     pom = (JAVA_SOURCE_DIR / "pom.xml").read_text(encoding="utf-8")
     match = re.search(r"<neo4j\.version>([^<]+)</neo4j\.version>", pom)
     if match is None:  # pragma: no cover - the pom ships with the package
@@ -123,13 +121,11 @@ def pom_neo4j_version() -> str:
     return match.group(1).strip()
 
 
-def cache_root(environ: Mapping[str, str] | None = None) -> Path:
+def cache_root(environ: Mapping[str, str] = os.environ) -> Path:
     """``$MEMORA_OGM_CACHE``, else ``$XDG_CACHE_HOME/memora-ogm``, else ``~/.cache/memora-ogm``."""
-    env = os.environ if environ is None else environ
-    if env.get(ENV_CACHE):
-        return Path(env[ENV_CACHE]).expanduser()
-    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    return base / "memora-ogm"
+    if environ.get(ENV_CACHE):
+        return Path(environ[ENV_CACHE]).expanduser()
+    return Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memora-ogm"
 
 
 @dataclass(frozen=True)
@@ -185,20 +181,19 @@ def _load_artifacts(root: Path) -> BuildArtifacts | None:
 
 
 def build(
-    neo4j_version: str | None = None, *, environ: Mapping[str, str] | None = None
+    neo4j_version: str | None = None, *, environ: Mapping[str, str] = os.environ
 ) -> BuildArtifacts:
     """Resolve the server from Maven Central and compile the launcher, or reuse the cache.
 
     Concurrent callers wait on a file lock instead of building twice.
     """
-    env = os.environ if environ is None else environ
-    version = neo4j_version or env.get(ENV_NEO4J_VERSION) or pom_neo4j_version()
-    tools = find_java_tools(env)
+    version = neo4j_version or environ.get(ENV_NEO4J_VERSION) or pom_neo4j_version()
+    tools = find_java_tools(environ)
     missing = maven_missing(tools.java_major, tools.javac is not None, tools.mvn is not None)
     if missing:
         raise LocalNeo4jError("cannot build the local Neo4j: missing " + ", ".join(missing))
     assert tools.mvn is not None and tools.javac is not None
-    root = cache_root(env) / f"neo4j-{version}-{_build_key(version, tools.java_major)}"
+    root = cache_root(environ) / f"neo4j-{version}-{_build_key(version, tools.java_major)}"
     cached = _load_artifacts(root)
     if cached is not None:
         return cached
@@ -367,16 +362,17 @@ class LocalNeo4jServer:
         start_timeout: float | None = None,
         log_path: str | os.PathLike[str] | None = None,
         detached: bool = False,
-        environ: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] = os.environ,
     ) -> None:
-        env = os.environ if environ is None else environ
-        self._environ = env
+        self._environ = environ
         self.requested_port = port
         # set by start() when None: a temporary folder, a log in it or in the data folder
         self.data_dir = Path(data_dir).expanduser().resolve() if data_dir else None
         self.log_path = Path(log_path).expanduser().resolve() if log_path else None
-        self.heap_mb = heap_mb or _int_env(env, ENV_HEAP_MB, DEFAULT_HEAP_MB)
-        self.pagecache_mb = pagecache_mb or _int_env(env, ENV_PAGECACHE_MB, DEFAULT_PAGECACHE_MB)
+        self.heap_mb = heap_mb or _int_env(environ, ENV_HEAP_MB, DEFAULT_HEAP_MB)
+        self.pagecache_mb = pagecache_mb or _int_env(
+            environ, ENV_PAGECACHE_MB, DEFAULT_PAGECACHE_MB
+        )
         self.password = password or generate_password()
         if len(self.password) < MIN_PASSWORD_LENGTH or "\n" in self.password:
             raise LocalNeo4jError(
@@ -385,7 +381,7 @@ class LocalNeo4jServer:
             )
         self.neo4j_version = neo4j_version
         self.start_timeout = start_timeout or float(
-            env.get(ENV_START_TIMEOUT) or DEFAULT_START_TIMEOUT
+            environ.get(ENV_START_TIMEOUT) or DEFAULT_START_TIMEOUT
         )
         self.detached = detached
         self.artifacts: BuildArtifacts | None = None

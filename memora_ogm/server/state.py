@@ -19,10 +19,9 @@ STATE_FILE = "server.json"
 PID_FILE = "server.pid"
 
 
-def memora_home(environ: Mapping[str, str] | None = None) -> Path:
+def memora_home(environ: Mapping[str, str] = os.environ) -> Path:
     """``$MEMORA_OGM_HOME``, else ``~/.memora-ogm``."""
-    env = os.environ if environ is None else environ
-    return Path(env[ENV_HOME]).expanduser() if env.get(ENV_HOME) else Path.home() / ".memora-ogm"
+    return Path(environ.get(ENV_HOME) or Path.home() / ".memora-ogm").expanduser()
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,7 @@ NO_SERVER_HINT = (
 )
 
 
-def existing_connection(environ: Mapping[str, str] | None = None) -> Neo4jConnection | None:
+def existing_connection(environ: Mapping[str, str] = os.environ) -> Neo4jConnection | None:
     """``NEO4J_URI`` & co., else the server ``memora-ogm server start`` runs, else None (for
     commands that work on data already there, so never start a server)."""
     conn = connection_from_env(environ)
