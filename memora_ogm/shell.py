@@ -133,14 +133,12 @@ def _ipython(ns: dict[str, Any], text: str, show: Callable[[object], str | None]
 
 
 def _plain(ns: dict[str, Any], text: str, show: Callable[[object], str | None]) -> None:
-    try:
+    with contextlib.suppress(ImportError):  # Windows without pyreadline
         import readline
         import rlcompleter
 
         readline.set_completer(rlcompleter.Completer(ns).complete)
         readline.parse_and_bind("tab: complete")
-    except ImportError:  # pragma: no cover - Windows without pyreadline
-        pass
     previous = sys.displayhook
 
     def displayhook(value: object) -> None:

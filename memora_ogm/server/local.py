@@ -194,14 +194,10 @@ def build(
         raise LocalNeo4jError("cannot build the local Neo4j: missing " + ", ".join(missing))
     assert tools.mvn is not None and tools.javac is not None
     root = cache_root(environ) / f"neo4j-{version}-{_build_key(version, tools.java_major)}"
-    cached = _load_artifacts(root)
-    if cached is not None:
-        return cached
     root.parent.mkdir(parents=True, exist_ok=True)
     with open(root.parent / f".{root.name}.lock", "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # held until the file closes
-        cached = _load_artifacts(root)  # another process may have built it meanwhile
-        if cached is not None:
+        if (cached := _load_artifacts(root)) is not None:  # perhaps built meanwhile
             return cached
         print(
             f"memora-ogm: building Neo4j {version} Community + APOC from Maven Central "
