@@ -1,7 +1,7 @@
 """The ``memora-ogm`` command (``--help`` and docs/ say what each subcommand takes).
 
 Each subcommand is an ``add_<name>_parser(subparsers)`` that registers its parser and sets
-``func``; ``SUBCOMMANDS`` lists them, some from their own modules (shell, inspector, cli_*).
+``func``; ``build_parser`` lists them, some from their own modules (shell, inspector, cli_*).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 
 from memora_ogm import __version__
@@ -252,27 +252,24 @@ def add_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     graph.set_defaults(func=cmd_graph)
 
 
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
-    add_server_parser,
-    add_demo_parser,
-    add_migrate_parser,
-    add_setup_parser,
-    add_shell_parser,
-    add_inspect_parser,
-    add_graph_parser,
-    *TRANSFER_SUBCOMMANDS,
-    add_check_parser,
-    add_vectors_parser,
-]
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memora-ogm", description="Memora's graph layer on neomodel."
     )
     parser.add_argument("--version", action="version", version=f"memora-ogm {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for add in SUBCOMMANDS:
+    for add in (
+        add_server_parser,
+        add_demo_parser,
+        add_migrate_parser,
+        add_setup_parser,
+        add_shell_parser,
+        add_inspect_parser,
+        add_graph_parser,
+        *TRANSFER_SUBCOMMANDS,
+        add_check_parser,
+        add_vectors_parser,
+    ):
         add(subparsers)
     return parser
 
