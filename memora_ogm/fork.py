@@ -27,8 +27,7 @@ class Inheritor(Protocol):
 
 
 _owners: weakref.WeakSet[Any] = weakref.WeakSet()
-#: What children inherited and forgot: kept referenced so that the garbage collector
-#: never finalises a parent's driver, connection or client in a child.
+#: What children inherited and forgot, kept so that the GC never finalises it in a child.
 _inherited: list[object] = []
 
 

@@ -21,14 +21,6 @@ from memora_ogm.server.local import MIN_JAVA, LocalNeo4jServer, find_java_tools,
 # "docker" or "maven" skips the steps before it (NEO4J_URI still wins).
 ENV_BACKEND = "MEMORA_OGM_NEO4J_BACKEND"
 
-HOW_TO_POINT = (
-    "To use an existing Neo4j 5.26+ with APOC core (your own server or Aura), set\n"
-    "  export NEO4J_URI=bolt://host:7687   # or neo4j+s://<id>.databases.neo4j.io\n"
-    "  export NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... NEO4J_DATABASE=neo4j\n"
-    "or install Docker, or a JDK "
-    f"{MIN_JAVA}+ and Maven so memora-ogm can start a local Neo4j itself."
-)
-
 
 class Backend(str, enum.Enum):
     ENV = "env"
@@ -72,7 +64,11 @@ def select_backend(facts: EnvironmentFacts) -> Backend:
         f"  1. {ENV_URI} (with NEO4J_USERNAME, NEO4J_PASSWORD, NEO4J_DATABASE): not set",
         f"  2. a Docker engine for testcontainers: {docker}",
         f"  3. Java and Maven to build a local Neo4j Community: {java}",
-        HOW_TO_POINT,
+        "To use an existing Neo4j 5.26+ with APOC core (your own server or Aura), set",
+        "  export NEO4J_URI=bolt://host:7687   # or neo4j+s://<id>.databases.neo4j.io",
+        "  export NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... NEO4J_DATABASE=neo4j",
+        f"or install Docker, or a JDK {MIN_JAVA}+ and Maven so memora-ogm can start a local "
+        "Neo4j itself.",
     ]
     raise NoNeo4jAvailableError("\n".join(lines))
 

@@ -429,8 +429,7 @@ class LocalNeo4jServer:
         """Start the JVM; True once ready, False if it exited early. Raises on timeout."""
         assert self.data_dir is not None and self.log_path is not None
         java = find_java_tools(self._environ).java or "java"
-        # APOC must be both in the plugins folder and on the classpath, or its
-        # ApocConfig cannot be injected.
+        # APOC in the plugins folder and on the classpath, or its ApocConfig cannot be injected
         classpath = [str(artifacts.classes_dir), str(artifacts.plugins_dir / "*")]
         cmd = [java, f"-Xmx{self.heap_mb}m", "-XX:+ExitOnOutOfMemoryError", "-Dfile.encoding=UTF-8"]
         cmd += shlex.split(self._environ.get(ENV_JAVA_OPTS, ""))
