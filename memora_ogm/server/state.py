@@ -45,8 +45,7 @@ class ServerState:
 
 def read_state(home: Path) -> ServerState | None:
     try:
-        raw = json.loads((home / STATE_FILE).read_text(encoding="utf-8"))
-        return ServerState(**raw)
+        return ServerState(**json.loads((home / STATE_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):
         return None
 
