@@ -1,10 +1,7 @@
-"""The ``memora-ogm`` command: ``server``, ``demo``, ``migrate``, ``setup``, ``shell``
-(shell.py), ``inspect`` (inspector.py), ``graph``, ``export``/``import``/``move``
-(cli_transfer.py), ``check`` (cli_check.py) and ``vectors`` (cli_vectors.py); ``--help``
-and docs/ say what each takes.
+"""The ``memora-ogm`` command (``--help`` and docs/ say what each subcommand takes).
 
-Each subcommand is an ``add_<name>_parser(subparsers)`` function that registers
-its parser and sets ``func``; add new ones to ``SUBCOMMANDS``.
+Each subcommand is an ``add_<name>_parser(subparsers)`` that registers its parser and sets
+``func``; ``build_parser`` lists them, some from their own modules (shell, inspector, cli_*).
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 
 from memora_ogm import __version__
@@ -157,8 +154,6 @@ def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    """Migrate the database named by NEO4J_URI & co. or the one `server start` runs;
-    with ``--list``, print each migration as applied ``[X]`` or pending ``[ ]``."""
     from memora_ogm.sync import Neo4jGraphInterface
 
     with Neo4jGraphInterface.from_connection(required_connection(args.environ, "migrate")) as graph:
@@ -184,8 +179,6 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
-    """Constraints and indexes, and the vector store's collection when one is named, in
-    the layout of the embedder the application uses (``--embedder``, else ``EMBEDDER``)."""
     from memora_ogm.contrib.config import MEMORA_MODELS, ConfigurationError, MemoraConfig
     from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 
@@ -228,8 +221,6 @@ def add_setup_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    """Write a picture of a user's recent memory graph, or of an organisation's users and
-    agents, as a page that opens offline (``graph_of``, :mod:`memora_ogm.picture`)."""
     from memora_ogm.sync import Neo4jGraphInterface
 
     with Neo4jGraphInterface.from_connection(required_connection(args.environ, "draw")) as memora:
@@ -261,35 +252,30 @@ def add_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     graph.set_defaults(func=cmd_graph)
 
 
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
-    add_server_parser,
-    add_demo_parser,
-    add_migrate_parser,
-    add_setup_parser,
-    add_shell_parser,
-    add_inspect_parser,
-    add_graph_parser,
-    *TRANSFER_SUBCOMMANDS,
-    add_check_parser,
-    add_vectors_parser,
-]
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memora-ogm", description="Memora's graph layer on neomodel."
     )
     parser.add_argument("--version", action="version", version=f"memora-ogm {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for add in SUBCOMMANDS:
+    for add in (
+        add_server_parser,
+        add_demo_parser,
+        add_migrate_parser,
+        add_setup_parser,
+        add_shell_parser,
+        add_inspect_parser,
+        add_graph_parser,
+        *TRANSFER_SUBCOMMANDS,
+        add_check_parser,
+        add_vectors_parser,
+    ):
         add(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """Run one command; ``environ`` stands in for the process's environment variables
-    (``NEO4J_URI`` & co., ``QDRANT_API_KEY``), as the framework integrations pass their
-    settings."""
+    """Run one command; the framework integrations pass their settings as ``environ``."""
     args = build_parser().parse_args(argv)
     args.environ = os.environ if environ is None else environ
     try:

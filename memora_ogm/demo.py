@@ -1,9 +1,7 @@
-"""``memora-ogm demo``: a guided walk through the memory graph, end to end, on a real
-Neo4j and a Qdrant store in qdrant-client's local mode; ``--keep`` leaves what it made.
+"""``memora-ogm demo``: a guided walk through the memory graph on a real Neo4j.
 
-The vector store embeds with the offline feature-hashing embedder rather than Memora's
-fastembed models (``QdrantDB``'s default), so the demo runs on a fresh machine without
-downloading a model; it says so when it starts.
+Its in-memory Qdrant store embeds by feature hashing, not Memora's fastembed models, so the
+demo downloads no model (and says so).
 """
 
 from __future__ import annotations
@@ -14,17 +12,13 @@ from datetime import datetime, timedelta, timezone
 from memora_ogm import queries
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.calls import Call, Query
+from memora_ogm.pretty import message_line
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.vector_db.base import MemorySearchScope
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
-
-EMBEDDER = (
-    "feature hashing (offline, lexical: shared words and stems, no synonyms; "
-    "QdrantDB's default is Memora's fastembed models, downloaded on first use)"
-)
 
 
 def _step(title: str) -> None:
@@ -34,11 +28,6 @@ def _step(title: str) -> None:
 def _memories(memories: Iterable[models.Memory]) -> None:
     for memory in memories:
         print(f"   - {memory.memory}  (obtained {memory.obtained_at:%Y-%m-%d %H:%M %Z})")
-
-
-def _thread(messages: Iterable[models.MessageBlock] | None) -> None:
-    for message in messages or []:
-        print(f"   {message.msg_position}. {message.role}: {message.content}")
 
 
 def _ids(memory: models.Memory) -> dict[str, str]:
@@ -57,7 +46,11 @@ async def walkthrough(conn: Neo4jConnection, keep: bool = False) -> None:
         print(f"APOC {apoc[0]['version']}")
         print(f"connected to {conn.uri} (database {conn.database}, via {conn.backend})")
         await graph.setup()
-        print(f"vector store: Qdrant local mode; embedder: {EMBEDDER}")
+        print(
+            "vector store: Qdrant local mode; embedder: feature hashing (offline, lexical: shared "
+            "words and stems, no synonyms; QdrantDB's default is Memora's fastembed models, "
+            "downloaded on first use)"
+        )
 
         _step("An organisation, a user and an agent")
         org = await graph.create_organization("Northwind Travel")
@@ -90,14 +83,13 @@ async def walkthrough(conn: Neo4jConnection, keep: bool = False) -> None:
         )
         _step(f"Saved a conversation on {created:%Y-%m-%d} with three memories")
         saved = await graph.get_interaction(org.org_id, ann.user_id, interaction_id)
-        _thread(saved.messages)
+        print("\n".join(message_line(m, "   ") for m in saved.messages or []))
         _memories(saved.memories or [])
 
         oslo = next(m for m in saved.memories or [] if "Oslo" in m.memory)
         update = MemoriesAndInteraction(
             interaction=[
-                first.interaction[0],
-                first.interaction[1],
+                *first.interaction[:2],
                 {
                     "role": "user",
                     "content": "Actually I moved to Bergen last week. Somewhere warm!",
@@ -121,7 +113,7 @@ async def walkthrough(conn: Neo4jConnection, keep: bool = False) -> None:
         )
         _step("Updated: message 2 rewritten, a reply appended, 'lives in Oslo' contradicted")
         updated = await graph.get_interaction(org.org_id, ann.user_id, interaction_id)
-        _thread(updated.messages)
+        print("\n".join(message_line(m, "   ") for m in updated.messages or []))
         print("   the cat memory lost its source message but is kept:")
         cat = next(m for m in updated.memories or [] if "Miso" in m.memory)
         print(f"   - {cat.memory}  (message sources: {len(cat.message_sources or [])})")

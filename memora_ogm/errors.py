@@ -1,9 +1,7 @@
 """Errors raised by memora-ogm.
 
-Memora reports a missing organisation, user, agent, interaction or memory with a
-bare ``neo4j.exceptions.Neo4jError``; code written for Memora catches exactly that.
-``NotFoundError`` keeps that contract (it *is* a ``Neo4jError``) while giving callers
-a precise class, and the concrete id that was missing, to catch instead.
+Memora reports a missing node with a bare ``neo4j.exceptions.Neo4jError``, which code written
+for Memora catches; ``NotFoundError`` is one too, with a precise class and the missing ids.
 """
 
 from __future__ import annotations
@@ -80,6 +78,4 @@ class OutcomeUnknown(RetriesExhausted):
 
 class ConflictError(_OwnNeo4jError):
     """A write would give a node the key of one that already exists (a unique constraint
-    refused it). Raised at once: running the write again cannot help.
-
-    A ``Neo4jError``, as the constraint failure it reports is in Memora."""
+    refused it); retrying cannot help. A ``Neo4jError``, as that failure is in Memora."""

@@ -1,13 +1,10 @@
 """What a forked child must not inherit: its parent's Bolt connections.
 
-A process that forks (gunicorn ``--preload``, uWSGI, Celery's prefork pool,
-``multiprocessing``) hands every open socket to each child. A pooled Bolt connection
-used by two processes interleaves their requests on one stream, so one process reads
-the other's answers: another tenant's records. Both twins key their drivers by
-:func:`generation`, which changes in every child, so a child opens its own driver on
-first use. The parent's connections are also :func:`disown`\\ ed in the child right after
-the fork, without a byte on the wire: otherwise the child closing them (or the garbage
-collector doing it at exit) would send ``GOODBYE`` and shut down the parent's streams.
+A pooled connection used by two processes (gunicorn ``--preload``, Celery prefork, ...)
+interleaves their requests, so one reads the other's answers: another tenant's records.
+Drivers are keyed by :func:`generation`, which changes in every child, and the parent's are
+:func:`disown`\\ ed in the child without a byte on the wire: closing them (or the garbage
+collector, at exit) would send ``GOODBYE`` and shut down the parent's streams.
 """
 
 from __future__ import annotations
@@ -30,8 +27,7 @@ class Inheritor(Protocol):
 
 
 _owners: weakref.WeakSet[Any] = weakref.WeakSet()
-#: What children inherited and forgot: kept referenced so that the garbage collector
-#: never finalises a parent's driver, connection or client in a child.
+#: What children inherited and forgot, kept so that the GC never finalises it in a child.
 _inherited: list[object] = []
 
 
@@ -54,10 +50,8 @@ def keep(inherited: object) -> None:
 def disown(driver: Any) -> None:
     """Forget a sync driver's pooled connections in a child without touching their streams.
 
-    ``kill()`` is the driver's own way to drop a connection without ``GOODBYE``: it
-    closes the socket's file descriptor in this process only (no ``shutdown()``), so the
-    parent's connection stays intact. The pool's locks are not taken: a parent thread
-    may have held one at the fork, and nothing else runs in the child yet.
+    ``kill()`` closes a socket's descriptor in this process only (no ``GOODBYE``, no
+    ``shutdown()``). The pool's locks are not taken: a parent thread may have held one.
     """
     keep(driver)
     pool = getattr(driver, "_pool", None)

@@ -1,14 +1,9 @@
-"""``memora-ogm inspect`` and the shell's ``show()``: look around a memory graph, read-only:
-the organisations with their counts, or one with its agents and users, and a user's timeline.
+"""``memora-ogm inspect`` and the shell's ``show()``: a read-only look around a memory graph.
 
-Every read runs in a read transaction of the sync facade: the timeline through its
-public reads, the counts (which the facade has no read for) as units of work compiled
-here, one statement for the overview and one for an organisation (with the user asked
-for), run by its graph's one statement path (``Graph.read_unit``, with its retries).
-The counts find nodes by their key properties, not along relationships, so a node
-counts even when nothing links it. Nothing is written, not even the schema, and only
-the organisation asked for is read.
-Output is bounded by ``--limit`` (organisations, users, agents, interactions).
+The timeline uses the facade's public reads; the counts, which it has no read for, are one
+compiled statement each (overview, organisation) on the graph's retrying read path. They
+find nodes by key properties, so a node counts even when nothing links it. Nothing is
+written, not even the schema.
 """
 
 from __future__ import annotations
@@ -156,7 +151,6 @@ def _organization(row: dict[str, Any]) -> list[str]:
 def inspect_lines(
     conn: Neo4jConnection, org_id: str | None, user_id: str | None, limit: int
 ) -> list[str]:
-    """What ``memora-ogm inspect`` prints."""
     lines = [f"connected to {conn.uri} (database {conn.database})", ""]
     from memora_ogm.sync import Neo4jGraphInterface  # with qdrant-client: only when used
 

@@ -1,11 +1,8 @@
 """Readable text for the return models and node objects, for a person at a shell.
 
-``format_value`` turns an organisation, user, agent, interaction, message, memory, a
-node object or a list of them into a few indented lines: an interaction shows its
-messages in order and its memories, a memory its text, date and source messages. It only
-formats what it is given (no queries); the models and nodes call it from
-``_repr_pretty_``, so IPython (and Jupyter) show them this way while ``repr``, ``str``
-and equality stay pydantic's and neomodel's. ``None`` means "not one of ours".
+It formats only what it is given (no queries). The models and nodes call it from
+``_repr_pretty_``, so IPython shows them so while ``repr``, ``str`` and equality stay
+pydantic's and neomodel's.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """``memora-ogm shell``: a Python shell on the memory graph, like ``manage.py shell``.
 
-    memora-ogm shell [--plain] [--qdrant-path DIR | --qdrant-url URL] [-c CODE]
-
-It connects as ``memora-ogm demo`` does (``NEO4J_URI`` & co., else the server of
-``memora-ogm server start``, else a local Neo4j that it stops on exit), installs the
-schema (``setup()``, idempotent) and opens IPython when it is installed, the standard
-library REPL otherwise (or with ``--plain``). ``-c CODE`` or a script on standard input
-runs without a prompt. Results print as readable lines (``memora_ogm.pretty``); an
-``Interaction`` or ``Memory`` node is shown with what the facade reads about it.
+It connects as ``memora-ogm demo`` does, installs the schema (idempotent) and opens IPython
+if it is installed, else the standard REPL; ``-c`` or a script on stdin runs without a
+prompt. An ``Interaction`` or ``Memory`` node prints with what the facade reads about it.
 """
 
 from __future__ import annotations
@@ -22,6 +17,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from memora_ogm import __version__, nodes
@@ -54,8 +50,7 @@ def shown(memora: Neo4jGraphInterface, value: object) -> str | None:
 
 
 def _vectors(args: argparse.Namespace) -> tuple[QdrantDB | None, str]:
-    """The store ``QdrantDB`` opens there, in the layout its collection was written in (as
-    ``memora-ogm check`` reads it); Memora's layout for a new one."""
+    """The store named, in the layout its collection was written in (Memora's for a new one)."""
     from memora_ogm.sync import QdrantDB
     from memora_ogm.vector_db.detect import stored_layout
 
@@ -70,13 +65,11 @@ def _vectors(args: argparse.Namespace) -> tuple[QdrantDB | None, str]:
 
 
 def namespace(memora: Neo4jGraphInterface, vectors: QdrantDB | None) -> dict[str, Any]:
-    """What the shell preloads."""
     from neomodel import db
 
     def show(org_id: str, user_id: str, limit: int = DEFAULT_LIMIT, graph: bool = False) -> None:
         """Print a user's interactions, newest first, with messages, memories and history;
-        with ``graph=True``, write their picture as a page (``memora.graph_of``) and
-        print where."""
+        with ``graph=True``, write their picture to a page and print where."""
         if not graph:
             print("\n".join(timeline_lines(memora, org_id, user_id, limit)))
             return
@@ -140,14 +133,12 @@ def _ipython(ns: dict[str, Any], text: str, show: Callable[[object], str | None]
 
 
 def _plain(ns: dict[str, Any], text: str, show: Callable[[object], str | None]) -> None:
-    try:
+    with contextlib.suppress(ImportError):  # Windows without pyreadline
         import readline
         import rlcompleter
 
         readline.set_completer(rlcompleter.Completer(ns).complete)
         readline.parse_and_bind("tab: complete")
-    except ImportError:  # pragma: no cover - Windows without pyreadline
-        pass
     previous = sys.displayhook
 
     def displayhook(value: object) -> None:
@@ -190,14 +181,6 @@ def connect_neomodel(conn: Neo4jConnection) -> None:
     )
 
 
-def _has_ipython() -> bool:
-    try:
-        import IPython  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def cmd_shell(args: argparse.Namespace) -> int:
     from neomodel import db
 
@@ -213,7 +196,7 @@ def cmd_shell(args: argparse.Namespace) -> int:
             ns = namespace(memora, vectors)
             text = banner(conn, vector_text, started=conn.backend in ("maven", "docker"))
             if args.command is None and sys.stdin.isatty():
-                interact = _plain if args.plain or not _has_ipython() else _ipython
+                interact = _plain if args.plain or find_spec("IPython") is None else _ipython
                 interact(ns, text, functools.partial(shown, memora))
                 return 0
             print(text, file=sys.stderr)

@@ -1,9 +1,5 @@
-"""A real Neo4j 5.26 with APOC for tests, the demo and development (SPEC section 8).
-
->>> from memora_ogm.server import connect_or_start
->>> with connect_or_start() as conn:          # doctest: +SKIP
-...     neomodel.db.set_connection(url=conn.neomodel_url)
-"""
+"""A real Neo4j 5.26 with APOC for tests, the demo and development (SPEC section 8):
+``with connect_or_start() as conn`` gives one, found or started."""
 
 from memora_ogm.server.chain import (
     Backend,

@@ -1,13 +1,8 @@
-"""Which Neo4j to use: the selection chain of SPEC section 8.
+"""Which Neo4j to use (SPEC section 8): ``NEO4J_URI`` & co., else a Docker engine's
+``neo4j:5.26`` with APOC, else the embedded server (Java 17+ and Maven), else an error.
 
-1. ``NEO4J_URI`` (with ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``);
-2. a reachable Docker engine: a testcontainers ``neo4j:5.26`` with APOC;
-3. Java 17+ (with javac) and Maven: the embedded Neo4j Community server;
-4. otherwise a :class:`NoNeo4jAvailableError` that says what is missing.
-
-The decision is :func:`select_backend`, a pure function of an
-:class:`EnvironmentFacts`; :func:`gather_facts` probes the machine and
-:func:`connect_or_start` does both and provides the server.
+:func:`select_backend` decides from :class:`EnvironmentFacts` alone, so tests can drive it
+without probing the machine (:func:`gather_facts` probes).
 """
 
 from __future__ import annotations
@@ -25,14 +20,6 @@ from memora_ogm.server.local import MIN_JAVA, LocalNeo4jServer, find_java_tools,
 
 # "docker" or "maven" skips the steps before it (NEO4J_URI still wins).
 ENV_BACKEND = "MEMORA_OGM_NEO4J_BACKEND"
-
-HOW_TO_POINT = (
-    "To use an existing Neo4j 5.26+ with APOC core (your own server or Aura), set\n"
-    "  export NEO4J_URI=bolt://host:7687   # or neo4j+s://<id>.databases.neo4j.io\n"
-    "  export NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... NEO4J_DATABASE=neo4j\n"
-    "or install Docker, or a JDK "
-    f"{MIN_JAVA}+ and Maven so memora-ogm can start a local Neo4j itself."
-)
 
 
 class Backend(str, enum.Enum):
@@ -77,33 +64,34 @@ def select_backend(facts: EnvironmentFacts) -> Backend:
         f"  1. {ENV_URI} (with NEO4J_USERNAME, NEO4J_PASSWORD, NEO4J_DATABASE): not set",
         f"  2. a Docker engine for testcontainers: {docker}",
         f"  3. Java and Maven to build a local Neo4j Community: {java}",
-        HOW_TO_POINT,
+        "To use an existing Neo4j 5.26+ with APOC core (your own server or Aura), set",
+        "  export NEO4J_URI=bolt://host:7687   # or neo4j+s://<id>.databases.neo4j.io",
+        "  export NEO4J_USERNAME=neo4j NEO4J_PASSWORD=... NEO4J_DATABASE=neo4j",
+        f"or install Docker, or a JDK {MIN_JAVA}+ and Maven so memora-ogm can start a local "
+        "Neo4j itself.",
     ]
     raise NoNeo4jAvailableError("\n".join(lines))
 
 
-def gather_facts(environ: Mapping[str, str] | None = None) -> EnvironmentFacts:
+def gather_facts(environ: Mapping[str, str] = os.environ) -> EnvironmentFacts:
     """Probe the machine (lazily: nothing else is probed once NEO4J_URI is set)."""
-    env = os.environ if environ is None else environ
-    env_connection = connection_from_env(env)
+    env_connection = connection_from_env(environ)
     if env_connection is not None:
         return EnvironmentFacts(env_connection=env_connection)
-    forced = env.get(ENV_BACKEND) or None
-    docker = False if forced == Backend.MAVEN.value else docker_available(env)
-    tools = find_java_tools(env)
+    forced = environ.get(ENV_BACKEND) or None
+    docker = False if forced == Backend.MAVEN.value else docker_available(environ)
+    tools = find_java_tools(environ)
     javac, mvn = tools.javac is not None, tools.mvn is not None
     return EnvironmentFacts(None, docker, tools.java_major, javac, mvn, forced)
 
 
 @contextmanager
 def connect_or_start(
-    environ: Mapping[str, str] | None = None, **local_options: Any
+    environ: Mapping[str, str] = os.environ, **local_options: Any
 ) -> Iterator[Neo4jConnection]:
     """Yield a connection from the chain; stop whatever was started on exit.
 
-    ``local_options`` go to :class:`LocalNeo4jServer` (port, data_dir, heap_mb,
-    pagecache_mb, ...) when the Maven path is taken.
-    """
+    ``local_options`` go to :class:`LocalNeo4jServer` on the Maven path."""
     facts = gather_facts(environ)
     backend = select_backend(facts)
     if backend is Backend.ENV:

@@ -15,8 +15,7 @@ ENV_DATABASE = "NEO4J_DATABASE"
 DEFAULT_USERNAME = "neo4j"
 DEFAULT_DATABASE = "neo4j"
 
-# Characters that would make ``scheme://user:password@host`` ambiguous for
-# neomodel, which splits credentials off without URL-unquoting them.
+# What would make ``scheme://user:password@host`` ambiguous for neomodel.
 _URL_UNSAFE = frozenset("/?#")
 
 
@@ -24,10 +23,8 @@ _URL_UNSAFE = frozenset("/?#")
 class Neo4jConnection:
     """Where a Neo4j server listens and how to log in.
 
-    ``backend`` says how the server was obtained: ``"env"`` (``NEO4J_*``
-    variables), ``"docker"`` (testcontainers), ``"maven"`` (the embedded
-    Neo4j Community server that memora-ogm builds) or ``"state"`` (a server
-    started earlier by ``memora-ogm server start``).
+    ``backend``: ``"env"`` (``NEO4J_*``), ``"docker"``, ``"maven"`` (the embedded server) or
+    ``"state"`` (the one ``memora-ogm server start`` runs).
     """
 
     uri: str
@@ -45,11 +42,8 @@ class Neo4jConnection:
     def neomodel_url(self) -> str:
         """The URL for ``neomodel.db.set_connection(url=...)``.
 
-        ``scheme://username:password@host:port/database``. neomodel splits the
-        credentials off at the last ``@`` and the first ``:`` and does *not*
-        URL-unquote them, so they are inserted verbatim; credentials that would
-        make the URL ambiguous raise ``ValueError`` (connect neomodel with
-        ``set_connection(driver=...)`` instead).
+        neomodel does not URL-unquote credentials, so they go in verbatim; ones that would make
+        the URL ambiguous raise ``ValueError`` (use ``set_connection(driver=...)`` then).
         """
         parts = urlsplit(self.uri)
         if not parts.scheme or not parts.hostname:
@@ -82,14 +76,9 @@ class Neo4jSettingsError(ValueError):
     """The ``NEO4J_*`` environment variables are incomplete or malformed."""
 
 
-def connection_from_env(environ: Mapping[str, str] | None = None) -> Neo4jConnection | None:
-    """The server named by ``NEO4J_URI`` & co., or None when ``NEO4J_URI`` is unset/empty.
-
-    ``NEO4J_USERNAME`` defaults to ``neo4j`` and ``NEO4J_DATABASE`` to ``neo4j``;
-    ``NEO4J_PASSWORD`` is required once ``NEO4J_URI`` is given.
-    """
-    env = os.environ if environ is None else environ
-    uri = env.get(ENV_URI, "").strip()
+def connection_from_env(environ: Mapping[str, str] = os.environ) -> Neo4jConnection | None:
+    """The server named by ``NEO4J_URI`` & co., or None when ``NEO4J_URI`` is unset/empty."""
+    uri = environ.get(ENV_URI, "").strip()
     if not uri:
         return None
     if not urlsplit(uri).scheme:
@@ -97,8 +86,8 @@ def connection_from_env(environ: Mapping[str, str] | None = None) -> Neo4jConnec
             f"{ENV_URI}={uri!r} is not a URI; expected e.g. bolt://localhost:7687 "
             "or neo4j+s://xxxx.databases.neo4j.io"
         )
-    password = env.get(ENV_PASSWORD)
+    password = environ.get(ENV_PASSWORD)
     if password is None:
         raise Neo4jSettingsError(f"{ENV_URI} is set but {ENV_PASSWORD} is not")
-    username = env.get(ENV_USERNAME) or DEFAULT_USERNAME
-    return Neo4jConnection(uri, username, password, env.get(ENV_DATABASE) or DEFAULT_DATABASE)
+    username = environ.get(ENV_USERNAME) or DEFAULT_USERNAME
+    return Neo4jConnection(uri, username, password, environ.get(ENV_DATABASE) or DEFAULT_DATABASE)

@@ -21,17 +21,16 @@ class DockerNeo4jError(RuntimeError):
     """The Docker path could not provide a Neo4j container."""
 
 
-def docker_socket_candidates(environ: Mapping[str, str] | None = None) -> list[str]:
+def docker_socket_candidates(environ: Mapping[str, str] = os.environ) -> list[str]:
     """Unix sockets where a Docker engine usually listens, most specific first."""
-    env = os.environ if environ is None else environ
     out = []
-    host = env.get("DOCKER_HOST", "")
+    host = environ.get("DOCKER_HOST", "")
     if host.startswith("unix://"):
         out.append(host[len("unix://") :])
     out.append("/var/run/docker.sock")
-    if env.get("XDG_RUNTIME_DIR"):
-        out.append(str(Path(env["XDG_RUNTIME_DIR"]) / "docker.sock"))
-    home = Path(env.get("HOME") or Path.home())
+    if environ.get("XDG_RUNTIME_DIR"):
+        out.append(str(Path(environ["XDG_RUNTIME_DIR"]) / "docker.sock"))
+    home = Path(environ.get("HOME") or Path.home())
     out += [
         str(home / ".docker" / "run" / "docker.sock"),
         str(home / ".docker" / "desktop" / "docker.sock"),
@@ -56,18 +55,15 @@ def ping_docker_socket(path: str, timeout: float = 2.0) -> bool:
         return False
 
 
-def docker_available(environ: Mapping[str, str] | None = None, timeout: float = 2.0) -> bool:
+def docker_available(environ: Mapping[str, str] = os.environ, timeout: float = 2.0) -> bool:
     """Whether a Docker engine answers, quickly and without side effects.
 
-    ``DOCKER_HOST=tcp://...`` without TLS is pinged directly; other remote
-    setups (TLS, ssh, contexts) are left to ``docker info``. Unix sockets in
-    the usual places are pinged over HTTP.
+    Remote setups other than plain ``tcp://`` (TLS, ssh, contexts) are left to ``docker info``.
     """
-    env = os.environ if environ is None else environ
-    host = env.get("DOCKER_HOST", "")
+    host = environ.get("DOCKER_HOST", "")
     if host and not host.startswith("unix://"):
         parts = urlsplit(host)
-        if parts.scheme == "tcp" and not env.get("DOCKER_TLS_VERIFY") and parts.hostname:
+        if parts.scheme == "tcp" and not environ.get("DOCKER_TLS_VERIFY") and parts.hostname:
             try:
                 with socket.create_connection(
                     (parts.hostname, parts.port or 2375), timeout=timeout
@@ -75,16 +71,16 @@ def docker_available(environ: Mapping[str, str] | None = None, timeout: float = 
                     return _ping(sock)
             except OSError:
                 return False
-        docker = shutil.which("docker", path=env.get("PATH"))
+        docker = shutil.which("docker", path=environ.get("PATH"))
         if docker is None:
             return False
         info = [docker, "info", "--format", "{{.ServerVersion}}"]
         try:
-            done = subprocess.run(info, capture_output=True, timeout=max(timeout, 5.0), env=env)
+            done = subprocess.run(info, capture_output=True, timeout=max(timeout, 5.0), env=environ)
         except (OSError, subprocess.SubprocessError):
             return False
         return done.returncode == 0
-    return any(ping_docker_socket(path, timeout) for path in docker_socket_candidates(env))
+    return any(ping_docker_socket(path, timeout) for path in docker_socket_candidates(environ))
 
 
 def container_environment() -> dict[str, str]:

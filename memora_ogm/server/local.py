@@ -1,12 +1,8 @@
 """An embedded Neo4j Community server built from Maven Central, for machines without Docker.
 
-``build()`` resolves ``org.neo4j:neo4j``, ``org.neo4j:neo4j-bolt`` and APOC core
-with Maven and compiles the small launcher in ``java/LocalNeo4j.java``; the
-result is cached under ``~/.cache/memora-ogm/neo4j-<version>-<hash>/`` so that a
-second start only pays for the JVM (a few seconds). :class:`LocalNeo4jServer`
-launches it on 127.0.0.1 with authentication on and stops it again. The
-generated password is in force before Bolt accepts a connection, and the data
-folder, the launcher's log and whatever the JVM writes are the owner's alone.
+The build (Neo4j, its Bolt connector, APOC core and ``java/LocalNeo4j.java``) is cached,
+so a later start only pays for the JVM. The server listens on 127.0.0.1, its password is
+in force before Bolt accepts a connection, and all it writes is the owner's alone.
 """
 
 from __future__ import annotations
@@ -55,19 +51,13 @@ ENV_NEO4J_VERSION = "MEMORA_OGM_NEO4J_VERSION"
 ENV_HEAP_MB = "MEMORA_OGM_NEO4J_HEAP_MB"
 ENV_PAGECACHE_MB = "MEMORA_OGM_NEO4J_PAGECACHE_MB"
 ENV_START_TIMEOUT = "MEMORA_OGM_NEO4J_START_TIMEOUT"
-#: More options for the server's JVM, split as a shell splits them (scripts/test.sh sets
-#: them for its short-lived test servers).
+#: More JVM options, split as a shell would (scripts/test.sh sets them for its test servers).
 ENV_JAVA_OPTS = "MEMORA_OGM_NEO4J_JAVA_OPTS"
-# When set, every launched JVM leaves "<pid>" files in this folder while it runs,
-# so that a CI script can make sure none is left behind (see .ci/run).
 ENV_PID_DIR = "MEMORA_OGM_PID_DIR"
 
 
 class LocalNeo4jError(RuntimeError):
     """Building or launching the embedded Neo4j failed."""
-
-
-# --------------------------------------------------------------------------- tools
 
 
 def maven_missing(java_major: int | None, javac: bool, mvn: bool) -> list[str]:
@@ -112,23 +102,18 @@ def parse_java_major(version_output: str) -> int | None:
     return int(minor) if major == "1" and minor else int(major)
 
 
-def find_java_tools(environ: Mapping[str, str] | None = None) -> JavaTools:
+def find_java_tools(environ: Mapping[str, str] = os.environ) -> JavaTools:
     """Locate java, javac and mvn and read java's major version."""
-    env = os.environ if environ is None else environ
-    java = _which("java", env)
+    java = _which("java", environ)
     major = None
     if java is not None:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
             major = parse_java_major(out.stderr + out.stdout)
-    return JavaTools(java, _which("javac", env), _which("mvn", env), major)
-
-
-# --------------------------------------------------------------------------- build
+    return JavaTools(java, _which("javac", environ), _which("mvn", environ), major)
 
 
 def pom_neo4j_version() -> str:
-    """The Neo4j version pinned in ``java/pom.xml``."""
     pom = (JAVA_SOURCE_DIR / "pom.xml").read_text(encoding="utf-8")
     match = re.search(r"<neo4j\.version>([^<]+)</neo4j\.version>", pom)
     if match is None:  # pragma: no cover - the pom ships with the package
@@ -136,13 +121,11 @@ def pom_neo4j_version() -> str:
     return match.group(1).strip()
 
 
-def cache_root(environ: Mapping[str, str] | None = None) -> Path:
+def cache_root(environ: Mapping[str, str] = os.environ) -> Path:
     """``$MEMORA_OGM_CACHE``, else ``$XDG_CACHE_HOME/memora-ogm``, else ``~/.cache/memora-ogm``."""
-    env = os.environ if environ is None else environ
-    if env.get(ENV_CACHE):
-        return Path(env[ENV_CACHE]).expanduser()
-    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    return base / "memora-ogm"
+    if environ.get(ENV_CACHE):
+        return Path(environ[ENV_CACHE]).expanduser()
+    return Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memora-ogm"
 
 
 @dataclass(frozen=True)
@@ -198,31 +181,23 @@ def _load_artifacts(root: Path) -> BuildArtifacts | None:
 
 
 def build(
-    neo4j_version: str | None = None, *, environ: Mapping[str, str] | None = None
+    neo4j_version: str | None = None, *, environ: Mapping[str, str] = os.environ
 ) -> BuildArtifacts:
     """Resolve the server from Maven Central and compile the launcher, or reuse the cache.
 
-    The cache folder's name holds the Neo4j version and a hash of ``pom.xml``,
-    ``LocalNeo4j.java`` and the Java major version; a ``stamp.json`` marks a
-    complete build. Concurrent callers wait on a file lock instead of building
-    twice.
+    Concurrent callers wait on a file lock instead of building twice.
     """
-    env = os.environ if environ is None else environ
-    version = neo4j_version or env.get(ENV_NEO4J_VERSION) or pom_neo4j_version()
-    tools = find_java_tools(env)
+    version = neo4j_version or environ.get(ENV_NEO4J_VERSION) or pom_neo4j_version()
+    tools = find_java_tools(environ)
     missing = maven_missing(tools.java_major, tools.javac is not None, tools.mvn is not None)
     if missing:
         raise LocalNeo4jError("cannot build the local Neo4j: missing " + ", ".join(missing))
     assert tools.mvn is not None and tools.javac is not None
-    root = cache_root(env) / f"neo4j-{version}-{_build_key(version, tools.java_major)}"
-    cached = _load_artifacts(root)
-    if cached is not None:
-        return cached
+    root = cache_root(environ) / f"neo4j-{version}-{_build_key(version, tools.java_major)}"
     root.parent.mkdir(parents=True, exist_ok=True)
     with open(root.parent / f".{root.name}.lock", "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # held until the file closes
-        cached = _load_artifacts(root)  # another process may have built it meanwhile
-        if cached is not None:
+        if (cached := _load_artifacts(root)) is not None:  # perhaps built meanwhile
             return cached
         print(
             f"memora-ogm: building Neo4j {version} Community + APOC from Maven Central "
@@ -275,9 +250,6 @@ def _run_logged(cmd: list[str], log: Path, what: str) -> None:
         )
 
 
-# --------------------------------------------------------------------------- processes
-
-
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nobody listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -324,8 +296,7 @@ def is_local_neo4j(pid: int) -> bool:
 
 
 def _note_pid(pid: int, running: bool, environ: Mapping[str, str] = os.environ) -> None:
-    """Leave (or remove) ``$MEMORA_OGM_PID_DIR/<pid>`` while a JVM runs, so that a CI
-    script can make sure that none is left behind (see .ci/run)."""
+    """``$MEMORA_OGM_PID_DIR/<pid>`` exists while a JVM runs: CI checks none is left (.ci/run)."""
     pid_dir = environ.get(ENV_PID_DIR)
     with contextlib.suppress(OSError):
         if pid_dir and running:
@@ -336,11 +307,9 @@ def _note_pid(pid: int, running: bool, environ: Mapping[str, str] = os.environ) 
 
 
 def stop_process(pid: int, timeout: float = DEFAULT_STOP_TIMEOUT) -> bool:
-    """SIGTERM ``pid`` (a launcher JVM), wait for it, SIGKILL it after ``timeout``.
+    """SIGTERM a launcher JVM, SIGKILL it after ``timeout``; False when none was running.
 
-    Returns False when no such launcher was running. Refuses to signal a pid
-    that now belongs to another program.
-    """
+    Never signals a pid that now belongs to another program."""
     if not pid_running(pid) or not is_local_neo4j(pid):
         _note_pid(pid, running=False)
         return False
@@ -369,20 +338,12 @@ def _int_env(environ: Mapping[str, str], name: str, default: int) -> int:
 
 
 class LocalNeo4jServer:
-    """One embedded Neo4j Community server process.
+    """One embedded Neo4j Community server process; ``with`` it to get its connection.
 
-    >>> with LocalNeo4jServer() as conn:          # doctest: +SKIP
-    ...     GraphDatabase.driver(conn.uri, auth=conn.auth)
-
-    ``port=None`` picks a free port; ``data_dir=None`` uses a temporary folder
-    that ``stop()`` deletes. ``heap_mb``/``pagecache_mb`` default to
-    ``$MEMORA_OGM_NEO4J_HEAP_MB``/``$MEMORA_OGM_NEO4J_PAGECACHE_MB`` or 1024/512.
-    A server started attached (the default) is always stopped: by ``stop()``,
-    by leaving the ``with`` block, at interpreter exit, or, when this process is
-    killed before any of those, by the JVM itself once the pipe to its stdin
-    closes (it then removes its temporary folder too). ``detached=True``
-    starts it in its own session and leaves it running (for ``memora-ogm
-    server start``); stop it later with :func:`stop_process`.
+    ``port=None`` picks a free port; ``data_dir=None`` is a temporary folder that ``stop()``
+    deletes. An attached server always stops: by ``stop()``, the ``with`` block, interpreter
+    exit, or, if this process is killed, by the JVM itself when its stdin closes.
+    ``detached=True`` leaves it running in its own session (``memora-ogm server start``).
     """
 
     def __init__(
@@ -397,16 +358,17 @@ class LocalNeo4jServer:
         start_timeout: float | None = None,
         log_path: str | os.PathLike[str] | None = None,
         detached: bool = False,
-        environ: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] = os.environ,
     ) -> None:
-        env = os.environ if environ is None else environ
-        self._environ = env
+        self._environ = environ
         self.requested_port = port
         # set by start() when None: a temporary folder, a log in it or in the data folder
         self.data_dir = Path(data_dir).expanduser().resolve() if data_dir else None
         self.log_path = Path(log_path).expanduser().resolve() if log_path else None
-        self.heap_mb = heap_mb or _int_env(env, ENV_HEAP_MB, DEFAULT_HEAP_MB)
-        self.pagecache_mb = pagecache_mb or _int_env(env, ENV_PAGECACHE_MB, DEFAULT_PAGECACHE_MB)
+        self.heap_mb = heap_mb or _int_env(environ, ENV_HEAP_MB, DEFAULT_HEAP_MB)
+        self.pagecache_mb = pagecache_mb or _int_env(
+            environ, ENV_PAGECACHE_MB, DEFAULT_PAGECACHE_MB
+        )
         self.password = password or generate_password()
         if len(self.password) < MIN_PASSWORD_LENGTH or "\n" in self.password:
             raise LocalNeo4jError(
@@ -415,7 +377,7 @@ class LocalNeo4jServer:
             )
         self.neo4j_version = neo4j_version
         self.start_timeout = start_timeout or float(
-            env.get(ENV_START_TIMEOUT) or DEFAULT_START_TIMEOUT
+            environ.get(ENV_START_TIMEOUT) or DEFAULT_START_TIMEOUT
         )
         self.detached = detached
         self.artifacts: BuildArtifacts | None = None
@@ -467,8 +429,7 @@ class LocalNeo4jServer:
         """Start the JVM; True once ready, False if it exited early. Raises on timeout."""
         assert self.data_dir is not None and self.log_path is not None
         java = find_java_tools(self._environ).java or "java"
-        # APOC must be both in the plugins folder and on the classpath, or its
-        # ApocConfig cannot be injected.
+        # APOC in the plugins folder and on the classpath, or its ApocConfig cannot be injected
         classpath = [str(artifacts.classes_dir), str(artifacts.plugins_dir / "*")]
         cmd = [java, f"-Xmx{self.heap_mb}m", "-XX:+ExitOnOutOfMemoryError", "-Dfile.encoding=UTF-8"]
         cmd += shlex.split(self._environ.get(ENV_JAVA_OPTS, ""))
@@ -532,11 +493,9 @@ class LocalNeo4jServer:
         return "\n".join(parts)
 
     def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
-        """SIGTERM the JVM, wait for a clean shutdown, SIGKILL after ``timeout``.
+        """Stop the JVM (see :func:`stop_process`) and remove a temporary data folder.
 
-        Also removes a temporary data folder. Safe to call more than once. Does
-        nothing in a process forked from the one that started the server (the
-        child's exit runs the inherited ``atexit`` hook).
+        Safe to call twice; a no-op in a forked child, whose exit runs the inherited hook.
         """
         atexit.unregister(self.stop)
         if self._owner_pid != os.getpid():

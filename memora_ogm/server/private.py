@@ -11,11 +11,7 @@ PRIVATE_DIR_MODE = 0o700
 
 
 def make_private_dir(path: Path) -> None:
-    """Create ``path`` (and missing parents) and leave it 0700, even if it existed.
-
-    A kept data folder is tightened too: the store files inside are readable by
-    anyone who can enter it.
-    """
+    """Create ``path`` and leave it 0700 even if it existed: its store files are world-readable."""
     path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
     os.chmod(path, PRIVATE_DIR_MODE)
 
@@ -23,9 +19,7 @@ def make_private_dir(path: Path) -> None:
 def write_private_file(path: Path, text: str) -> None:
     """Replace ``path`` with a new 0600 file holding ``text``, following no link.
 
-    The text goes to a fresh file with a random name in the same folder, created
-    with ``O_EXCL | O_NOFOLLOW`` (``tempfile.mkstemp``) so that a planted link or
-    an old file's mode is never reused, then renamed over ``path``; the rename
+    ``mkstemp`` makes a fresh file (never a planted link or an old file's mode), and the rename
     replaces a link at ``path`` instead of writing through it.
     """
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -19,10 +19,9 @@ STATE_FILE = "server.json"
 PID_FILE = "server.pid"
 
 
-def memora_home(environ: Mapping[str, str] | None = None) -> Path:
+def memora_home(environ: Mapping[str, str] = os.environ) -> Path:
     """``$MEMORA_OGM_HOME``, else ``~/.memora-ogm``."""
-    env = os.environ if environ is None else environ
-    return Path(env[ENV_HOME]).expanduser() if env.get(ENV_HOME) else Path.home() / ".memora-ogm"
+    return Path(environ.get(ENV_HOME) or Path.home() / ".memora-ogm").expanduser()
 
 
 @dataclass(frozen=True)
@@ -46,8 +45,7 @@ class ServerState:
 
 def read_state(home: Path) -> ServerState | None:
     try:
-        raw = json.loads((home / STATE_FILE).read_text(encoding="utf-8"))
-        return ServerState(**raw)
+        return ServerState(**json.loads((home / STATE_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):
         return None
 
@@ -72,12 +70,9 @@ NO_SERVER_HINT = (
 )
 
 
-def existing_connection(environ: Mapping[str, str] | None = None) -> Neo4jConnection | None:
-    """``NEO4J_URI`` & co., else the server ``memora-ogm server start`` runs, else None.
-
-    For commands that work on data already there (migrate, inspect, export, import,
-    move) and so never start a server of their own.
-    """
+def existing_connection(environ: Mapping[str, str] = os.environ) -> Neo4jConnection | None:
+    """``NEO4J_URI`` & co., else the server ``memora-ogm server start`` runs, else None (for
+    commands that work on data already there, so never start a server)."""
     conn = connection_from_env(environ)
     if conn is not None:
         return conn
@@ -86,8 +81,7 @@ def existing_connection(environ: Mapping[str, str] | None = None) -> Neo4jConnec
 
 
 def required_connection(environ: Mapping[str, str], purpose: str) -> Neo4jConnection:
-    """:func:`existing_connection`, or an error that says how to give one (the command
-    line prints it and exits 1)."""
+    """:func:`existing_connection`, or an error that says how to give one."""
     conn = existing_connection(environ)
     if conn is None:
         raise NoNeo4jAvailableError(f"nothing to {purpose}: {NO_SERVER_HINT}")
