@@ -3,44 +3,25 @@ Django, Flask and FastAPI apps and the shell.
 
     neomodel_install_labels memora_ogm.nodes --db bolt://neo4j:password@localhost:7687
 
-installs one uniqueness guarantee per class's key (``__node_key__``; composite
-``IS UNIQUE`` on Community Edition, ``NODE KEY`` on Enterprise), the same constraints, by
-name, as ``Neo4jGraphInterface.setup()`` (see ``memora_ogm._async.schema``).
+installs each class's ``__node_key__`` (``IS UNIQUE`` on Community, ``NODE KEY`` on
+Enterprise), the constraints ``Neo4jGraphInterface.setup()`` installs, by name.
 
-As in neomodel itself (``StructuredNode`` and ``AsyncStructuredNode``), the plain names
-are the synchronous classes (``Memory``, ``BelongsTo``, on ``neomodel.db``) and
-``Async``-prefixed ones their async twins (``AsyncMemory``, on ``neomodel.adb``), which
-the async facade uses. The async classes are defined in ``memora_ogm._async.nodes`` and
-the sync ones generated from them; both keep their Memora names (a class's name is its
-label), so ``AsyncMemory.__name__`` is ``"Memory"``.
+As in neomodel, plain names are the sync classes (on ``neomodel.db``) and ``Async``
+ones their twins (on ``neomodel.adb``), which keep Memora's names: a class's name is its
+label, so ``AsyncMemory.__name__`` is ``"Memory"``. Labels, relationship types and
+properties are Memora's, so each reads the other's databases. Attributes follow the graph
+(``memory.contrary_update`` to the newer memory); each relationship type has an empty
+model (:class:`BelongsTo`, ...) so neomodel's ``traverse`` and ``resolve_objects`` work.
 
-Labels, relationship types and property names are Memora's own, so a database written
-by Memora reads here and the other way round. Relationship attributes are named after the
-graph: ``user.interactions_in`` follows ``INTERACTIONS_IN``, ``memory.contrary_update``
-follows ``CONTRARY_UPDATE`` to the newer memory, and so on. Each relationship type has
-its relationship model (``BELONGS_TO`` is :class:`BelongsTo`, ...), empty because
-Memora's relationships carry no properties, so that neomodel's ``traverse``,
-``relationship()`` and ``resolve_objects`` work on every one of them.
-
-Each attribute states the cardinality every Memora database holds on its side, and only
-that (neomodel's default, ``ZeroOrMore``, where it names none): a ``One`` makes neomodel
-raise on reading a node that lacks the relationship. What Memora writes in one statement
-and only deletes together is ``One`` (a user's organisation and collections, an agent's
-organisation, an interaction's collection, a memory's collection and interaction). Where
-Memora's own data differs from the schema it is relaxed: a memory saved by Memora 0.3.0
-after the v0.3.x migration has no day (SPEC 10.1), so ``date_obtained`` is ``ZeroOrOne``;
-an organisation's agent has no user and a user's own agent outlives its user in Memora
-(``delete_user`` leaves it), so ``Agent.user`` is ``ZeroOrOne``; an interaction imported
-with no ``dates`` has no day, so ``has_occurrence_on`` is ``ZeroOrMore``; a memory can be
-superseded twice (SPEC 10.18) and an import may let one memory supersede two, so
-``CONTRARY_UPDATE`` is ``ZeroOrMore`` both ways. A chain has no forks (SPEC 3): at most
-one first message, one next and one previous message (only Memora's racing updates, SPEC
-10.12, could fork one, and reading the fork then raises neomodel's
-``CardinalityViolation``).
-
-neomodel checks these on model-level writes (``connect()`` through the classes, one
-read before the write); the facade's compiled statements never go through them, their
-shape already keeps them.
+Each attribute states the cardinality every Memora database holds (``ZeroOrMore`` where it
+names none): ``One`` makes neomodel raise on a node lacking it, so only what Memora writes
+in one statement and deletes together is ``One``. Relaxed where Memora's data differs:
+``date_obtained`` (a 0.3.0 memory after the v0.3.x migration has no day, SPEC 10.1),
+``Agent.user`` (an organisation's agent has none; a user's outlives it),
+``has_occurrence_on`` (an import without ``dates``), ``CONTRARY_UPDATE`` both ways (SPEC
+10.18, imports). A chain has at most one first, next and previous message (SPEC 3; a fork
+from Memora's racing updates, SPEC 10.12, raises ``CardinalityViolation`` when read).
+neomodel checks these on model-level writes only; the facade's statements keep them by shape.
 """
 
 from memora_ogm._async import nodes as _async

@@ -1,15 +1,9 @@
-"""Pictures of a memory graph: what ``graph_of`` reads, the graph it returns, and its HTML.
+"""Pictures of a memory graph: ``graph_of``'s read, the graph it returns, and its HTML.
 
-``graph_of(org_id, user_id, limit)`` is one read declared here (no I/O, shared by both
-twins) and run by the facade: a user's ``limit`` most recent interactions (newest
-``updated_at`` first; the statement itself stops there) with their message chains, the
-memories taken from them with their source messages and their days, and each memory's
-contradiction history one step both ways (``CONTRARY_UPDATE``), even into interactions
-outside the limit; or, without a user, an organisation's users (with what they own)
-and agents. :class:`MemoryGraph` holds the nodes and edges read; it shows itself in
-Jupyter and writes a standalone HTML page, drawn by Cytoscape.js with its dagre layout
-(fetched when the package is built, see ``setup.py``, and inlined in every page: the
-page loads nothing from the network).
+``graph_of`` is a read declared here (no I/O, shared by both twins) and run by the
+facade. :class:`MemoryGraph` shows itself in Jupyter and writes a standalone page
+(``picture.html``) drawn by Cytoscape.js and its dagre layout, fetched when the package
+is built (``setup.py``) and inlined: the page loads nothing from the network.
 """
 
 from __future__ import annotations
@@ -112,7 +106,8 @@ class MemoryGraph:
         # "<" escaped: no text of the graph can close the script element it travels in.
         payload = json.dumps(data, ensure_ascii=False, default=str).replace("<", "\\u003c")
         parts = {"title": html.escape(self.title), "scripts": _scripts(), "data": payload}
-        return re.sub(r"\{\{(title|scripts|data)\}\}", lambda slot: parts[slot[1]], PAGE)
+        page = (resources.files("memora_ogm") / "picture.html").read_text(encoding="utf-8")
+        return re.sub(r"\{\{(title|scripts|data)\}\}", lambda slot: parts[slot[1]], page)
 
     def write_html(self, path: str | Path) -> Path:
         """Write :meth:`html` to ``path``; returns it."""
@@ -152,17 +147,14 @@ def _scripts() -> str:
 SCRIPTS = ("cytoscape", "cytoscape-dagre")
 
 
-# --------------------------------------------------------------------------- the reads
-
-
 def graph_of(
     org_id: str, user_id: str | None = None, limit: int = DEFAULT_LIMIT
 ) -> Call[MemoryGraph]:
     """A picture of the memory graph: the user's ``limit`` most recent interactions with
-    their messages, memories, contradiction history and days, or without a user the
-    organisation's users and agents (``limit`` of each) with their counts. One read
-    statement; the picture shows itself in Jupyter and ``write_html(path)`` writes it as a
-    standalone page."""
+    their messages, memories, days and contradiction history (one ``CONTRARY_UPDATE``
+    step each way, even into older interactions), or without a user the organisation's
+    users and agents (``limit`` of each) with their counts. One read statement; the
+    picture shows itself in Jupyter and ``write_html(path)`` writes it as a page."""
     check_ids(org_id=org_id)
     check_page(0, limit)
     if user_id is None:
@@ -224,9 +216,6 @@ def _organization_read(org_id: str, limit: int) -> UnitOfWork:
     )
     work.output("agents", agents)
     return work
-
-
-# --------------------------------------------------------------------------- the graphs
 
 
 def _stamp(value: Any) -> str:
@@ -368,83 +357,3 @@ def _organization_graph(row: dict[str, Any]) -> MemoryGraph:
             built.edge(node, f"agent:{agent_id}", "HAS_AGENT")
     counts = row["org"]
     return built.graph(f"{org['org_name']}: {counts['users']} user(s), {counts['agents']} agent(s)")
-
-
-# --------------------------------------------------------------------------- the page
-
-PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{{title}}</title>
-<style>
-  html, body { margin: 0; height: 100%; font: 13px system-ui, sans-serif; color: #222; }
-  header { padding: 6px 12px; border-bottom: 1px solid #ddd; display: flex; gap: 16px;
-           align-items: baseline; flex-wrap: wrap; }
-  header h1 { font-size: 15px; margin: 0; }
-  .kind { display: inline-flex; align-items: center; gap: 4px; }
-  .kind i { width: 10px; height: 10px; border-radius: 2px; display: inline-block; }
-  main { position: absolute; top: 36px; bottom: 0; left: 0; right: 0; display: flex; }
-  #graph { flex: 1; }
-  #details { width: 280px; overflow: auto; border-left: 1px solid #ddd; margin: 0;
-             padding: 8px; white-space: pre-wrap; font-size: 12px; }
-</style>
-{{scripts}}
-<script type="application/json" id="graph-data">{{data}}</script>
-</head>
-<body>
-<header><h1></h1><span id="legend"></span></header>
-<main><div id="graph"></div><pre id="details">Click a node to see its properties.</pre></main>
-<script>
-const data = JSON.parse(document.getElementById("graph-data").textContent);
-const colors = {Org: "#6a4c93", User: "#1982c4", Agent: "#b08900", Interaction: "#1982c4",
-  MessageBlock: "#8d99ae", Memory: "#d1495b", Date: "#55a630"};
-const shapes = {Org: "hexagon", User: "ellipse", Agent: "triangle",
-  Interaction: "round-rectangle", MessageBlock: "rectangle", Memory: "ellipse", Date: "tag"};
-document.querySelector("h1").textContent = data.title;
-const superseded = new Set(data.edges.filter(e => e.type === "CONTRARY_UPDATE")
-  .map(e => e.source));
-const kinds = [...new Set(data.nodes.map(n => n.kind))];
-document.getElementById("legend").innerHTML = kinds.map(k =>
-  `<span class="kind"><i style="background:${colors[k] || "#999"}"></i>${k}</span>`).join(" ");
-cytoscape.use(cytoscapeDagre);
-window.cy = cytoscape({
-  container: document.getElementById("graph"),
-  elements: [
-    ...data.nodes.map(n => ({data: {id: n.id, kind: n.kind, caption: n.caption,
-      properties: n.properties, superseded: superseded.has(n.id)}})),
-    ...data.edges.map((e, i) => ({data: {id: "e" + i, source: e.source, target: e.target,
-      type: e.type}})),
-  ],
-  style: [
-    {selector: "node", style: {"label": "data(caption)", "font-size": 10,
-      "text-wrap": "wrap", "text-max-width": 120, "text-valign": "bottom", "text-margin-y": 3,
-      "width": 18, "height": 18}},
-    ...Object.keys(colors).map(k => ({selector: `node[kind = "${k}"]`,
-      style: {"background-color": colors[k], "shape": shapes[k]}})),
-    {selector: "node[?superseded]", style: {"opacity": 0.55, "border-width": 2,
-      "border-style": "dashed", "border-color": "#333"}},
-    {selector: "edge", style: {"width": 1.2, "line-color": "#b8c0cc", "curve-style": "bezier",
-      "target-arrow-shape": "triangle", "target-arrow-color": "#b8c0cc", "arrow-scale": 0.7}},
-    {selector: 'edge[type = "CONTRARY_UPDATE"]', style: {"width": 2.5, "line-color": "#d1495b",
-      "target-arrow-color": "#d1495b", "label": "superseded by", "font-size": 9,
-      "color": "#d1495b", "text-rotation": "autorotate"}},
-    {selector: 'edge[type = "MESSAGE_SOURCE"]', style: {"line-style": "dashed",
-      "line-color": "#e59aa5", "target-arrow-color": "#e59aa5"}},
-    {selector: 'edge[type = "HAS_OCCURRENCE_ON"], edge[type = "DATE_OBTAINED"]',
-      style: {"line-style": "dotted", "line-color": "#9bc59d", "target-arrow-color": "#9bc59d"}},
-    {selector: ":selected", style: {"border-width": 3, "border-color": "#000"}},
-  ],
-  layout: {name: "dagre", rankDir: "TB", nodeSep: 12, rankSep: 30,
-    nodeDimensionsIncludeLabels: true},
-  wheelSensitivity: 0.3,
-});
-cy.on("tap", "node", event => {
-  const node = event.target.data();
-  document.getElementById("details").textContent =
-    node.kind + "\\n\\n" + JSON.stringify(node.properties, null, 2);
-});
-</script>
-</body>
-</html>
-"""

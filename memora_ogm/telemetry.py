@@ -1,18 +1,11 @@
-"""OpenTelemetry traces and metrics of every facade call, after OpenTelemetry's database
-semantic conventions (see ``docs/observability.md``).
+"""OpenTelemetry spans and the ``db.client.operation.duration`` histogram of every facade
+call, after the database semantic conventions (``docs/observability.md``).
 
-A span per call of a traced class (kind CLIENT, named by the method) and the histogram
-``db.client.operation.duration``. The classes are traced once, where they are defined
-(:func:`instrument_graph`, :func:`instrument_vector_store`), so every method of both
-twins is traced without code of its own. Inside a call the few places that know more
-report to it: the statement path (:func:`sent`), batched work (:func:`batch`), the retry
-policy (:func:`retrying`) and the resolution of an unanswered commit (:func:`outcome`).
-
-Optional twice over: without ``opentelemetry-api`` installed, or while the providers
-are the API's own (no SDK configured), a traced method checks that once per call and
-runs untraced. Recorded are the statements' parameterized text and the method's name,
-never a parameter's value, nor an error's message (only its class); tenant ids only
-after ``configure(record_tenant_ids=True)``.
+Classes are traced once where defined, so both twins' methods are traced without code of
+their own; inside a call, the statement path, batches, retries and unanswered commits
+report to it. Without ``opentelemetry-api`` or an SDK, a call checks once and runs
+untraced. Never recorded: a parameter's value, an error's message; tenant ids only after
+``configure(record_tenant_ids=True)``.
 """
 
 from __future__ import annotations
@@ -35,11 +28,9 @@ try:
 except ImportError:  # the optional extra memora-ogm[otel] is not installed
     trace = None  # type: ignore[assignment]
 
-#: Whether "no global provider was set" can be read from the API's own module slots,
-#: which every opentelemetry-api release since 1.0 has: an untraced call then costs two
-#: attribute reads, where the public getters look up two environment variables each
-#: call, in situ three times the rest of the check. Not when a variable names a provider
-#: for the getters to load on first use (or the slots are gone): the getters decide then.
+#: Whether "no global provider was set" can be read from the API's module slots (there
+#: since 1.0): two attribute reads, where the public getters read the environment each
+#: call. Not when a variable names a provider for the getters to load: they decide then.
 GLOBAL_SLOTS = (
     trace is not None
     and hasattr(trace, "_TRACER_PROVIDER")
@@ -102,16 +93,14 @@ def configure(
 
 
 def _is_sdk(provider: object) -> bool:
-    """Whether ``provider`` records: not one of the API's own (no-op or proxy) providers,
-    which is what the global ones are until an SDK is configured."""
+    """Whether ``provider`` records: not the API's own no-op or proxy (the global default)."""
     return not type(provider).__module__.startswith(
         ("opentelemetry.trace", "opentelemetry.metrics")
     )
 
 
 class Instruments(NamedTuple):
-    """The tracer and the histogram of a pair of providers (None for one that does not
-    record)."""
+    """A pair of providers' tracer and histogram (None for one that does not record)."""
 
     tracer: Tracer | None
     duration: Histogram | None
@@ -119,8 +108,7 @@ class Instruments(NamedTuple):
 
 @functools.lru_cache(maxsize=8)
 def _instruments_of(tracer_provider: TracerProvider, meter_provider: MeterProvider) -> Instruments:
-    """The instruments of a pair of providers, made once (an SDK's tracer and histogram are
-    the SDK's to keep; a process has a pair or two)."""
+    """The instruments of a pair of providers, made once (an SDK keeps them)."""
     from memora_ogm import __version__
 
     tracer = tracer_provider.get_tracer(SCOPE, __version__) if _is_sdk(tracer_provider) else None
@@ -175,15 +163,13 @@ class Call:
             self.span = instruments.tracer.start_span(
                 operation, kind=trace.SpanKind.CLIENT, attributes=attributes
             )
-        #: The distinct statements sent, in the order first sent.
-        self.statements: dict[str, None] = {}
+        self.statements: dict[str, None] = {}  # distinct, in the order first sent
         self.batches = 0
         self.started = time.perf_counter()
 
     @contextmanager
     def current(self) -> Iterator[None]:
-        """This call as the current one, and its span (if traced) the parent of the spans
-        started inside it."""
+        """This call as the current one, its span the parent of spans started inside."""
         token = _current.set(self)
         attached = None
         if self.span is not trace.INVALID_SPAN:
@@ -285,9 +271,6 @@ def outcome(landed: bool) -> None:
         call.span.add_event("memora.commit_outcome", {"memora.landed": landed})
 
 
-# ----------------------------------------------------------------------------- tracing
-
-
 Describe = Callable[[Any], Attributes]
 
 
@@ -371,8 +354,7 @@ def _server(uri: str) -> Mapping[str, AttributeValue]:
 
 
 def _graph_attributes(interface: Any) -> Attributes:
-    """A graph call's attributes: the database and the server (when the interface has
-    its own URI: a ``from_neomodel()`` one borrows neomodel's driver)."""
+    """A graph call's database and server (none for a ``from_neomodel()`` interface)."""
     graph = interface.graph
     attributes: Attributes = {"db.system.name": "neo4j"}
     if graph.database is not None:
@@ -387,8 +369,7 @@ def _vector_attributes(store: Any) -> Attributes:
 
 
 def instrument_graph(cls: C) -> C:
-    """Trace the facade: a span per call of every public method (``close`` and the
-    vector store's getter aside)."""
+    """Trace every public method of the facade but ``close`` and the vector store getter."""
     return instrument(cls, "neo4j", _graph_attributes, ("close", "get_associated_vector_db"))
 
 

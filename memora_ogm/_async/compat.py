@@ -11,9 +11,8 @@ from typing import Any, TypeVar
 from memora_ogm import fork
 from memora_ogm.vector_db.embedding import EmbeddingFunction as EmbeddingFunction
 
-#: In a forked child, an async driver of the parent is only kept referenced: closing or
-#: killing its connections would go through the parent's event loop (whose epoll set the
-#: child shares), and its connections never send anything unless used.
+#: A forked child only keeps the parent's async driver referenced: closing it would go
+#: through the parent's event loop (whose epoll set the child shares).
 forget_driver = fork.keep
 
 
@@ -48,13 +47,10 @@ async def _until_shutdown(close: Callable[[], Awaitable[None]]) -> AsyncGenerato
 
 
 def watch_running_loop(close: Callable[[], Awaitable[None]]) -> object:
-    """Have ``close`` awaited when the running loop shuts down its async generators.
-
-    ``asyncio.run`` (and every ``asyncio.Runner``) does that before closing the loop, so a
-    driver or client opened on a loop is closed on it. The loop holds its generators
-    weakly: keep what this returns for as long as it is open. The loop adopts the watcher
-    on its first step; that step runs it to its ``yield``, which no ``await`` precedes, so
-    it completes here without awaiting (plain code on the loop may call it).
+    """Have ``close`` awaited when the running loop shuts down its async generators (as
+    ``asyncio.run`` does before closing it). The loop holds them weakly: keep what this
+    returns while open. The first step reaches the ``yield`` without awaiting, so plain
+    code on the loop may call this.
     """
     watcher = _until_shutdown(close)
     with suppress(StopIteration):  # how a step that reached a ``yield`` ends
@@ -68,11 +64,8 @@ async def close_watcher(watcher: Any) -> None:
 
 
 async def close_on(loop: Any, close: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    """Await ``close`` on ``loop``: here, or there when that loop runs in another thread.
-
-    A loop that closed, or is not running, can no longer run it: what it held is left
-    to the garbage collector.
-    """
+    """Await ``close`` on ``loop``, here or in its thread; a closed or stopped loop's
+    objects are left to the garbage collector."""
     if loop is asyncio.get_running_loop():
         await close()
     elif not loop.is_closed() and loop.is_running():
@@ -80,11 +73,8 @@ async def close_on(loop: Any, close: Callable[[], Coroutine[Any, Any, None]]) ->
 
 
 class _Wait:
-    """A thread waiting for a lock on behalf of a task, which may be cancelled meanwhile.
-
-    Whichever of the two comes second (the thread getting the lock, the task giving up)
-    releases it, so a cancelled task never leaves the lock held.
-    """
+    """A thread waiting for a lock for a task that may be cancelled meanwhile: whichever
+    comes second (the lock taken, the task giving up) releases it."""
 
     def __init__(self, lock: threading.Lock) -> None:
         self.lock = lock

@@ -1,17 +1,10 @@
 """The drivers of one graph, and the auto-commit sessions each keeps between calls.
 
-A driver's connections belong to the process that opened them and, in the async twin,
-to the event loop that opened them. So a graph holds one driver per process and event
-loop (a :class:`Link`), opened lazily on first use there:
-
-- after a fork the child opens its own, and the parent's are forgotten in the child
-  without a byte on the wire (:mod:`memora_ogm.fork`);
-- an async interface used from ``asyncio.run(...)`` per call, or from two loops in two
-  threads at once, gets a driver per loop, closed when that loop shuts down its async
-  generators (``asyncio.run`` does) or by :meth:`Connection.close`.
-
-neomodel's own driver slot is the application's: no interface ever writes it
-(:class:`UnitDriverView`).
+A driver's connections belong to the process, and in the async twin the event loop, that
+opened them; so a graph holds one driver per process and loop (a :class:`Link`), opened on
+first use there. A forked child forgets the parent's without a byte on the wire; a loop's
+driver closes when the loop shuts down its async generators, or on :meth:`Connection.close`.
+neomodel's own driver slot is the application's: no interface ever writes it.
 """
 
 from __future__ import annotations
@@ -39,19 +32,15 @@ from memora_ogm import fork
 from memora_ogm._async.compat import close_on, current_loop, forget_driver, watch_running_loop
 from memora_ogm._async.loop_bound import LoopBound
 
-#: The driver of the unit of work bound to neomodel in this context (see
-#: :func:`bind_neomodel`); ``None`` outside one.
+#: The driver of the unit of work bound to neomodel in this context (:func:`bind_neomodel`).
 unit_driver: ContextVar[AsyncDriver | None] = ContextVar("memora_ogm_unit_driver", default=None)
 
 
 class UnitDriverView(AsyncConnectionManager):
     """neomodel's connection manager, which sees a unit of work's driver inside that unit.
 
-    neomodel checks that it has a driver (``ensure_connection``) before every query, even
-    one it runs on the transaction :func:`bind_neomodel` bound; without one it would
-    connect the application's settings, or fail. Its driver slot is process-wide and
-    belongs to the application, so an interface never writes it: inside a bound unit of
-    work neomodel reads the unit's driver instead, and elsewhere its own slot as before.
+    neomodel checks for a driver before every query, even on a bound transaction; its slot
+    is process-wide and the application's, so inside a bound unit neomodel reads the unit's.
     """
 
     @property
@@ -65,43 +54,28 @@ class UnitDriverView(AsyncConnectionManager):
 
 
 def view_unit_drivers() -> None:
-    """Give neomodel's one connection manager (``adb``'s) the :class:`UnitDriverView`.
-
-    The one change memora-ogm makes to neomodel's connection, made only for what binds
-    neomodel to one of its drivers (:func:`bind_neomodel`, the Flask integration's
-    per-app binding): the instance keeps its state and neomodel's own behaviour, only
-    its class changes.
-    """
+    """Give ``adb``'s connection manager the :class:`UnitDriverView` class (its state and
+    behaviour kept); only done by what binds neomodel to a driver of its own."""
     manager = adb._connection
     if type(manager) is AsyncConnectionManager:
         manager.__class__ = UnitDriverView
 
 
 class Link(LoopBound):
-    """One driver this process and event loop may use, with its kept auto-commit sessions.
-
-    Sessions are kept by database and access mode: assigning the graph's ``database``
-    takes effect on the next call, never on a session opened for the old one.
-    """
+    """One driver of this process and event loop, with its kept auto-commit sessions (by
+    database and access mode: a new ``database`` takes effect on the next call)."""
 
     def __init__(self, driver: AsyncDriver, owned: bool) -> None:
         super().__init__()
         self.driver = driver
-        #: Whether the link opened the driver (and so closes it); ``from_neomodel()``
-        #: graphs borrow neomodel's.
-        self.owned = owned
+        self.owned = owned  # it opened the driver, so closes it
         self.idle: dict[tuple[str | None, bool], list[AsyncSession]] = {}
 
     def session(
         self, database: str | None, write: bool, bookmarks: AsyncBookmarkManager
     ) -> AsyncSession:
-        """A kept session for ``database`` and the access mode, or a new one.
-
-        Opening a session merges the driver's configuration into a new session
-        configuration each time, about as costly on the client as the layer's own work
-        for a single-node read; a session whose statement ran through is reused instead
-        (it holds no connection between statements).
-        """
+        """A kept session for ``database`` and the access mode, or a new one: opening one
+        costs about as much as a single-node read's own client work."""
         kept = self.idle.get((database, write))
         if kept:
             try:
@@ -129,12 +103,8 @@ class Link(LoopBound):
 
 
 class Connection:
-    """The links of one graph, by process and event loop.
-
-    ``open_driver`` opens a new driver of the graph's server; with ``None`` the graph
-    runs on the driver the application gave neomodel (``borrowed``, read on each call
-    because the application may replace it).
-    """
+    """The links of one graph, by process and event loop; without ``open_driver``, on
+    neomodel's driver (``borrowed``, read each call: the application may replace it)."""
 
     def __init__(
         self,
@@ -175,9 +145,8 @@ class Connection:
         return link
 
     def _forget_closed_loops(self) -> None:
-        """Drop the links of event loops that closed without shutting down their async
-        generators: their drivers cannot be awaited any more, and the garbage collector
-        closes their sockets."""
+        """Drop the links of loops closed without shutting down their async generators
+        (their drivers cannot be awaited; the garbage collector closes their sockets)."""
         for key in [key for key in self._links if key[1] is not None and key[1].is_closed()]:
             del self._links[key]
 
@@ -196,8 +165,7 @@ class Connection:
             forget_driver(link.driver)
 
     async def close(self) -> None:
-        """Close this process's links: on this loop here, on a running loop there; the
-        links of loops that closed are dropped."""
+        """Close this process's links, each on its loop (those of closed loops dropped)."""
         links, self._links = self._links, {}
         for (generation, loop), link in links.items():
             if generation == fork.generation():
@@ -206,28 +174,20 @@ class Connection:
 
 @ensure_connection
 async def _configured_driver(database: Any) -> AsyncDriver:
-    """neomodel's driver (``database`` is ``adb``), built from its configuration
-    on first use if need be."""
+    """neomodel's driver (``database`` is ``adb``), built from its configuration if need
+    be (or neomodel's error without one)."""
     driver: AsyncDriver = database.driver
     return driver
 
 
-#: The driver of the connection the application gave neomodel, for ``from_neomodel()``:
-#: built from neomodel's configuration on first use, or neomodel's error without one.
 neomodel_driver = partial(_configured_driver, adb)
 
 
 def new_session(
     driver: AsyncDriver, database: str | None, write: bool, bookmarks: AsyncBookmarkManager
 ) -> AsyncSession:
-    """A new session on ``driver``, in the access mode (a routing driver sends a read to a
-    reader) and, on a routing (``neo4j://``) driver only, with ``bookmarks``.
-
-    A routing driver may send a read to another server than the write before it, which
-    must first catch up; a direct (``bolt://``) driver sends every statement to its one
-    server, where a committed write is visible to the next statement anyway, and the
-    manager would only cost work on both sides.
-    """
+    """A new session on ``driver`` in the access mode, with ``bookmarks`` on a routing
+    (``neo4j://``) driver only: a direct one's single server sees every committed write."""
     return driver.session(
         database=database,
         default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
@@ -239,13 +199,9 @@ def new_session(
 async def open_transaction(
     driver: AsyncDriver, database: str | None, write: bool, bookmarks: AsyncBookmarkManager
 ) -> AsyncIterator[tuple[AsyncSession, AsyncTransaction]]:
-    """A :func:`new_session` with an explicit transaction; the caller commits, and a
-    transaction left open is rolled back.
-
-    The transaction's BEGIN is sent with its first statement instead of on its own, as the
-    driver's own ``execute_query`` does: a round trip saved. The switch is private in the
-    driver (pinned by neomodel), so without it a transaction simply begins the usual way.
-    """
+    """A :func:`new_session` with an explicit transaction; the caller commits, one left
+    open is rolled back. BEGIN is sent with the first statement (a round trip saved) by
+    the driver's private switch, as its ``execute_query`` does; without it, as usual."""
     session = new_session(driver, database, write, bookmarks)
     try:
         with getattr(session, "_pipelined_begin", nullcontext()):
@@ -263,15 +219,12 @@ async def open_transaction(
 def bind_neomodel(
     driver: AsyncDriver, database: str | None, session: AsyncSession, transaction: AsyncTransaction
 ) -> Iterator[None]:
-    """Run neomodel's queries of this context on ``transaction`` (an opt-in of
-    ``Graph.transaction(..., neomodel=True)``: the node classes' own API inside a facade's
-    transaction).
+    """Run neomodel's queries of this context on ``transaction`` (for
+    ``Graph.transaction(..., neomodel=True)``).
 
-    It relies on neomodel's private state: neomodel keeps its session, transaction and
-    database name in context variables of ``adb`` (``_session``, ``_active_transaction``,
-    ``_database_name``; one per asyncio task or thread) and runs every query on the
-    active transaction when there is one. neomodel sees ``driver`` as its driver in this
-    context only (:class:`UnitDriverView`): its process-wide driver stays the application's.
+    Relies on neomodel's private per-context state of ``adb`` (``_session``,
+    ``_active_transaction``, ``_database_name``): every query runs on the active
+    transaction. ``driver`` is neomodel's in this context only (:class:`UnitDriverView`).
     """
     view_unit_drivers()
     saved = (adb._session, adb._active_transaction, adb._database_name, unit_driver.get())

@@ -1,11 +1,8 @@
 """A facade's graph: its connection, and the one door its calls go through.
 
-A call declared in :mod:`memora_ogm.calls` runs through :meth:`Graph.execute`, every
-statement leaving through :meth:`Graph._send`, as one auto-commit statement or in an
-explicit transaction (:meth:`Graph.transaction`), retried by :mod:`memora_ogm._async.retry`
-on the drivers of :mod:`memora_ogm._async.connection`; a write's vector changes are
-applied around its commit (:class:`~memora_ogm._async.vector_changes.VectorCommit`): both
-stores change together or neither does.
+A declared call runs through :meth:`Graph.execute`, every statement leaving through
+:meth:`Graph._send`, auto-commit or in a retried transaction; a write's vector changes
+are applied around its commit, so both stores change together or neither does.
 """
 
 from __future__ import annotations
@@ -45,12 +42,8 @@ P = ParamSpec("P")
 
 
 def _row(record: Record) -> dict[str, Any]:
-    """A record as a dict of its values as they came.
-
-    Not ``record.data()``, which walks every nested value to turn graph entities into
-    dicts (a large share of a page read's client time); the statements here return
-    maps and lists, never entities.
-    """
+    """A record as a dict of its values as they came: not ``record.data()``, which walks
+    every nested value for entities (a large share of a page read's client time)."""
     return dict(zip(record.keys(), record, strict=True))
 
 
@@ -60,35 +53,29 @@ def _answer(statement: Statement | Query, rows: list[dict[str, Any]]) -> Any:
 
 
 def _only_row(work: Statement, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The one row of a unit of work's statement, after raising the not-found error of what
-    it missed."""
+    """The one row of a unit of work's statement, after raising what it found missing."""
     if not rows:
-        # The statement returns one row by construction; none means the server dropped
-        # it over a node a concurrent transaction deleted meanwhile: run it again.
+        # One row by construction; none means a concurrent transaction deleted a node.
         raise NodeVanished("a node was deleted while the statement ran")
     work.raise_missing(rows[0]["missing"])
     return rows[0]
 
 
 class Work:
-    """The work of an explicit transaction: its statements run here, its vector changes
-    recorded here."""
+    """An explicit transaction's statements and the vector changes recorded for it."""
 
     def __init__(self, graph: Graph, transaction: AsyncTransaction, changes: VectorChanges) -> None:
         self.graph = graph
         self.transaction = transaction
-        #: What the write changes in the vector store, applied just before it commits.
-        self.changes = changes
+        self.changes = changes  # applied just before the commit
 
     async def run(self, statement: Statement | Query) -> Any:
-        """Run ``statement`` here: a unit of work's one row (after raising the not-found
-        error of what it missed), or a query's rows."""
+        """Run ``statement`` here: a unit of work's one row, or a query's rows."""
         query, params = statement.compile()
         return _answer(statement, await self.graph._send(self.transaction, query, params))
 
     async def execute(self, call: Call[T]) -> T:
-        """Run a declared call's statement here (its vector changes are not recorded);
-        its result."""
+        """A declared call's result, run here (its vector changes are not recorded)."""
         statement = call.statement
         assert statement is not None
         query, params = statement.compile()
@@ -117,8 +104,7 @@ class Graph:
     ) -> None:
         self.database = database or None
         self.vector_db = vector_db
-        #: The server's URI (None: neomodel's driver), for the spans of telemetry.
-        self.uri = uri
+        self.uri = uri  # None: neomodel's driver
         config: dict[str, Any] = {
             # Planner notices (unknown labels on an empty graph and the like) are noise here.
             "notifications_min_severity": "OFF",
@@ -133,14 +119,11 @@ class Graph:
         )
         #: Statements run so far (a call's cost in round trips, for tests and benchmarks).
         self.statements = 0
-        #: Resolve placeholders with APOC on the server (True), in Python (False), or
-        #: detect whether the server has APOC on first use (None).
+        #: Resolve placeholders with APOC (True), in Python (False), or ask (None).
         self.use_apoc: bool | None = None
-        #: Whether this graph's server is Enterprise Edition; asked on first use.
-        self.enterprise: bool | None = None
-        #: Causal consistency across this graph's units of work: in a cluster, a read
-        #: routed to a follower still sees every write this graph committed before it
-        #: (see :func:`~memora_ogm._async.connection.new_session`).
+        self.enterprise: bool | None = None  # asked on first use
+        #: Causal consistency: in a cluster, a read routed to a follower still sees every
+        #: write this graph committed before it.
         self.bookmarks = AsyncGraphDatabase.bookmark_manager()
 
     async def driver(self) -> AsyncDriver:
@@ -156,17 +139,13 @@ class Graph:
         """Close this graph's drivers and kept sessions (a borrowed driver stays open)."""
         await self.connection.close()
 
-    # -- the door --------------------------------------------------------------------------
-
     async def execute(
         self, declare: Callable[P, Call[T] | Batches], *args: P.args, **kwargs: P.kwargs
     ) -> T:
         """Declare a call with the arguments (:mod:`memora_ogm.calls`) and run it.
 
-        A read, or a write that changes no vectors (or has no vector store to change),
-        runs as one auto-commit statement; any other write in a transaction, its
-        statements on it and its vector changes around its commit; :class:`Batches`
-        batch after batch. The call reads through this twin's node classes.
+        A read, or a write without vector changes, runs as one auto-commit statement; any
+        other write in a transaction; :class:`Batches` batch after batch.
         """
         with reading_through(nodes):
             declared = declare(*args, **kwargs)
@@ -204,11 +183,9 @@ class Graph:
         return await self.transaction(attempt, call.landed)
 
     async def _batches(self, batches: Batches) -> None:
-        """Run the statement of ``batches``, each batch a write of its own (retried on its
-        own), until a batch says it is done.
+        """Run ``batches``, each a retried write of its own, until one says it is done.
 
-        A batch that finds what the work starts from gone after an earlier batch ends it:
-        that batch took exactly what was left, so it could not tell that nothing was.
+        Not found after a first batch ends it: that batch took exactly what was left.
         """
         query, params = batches.statement.compile()
 
@@ -232,8 +209,6 @@ class Graph:
             first = False
             params = {**params, **batches.carried(row)}
 
-    # -- transactions and retries ----------------------------------------------------------
-
     async def transaction(
         self,
         work: Callable[[Work], Awaitable[T]],
@@ -242,16 +217,12 @@ class Graph:
         write: bool = True,
         neomodel: bool = False,
     ) -> T:
-        """Run ``work`` in an explicit transaction, retried, with its vector changes all or
-        nothing (a read routes to a reader in a cluster).
+        """Run ``work`` in a retried explicit transaction, its vector changes all or nothing.
 
-        When a write's commit goes unanswered (``IncompleteCommit``), ``landed`` (or
-        ``landed`` of the work's result, for work that finds what it writes) says what
-        shows that it took effect, and the server is asked: if it did, the vector changes
-        stand and the result is returned; if not, they are undone and the work runs again.
-        Work without ``landed`` (or for which it gives None) may run twice: it simply runs
-        again. With ``neomodel``, the node classes' own queries in ``work`` run on the
-        transaction too (see :func:`~memora_ogm._async.connection.bind_neomodel`).
+        When a write's commit goes unanswered, ``landed`` (or ``landed`` of the result)
+        shows whether it took effect: if so, the vector changes stand and the result is
+        returned; else they are undone and the work runs again (as it does without
+        ``landed``). With ``neomodel``, the node classes' own queries run on it too.
         """
 
         async def attempt() -> T:
@@ -288,12 +259,9 @@ class Graph:
         await transaction.commit()
 
     async def _has_landed(self, landed: Landed | None) -> bool:
-        """Ask the server whether a write whose commit went unanswered took effect, for up
-        to :attr:`outcome_timeout` seconds (:func:`ask_outcome`); False without ``landed``:
-        the write runs again.
+        """Whether an unanswered commit took effect, asked for up to :attr:`outcome_timeout`.
 
-        On a write session: in a cluster the leader answers, which has the commit if it
-        happened (a follower may not have it yet, and its bookmark was in the lost answer).
+        On a write session: the leader has the commit if it happened (a follower may not).
         """
         if landed is None:
             return False
@@ -307,9 +275,7 @@ class Graph:
     async def _send(
         self, runner: AsyncSession | AsyncTransaction, query: str, params: dict[str, Any]
     ) -> list[dict[str, Any]]:
-        """Send one statement and read its rows: on a kept session as an auto-commit
-        transaction, or on an explicit transaction. The one place a statement leaves for
-        the server, counted in ``statements`` (a call's cost in round trips)."""
+        """The one place a statement leaves for the server (counted); its rows."""
         self.statements += 1
         telemetry.sent(query)
         result = await runner.run(query, params)
@@ -323,18 +289,11 @@ class Graph:
         write: bool = False,
         landed: Landed | None = None,
     ) -> T:
-        """One statement run as an auto-commit transaction; ``result`` of its rows.
+        """``result`` of one statement's rows, run as an auto-commit transaction (one round
+        trip, not two); ``result`` runs in the attempt, so ``NodeVanished`` retries.
 
-        One statement is atomic on its own, so it needs no explicit transaction: one
-        round trip instead of two (BEGIN with the statement, then COMMIT). ``result``
-        runs inside the attempt: a node deleted while it was read raises
-        ``NodeVanished`` there, and the statement runs again (and then finds it missing).
-
-        A write that lost its connection may have committed (the driver never retries
-        an auto-commit statement): ``landed`` says what shows it did, and the server is
-        asked. If it did, ``result`` is of the row of a unit of work with no outputs (a
-        write passing ``landed`` outputs nothing); else, or without ``landed`` (a write
-        that may run twice), the statement runs again.
+        A write that lost its connection may have committed: if ``landed`` shows it did,
+        ``result`` gets an output-less row; else the statement runs again.
         """
 
         async def attempt() -> T:
@@ -353,19 +312,13 @@ class Graph:
 
         return await retried(attempt, self.max_attempts, self.base_backoff)
 
-    # -- what the server is ----------------------------------------------------------------
-
     async def components(self) -> list[dict[str, Any]]:
         """The server's components: each one's ``name``, ``version`` and ``edition``."""
         return await self.execute(Call, Query(EDITION, {}), list)
 
     async def is_enterprise(self) -> bool:
-        """Whether this graph's server is Enterprise Edition, asked once per graph.
-
-        Not ``adb.edition_is_enterprise()``: neomodel caches the edition process-wide,
-        for whichever server it asked first, and interfaces may be on servers of both
-        editions.
-        """
+        """Whether this graph's server is Enterprise Edition, asked once per graph: not
+        neomodel's, cached process-wide for whichever server it asked first."""
         if self.enterprise is None:
             components = await self.components()
             self.enterprise = any(row["edition"] == "enterprise" for row in components)

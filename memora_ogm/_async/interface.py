@@ -25,10 +25,8 @@ if TYPE_CHECKING:
 class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     """Memora's graph layer over the neomodel node classes of :mod:`memora_ogm.nodes`.
 
-    The constructor is Memora's, with the driver settings an operator expects on top.
-    Each interface runs on its own driver and ``database``, so interfaces on several
-    servers or databases can share one process; neomodel's own connection stays the
-    application's.
+    Memora's constructor, plus driver settings. Each interface has its own driver and
+    ``database``, so several can share a process; neomodel's connection stays the app's.
     """
 
     def __init__(
@@ -70,13 +68,9 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
         associated_vector_db: BaseVectorDB | None = None,
         enable_logging: bool = False,
     ) -> Self:
-        """An interface on the connection the application already gave neomodel.
-
-        For applications that configured neomodel themselves (django_neomodel settings,
-        ``NEOMODEL_DATABASE_URL``, ``config.DATABASE_URL`` or ``config.DRIVER``,
-        ``set_connection``): no second driver and no credentials to repeat. ``database``
-        defaults to the one neomodel targets where this is called; ``close()`` leaves the
-        connection open, it is the application's.
+        """An interface on the connection the application already gave neomodel (however
+        configured): no second driver, no credentials to repeat. ``database`` defaults to
+        neomodel's here; ``close()`` leaves the connection, the application's, open.
         """
         interface = cls.__new__(cls)
         graph = Graph(None, None, None, database or adb._database_name, associated_vector_db)
@@ -101,10 +95,8 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
 
     @property
     def database(self) -> str | None:
-        """The database every transaction targets (``None``: the server's default).
-
-        The graph's own, like :attr:`associated_vector_db`, so assigning it takes effect.
-        """
+        """The database every transaction targets (``None``: the server's default);
+        assigning it takes effect on the next call."""
         return self.graph.database
 
     @database.setter
@@ -113,11 +105,8 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
 
     @property
     def associated_vector_db(self) -> BaseVectorDB | None:
-        """The vector store the next write and delete go through (``None``: none).
-
-        One live attribute, the graph's own: Memora's agent assigns it after building
-        the interface (``graph_db.associated_vector_db = vector_db``), and that store
-        must be the one written from then on. Assigning ``None`` detaches it.
+        """The vector store the next write and delete go through (``None``: none). Live:
+        Memora's agent assigns it after building the interface, and ``None`` detaches it.
         """
         return self.graph.vector_db
 
@@ -158,8 +147,7 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
         return applied
 
     async def missing_constraints(self) -> list[str]:
-        """The names of the schema's constraints this database lacks (``setup()`` adds
-        them), for health checks."""
+        """The schema's constraints this database lacks (``setup()`` adds them)."""
         await self.graph.connect()
         return await self.graph.execute(constraints.missing_constraints)
 
@@ -214,5 +202,4 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     delete_all_user_memories = erasing(memory.delete_all_user_memories)
 
 
-# Every public method traced, from one place (memora_ogm.telemetry).
 telemetry.instrument_graph(Neo4jGraphInterface)

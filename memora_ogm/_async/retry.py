@@ -1,12 +1,9 @@
 """The retry policy of every call: what running the work again may cure, and how long to wait.
 
-A call is run again, with jittered exponential backoff, on Neo4j's transient errors, on
-constraint races of concurrent ``MERGE``\\ s of a user's days and on nodes deleted by a
-concurrent transaction while this one waited for their lock. Any other constraint
-violation is a conflict, raised at once. A write whose commit went unanswered (the
-connection lost after the commit was sent, or during an auto-commit statement) may
-have landed or not: it is not simply run again, but the server is asked what shows it
-landed (:class:`Landed`), for as long as :func:`ask_outcome` allows.
+Run again, with jittered exponential backoff: transient errors, races of concurrent
+``MERGE``\\ s of a user's days, nodes deleted by a concurrent transaction. Any other
+constraint violation is a conflict. A write whose commit went unanswered is not simply run
+again: the server is asked whether it landed (:func:`ask_outcome`).
 """
 
 from __future__ import annotations
@@ -29,18 +26,14 @@ T = TypeVar("T")
 logger = logging.getLogger("memora_ogm")
 
 CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
-#: A node the transaction had found was deleted by a concurrent transaction before this
-#: one could lock it (raised where it waited for that lock): the work starts again and
-#: sees the node gone.
+#: A node found was deleted by a concurrent transaction before this one could lock it.
 ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
-#: Labels of the nodes units of work ``MERGE`` (:meth:`UnitOfWork.merge`: a user's days).
-#: Two transactions merging the same new one race on its key: the loser runs again and
-#: finds it. A violation of any other key is a conflict.
+#: Labels units of work ``MERGE`` (a user's days): the loser of a race on a new one's key
+#: runs again and finds it. A violation of any other key is a conflict.
 MERGED_LABELS = ("Date",)
 #: The driver's errors for a connection lost (or never made) under a statement.
 CONNECTION_LOST = (ServiceUnavailable, SessionExpired)
-#: The transaction outgrew the server's transaction memory: a transient error by its
-#: code, but the same work would not fit the next time either, so it is never retried.
+#: Transient by its code, but the same work would not fit the next time either.
 OUT_OF_TRANSACTION_MEMORY = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
 #: Words of the server's message for a unique key that exists already (the same code
 #: also reports a node deleted while a concurrent transaction linked to it).
@@ -58,11 +51,8 @@ def violated_key(error: BaseException) -> str | None:
 
 
 def is_retryable(error: BaseException) -> bool:
-    """Whether running the work again is safe and may succeed.
-
-    A lost connection is, for work that did not commit: an unanswered commit reaches
-    here only once resolved (:meth:`Graph.transaction`, :meth:`Graph._auto_commit`).
-    """
+    """Whether running the work again is safe and may succeed (a lost connection is: an
+    unanswered commit reaches here only once resolved)."""
     if isinstance(error, TransientError) and error.code == OUT_OF_TRANSACTION_MEMORY:
         return False
     if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, NodeVanished)):
@@ -72,15 +62,13 @@ def is_retryable(error: BaseException) -> bool:
     violated = violated_key(error)
     if violated is not None:
         return any(f"label `{label}`" in violated for label in MERGED_LABELS)
-    # A node deleted while a concurrent transaction linked to it ("still has
-    # relationships"), or deleted while this one waited for its lock: run it again.
+    # A node deleted while this transaction linked to it, or waited for its lock.
     return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
 
 
 async def retried(work: Callable[[], Awaitable[T]], max_attempts: int, base_backoff: float) -> T:
-    """``work``, run again while it fails with what :func:`is_retryable` accepts: at most
-    ``max_attempts`` times, waiting up to ``base_backoff`` seconds doubled each attempt
-    (full jitter). A key that exists is a :class:`ConflictError`."""
+    """``work``, run up to ``max_attempts`` times while :func:`is_retryable`, with full
+    jitter of ``base_backoff`` doubled each attempt; a key that exists: ``ConflictError``."""
     for attempt in range(1, max_attempts + 1):
         try:
             return await work()
@@ -100,13 +88,9 @@ async def retried(work: Callable[[], Awaitable[T]], max_attempts: int, base_back
 
 
 async def ask_outcome(landed: Landed, found: Callable[[], Awaitable[bool]], timeout: float) -> bool:
-    """Whether the write ``landed`` shows took effect; ``found()`` asks the server whether
-    its node exists.
-
-    A server that went down with the commit is asked again until it is back, for up to
-    ``timeout`` seconds: giving up sooner would undo the vector changes of a write that
-    may have landed. ``OutcomeUnknown`` after that.
-    """
+    """Whether the write ``landed`` shows took effect, by ``found()``: asked again for up
+    to ``timeout`` seconds while the server is away (giving up sooner would undo the
+    vector changes of a write that may have landed), then ``OutcomeUnknown``."""
     deadline = time.monotonic() + timeout
     while True:
         try:

@@ -1,11 +1,8 @@
 """Settings shared by the framework integrations, and an interface per process.
 
-The names are the ``memora-ogm`` command's environment variables: ``NEO4J_URI``,
-``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``, ``QDRANT_URL``,
-``QDRANT_API_KEY``, ``QDRANT_PATH``, plus ``COLLECTION`` and ``EMBEDDER``. Django reads
-them from the ``MEMORA_OGM`` dict, Flask from ``MEMORA_OGM_<NAME>`` config keys, FastAPI
-from the environment; a name the framework's settings leave out falls back to the
-environment variable of that name.
+The names (:data:`NAMES`) are the ``memora-ogm`` command's environment variables. Django
+reads them from ``MEMORA_OGM``, Flask from ``MEMORA_OGM_<NAME>`` config keys, FastAPI
+from the environment; a name the settings leave out falls back to the environment.
 """
 
 from __future__ import annotations
@@ -134,8 +131,7 @@ class MemoraConfig:
 
 
 def close_sync(memora: sync.Neo4jGraphInterface) -> None:
-    """Close a facade the integration opened, and its vector store (``close()`` leaves
-    the store to its owner, which here is the integration)."""
+    """Close a facade the integration opened, and its store (its owner here)."""
     memora.close()
     store = memora.get_associated_vector_db()
     if store is not None:
@@ -156,10 +152,8 @@ T = TypeVar("T")
 class PerProcess(Generic[T]):
     """One object per process, opened on first use and closed when the process exits.
 
-    Built before a fork (an app loaded by ``gunicorn --preload``), it opens nothing; each
-    worker opens its own on its first request. A child that inherited an opened one
-    opens another instead of using it (an embedded vector store refuses a child, and the
-    facade's connections are per process anyway) and never closes the parent's.
+    A forked child opens its own (an embedded vector store refuses a child) and never
+    closes the parent's.
     """
 
     def __init__(self, open_one: Callable[[], T], close_one: Callable[[T], None]) -> None:

@@ -10,9 +10,8 @@
         return await memora.get_organization(org_id)
 
 Settings are the environment variables of :data:`~memora_ogm.contrib.config.NAMES`. The
-facade opens when the app starts, in each worker process (``uvicorn --workers``,
-gunicorn's uvicorn workers), and closes with its vector store when the app shuts down.
-An app with a lifespan of its own passes it in: ``lifespan=memora_lifespan(own)``.
+facade opens as the app starts, in each worker, and closes with its vector store as it
+shuts down. An app with a lifespan of its own passes ``lifespan=memora_lifespan(own)``.
 """
 
 from __future__ import annotations
@@ -39,12 +38,9 @@ StateLifespan = Callable[[Any], AbstractAsyncContextManager[dict[str, Any]]]
 def memora_lifespan(
     own: Lifespan | None = None, settings: Mapping[str, Any] | None = None
 ) -> StateLifespan:
-    """A lifespan that opens the facade (from ``settings`` by the names of
-    :data:`~memora_ogm.contrib.config.NAMES`, else the environment) around ``own``.
-
-    The facade is open while ``own`` starts and stops, so ``own`` may use it as
-    ``app.state.memora_ogm``; the state ``own`` yields reaches the requests next to it.
-    """
+    """A lifespan that opens the facade (from ``settings``, else the environment) around
+    ``own``, which may use it as ``app.state.memora_ogm``; ``own``'s state reaches the
+    requests too."""
 
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[dict[str, Any]]:

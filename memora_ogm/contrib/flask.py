@@ -1,14 +1,9 @@
-"""The Flask extension: ``MemoraOGM(app)``, or ``ext.init_app(app)`` in an app factory
-(docs/flask.md).
+"""The Flask extension: ``MemoraOGM(app)``, or ``ext.init_app(app)`` (docs/flask.md).
 
-Settings are the config keys ``MEMORA_OGM_`` + each name of
-:data:`~memora_ogm.contrib.config.NAMES`, else the environment variable of the name. The
-extension keeps nothing on itself: each app's state is ``app.extensions["memora_ogm"]``,
-so one extension serves several apps per process. ``ext.interface`` is the current app's
-sync facade, one per process, opened on first use (so a ``gunicorn --preload`` master
-opens nothing its workers would inherit); in every app context the node classes read the
-current app's Neo4j; ``flask memora-ogm ...`` runs the ``memora-ogm`` commands on the
-app's settings.
+Each app's state is in ``app.extensions["memora_ogm"]``, so one extension serves several
+apps. ``ext.interface`` is opened per process on first use (a ``gunicorn --preload``
+master opens nothing its workers would inherit); in an app context the node classes read
+the app's Neo4j; ``flask memora-ogm ...`` runs the commands on the app's settings.
 """
 
 from __future__ import annotations
@@ -47,9 +42,8 @@ class MemoraState:
 
     config: MemoraConfig
     interface: PerProcess[sync.Neo4jGraphInterface]
-    #: neomodel's driver for the node classes in this app's contexts; a separate one, so
-    #: that using them never opens the facade's vector store (an embedded one locks its
-    #: folder, which the ``check`` command then could not open).
+    #: The node classes' driver, separate so they never open the facade's vector store
+    #: (an embedded one locks its folder, which ``check`` then could not open).
     driver: PerProcess[Driver]
 
     @classmethod
@@ -113,12 +107,8 @@ class MemoraOGM:
 
 
 def bind_nodes(app: Flask, **_: Any) -> None:
-    """In a new app context, point neomodel (the node classes) at this app's Neo4j.
-
-    neomodel's driver is process-wide; memora-ogm lets neomodel see another one per
-    context (:data:`memora_ogm._sync.connection.unit_driver`), so several apps in one
-    process each read their own server, and a forked worker its own driver.
-    """
+    """In a new app context, point neomodel at this app's Neo4j: a driver per context
+    (``unit_driver``), as neomodel's own is process-wide."""
     from neomodel import db
 
     from memora_ogm._sync.connection import unit_driver, view_unit_drivers
@@ -153,8 +143,7 @@ commands = AppGroup("memora-ogm", help="memora-ogm's commands on this app's sett
 
 
 def command_line(name: str, args: Sequence[str], config: MemoraConfig) -> list[str]:
-    """``memora-ogm`` arguments: ``args``, after the app's store for the commands that
-    take one and were given none (a later option wins over an earlier one in argparse)."""
+    """``args``, after the app's store for the commands that take one and got none."""
     defaults: list[str] = []
     if name in STORE_COMMANDS and not any(arg.startswith("--qdrant-") for arg in args):
         if config.qdrant_url:

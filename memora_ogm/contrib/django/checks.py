@@ -1,10 +1,8 @@
 """``manage.py check``'s memora-ogm checks: ids ``memora_ogm.E…`` and ``memora_ogm.W…``.
 
-They are tagged ``memora_ogm`` (``manage.py check --tag memora_ogm`` runs them alone) and
-not Django's ``database`` tag, whose checks run only with ``--database``: a plain
-``manage.py check`` asks the server. The server's checks share one short connection
-(:data:`TIMEOUT` to connect), the vector store's one request; the embedded vector store
-is a deploy check (``manage.py check --deploy``).
+Tagged ``memora_ogm``, not ``database`` (whose checks run only with ``--database``), so a
+plain ``manage.py check`` asks the server, over one short connection; the embedded vector
+store is a deploy check.
 """
 
 from __future__ import annotations
@@ -182,8 +180,7 @@ def _vector_store_problem(config: MemoraConfig) -> str | None:
 
 
 def check_embedded_store_deployed(**kwargs: Any) -> list[checks.CheckMessage]:
-    """An embedded store (``QDRANT_PATH``) is one process's: a second worker cannot open
-    its folder, so a prefork or multi-worker server needs a Qdrant server."""
+    """An embedded store (``QDRANT_PATH``) is one process's: several workers need a server."""
     config, _ = _config()
     if config is None or not config.qdrant_path:
         return []

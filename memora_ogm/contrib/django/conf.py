@@ -1,10 +1,8 @@
 """The project's settings as memora-ogm's: ``MEMORA_OGM``, and django_neomodel's ``NEOMODEL_*``.
 
-A project that drops django_neomodel keeps its settings: :func:`apply_neomodel_settings`
-gives neomodel the values django_neomodel gave it, and ``NEOMODEL_NEO4J_BOLT_URL`` also
-names memora-ogm's server when neither ``MEMORA_OGM`` nor the environment has
-``NEO4J_URI``. A project with ``MEMORA_OGM`` alone gets neomodel pointed at that server
-(:func:`point_neomodel_at_memora`), so the node classes work in views and the shell.
+A project that drops django_neomodel keeps its settings (``NEOMODEL_NEO4J_BOLT_URL`` also
+names memora-ogm's server when nothing else does); one with ``MEMORA_OGM`` alone gets
+neomodel pointed at that server, so the node classes work in views and the shell.
 """
 
 from __future__ import annotations
@@ -20,9 +18,8 @@ from memora_ogm.contrib.config import ConfigurationError, MemoraConfig
 
 #: The Django setting holding memora-ogm's settings.
 SETTING = "MEMORA_OGM"
-#: Every setting a django_neomodel release read into neomodel's config, and the
-#: ``neomodel.get_config()`` field it sets. (``NEOMODEL_SIGNALS`` is not here: it drove
-#: ``DjangoNode``'s model signals, which memora-ogm leaves out; see docs/django.md.)
+#: Every setting a django_neomodel release gave neomodel's config, and its field
+#: (``NEOMODEL_SIGNALS`` drove ``DjangoNode``'s signals, left out: docs/django.md).
 NEOMODEL_SETTINGS = {
     "NEOMODEL_NEO4J_BOLT_URL": "database_url",
     "NEOMODEL_FORCE_TIMEZONE": "force_timezone",
@@ -45,9 +42,8 @@ def apply_neomodel_settings() -> dict[str, Any]:
 
 
 def point_neomodel_at_memora() -> None:
-    """Put the node classes (``User.nodes`` & co., on neomodel's own connection) on the
-    project's server, unless the project gave neomodel one itself (``NEOMODEL_*``
-    settings or environment variables). Nothing connects until a node class is used."""
+    """Put the node classes on the project's server, unless the project gave neomodel
+    one itself. Nothing connects until a node class is used."""
     neomodel = get_config()
     if neomodel.database_url or neomodel.driver:
         return

@@ -1,8 +1,6 @@
-"""What ``manage.py shell`` has at hand (Django 5.2+ auto-imports): ``memora``, this
-process's sync facade, and the node classes, by the names ``memora-ogm shell`` uses.
-
-``memora`` is a module attribute computed on access (PEP 562), so importing this module
-opens nothing; the shell's import of ``memora_ogm.contrib.django.shell.memora`` does.
+"""What ``manage.py shell`` auto-imports (Django 5.2+): ``memora``, this process's sync
+facade, and the node classes, by ``memora-ogm shell``'s names. ``memora`` is computed on
+access (PEP 562), so importing this module opens nothing.
 """
 
 from __future__ import annotations

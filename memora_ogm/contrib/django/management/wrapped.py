@@ -1,10 +1,8 @@
 """``manage.py memora_<name>``: the ``memora-ogm <name>`` command on the project's settings.
 
-Each management command declares its options with the ``memora-ogm`` subcommand's own
-parser function (``add_<name>_parser``), so the two never differ, and runs it through
-:func:`memora_ogm.cli.main` with the settings as its environment. The subcommand's exit
-status is the management command's: ``manage.py memora_check`` exits 1 when the stores
-differ and 2 on bad input, as ``memora-ogm check`` does.
+Options come from the subcommand's own parser function, so the two never differ; it runs
+through :func:`memora_ogm.cli.main` with the settings as its environment, and its exit
+status is the management command's.
 """
 
 from __future__ import annotations
@@ -72,12 +70,10 @@ def with_store_defaults(options: Mapping[str, Any], config: MemoraConfig) -> dic
 
 
 class WrappedCommand(BaseCommand):  # type: ignore[misc]  # Django ships no types
-    """A management command that runs a ``memora-ogm`` subcommand; :func:`command` makes
-    one of the function that declares it."""
+    """A management command that runs a ``memora-ogm`` subcommand (see :func:`command`)."""
 
     declare: Callable[[Subparsers], None]
-    #: The checks report what these commands mend (``memora_setup`` for missing
-    #: constraints), so they must run when the checks fail.
+    #: They mend what the checks report, so they run when the checks fail.
     requires_system_checks: list[str] = []
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
