@@ -1,7 +1,5 @@
-"""The erasure's own operations on a unit of work (:mod:`memora_ogm.calls.erasure`): the
-tails of the interactions' message chains, walked back from where the batch before
-stopped; whether a bounded batch took all that was left (:func:`room`); and the deletes
-that wait for that (:func:`delete_when`). No I/O.
+"""The erasure's operations on a unit of work: chain tails, and whether a bounded batch
+took all that was left (:func:`room`). No I/O.
 """
 
 from __future__ import annotations
@@ -50,18 +48,14 @@ def chain_tails(
     limit: int,
     known: str,
 ) -> Ref:
-    """The last nodes of the chains of ``starts`` (``first``, then ``then`` repeated),
-    ``limit`` at most, highest ``order_by`` first, a whole chain's tail before the next
-    one's. Outputs (as ``{known}_ends``), per chain that keeps nodes, ``[start, new last
-    node, its order_by, start's stamp]`` (element ids, the stamp as a string).
+    """At most ``limit`` last nodes of ``starts``' chains, highest ``order_by`` first, one
+    chain's tail before the next. Outputs ``{known}_ends``: per chain left non-empty,
+    ``[start, new last node, its order_by, start's stamp]``.
 
-    The parameter ``known`` maps a start's element id to that list from the statement
-    before: the chain is walked back from that node (costing what is taken, not the
-    chain's length) if it is still the chain's last node with that ``order_by`` and the
-    ``stamp`` (which every other change of the chain sets) is unchanged; else from its
-    start. (Unseen: a concurrent erasure of the same chain deleting that node between
-    two batches, and a new last node of another chain at the same ``order_by`` taking
-    its reused element id.)
+    The parameter ``known`` holds those from the batch before: a chain is walked back from
+    that node if it is still last with that ``order_by`` and ``stamp`` (set by every other
+    change), else from its start. (Unseen: a concurrent erasure deleting that node between
+    batches, and another chain's new last node reusing its element id.)
     """
     cls = target_class(then)
     plural = hint(cls, many=True)
@@ -87,8 +81,7 @@ def chain_tails(
         present(cls, "found"),
         last_of_chain("found"),
     )
-    # Walked back from the last node, nearest first, one more than a batch takes: the new
-    # last node is among them.
+    # One more than a batch takes, nearest first: the new last node is among them.
     nearest = collect(
         match(
             cy(node("node", label(cls)), arrow(then, "*0.."), node("last")), present(cls, "node")
@@ -162,8 +155,7 @@ def chain_tails(
 def room(
     work: UnitOfWork, groups: Sequence[tuple[Ref, int]], name: str, given: Var | None = None
 ) -> Var:
-    """Whether each of ``groups`` holds fewer nodes than its limit (and ``given`` holds):
-    a bounded batch took all that was left. Returned as ``name``, for :func:`delete_when`."""
+    """Output ``name``: each group is under its limit (and ``given``): all that was left."""
     room = [
         cy("size(", group.items, f") < {work.param(limit, 'limit')}") for group, limit in groups
     ]
@@ -173,12 +165,11 @@ def room(
 
 
 def delete_when(work: UnitOfWork, ref: Ref, when: Var) -> None:
-    """Detach and delete the node(s) only if the condition ``when`` (a :func:`room`) holds."""
+    """Detach and delete the node(s) only if ``when`` (a :func:`room`) holds."""
     work.add(Update(foreach("node", case(when, ref.items, "[]"), delete("node"))))
 
 
 def output_first_key(work: UnitOfWork, name: str, ref: Ref, keys: Sequence[str]) -> None:
-    """Return as ``name`` a list of the ``keys`` of the first of ``ref``'s nodes (or none):
-    what shows that a batch's delete landed, without returning every node it deleted."""
+    """Output the ``keys`` of ``ref``'s first node (if any): enough to show a delete landed."""
     first = mapping("node", [f".{identifier(key)}" for key in keys])
     work.output_value(name, each("node", cy(ref.items, "[..1]"), first))
