@@ -68,6 +68,8 @@ _Step = tuple[str, str, type | None, Callable[[Any], Any], bool]
 
 
 class ClassTable:
+    """What writing and reading one class's nodes need, computed once."""
+
     def __init__(self, cls: type) -> None:
         self.cls = cls
         self.label: str = cls.__label__  # type: ignore[attr-defined]
