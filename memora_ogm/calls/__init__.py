@@ -80,6 +80,7 @@ class Query:
 
 
 def nothing(_: Any) -> None:
+    """The result of a write that returns nothing."""
 
 
 Vectors = Callable[[Row, VectorChanges], None]
