@@ -14,9 +14,8 @@ from neomodel import StringProperty
 
 from memora_ogm._async.nodes import Date, MemoraNode, Memory
 from memora_ogm.calls import Batches, Call, Landed, nothing
-from memora_ogm.calls.erasure import FINISHED
+from memora_ogm.calls.erasure import FINISHED, room
 from memora_ogm.constraints import drop_index, install_node_keys
-from memora_ogm.erasure_plans import room
 from memora_ogm.mapping import between, hint, label, path
 from memora_ogm.plan import (
     Piece,

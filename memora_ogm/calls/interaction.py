@@ -29,11 +29,11 @@ from memora_ogm.calls.erasure import (
     erase,
     first_memory,
     per_batch,
+    room,
     user_collection_batch,
 )
 from memora_ogm.calls.memory import Reads, user_page
 from memora_ogm.chains import keep_common_prefix
-from memora_ogm.erasure_plans import room
 from memora_ogm.errors import InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.projection import reading
 from memora_ogm.properties import storable

@@ -19,9 +19,9 @@ from memora_ogm.calls.erasure import (
     erase,
     per_batch,
     removed_memories,
+    room,
     user_collection_batch,
 )
-from memora_ogm.erasure_plans import room
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.projection import reading

@@ -13,9 +13,17 @@ from memora_ogm._async.nodes import (
     User,
 )
 from memora_ogm.calls import Batches, Call, Landed, changed
-from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
+from memora_ogm.calls.erasure import (
+    FINISHED,
+    INTERACTIONS,
+    Erasure,
+    batches,
+    delete_when,
+    erase,
+    per_batch,
+    room,
+)
 from memora_ogm.calls.organization import match_org
-from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import UserNotFound
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
