@@ -131,10 +131,9 @@ MATCH (interaction:{INTERACTION} {{
 RETURN details
 """
 
-#: One page of a user's interactions, newest ``updated_at`` first, walking the user's
-#: Date nodes newest first: ``date IS NOT NULL`` and the whole Date key in ORDER BY let
-#: the planner read the ``unique_user_date`` index backwards and stop once the page is
-#: full, however long the history. An interaction counts on the day of its last update.
+#: A page of interactions, newest ``updated_at`` first: ``date IS NOT NULL`` and the whole
+#: Date key in ORDER BY let the planner read the key index backwards and stop at a full
+#: page. An interaction counts on the day of its last update.
 INTERACTIONS_PAGE = f"""
 MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}})
       {arrow(Date.interactions)}(interaction:{INTERACTION})
@@ -148,8 +147,7 @@ RETURN details
 ORDER BY day.date DESC, interaction.updated_at DESC, interaction.interaction_id DESC
 """
 
-#: One page of a user's memories (of one agent when ``$agent_id`` is not null),
-#: newest ``obtained_at`` first, walking the Date index like the page above.
+#: A page of memories, newest ``obtained_at`` first, walking the Date index as above.
 MEMORIES_PAGE = f"""
 MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}}){arrow(Date.memories)}(mem:{MEMORY})
 WHERE day.date IS NOT NULL AND mem.memory IS NOT NULL
@@ -179,8 +177,7 @@ WITH mem, length(path) AS age
 RETURN memory ORDER BY age
 """
 
-#: For each requested ``{org_id, user_id, memory_id}``, the newest memory at the
-#: end of its CONTRARY_UPDATE chain (itself when nothing superseded it).
+#: For each requested key, the newest memory at the end of its CONTRARY_UPDATE chain.
 RESOLVED_MEMORIES = f"""
 UNWIND $requested AS requested
 MATCH (start:{MEMORY} {{
