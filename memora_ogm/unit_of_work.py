@@ -513,10 +513,8 @@ def row_properties(cls: type, key: Mapping[str, Any], source: str) -> Cypher:
 
 
 class Prepared:
-    """A read compiled once, with each value a :class:`Param` (declaring and compiling was
-    most of a read by ids). The values may only be match keys; a not-found answer declares
-    the unit again with the real values, for the error naming them.
-    """
+    """A read compiled once, each value a :class:`Param` (compiling was most of a read by
+    ids). Values may only be match keys; a not-found declares again, for the error's ids."""
 
     def __init__(self, declare: Callable[..., Any]) -> None:
         self._declare = declare
