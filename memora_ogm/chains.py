@@ -16,10 +16,8 @@ from memora_ogm.unit_of_work import Ref, UnitOfWork, create_rows
 def keep_common_prefix(
     work: UnitOfWork, stored: Ref, rows: Sequence[Mapping[str, Any]], compared: Sequence[str]
 ) -> tuple[Ref, Ref]:
-    """Make the ordered list ``stored`` hold ``rows``: keep its longest prefix whose
-    ``compared`` properties equal the rows', delete the rest, and create nodes for the
-    rows after it (read from their parameter, never carried in a variable). Returns the
-    kept nodes and the new ones."""
+    """Make ``stored`` hold ``rows``: keep the longest prefix equal on ``compared``, delete
+    the rest, create the tail (read from the parameter, not carried). Returns kept, new."""
     cls = stored.cls
     spec = table(cls)
     names = [spec.deflate[field][0] for field in compared]

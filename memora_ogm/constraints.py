@@ -1,11 +1,6 @@
-"""The schema install: Memora's composite keys (neomodel's ``unique_index`` covers one
-property), and the edition and constraint reads they depend on.
-
-Each node class names its key (``__node_key__``) and this module writes its constraint:
-``NODE KEY`` on Enterprise Edition, composite ``IS UNIQUE`` on Community Edition, with
-Memora's constraint names and ``IF NOT EXISTS``. ``setup()`` runs
-:func:`install_node_keys`; ``memora_ogm._async.schema`` teaches neomodel's
-``install_labels`` the same. No I/O.
+"""The schema install: each class's composite ``__node_key__`` (neomodel's
+``unique_index`` covers one property) as ``NODE KEY`` on Enterprise, ``IS UNIQUE`` on
+Community, with Memora's names; and the edition and constraint reads. No I/O.
 """
 
 from __future__ import annotations
@@ -48,8 +43,7 @@ def schema_change(statements: Iterable[str]) -> Call[None]:
 def install_node_keys(
     enterprise: bool, classes: Iterable[type[MemoraNode]] = NODE_CLASSES
 ) -> Call[None]:
-    """Install the node keys of ``classes`` (every one of the Memora schema); idempotent.
-    ``enterprise`` is the edition of the server they go to."""
+    """Install the node keys of ``classes``; idempotent."""
     keyed = (node_key_statement(cls, enterprise) for cls in classes)
     return schema_change(statement for statement in keyed if statement is not None)
 

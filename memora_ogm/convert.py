@@ -1,9 +1,5 @@
-"""The one place that turns query rows (node properties as maps) into the return models.
-
-No node object is built on the way: a row is inflated through the properties of the node
-class it was read with (:mod:`memora_ogm.projection`, compiled once per class) straight
-into its model. That class is the running twin's (:func:`~memora_ogm.projection.reading`,
-looked up once per call), so each twin reads through its own classes.
+"""Query rows into return models, inflated through the running twin's node classes
+straight into the model, with no node object built.
 """
 
 from __future__ import annotations
@@ -46,18 +42,15 @@ def organization(row: Mapping[str, Any], node: type) -> models.Organization:
 
 
 def memory_for_vector(row: Mapping[str, Any]) -> models.Memory:
-    """A Memory's stored properties as the vector store keeps them: raw text, no sources
-    (Memora's fields, which the package's class holds in both twins)."""
+    """A Memory's stored properties as the vector store keeps them: raw text, no sources."""
     return read(Memory, models.Memory, row)
 
 
 def resolved_memory(
     row: Mapping[str, Any], resolve_here: bool, memory: type, message: type
 ) -> models.Memory:
-    """A memory map of :mod:`memora_ogm.queries` (read with the classes ``memory`` and
-    ``message``); ``resolve_here`` when the server had no APOC: the text is resolved
-    first, so its property inflates the same text either way. A memory whose text
-    resolved to null was deleted while it was read (``NodeVanished``, from its class)."""
+    """A memory map of :mod:`memora_ogm.queries`, resolved here first without APOC; a null
+    text is a memory deleted while read (``NodeVanished``)."""
     if resolve_here and row["memory"] is not None:
         text = resolve_placeholders(row["memory"], row["user_name"], row["agent_label"])
         row = {**row, "memory": text}
@@ -72,8 +65,7 @@ def interaction(
     node: type,
     message: type,
 ) -> models.Interaction:
-    """An interaction's properties (a query row) with its messages (rows read with the
-    class ``message``) and memories (empty lists when not asked for, as Memora)."""
+    """An interaction row with its messages and memories (empty when not asked for)."""
     blocks = _blocks(messages, message)
     return read(node, models.Interaction, fields, messages=blocks, memories=memories)
 

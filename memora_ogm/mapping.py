@@ -1,7 +1,5 @@
-"""What a compiled statement needs of neomodel's class definitions: labels, relationship
-hops, variable names, and the stored properties of new nodes from the per-class tables
-(:func:`memora_ogm.projection.table`: defaults, then each property's ``deflate``), so no
-node object is built and nothing is introspected per instance on the hot paths.
+"""What a statement needs of neomodel's class definitions: labels, hops, variable names
+and stored properties, from the per-class tables, so hot paths build no node object.
 """
 
 from __future__ import annotations
@@ -20,15 +18,14 @@ from memora_ogm.projection import table
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """A value a prepared unit of work is given when it runs: ``$name`` in its statement."""
+    """A prepared unit's value given when it runs: ``$name`` in its statement."""
 
     name: str
 
 
 def present(cls: type, name: str) -> str:
-    """Cypher that holds for the node ``name`` of ``cls`` unless a concurrent delete left it
-    without properties: one of its required properties is set (one property read, where
-    ``size(keys(node))`` reads them all)."""
+    """Cypher true unless a concurrent delete emptied ``name``: one required property is
+    read, where ``size(keys(node))`` reads them all."""
     spec = table(cls)
     if not spec.required:
         return f"size(keys({name})) > 0"
@@ -36,9 +33,8 @@ def present(cls: type, name: str) -> str:
 
 
 def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True) -> dict[str, Any]:
-    """The stored properties of a node of ``cls``: defaults filled in, each value deflated,
-    ``None`` not stored (as neomodel); only the given values, defaults and required names
-    are visited."""
+    """The stored properties of a ``cls`` node: defaults filled in, values deflated, ``None``
+    not stored (as neomodel)."""
     spec = table(cls)
     stored: dict[str, Any] = {}
     for name, value in values.items():
@@ -61,7 +57,7 @@ def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True)
 
 
 def target_class(rel: Any) -> type:
-    """The node class a relationship attribute points at (resolving names given as strings)."""
+    """The node class a relationship attribute points at."""
     if not isinstance(rel._raw_class, str):
         return rel._raw_class  # type: ignore[no-any-return]
     if "node_class" not in rel.definition:
@@ -80,8 +76,7 @@ def arrow(rel: Any, repeat: str = "") -> str:
 
 
 def path(start: Piece, rel: Any, then: Any | None = None, end: Piece = "()") -> Cypher:
-    """The pattern from the node pattern ``start`` one hop along ``rel``, then along
-    ``then`` 0+ times when given, to the node pattern ``end``."""
+    """``start`` one hop along ``rel``, then ``then`` 0+ times, to ``end``."""
     repeat = cy(node("", label(target_class(rel))), arrow(then, "*0..")) if then else ""
     return cy(start, arrow(rel), repeat, end)
 
@@ -92,7 +87,7 @@ def between(start: Piece, rel: Any, end: Piece) -> Cypher:
 
 
 def relation_name(rel: Any) -> str:
-    """``rel``'s relationship type in lower case (``message_source``): a parameter's name."""
+    """``rel``'s type in lower case: a parameter's name."""
     return str(rel.definition["relation_type"]).lower()
 
 
@@ -103,8 +98,7 @@ def label(cls: type) -> str:
 
 @functools.cache
 def hint(cls: type, many: bool = False) -> str:
-    """The name of a variable holding a node of ``cls`` (``memory_collection``), or a list
-    of them (``memories``)."""
+    """A variable name for a ``cls`` node (``memory_collection``) or a list (``memories``)."""
     name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", cls.__name__).lower()
     if not many:
         return name
@@ -114,6 +108,6 @@ def hint(cls: type, many: bool = False) -> str:
 
 
 def node_key(cls: type) -> tuple[str, ...]:
-    """The properties that make the key of a node of ``cls`` (its ``__node_key__``)."""
+    """The properties of ``cls``'s ``__node_key__``."""
     key: tuple[str, tuple[str, ...]] = cls.__node_key__  # type: ignore[attr-defined]
     return key[1]

@@ -14,9 +14,8 @@ from neomodel import StringProperty
 
 from memora_ogm._async.nodes import Date, MemoraNode, Memory
 from memora_ogm.calls import Batches, Call, Landed, nothing
-from memora_ogm.calls.erasure import FINISHED
+from memora_ogm.calls.erasure import FINISHED, room
 from memora_ogm.constraints import drop_index, install_node_keys
-from memora_ogm.erasure_plans import room
 from memora_ogm.mapping import between, hint, label, path
 from memora_ogm.plan import (
     Piece,
@@ -61,9 +60,8 @@ class Migration:
 
 
 class AppliedMigration(MemoraNode):
-    """A migration applied to this database (label ``MemoraMigration``): a class of the
-    async twin only, which declares the statements of both (not one of the Memora schema's
-    node classes, which ``neomodel_install_labels memora_ogm.nodes`` installs)."""
+    """A migration applied to this database: async twin only (it declares both twins'
+    statements), outside the Memora schema's node classes."""
 
     __label__ = "MemoraMigration"
     __node_key__ = ("unique_memora_migration", ("version",))
@@ -98,9 +96,8 @@ def record(migration: Migration) -> Call[None]:
 
 
 def _link_batch(operation: LinkMemoriesToDates) -> UnitOfWork:
-    """One batch of :class:`LinkMemoriesToDates`: up to ``batch_size`` memories without a
-    day, each linked to the Date of its ``obtained_at`` (the calendar day the server gives
-    it, in its stored offset or zone), made if missing, in one statement."""
+    """Up to ``batch_size`` memories without a day linked to their ``obtained_at``'s Date
+    (made if missing)."""
     work = UnitOfWork(batched=True)
     rel = Memory.date_obtained
     found = match(node("node", label(Memory)), cy("NOT ", exists(path(node("node"), rel))))
@@ -116,8 +113,8 @@ def _link_batch(operation: LinkMemoriesToDates) -> UnitOfWork:
 
 
 def apply(operation: Operation) -> Call[None] | Batches:
-    """``operation``: links batch after batch until one finds fewer memories than it can
-    take (a batch that runs twice links nothing twice: it merges), or a schema change."""
+    """``operation``'s call: batches until one has room left (a rerun merges, harmless),
+    or a schema change."""
     if isinstance(operation, LinkMemoriesToDates):
         batch = _link_batch(operation)
         return Batches(batch, lambda row: bool(row[FINISHED]), lambda *_: None, lambda _: None)

@@ -1,11 +1,6 @@
-"""Resolving ``user_<id>``/``agent_<id>`` placeholders in memory text, for servers
-without APOC (:mod:`memora_ogm.queries` does the same in Cypher).
-
-Memories keep placeholders so that renaming a user or an agent renames it everywhere.
-Reads replace, case-insensitively and in one pass (a user called ``agent_smith`` stays
-``agent_smith``), ``user_[a-z0-9-]+`` with the user's name and ``agent_[a-z0-9-]+`` with
-the agent's label, literally (a following ``'s`` is kept); a placeholder whose user or
-agent is gone stays.
+"""``user_<id>``/``agent_<id>`` placeholders resolved in Python for servers without APOC,
+as :mod:`memora_ogm.queries` does in Cypher: case-insensitively, in one pass (a user named
+``agent_smith`` stays so), literally; a placeholder whose owner is gone stays.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
-"""The engine's renderer: a statement's plan as data, the clauses it is made of, and the
-compile step that turns it into Cypher text; the only module of the engine that spells
-Cypher.
-
-A plan is a list of frozen clauses whose text is :class:`Cypher`: literal pieces and
-:class:`Var` objects (so what a clause reads and binds is known without parsing it), laid
-out by :class:`Lines`. Compiling (:func:`statement`) names the variables after the
-classes they hold (``user``, ``user_2``) and works out the scopes: each ``WITH`` carries,
-and each subquery imports, exactly what a later clause still reads, so a big list (a
-batch of memory maps) is dropped as soon as nothing needs it. The layout is one clause
-per line, subquery bodies indented, and a list on one line when short, one item per line
-otherwise. Nothing here knows neomodel or Memora (:mod:`memora_ogm.unit_of_work` builds
-the plans).
+"""The engine's renderer, the only engine module that spells Cypher: a plan is a list of
+frozen clauses whose text holds :class:`Var` objects, so what a clause reads and binds is
+known without parsing. Compiling names variables after their hints (``user_2``) and makes
+each ``WITH`` and subquery import carry only what a later clause reads, so a big list is
+dropped as soon as nothing needs it. Nothing here knows neomodel or Memora.
 """
 
 from __future__ import annotations
@@ -26,8 +18,8 @@ from neomodel.util import escape_identifier
 #: A name Cypher reads without backticks.
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-#: Names the generated subqueries and list expressions use locally; no variable of a
-#: plan takes one (a pattern or FOREACH would otherwise read the outer one).
+#: Local names of generated subqueries and list expressions, so no plan variable takes one
+#: (a pattern or FOREACH would otherwise read the outer one).
 LOCAL_NAMES = frozenset(
     {"node", "row", "start", "key", "found", "pair", "a", "b", "n", "t", "k", "acc", "chain"}
     | {"kept", "known", "last", "nearest", "missing", "written", "proceed"}
@@ -43,8 +35,7 @@ def identifier(name: str) -> str:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Var:
-    """A variable of a plan, compared by identity. Compiled as ``hint`` made unique
-    (``memory_2``), or as ``hint`` itself when ``exact`` (``missing``)."""
+    """A plan variable, compared by identity, named ``hint`` made unique (as is if ``exact``)."""
 
     hint: str
     exact: bool = False
@@ -68,9 +59,8 @@ WIDTH = 100
 
 @dataclass(slots=True, eq=False)
 class Cypher:
-    """Cypher text whose :class:`Var` objects are named, and whose :class:`Lines` are laid
-    out, when it is rendered. Never changed once built (not a frozen dataclass, which
-    costs twice as much to build: a statement builds a hundred of them)."""
+    """Cypher text whose vars are named and lines laid out when rendered. Immutable by
+    convention: a frozen dataclass costs twice as much to build, a hundred per statement."""
 
     parts: tuple[Piece, ...]
     uses: frozenset[Var] = frozenset()
@@ -109,10 +99,8 @@ def _strip_end(text: list[str]) -> None:
 
 @dataclass(slots=True, eq=False)
 class Lines:
-    """Items one per line, one level deeper than the line they start on (a subquery's
-    clauses, a long list's items). ``sep`` ends each item but the last; a ``fold`` list
-    short enough stays on one line (``pad`` around it); ``close`` puts what follows on a
-    line of its own."""
+    """Items one per line, indented; a short ``fold`` list stays on one line (``pad`` around
+    it); ``close`` puts what follows on a line of its own."""
 
     items: tuple[Piece, ...]
     sep: str = ""
@@ -126,8 +114,7 @@ class Lines:
         flat = f"{self.sep} ".join(items)
         if self.fold and "\n" not in flat and len(flat) <= WIDTH:
             return f"{self.pad}{flat}{self.pad}"
-        # An item that is a list laid out already starts on a line of its own: in this
-        # one, it takes its place, one level up.
+        # An item already laid out as lines takes its place here, one level up.
         items = [_dedent(item[1:]) if item[:1] == "\n" else item for item in items]
         text = indent(f"{self.sep}\n".join(items))
         return f"\n{text}\n" if self.close else f"\n{text}"
@@ -142,7 +129,7 @@ def indent(text: str, depth: int = 1) -> str:
 
 
 class _Hints(dict[Var, str]):
-    """Names each variable by its hint (for a repr, before a plan is compiled)."""
+    """Names each variable by its hint, for a repr before compiling."""
 
     def __missing__(self, var: Var) -> str:
         return f"<{var.hint}>"
@@ -152,7 +139,7 @@ Piece = str | Var | Cypher | Lines
 
 
 def cy(*pieces: Piece) -> Cypher:
-    """The pieces as one :class:`Cypher` (adjacent text as one part: fewer to render)."""
+    """The pieces as one :class:`Cypher`, adjacent text merged (fewer parts to render)."""
     if len(pieces) == 1 and type(pieces[0]) is Cypher:
         return pieces[0]
     parts: list[Piece] = []
@@ -187,7 +174,6 @@ def join(separator: str, pieces: Iterable[Piece]) -> Cypher:
 
 
 def _joined(separator: str, pieces: Iterable[Piece]) -> list[Piece]:
-    """The pieces with ``separator`` between them, for one :func:`cy` of a whole clause."""
     joined: list[Piece] = []
     for piece in pieces:
         joined += [separator, piece]
@@ -239,9 +225,6 @@ def _around(value: Piece, template: str) -> Cypher:
     return cy(*pieces[:-1])
 
 
-# -- syntax: the only place the engine spells a clause --------------------------------------
-
-
 def node(var: Piece = "", label: str = "", properties: Piece | None = None) -> Cypher:
     """``(var:Label {properties})``; no braces when ``properties`` is None."""
     label = f":{label}" if label else ""
@@ -258,8 +241,7 @@ def properties(values: Mapping[str, Piece]) -> Cypher:
 
 
 def hop(kind: str = "", direction: int = 0, repeat: str = "", var: str = "") -> str:
-    """One relationship of a pattern: ``-[var:KIND]->`` (direction 1), ``<-[...]-`` (-1)
-    or ``-[...]-`` (0), ``repeat`` after the type (``*0..``); ``--`` when it has none."""
+    """``-[var:KIND*repeat]->`` (direction 1), ``<-[...]-`` (-1) or ``-[...]-`` (0)."""
     inside = var + (f":{identifier(kind)}" if kind else "") + repeat
     inside = f"[{inside}]" if inside else ""
     return {1: f"-{inside}->", -1: f"<-{inside}-"}.get(direction, f"-{inside}-")
@@ -274,7 +256,6 @@ def is_null(value: Piece, null: bool = True) -> Cypher:
 
 
 def _where(conditions: Sequence[Piece], *, fold: bool = False) -> list[Piece]:
-    """`` WHERE a AND b`` (nothing without conditions; one per line when ``fold`` and long)."""
     if not conditions:
         return []
     if fold:
@@ -308,7 +289,6 @@ def returning(
 
 
 def order(by: Sequence[Piece], limit: Piece = "") -> list[Piece]:
-    """`` ORDER BY a, b LIMIT n`` (each part only when given)."""
     pieces: list[Piece] = [" ORDER BY ", *_joined(", ", by)] if by else []
     return pieces + [" LIMIT ", limit] if limit != "" else pieces
 
@@ -372,9 +352,6 @@ def each(
     return cy(*pieces, "]")
 
 
-# -- clauses -----------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class Match:
     """``OPTIONAL MATCH pattern`` in the head of a statement."""
@@ -397,8 +374,7 @@ class Bind:
 
 @dataclass(frozen=True, slots=True)
 class Output(Bind):
-    """A :class:`Bind` of a value the statement returns as ``name``; a read projects its
-    last outputs in its RETURN."""
+    """A :class:`Bind` returned as ``name``; a read inlines its last outputs in RETURN."""
 
     name: str = ""
 
@@ -438,9 +414,6 @@ def reads(clause: Clause) -> frozenset[Var]:
     return text.uses - frozenset(clause.binds)
 
 
-# -- compiling ----------------------------------------------------------------------------
-
-
 @dataclass
 class Scope:
     """Names and declaration order of a plan's variables, fixed when it is compiled."""
@@ -450,8 +423,6 @@ class Scope:
 
     @classmethod
     def of(cls, clauses: Iterable[Clause]) -> Scope:
-        """Each variable in the order it is bound, named after its hint, unique (an
-        ``exact`` one as its hint: a name the statement's own text relies on)."""
         scope = cls()
         taken = set(LOCAL_NAMES)
         for clause in clauses:
@@ -473,8 +444,7 @@ class Scope:
 
 
 def live_before(clauses: Sequence[Clause], needed: frozenset[Var]) -> list[frozenset[Var]]:
-    """For each clause, the variables still read after it (``needed`` at the end); the
-    last entry is what is read from before the first clause."""
+    """The variables read from each clause on (one more entry: ``needed`` at the end)."""
     live = [needed]
     for clause in reversed(clauses):
         live.append((live[-1] - frozenset(clause.binds)) | reads(clause))
@@ -496,8 +466,7 @@ def _call(clause: Subquery, imports: frozenset[Var], scope: Scope) -> str:
 
 
 def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Scope) -> list[str]:
-    """The lines of ``clauses`` (a body: after the head) where each ``WITH`` carries only
-    what a later clause reads (``live``: :func:`live_before` of them)."""
+    """A body's lines, each ``WITH`` carrying only what ``live`` says is read later."""
     lines: list[str] = []
     after_update = False
     for clause, after in zip(clauses, live[1:], strict=True):
@@ -508,8 +477,7 @@ def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Sco
         elif isinstance(clause, Subquery):
             imports = reads(clause)
             carried = scope.listed((after - frozenset(clause.binds)) | imports)
-            # A WITH drops what is no longer read, so the subquery's rows do not carry it;
-            # after a write one is needed anyway.
+            # Drop what is no longer read from the subquery's rows (a write needs a WITH).
             if carried:
                 lines.append(_with(carried))
             elif after_update:
@@ -524,7 +492,6 @@ def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Sco
 
 
 def render_head(clauses: Sequence[Clause], scope: Scope) -> list[str]:
-    """The lines of the head: matches and subqueries, each keeping every variable."""
     lines = []
     for clause in clauses:
         if isinstance(clause, Subquery):
@@ -552,10 +519,8 @@ def statement(
     writes: bool,
     keep_plan: bool,
 ) -> str:
-    """The text of a statement: its ``head`` matches, ``missing`` (the list of what is
-    missing) and ``body``, returning ``missing`` and the ``outputs`` by name. A write runs
-    its body only when ``missing`` is empty; a read is its matches and one RETURN, which
-    projects the outputs the body declares last."""
+    """The statement's text: a write runs ``body`` only when ``missing`` is empty; a read
+    is its matches and one RETURN."""
     lines = (_write if writes else _read)(head, missing, body, outputs)
     if keep_plan:
         lines.insert(0, KEEP_PLAN)

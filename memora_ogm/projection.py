@@ -1,12 +1,7 @@
-"""The per-class tables that writes and reads both go through, built once per class from
-``defined_properties``: a write deflates each value through its property, a read projects
-the node as a map (``mem {.org_id, ..., obtained_at: <compact>}``) and inflates it back.
-Add a property to a node class and the reads project and inflate it, with no edit
-elsewhere.
-
-A read goes through the class neomodel inflates the label with (:func:`reading`): the
-package's class, or the most derived subclass that declares the same ``__label__``. Its
-extra properties are projected and inflated; the return models keep Memora's fields only.
+"""Per-class tables built once from ``defined_properties``: writes deflate through them,
+reads project a node as a map and inflate it back, so a new property needs no other edit.
+Reads go through the class neomodel inflates the label with (:func:`reading`): a
+subclass's extra properties are read too; the return models keep Memora's fields only.
 """
 
 from __future__ import annotations
@@ -31,9 +26,8 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def stored_as_is(prop: Property[Any]) -> type | None:
-    """The type whose values ``prop.inflate`` and ``prop.deflate`` return unchanged, if any
-    (a plain string or integer property): reads and writes skip neomodel's error-handling
-    wrapper for such values."""
+    """The type ``prop`` inflates and deflates unchanged, if any: such values skip
+    neomodel's error-handling wrapper."""
     if type(prop) is StringProperty and prop.choices is None and prop.max_length is None:
         return str
     if type(prop) is IntegerProperty:
@@ -42,8 +36,7 @@ def stored_as_is(prop: Property[Any]) -> type | None:
 
 
 def _inflater(prop: Property[Any]) -> Callable[[Any], Any]:
-    """``prop.inflate``, or the read form of exactly the package's DATETIME property (a
-    subclass may inflate otherwise), which decodes the compact projection directly."""
+    """``prop.inflate``, or exactly our DATETIME's compact-form reader (a subclass may differ)."""
     if type(prop) is ZonedDateTimeProperty:
         return prop.inflate_read
     return prop.inflate
@@ -51,8 +44,6 @@ def _inflater(prop: Property[Any]) -> Callable[[Any], Any]:
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    """One property of a class as its reads see it."""
-
     name: str
     db_name: str
     #: Values of this type are kept as they are; others go through ``inflate``.
@@ -60,13 +51,11 @@ class Field:
     inflate: Callable[[Any], Any]
     #: Every node of the schema has it, so a row without it is a node deleted meanwhile.
     always: bool
-    #: A DATETIME, projected in ``ZonedDateTimeProperty.compact`` form.
     zoned: bool
 
 
 def _schema_class(cls: type) -> type:
-    """The package's class of ``cls``'s label: the least derived class of its MRO that
-    declares the same label set (a subclass for the same label adds properties to it)."""
+    """The least derived class of ``cls``'s MRO declaring the same label set."""
     labels = frozenset(cls.inherited_labels())  # type: ignore[attr-defined]
     for base in reversed(cls.__mro__):
         if "__label__" in vars(base) and frozenset(base.inherited_labels()) == labels:  # type: ignore[attr-defined]
@@ -74,12 +63,12 @@ def _schema_class(cls: type) -> type:
     return cls
 
 
+#: db name, name, as-is type, inflate, always.
 _Step = tuple[str, str, type | None, Callable[[Any], Any], bool]
-"""A field as a read's loop takes it: db name, name, as-is type, inflate, always."""
 
 
 class ClassTable:
-    """What writing and reading the nodes of one class need, computed once."""
+    """What writing and reading one class's nodes need, computed once."""
 
     def __init__(self, cls: type) -> None:
         self.cls = cls
@@ -112,19 +101,16 @@ class ClassTable:
             for name, prop in properties.items()
             if prop.has_default
         )
-        #: Required attributes without a default.
         self.required = tuple(
             name for name, prop in properties.items() if prop.required and not prop.has_default
         )
         #: Database names of the DATETIME properties (sent through ``$times``).
         self.times = tuple(field.db_name for field in self.fields if field.zoned)
         self._plans: dict[type[BaseModel] | None, tuple[_Step, ...]] = {}
-        #: The map projection of a node by its variable's name, made once.
         self._maps: dict[str, Cypher] = {}
 
     def map(self, variable: str | Var, **expressions: str | Cypher) -> Cypher:
-        """The node ``variable`` as a map of its properties, each DATETIME in compact form;
-        ``expressions`` replace a property's value or add entries."""
+        """A map projection of ``variable`` (DATETIMEs compact), ``expressions`` added."""
         plain = not expressions and type(variable) is str
         if plain and variable in self._maps:
             return self._maps[variable]
@@ -144,17 +130,14 @@ class ClassTable:
         return projected
 
     def values(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        """The properties of a projected row (or any map of stored properties), inflated."""
+        """A row of stored properties, inflated."""
         return self._inflated(row, self._steps(None))
 
     def model(self, model: type[M], row: Mapping[str, Any], **given: Any) -> M:
-        """The return model ``model`` of a row: the properties it has a field for, inflated
-        in one pass (the others only checked for presence when every node has them), and
-        ``given`` (what the read adds, such as a memory's message sources)."""
+        """``model`` of a row plus ``given``; fields it lacks are only checked for presence."""
         return model(**self._inflated(row, self._steps(model)), **given)
 
     def _steps(self, model: type[BaseModel] | None) -> tuple[_Step, ...]:
-        """What reading a row into ``model`` (every field when None) takes, made once."""
         steps = self._plans.get(model)
         if steps is None:
             steps = self._plans[model] = tuple(
@@ -165,8 +148,7 @@ class ClassTable:
         return steps
 
     def _inflated(self, row: Mapping[str, Any], steps: tuple[_Step, ...]) -> dict[str, Any]:
-        """``steps`` of ``row`` inflated, by attribute name. A node deleted while it was
-        read comes back with properties missing: :class:`NodeVanished`."""
+        """Raises :class:`NodeVanished` for a node deleted while read (properties missing)."""
         values: dict[str, Any] = {}
         for db_name, name, as_is, inflate, always in steps:
             value = row.get(db_name)
@@ -186,18 +168,15 @@ def table(cls: type) -> ClassTable:
     return ClassTable(cls)
 
 
-#: The table a read projects a node with (:func:`reading` chooses its class).
 projection = table
 
 
-#: The node classes (a ``nodes`` module) of the twin whose facade runs a call: the shared
-#: declarations name the async classes, and read through the twin's (:func:`reading`).
+#: The running twin's ``nodes`` module: declarations name the async classes.
 _twin: ContextVar[ModuleType | None] = ContextVar("memora_ogm_twin", default=None)
 
 
 @contextmanager
 def reading_through(nodes: ModuleType) -> Iterator[None]:
-    """Read through the classes of ``nodes`` (one twin's) while declaring and running a call."""
     token = _twin.set(nodes)
     try:
         yield
@@ -206,10 +185,8 @@ def reading_through(nodes: ModuleType) -> Iterator[None]:
 
 
 def reading(cls: N) -> N:
-    """The class the facade reads ``cls``'s nodes through: the most derived subclass
-    declaring the same label set, as neomodel inflates them (``cls`` when there is none),
-    among the running twin's classes (:func:`reading_through`). Two unrelated subclasses
-    claiming the label are the clash neomodel reports too (``TypeError`` here)."""
+    """The running twin's most derived subclass of ``cls`` with its label set, as neomodel
+    inflates them; two unrelated ones are a ``TypeError``, as in neomodel."""
     twin = _twin.get()
     if twin is not None:
         cls = getattr(twin, cls.__name__, cls)

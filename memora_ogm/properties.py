@@ -1,10 +1,5 @@
-"""neomodel properties that store Neo4j's native temporal types.
-
-Memora writes ``created_at``/``updated_at``/``obtained_at`` with Cypher's
-``datetime()`` (a zoned DATETIME) and ``Date.date`` as a DATE. neomodel's stock
-``DateTimeProperty`` stores a float epoch and ``DateProperty`` an ISO string, so
-a graph written with them would not be a Memora graph: these two properties keep
-the native types, the way neomodel properties do it, with ``deflate``/``inflate``.
+"""neomodel properties that store Neo4j's native DATETIME and DATE, as Memora writes them
+(neomodel's stock ones store a float epoch and an ISO string).
 """
 
 from __future__ import annotations
@@ -25,13 +20,11 @@ MAX_OFFSET = timedelta(hours=18)
 
 
 def storable(value: datetime) -> datetime:
-    """``value`` as the graph stores it: the same instant and wall-clock time, with the
-    offset the Python side gives it as a fixed zone (a naive value is UTC).
+    """``value`` with its Python offset as a fixed zone (naive is UTC).
 
-    A named zone is not sent by name: Java's time-zone data can disagree with the Python
-    zone (pytz's LMT, pytz's missing DST after 2037) and put the value on another day than
-    its ``Date`` node. ``ValueError`` for a value the layer could store but never read
-    back: outside years 1-9999 in UTC, or an offset Neo4j does not hold.
+    Not sent by zone name: Java's zone data can disagree with Python's (pytz's LMT, no DST
+    after 2037) and move it off its ``Date``'s day. ``ValueError`` for what could not be
+    read back (outside years 1-9999 in UTC, or an offset Neo4j does not hold).
     """
     offset = value.utcoffset()
     if offset is None:  # naive (or a tzinfo that gives no offset): UTC
@@ -65,9 +58,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def sent_form(value: datetime) -> list[Any]:
-    """:func:`storable` ``value`` as ``[epochSeconds, nanosecond, offset]``, which
-    ``ZonedDateTimeProperty.expand`` builds the DATETIME from (the driver refuses an offset
-    with seconds, which Neo4j stores); a tenth of the cost of the driver's encoding."""
+    """``[epochSeconds, nanosecond, offset]`` for ``expand``: a tenth of the driver's
+    encoding cost, and offsets with seconds (which the driver refuses) pass."""
     stored = storable(value)
     offset = stored.utcoffset()
     assert offset is not None
@@ -91,8 +83,7 @@ def _zone(name: str) -> tzinfo:
 
 
 def from_compact(value: Sequence[Any]) -> datetime:
-    """A DATETIME read as ``ZonedDateTimeProperty.compact`` returns it (milliseconds
-    since the epoch, rounded down, then the microseconds within the millisecond)."""
+    """A DATETIME from its ``ZonedDateTimeProperty.compact`` form."""
     milliseconds, nanosecond, zone = value
     seconds, millisecond = divmod(milliseconds, 1000)
     microsecond = millisecond * 1000 + nanosecond // 1000 % 1000
@@ -116,16 +107,14 @@ class ZonedDateTimeProperty(Property[datetime]):
 
     @staticmethod
     def compact(expression: str) -> str:
-        """Cypher reading the DATETIME ``expression`` as ``[epochMillis, nanosecond,
-        timezone]`` (null stays null; not ``epochSeconds``, which Neo4j rounds toward zero
-        before 1970): the driver's own DATETIME costs about 35 microseconds apiece, the
-        largest client cost of a page of reads, the compact form about 2."""
+        """Cypher reading a DATETIME as ``[epochMillis, nanosecond, timezone]``: about 2
+        microseconds to decode, the driver's DATETIME 35. (``epochSeconds`` rounds toward
+        zero before 1970.)"""
         return plan.compact(expression).render({})
 
     @staticmethod
     def expand(expression: str) -> str:
-        """Cypher building the DATETIME whose :func:`sent_form` is ``expression`` (null
-        stays null)."""
+        """Cypher building the DATETIME whose :func:`sent_form` is ``expression``."""
         return plan.expand(expression).render({})
 
     @validator
@@ -139,9 +128,8 @@ class ZonedDateTimeProperty(Property[datetime]):
         return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
     def inflate_read(self, value: Any) -> datetime:
-        """:meth:`inflate` for a read's row: the compact form its projection returns is
-        decoded without neomodel's error wrapper (the largest cost of a timestamp on a
-        page of reads); any other value goes through :meth:`inflate`."""
+        """:meth:`inflate` minus neomodel's error wrapper for the compact form (its largest
+        cost on a page of reads)."""
         if type(value) is list:
             return from_compact(value)
         inflated: datetime = self.inflate(value)

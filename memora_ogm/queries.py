@@ -1,17 +1,9 @@
-"""The hand-written Cypher reads of memora-ogm, by name: the date-ordered pagination of a
-user's interactions and memories, the reads that return memories with placeholders
-resolved, and the APOC probes that resolution depends on. Caller values travel as
-parameters (``$name``).
+"""The hand-written Cypher reads: date-ordered pages, memories with placeholders resolved
+(by APOC, or raw text plus names for :mod:`memora_ogm.placeholders`), and the APOC probes.
 
-What stays by hand is the walk (the paging along the ``Date`` index, the chains, the
-contrary updates, the placeholders). Labels and hops come from the node classes, and the
-node maps are slots (:func:`statement`) filled with the projections
-:mod:`memora_ogm.projection` generates for the classes a call reads through.
-
-A memory read resolves its placeholders on the server with APOC
-(``RESOLVE_WITH_APOC``), or returns the raw text with the user's name and agent's label
-for :mod:`memora_ogm.placeholders` to resolve. Reads skip a node that a concurrent delete
-left without properties (``IS NOT NULL`` on a property every node of its label has).
+Only the walks are by hand; labels and hops come from the node classes, and node maps are
+slots filled with the projections of the classes a call reads through. Reads skip nodes a
+concurrent delete emptied (``IS NOT NULL`` on a property every such node has).
 """
 
 from __future__ import annotations
@@ -65,9 +57,8 @@ INTERACTION_SLOT = "//INTERACTION//"
 
 
 def memory_projection(memory: type, message: type) -> str:
-    """One memory ``mem`` as the reads return it, as ``memory``: as the class ``memory``
-    projects it, the text resolved, the owner's name and agent's label for the Python
-    fallback, and its message sources (of the class ``message``) in position order."""
+    """``mem`` as ``memory``: resolved text, owner's and agent's names (for the Python
+    fallback) and its message sources in order."""
     sources = subquery(
         "COLLECT",
         f"MATCH (mem){arrow(Memory.message_source)}(source:{MESSAGE})"
@@ -90,10 +81,8 @@ WITH *, {fields.render({})} AS memory
 
 
 def interaction_projection(interaction: type, memory: type, message: type) -> str:
-    """One interaction as the reads return it, as ``details``: as the class
-    ``interaction`` projects it, with its messages in position order when
-    ``$with_messages`` and its memories in ``obtained_at`` then ``memory_id`` order when
-    ``$with_memories`` (each list empty otherwise)."""
+    """``interaction`` as ``details``, with its messages and memories when
+    ``$with_messages`` and ``$with_memories`` (else empty lists)."""
     messages = subquery(
         "COLLECT",
         f"MATCH (interaction){arrow(Interaction.first_message)}(:{MESSAGE})"
@@ -117,7 +106,6 @@ def interaction_projection(interaction: type, memory: type, message: type) -> st
 
 
 def _fill(query: str, slot: str, text: str) -> str:
-    """``query`` with each line holding ``slot`` replaced by ``text``, indented as it."""
     return re.sub(
         rf"^( *){re.escape(slot)}$",
         lambda found: indent(text.strip("\n"), len(found[1]) // len(INDENT)),
@@ -128,8 +116,7 @@ def _fill(query: str, slot: str, text: str) -> str:
 
 @functools.cache
 def statement(query: str, apoc: bool, interaction: type, memory: type, message: type) -> str:
-    """The statement of ``query`` (a text below) for this server and these read classes,
-    made once: a memory read's text would otherwise be rebuilt on every call."""
+    """``query`` with its slots filled, cached: a memory read would rebuild it per call."""
     query = _fill(query, INTERACTION_SLOT, interaction_projection(interaction, memory, message))
     query = _fill(query, MEMORY_SLOT, memory_projection(memory, message))
     return _fill(query, RESOLVE_SLOT, RESOLVE_WITH_APOC if apoc else RESOLVE_IN_PYTHON)
@@ -144,10 +131,9 @@ MATCH (interaction:{INTERACTION} {{
 RETURN details
 """
 
-#: One page of a user's interactions, newest ``updated_at`` first, walking the user's
-#: Date nodes newest first: ``date IS NOT NULL`` and the whole Date key in ORDER BY let
-#: the planner read the ``unique_user_date`` index backwards and stop once the page is
-#: full, however long the history. An interaction counts on the day of its last update.
+#: A page of interactions, newest ``updated_at`` first: ``date IS NOT NULL`` and the whole
+#: Date key in ORDER BY let the planner read the key index backwards and stop at a full
+#: page. An interaction counts on the day of its last update.
 INTERACTIONS_PAGE = f"""
 MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}})
       {arrow(Date.interactions)}(interaction:{INTERACTION})
@@ -161,8 +147,7 @@ RETURN details
 ORDER BY day.date DESC, interaction.updated_at DESC, interaction.interaction_id DESC
 """
 
-#: One page of a user's memories (of one agent when ``$agent_id`` is not null),
-#: newest ``obtained_at`` first, walking the Date index like the page above.
+#: A page of memories, newest ``obtained_at`` first, walking the Date index as above.
 MEMORIES_PAGE = f"""
 MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}}){arrow(Date.memories)}(mem:{MEMORY})
 WHERE day.date IS NOT NULL AND mem.memory IS NOT NULL
@@ -192,8 +177,7 @@ WITH mem, length(path) AS age
 RETURN memory ORDER BY age
 """
 
-#: For each requested ``{org_id, user_id, memory_id}``, the newest memory at the
-#: end of its CONTRARY_UPDATE chain (itself when nothing superseded it).
+#: For each requested key, the newest memory at the end of its CONTRARY_UPDATE chain.
 RESOLVED_MEMORIES = f"""
 UNWIND $requested AS requested
 MATCH (start:{MEMORY} {{
@@ -212,9 +196,7 @@ RETURN requested, memory
 
 @functools.cache
 def of_existing_user(query: str, column: str) -> str:
-    """``query`` (a page of ``column`` rows for ``$org_id``/``$user_id``) as one row:
-    whether the user exists (``found``) and the ``page`` in order, so a missing user
-    costs no second statement."""
+    """``query``'s page as one row with ``found`` (does the user exist): no second statement."""
     return f"""
 OPTIONAL MATCH (requested_user:{USER} {{org_id: $org_id, user_id: $user_id}})
 OPTIONAL CALL (requested_user) {{

@@ -34,8 +34,7 @@ SECOND_PAGECACHE_MB = 256
 
 
 def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_SIZE) -> int:
-    """Delete all relationships, then all nodes, in batches of :func:`delete_everything`
-    (schema stays); returns how many nodes were deleted."""
+    """Empty the graph (schema stays) by :func:`delete_everything`; returns nodes deleted."""
     from memora_ogm.unit_of_work import UnitOfWork
 
     work = UnitOfWork()
@@ -51,10 +50,8 @@ def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_
 
 
 def delete_everything(work: UnitOfWork, limit: int) -> None:
-    """Delete one batch of the whole graph (the schema stays): up to ``limit``
-    relationships, then, once that took the last of them, up to ``limit`` nodes, so that
-    no batch grows with a node's degree. Outputs ``deleted`` (the nodes deleted) and
-    ``emptied`` (whether the graph is empty now)."""
+    """One batch: ``limit`` relationships, then once none is left ``limit`` nodes (no batch
+    grows with a degree). Outputs ``deleted`` (nodes) and ``emptied``."""
     from memora_ogm import plan
 
     relationships, nodes = plan.Var("relationships"), plan.Var("nodes")

@@ -1,19 +1,12 @@
 """One facade call's graph work, declared on the node classes and compiled into one statement.
 
-A call declares what it matches (with the not-found error of each missing node), locks,
-creates, merges, links, reads and deletes; each declaration appends clauses of
-:mod:`memora_ogm.plan`, which compiles them. Existence checks ride in the statement: its
-head matches everything the call needs and lists what is missing, and the body runs only
+The head matches everything the call needs and lists what is missing; the body runs only
 when nothing is, so a failing call writes nothing in one round trip. The text depends on
-the call's shape, never on how many messages or memories it carries (lists travel as
-parameters). Each distinct datetime travels once, in ``$times``, in the compact form
-``ZonedDateTimeProperty.expand`` reads: the driver's own encoding of a datetime costs more
-than the rest of a node.
-
-No I/O, no Cypher text and no Memora name here: a domain's own operations (chains,
-erasure batches, transfer pages, migrations) live in its module and extend the unit
-through :meth:`UnitOfWork.add`, :meth:`~UnitOfWork.bind`, :meth:`~UnitOfWork.param`,
-:meth:`~UnitOfWork.rows` and :meth:`~UnitOfWork.output_value`.
+the call's shape, never on its list lengths (lists are parameters). Each distinct datetime
+travels once, in ``$times``, in the compact form ``ZonedDateTimeProperty.expand`` reads
+(the driver's own datetime encoding costs more than the rest of a node). No I/O, Cypher
+text or Memora name here: domain modules extend a unit through ``add``, ``bind``,
+``param``, ``rows`` and ``output_value``.
 """
 
 from __future__ import annotations
@@ -97,12 +90,11 @@ class Ref:
 
 
 class UnitOfWork:
-    """A builder of one statement's plan (see the module docstring).
+    """A builder of one statement's plan.
 
-    ``batched`` marks a statement run batch after batch while it changes the graph a lot
-    (an erasure, an import, a migration): it keeps the server's cached plan (``CYPHER
-    replan=skip``). The label counts a batch moves would make the server plan it again,
-    at a second or more each time, to the same plan anchored on the key indexes.
+    ``batched`` (erasure, import, migration batches) keeps the server's cached plan
+    (``CYPHER replan=skip``): the label counts a batch moves would make the server replan,
+    a second or more each time, to the same plan.
     """
 
     def __init__(self, *, batched: bool = False) -> None:
@@ -114,11 +106,8 @@ class UnitOfWork:
         self._body: list[Clause] = []
         self._writes = False
         self._outputs: list[tuple[Var, str]] = []
-        #: Each distinct datetime (the same instant in another zone is another one) by its
-        #: index in the statement's ``$times``: a call stamps many nodes with one time.
+        #: Index in ``$times`` of each distinct (datetime, zone): one time stamps many nodes.
         self._times: dict[tuple[datetime, Any], int] = {}
-
-    # -- the extension points of domain modules ----------------------------------------
 
     def add(self, clause: Clause, *, writes: bool = False) -> None:
         """Append ``clause`` to the body (an :class:`Update` or ``writes`` make a write)."""
@@ -135,8 +124,7 @@ class UnitOfWork:
         return properties(self._values(cls, keys))
 
     def param(self, value: Any, name: str) -> str:
-        """``$name`` holding ``value`` (``$name_2`` if ``name`` holds another value; a
-        :class:`Param` is its own name)."""
+        """``$name`` holding ``value`` (``$name_2`` if taken by another value)."""
         if type(value) is Param:
             return f"${value.name}"
         base, number = name, 1
@@ -150,7 +138,7 @@ class UnitOfWork:
         return f"${name}"
 
     def output_value(self, name: str, value: Cypher) -> Var:
-        """Return ``value`` as ``name`` (computed where this is called)."""
+        """Return ``value`` as ``name``, computed at this point of the body."""
         var = Var(name)
         self.add(Output(var, value, name))
         self._outputs.append((var, name))
@@ -167,8 +155,7 @@ class UnitOfWork:
     def _assign(
         self, target: Var | str, stored: Mapping[str, Any], operator: str, name: str
     ) -> Cypher:
-        """SET items giving ``target`` the ``stored`` properties (``=`` replaces, ``+=``
-        adds): one map parameter ``$name``, and its datetimes from ``$times``."""
+        """SET items: one map parameter ``$name`` and the datetimes from ``$times``."""
         plain = {key: value for key, value in stored.items() if not isinstance(value, datetime)}
         assigned: list[Cypher] = [cy(target, f" {operator} {self.param(plain, name)}")]
         assigned.extend(
@@ -179,10 +166,9 @@ class UnitOfWork:
         return assign(assigned)
 
     def rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, Cypher, str]:
-        """A list parameter of ``stored`` rows, the SET items that give ``node`` the
-        properties of ``row``, and where a row keeps its plain properties (``row`` plus
-        this suffix): ``.p``, with ``.t`` indexing ``$times`` for each datetime, for a class
-        with datetime properties; none for a class without (the rows as they are)."""
+        """The list parameter of ``stored``, the SET items giving ``node`` a ``row``, and the
+        suffix of a row's plain properties: ``.p`` (``.t`` indexes ``$times``) for a class
+        with datetimes, else none."""
         times = table(cls).times
         if not times:
             return self.param(stored, hint(cls, many=True)), cy("node = row"), ""
@@ -214,8 +200,6 @@ class UnitOfWork:
             self.lock(ref)
         return ref
 
-    # -- head: what the call needs ------------------------------------------------------
-
     def match(
         self,
         cls: type,
@@ -224,7 +208,7 @@ class UnitOfWork:
         lock: bool = False,
         **keys: Any,
     ) -> Ref:
-        """The node of ``cls`` with ``keys``; ``missing()`` is raised when there is none."""
+        """The node of ``cls`` with ``keys``; raises ``missing()`` when there is none."""
         var = Var(hint(cls))
         return self._one(cls, var, node(var, label(cls), self.properties(cls, keys)), missing, lock)
 
@@ -250,7 +234,6 @@ class UnitOfWork:
         missing: Callable[[], Exception] | None,
         lock: bool,
     ) -> Ref:
-        """The node ``var`` that ``pattern`` matches, checked when ``missing`` is given."""
         if missing is not None:
             found = case(is_null(var), f"[[{len(self._checks)}, null]]", "[]")
             self._checks.append((found, lambda _: missing()))
@@ -264,8 +247,8 @@ class UnitOfWork:
         *,
         lock: bool = False,
     ) -> Ref:
-        """The nodes of ``cls`` with each of ``keys``, in that order; ``missing(key)`` for the
-        first key with no node."""
+        """The nodes of ``cls`` with each of ``keys``, in order; ``missing(key)`` for the first
+        key with none."""
         var, gone = Var(hint(cls, many=True)), Var(f"{hint(cls)}_missing")
         rows = [node_properties(cls, key, defaults=False) for key in keys]
         pattern = row_properties(cls, keys[0], "key") if keys else ""
@@ -281,15 +264,11 @@ class UnitOfWork:
         )
         return self._head_add(found, Ref(var, cls, True), lock)
 
-    # -- body: locks, reads and writes, run only when nothing is missing --------------------
-
     def lock(self, ref: Ref) -> None:
-        """Take the write lock of the node(s) until the transaction ends: first in the body
-        for matched nodes, else where declared.
+        """Write-lock the node(s) until commit: first in the body for matched nodes.
 
-        It sets a label the node has already: the server takes the node's write lock
-        before it finds the label there and writes nothing, so the commit has nothing to
-        apply for it (unlike a property set and removed again).
+        Setting a label the node has takes the lock and writes nothing, so the commit has
+        nothing to apply (unlike a property set and removed again).
         """
         self._writes = True
         clause = Update(foreach("node", ref.items, set_label("node", label(ref.cls))))
@@ -298,9 +277,7 @@ class UnitOfWork:
     def nodes(
         self, cls: type, limit: int | None = None, *, order_by: Sequence[str] = (), **keys: Any
     ) -> Ref:
-        """Every node of ``cls`` with the property values ``keys``, or at most ``limit`` of
-        them: the first ones in ``order_by`` order when given. When ``keys`` are a part of
-        the class's key, the rest of it must exist too (:func:`_rest_of_key`)."""
+        """The nodes of ``cls`` with ``keys`` (at most ``limit``, first in ``order_by``)."""
         values = self._values(cls, keys)
         found = match(
             node("node", label(cls), properties(values)), *_rest_of_key(cls, values, "node")
@@ -311,8 +288,7 @@ class UnitOfWork:
         return self.bind(cls, collect(found, returning("node", order_by=by, limit=top)))
 
     def count(self, cls: type, *, having: Any | None = None, **keys: Any) -> Cypher:
-        """The number of nodes :meth:`nodes` finds, of those with a relationship along
-        ``having`` when given: a value for :meth:`output_value`."""
+        """How many nodes :meth:`nodes` finds (with a ``having`` relationship if given)."""
         return count_nodes(cls, self._values(cls, keys), having)
 
     def reachable(
@@ -325,10 +301,8 @@ class UnitOfWork:
         descending: bool = False,
         limit: int | None = None,
     ) -> Ref:
-        """The nodes one hop along ``rel`` from ``start``'s node(s), then ``then_repeat`` 0+
-        times, skipping those a concurrent delete left without properties. With ``limit``,
-        at most that many (the first in order, or the first found: a hub is only expanded
-        as far as a batch needs)."""
+        """The nodes one hop along ``rel`` from ``start``, then ``then_repeat`` 0+ times,
+        skipping those a concurrent delete emptied. ``limit`` stops expanding a hub early."""
         cls = target_class(then_repeat if then_repeat is not None else rel)
         found = match(
             path(node("start"), rel, then_repeat, node("node", label(cls))), present(cls, "node")
@@ -339,8 +313,7 @@ class UnitOfWork:
             return self.bind(
                 cls, collect(starts, found, returning("node", distinct=True, order_by=by))
             )
-        # A subquery of its own that keeps only ``start``: the server counts what each row
-        # carries, and a long chain's rows carrying the statement's lists outgrew its memory.
+        # Rows keep only ``start``: a long chain's rows carrying the lists outgrew memory.
         var = Var(hint(cls, many=True))
         top = self.param(limit, f"{var.hint}_limit")
         self.add(
@@ -359,13 +332,12 @@ class UnitOfWork:
         return Ref(ref.items, ref.cls, True, ref.created)
 
     def concat(self, first: Ref, second: Ref) -> Ref:
-        """``first``'s nodes then ``second``'s (e.g. the kept head of a chain and its new tail),
-        bound once: a list indexed by each row of a link is not rebuilt per row."""
+        """``first``'s nodes then ``second``'s, bound once so a link does not rebuild it per row."""
         created = first.created and second.created
         return self.bind(first.cls, cy(first.items, " + ", second.items), created=created)
 
     def create(self, cls: type, **values: Any) -> tuple[Ref, dict[str, Any]]:
-        """A new node of ``cls``; returns it and its stored properties (ids included)."""
+        """A new node of ``cls`` and its stored properties (ids included)."""
         stored = node_properties(cls, values)
         var = Var(hint(cls))
         assigned = self._assign(var, stored, "=", hint(cls))
@@ -375,7 +347,7 @@ class UnitOfWork:
     def create_each(
         self, cls: type, rows: Sequence[Mapping[str, Any]]
     ) -> tuple[Ref, list[dict[str, Any]]]:
-        """New nodes of ``cls``, one per row, in order; returns them and their properties."""
+        """New nodes of ``cls``, one per row, and their stored properties."""
         stored = [node_properties(cls, row) for row in rows]
         var = Var(hint(cls, many=True))
         param, assign, _ = self.rows(cls, stored)
@@ -400,12 +372,8 @@ class UnitOfWork:
         target: Ref,
         pairs: Sequence[tuple[int, int]] | None = None,
     ) -> None:
-        """Link ``source`` to ``target`` along ``rel`` (an attribute of ``source``'s class).
-
-        ``pairs`` index the two lists; without it, the two single nodes, or every node of
-        one list with the single node on the other side. Relationships to a node made here
-        are created, others merged (linking twice is harmless).
-        """
+        """Link ``source`` to ``target`` along ``rel``: by index ``pairs`` for two lists, else
+        each node with the single one. Created to a new node, else merged."""
         write = create if source.created or target.created else merge
         if pairs is None:
             if source.many and target.many:
@@ -434,21 +402,19 @@ class UnitOfWork:
         self.add(Update(foreach("node", ref.items, delete("node"))))
 
     def delete_emptied(self, ref: Ref, rels: Sequence[Any]) -> None:
-        """Detach and delete those of the node(s) that have no relationship along any of
-        ``rels`` any more (an interaction whose messages and memories are gone)."""
+        """Detach and delete the node(s) left with no relationship along any of ``rels``."""
         left = join(" OR ", (exists(path(node("n"), rel)) for rel in rels))
         emptied = each("n", ref.items, condition=cy("NOT (", left, ")"))
         self.add(Update(foreach("node", emptied, delete("node"))))
 
     def delete_unlinked(self, ref: Ref) -> None:
-        """Delete those of the node(s) that no relationship touches any more."""
+        """Delete the node(s) no relationship touches any more."""
         linked = exists(cy(node("n"), hop(), node()))
         unlinked = each("n", ref.items, condition=cy("NOT ", linked))
         self.add(Update(foreach("node", unlinked, delete("node", detach=False))))
 
     def output(self, name: str, ref: Ref, **added: Callable[[str | Var], Cypher]) -> None:
-        """Return the properties of the node(s) as ``name``, as the class the reads go
-        through projects them; each node's map adds, per name of ``added``, its value."""
+        """Return the node(s) as ``name``, projected as reads project them, plus ``added``."""
         fields = projection(reading(ref.cls))
         if ref.many:
             entries = {key: make("node") for key, make in added.items()}
@@ -459,15 +425,11 @@ class UnitOfWork:
             value = fields.map(var, **{key: make(var) for key, make in added.items()})
         self.output_value(name, value)
 
-    # -- the statement --------------------------------------------------------------------
-
     def compiled(self) -> Compiled:
-        """The unit compiled ahead, away from the write."""
         return Compiled(self.compile(), self.raise_missing)
 
     def compile(self) -> tuple[str, dict[str, Any]]:
-        """The statement and its parameters. It returns the outputs and ``missing``:
-        ``[check number, key]`` for each missing thing (the key is null for a single node)."""
+        """The statement and its parameters; ``missing`` lists ``[check, key or null]``."""
         missing = (
             cy(items([check for check, _ in self._checks], " +")) if self._checks else cy("[]")
         )
@@ -482,14 +444,12 @@ class UnitOfWork:
         return query, {**self.params, "times": [sent_form(time) for time, _ in self._times]}
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
-        """Raise the error of the first missing thing the statement reported, if any."""
         if missing:
             number, entry = missing[0]
             raise self._checks[number][1](entry)
 
     def explain(self) -> str:
-        """The plan as a reader checks it: its clauses in order, the compiled statement and
-        its parameters (lists by their length)."""
+        """The clauses, the statement and its parameters (long lists by length)."""
         clauses = [
             *(f"head   {clause!r}" for clause in self._head),
             *(f"check  {check!r}" for check, _ in self._checks),
@@ -519,20 +479,17 @@ class UnitOfWork:
 
 @functools.cache
 def _pair_link(write: Callable[[Piece], Cypher], rel: Any) -> Cypher:
-    """How :meth:`UnitOfWork.link` links each pair along ``rel``, spelled once."""
     return write(between("a", rel, "b"))
 
 
 @functools.cache
 def _created(cls: type) -> Cypher:
-    """A node of ``cls`` made by a subquery, spelled once."""
     return create(node("node", label(cls)))
 
 
 def _rest_of_key(cls: type, given: Mapping[str, Any], var: str) -> list[Cypher]:
-    """When the properties ``given`` (by stored name) are a part of ``cls``'s key, that
-    ``var`` has the rest of it (as every keyed node has): the planner then seeks the
-    key's index by its prefix instead of scanning the label."""
+    """For ``given`` a part of ``cls``'s key, the rest not null: the planner then seeks the
+    key index by prefix instead of scanning the label."""
     node_key = getattr(cls, "__node_key__", None)
     key: tuple[str, ...] = node_key[1] if node_key else ()
     if not given or not set(given) < set(key):
@@ -541,8 +498,7 @@ def _rest_of_key(cls: type, given: Mapping[str, Any], var: str) -> list[Cypher]:
 
 
 def count_nodes(cls: type, values: Mapping[str, str | Cypher], having: Any | None) -> Cypher:
-    """``COUNT`` of the nodes of ``cls`` with the property ``values`` (Cypher by stored
-    name), of those with a relationship along ``having`` when given."""
+    """``COUNT`` of ``cls`` nodes with ``values`` (by stored name), and ``having`` if given."""
     conditions: list[Piece] = list(_rest_of_key(cls, values, "counted"))
     if having is not None:
         target = node("", label(target_class(having)))
@@ -551,21 +507,14 @@ def count_nodes(cls: type, values: Mapping[str, str | Cypher], having: Any | Non
 
 
 def row_properties(cls: type, key: Mapping[str, Any], source: str) -> Cypher:
-    """``name: source.name, ...`` for the stored names of ``key``: a node pattern's
-    properties read from a row."""
+    """``name: source.name, ...`` for the stored names of ``key``."""
     stored = node_properties(cls, key, defaults=False)
     return properties({name: dot(source, name) for name in stored})
 
 
 class Prepared:
-    """A read whose statement depends on which values it is given, never on the values
-    (for a read by ids, declaring and compiling was most of the layer's own work).
-
-    ``declare(work, **values)`` declares the unit as a call would; the first :meth:`bind`
-    runs it with each value a :class:`Param` (``$org_id``), so it is compiled once. The
-    values may only be match keys, never looked at. A not-found answer declares the unit
-    again with the call's values, for the error that names them.
-    """
+    """A read compiled once, each value a :class:`Param` (compiling was most of a read by
+    ids). Values may only be match keys; a not-found declares again, for the error's ids."""
 
     def __init__(self, declare: Callable[..., Any]) -> None:
         self._declare = declare
@@ -592,8 +541,7 @@ class Prepared:
 
 @dataclass(frozen=True, slots=True)
 class Compiled:
-    """A statement compiled once, to be run (and run again on a retry) as it is, and what
-    raises the error of the first missing thing it reports."""
+    """A statement compiled once (a retry reruns it as is) and its not-found errors."""
 
     statement: tuple[str, dict[str, Any]]
     errors: Callable[[Sequence[Sequence[Any]]], None]
@@ -606,13 +554,13 @@ class Compiled:
             self.errors(missing)
 
 
-#: What ``Graph`` runs: a unit of work, compiled or not (a prepared read is bound compiled).
+#: What ``Graph`` runs.
 Statement = UnitOfWork | Compiled
 
 
 def create_rows(cls: type, rows: Cypher, assigned: Cypher, var: Var) -> Subquery:
-    """A subquery creating a node of ``cls`` per row of ``rows`` (``assigned``: the SET
-    items that give ``node`` the properties of ``row``), collected in order as ``var``."""
+    """A subquery creating a ``cls`` node per row (``assigned`` sets ``node`` from ``row``),
+    collected in order as ``var``."""
     return call(
         unwind(rows, "row"),
         _created(cls),

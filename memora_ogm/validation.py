@@ -57,10 +57,8 @@ def check_id(name: str, value: Any, error: type[Exception] = ValueError) -> str:
 
 
 def check_memory_id(name: str, value: Any, error: type[Exception] = ValueError) -> str:
-    """A memory id is a UUID in its one canonical spelling (``str(uuid.UUID(x))``: lower
-    case, hyphenated), as the layer writes it. Qdrant keys a point by the UUID, so two
-    spellings of one UUID would be two memories in the graph but one point; any other
-    spelling (upper case, braces, ``urn:uuid:``, no hyphens) is refused, never mapped."""
+    """A UUID in its canonical spelling (``str(uuid.UUID(x))``) only: Qdrant keys a point by
+    the UUID, so two spellings would be two memories in the graph but one point."""
     if isinstance(value, str) and _CANONICAL_UUID.fullmatch(value):
         return value  # exactly what ``str(uuid.UUID(value))`` gives back
     check_id(name, value, error)

@@ -1,10 +1,7 @@
-"""Facade calls declared apart from running them: what a call sends, and what it means.
-
-Each public method of the facade is a short function here (a module per domain) that
-checks its arguments and declares a :class:`Call` (or, for an erasure, :class:`Batches`):
-its statement, the mapping of its answer to the return model, its vector changes, and
-what shows that it took effect when its commit goes unanswered. No I/O: both twins share
-them, ``tests/test_compile.py`` compiles them without a server, ``Graph`` runs them.
+"""Facade calls declared apart from running them: each facade method checks its arguments
+and declares a :class:`Call` (or :class:`Batches`): statement, result mapping, vector
+changes, and what shows it landed. No I/O, so both twins share them and tests compile
+them offline.
 """
 
 from __future__ import annotations
@@ -25,10 +22,8 @@ Row = dict[str, Any]
 
 
 class VectorChanges:
-    """The memories one write transaction adds to and removes from the vector store
-    (``removed`` as they were, for a failed commit to put back); a purge clears all the
-    store holds for a user or organisation. Untracked (no vector store), nothing is
-    recorded and the memories given are never built.
+    """What one write transaction changes in the vector store (``removed`` kept for a failed
+    commit to put back). Untracked (no store), the memories given are never built.
     """
 
     def __init__(self, tracked: bool = True) -> None:
@@ -60,16 +55,14 @@ class VectorChanges:
 
 @dataclass(frozen=True)
 class Landed:
-    """What shows that a write took effect when its commit went unanswered (it commits
-    whole or not at all): the node of ``cls`` with ``keys`` exists (``present``), or no
-    longer does (a delete)."""
+    """What shows an unanswered commit took effect: the ``cls`` node with ``keys`` exists
+    (``present``) or is gone."""
 
     cls: type
     keys: Mapping[str, Any]
     present: bool = True
 
     def probe(self) -> UnitOfWork:
-        """The read that answers: it outputs ``node``, null when there is none."""
         probe = UnitOfWork()
         probe.output("node", probe.match(self.cls, **self.keys))
         return probe
@@ -77,8 +70,7 @@ class Landed:
 
 @dataclass(frozen=True)
 class Query:
-    """A hand-written read of :mod:`memora_ogm.queries` with its parameters; its call's
-    result is of all its rows (a unit of work's is of its one row)."""
+    """A read of :mod:`memora_ogm.queries`; its result gets all rows (a unit's gets one)."""
 
     text: str
     params: dict[str, Any]
@@ -97,11 +89,9 @@ Vectors = Callable[[Row, VectorChanges], None]
 
 @dataclass(frozen=True)
 class Call(Generic[T]):
-    """One facade call, declared: run by ``Graph.execute``.
-
-    A read runs as one auto-commit statement. A write does too unless it changes the
-    vector store (when one is attached) or has statements to run ``before`` it: then it
-    runs in a transaction whose vector changes are applied just before the graph commits.
+    """One facade call, run by ``Graph.execute``: auto-commit, unless it changes an attached
+    vector store or has ``before`` statements; then a transaction applies the vector
+    changes just before the graph commits.
     """
 
     #: None for a call with nothing to ask the server (a batch of no ids).
@@ -110,17 +100,15 @@ class Call(Generic[T]):
     result: Callable[[Any], T]
     write: bool = False
     vectors: Vectors | None = None
-    #: What shows the write took effect if its commit goes unanswered; without it, the
-    #: write runs again then (it may run twice).
+    #: Without it, a write whose commit goes unanswered runs again (maybe twice).
     landed: Landed | None = None
-    #: Statements of the same transaction that run first (a delete's locks).
     before: tuple[Statement | Query, ...] = ()
     #: What the facade's log says once the call succeeded (ids only, never a caller's text).
     log: str = ""
 
 
 def changed(work: UnitOfWork, ref: Ref, name: str, model: type[M], **values: Any) -> Call[M]:
-    """Set ``values`` on the node ``ref`` and return it (as ``name``) as ``model``: a rename."""
+    """Set ``values`` on ``ref`` and return it as ``model`` (a rename)."""
     work.set(ref, **values)
     work.output(name, ref)
     return Call(work, convert.output(name, ref.cls, model), write=True)
@@ -128,12 +116,8 @@ def changed(work: UnitOfWork, ref: Ref, name: str, model: type[M], **values: Any
 
 @dataclass(frozen=True)
 class Batches:
-    """One statement run batch after batch, each a write of its own, until ``done``
-    (an erasure of any size).
-
-    ``vectors`` records each batch's vector changes, ``landed`` what shows a batch took
-    effect, and ``carried`` the parameters a batch passes on to the next one.
-    """
+    """One statement run as separate writes until ``done``; ``carried`` gives the next
+    batch's parameters."""
 
     statement: UnitOfWork
     done: Callable[[Row], bool]

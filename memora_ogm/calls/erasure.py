@@ -1,20 +1,12 @@
-"""Erasure of any size: bounded batches, each one statement in its own transaction.
+"""Erasure of any size: bounded batches, each one statement and transaction, run until
+one finds room to spare (a tenant can outgrow the server's transaction memory).
 
-A tenant can hold more than the server's transaction memory can delete at once, so an
-erasure runs batch after batch until one finds room to spare. A batch takes at most
-``erase_batch_size`` memories and messages, in this order: memories, the last messages
-of the chains (a chain's tail whole before the next one's), the interactions left with
-neither, the days nothing links to any more; the hubs (collections, users, the
-organisation) go last, once emptied, so no batch detaches a node of high degree.
-
-Keyed nodes are found through their key's index, not from the hubs, so whatever is the
-tenant's is found even when left unlinked. Messages are found along their chain, walked
-from its start once and then back from where the batch before stopped (:data:`TAILS`):
-a long chain costs work in proportion to its length, not times its batches.
-
-After any batch the graph is one a read accepts (chains shortened from their tail, as an
-update does; the node a read starts from goes with the last thing under it), so an
-interrupted erasure leaves the caller's node in place and calling it again finishes.
+A batch takes at most ``erase_batch_size`` memories and messages: memories, chain tails
+(one chain's whole before the next), emptied interactions, unlinked days; hubs go last,
+once emptied, so no batch detaches a node of high degree. Keyed nodes are found by key
+index, so unlinked ones are found too. Chains are walked back from where the batch before
+stopped (:data:`TAILS`): cost linear in length, not times the batches. After any batch a
+read accepts the graph, so an interrupted erasure finishes when called again.
 """
 
 from __future__ import annotations
@@ -26,42 +18,64 @@ from typing import Any
 from memora_ogm import convert
 from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
 from memora_ogm.calls import Batches, Landed, Row, VectorChanges
-from memora_ogm.erasure_plans import chain_tails, output_first_key
 from memora_ogm.errors import UserNotFound
-from memora_ogm.mapping import node_key
+from memora_ogm.mapping import arrow, hint, label, node_key, path, present, target_class
+from memora_ogm.plan import (
+    Bind,
+    Cypher,
+    Update,
+    Var,
+    alias,
+    call,
+    case,
+    collect,
+    cy,
+    delete,
+    dot,
+    each,
+    exists,
+    foreach,
+    identifier,
+    is_null,
+    items,
+    join,
+    mapping,
+    match,
+    node,
+    optional_call,
+    returning,
+    unwind,
+    with_,
+)
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Ref, UnitOfWork
 from memora_ogm.validation import check_ids
 
-#: Memories, messages and agents a batch deletes at most, unless the interface says
-#: otherwise (``erase_batch_size``): about the nodes of an inner transaction of the bare
-#: driver's ``IN TRANSACTIONS OF 5000 ROWS``; twice that cost a fifth more server CPU.
+#: Default ``erase_batch_size``: about an inner transaction of the bare driver's
+#: ``IN TRANSACTIONS OF 5000 ROWS``; twice that cost a fifth more server CPU.
 BATCH_SIZE = 2_500
-#: The share of a batch's size in interactions a tenant's batch takes: with about ten
-#: messages each, an eighth brings a little more messages than the batch deletes.
+#: Interactions a tenant's batch takes, as a share of its size: with ~10 messages each,
+#: an eighth brings a little more messages than a batch deletes.
 INTERACTIONS = 8
 
-#: The name of the flag a batch returns when it took everything that was left.
+#: The flag a batch returns when it took everything left.
 FINISHED = "finished"
-#: The parameter naming the chains' last nodes the batch before left, which :func:`batches`
-#: passes on, so that a long chain is walked back from there.
+#: The parameter carrying the chains' last nodes from one batch to the next.
 TAILS = "tails"
-#: The key of a memory, as statements return it.
 MEMORY_ID_NAMES = node_key(Memory)
 
 
 @dataclass(frozen=True)
 class Erasure:
-    """How an interface erases: at most ``size`` memories and messages a batch, and whether
-    its deletes record the memories for a vector store."""
+    """An interface's batch size, and whether deletes record memories for a vector store."""
 
     size: int
     vectors: bool
 
 
 def user_collection_batch(org_id: str, user_id: str, collection: Any) -> UnitOfWork:
-    """A batch of a user's erasure that starts by locking the user's ``collection``, which
-    every write adding to it links to; ``UserNotFound`` when either is missing."""
+    """A user's erasure batch, first locking ``collection`` (every write adding to it
+    links to it)."""
     check_ids(org_id=org_id, user_id=user_id)
 
     def missing() -> UserNotFound:
@@ -74,20 +88,17 @@ def user_collection_batch(org_id: str, user_id: str, collection: Any) -> UnitOfW
 
 
 def per_batch(size: int, share: int = 1) -> int:
-    """How many nodes of a kind a batch of ``size`` takes: a ``share`` of it for kinds that
-    bring more nodes along."""
+    """Nodes of a kind a batch takes: a ``share`` for kinds bringing more nodes along."""
     return max(1, size // share)
 
 
 def removed_memories(row: Mapping[str, Any]) -> Iterator[models.Memory]:
-    """The memories a delete statement returned, as the vector store keeps them."""
     return (convert.memory_for_vector(memory) for memory in row["memories"])
 
 
 def first_memory(memories: Sequence[Mapping[str, Any]], present: bool = False) -> Landed | None:
-    """What shows that a write of ``memories`` (stored properties, or as a delete returned
-    them) took effect: the first of them is there (``present``), or gone. None when there
-    are none: the write may run again."""
+    """What shows a write of ``memories`` landed: the first is there (``present``) or gone.
+    None without memories: the write may run again."""
     if not memories:
         return None
     return Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}, present)
@@ -100,14 +111,11 @@ def erase(
     memories: Ref,
     interactions: Ref | None = None,
 ) -> list[tuple[Ref, int]]:
-    """Declare the deletion of ``memories``, of the last messages of ``interactions``'
-    chains (``size`` at most), of those interactions left with neither, then of the days
-    nothing links to any more. Returns the bounded groups with their limits, for
-    :func:`~memora_ogm.erasure_plans.room`.
+    """Delete ``memories``, the tails of ``interactions``' chains, the interactions left
+    empty and the unlinked days; returns the bounded groups and limits for ``room``.
 
-    The memories are returned as ``memories``: whole when a vector store is attached
-    (``vectors``), which removes them (and adds them back should the commit fail); else
-    only the first one's key, which is all :func:`first_memory` reads.
+    ``memories`` is output whole for a vector store (which may have to add them back),
+    else only the first key, all :func:`first_memory` reads.
     """
     memories = work.as_list(memories)
     days = [work.reachable(memories, Memory.date_obtained)]
@@ -126,8 +134,7 @@ def erase(
             TAILS,
         )
         groups.append((messages, per_batch(size)))
-    # Projected after every subquery: a subquery's rows each carry the variables bound
-    # before it, and the server counts a batch of memory maps once per row.
+    # After every subquery: each subquery row would count the memory maps again.
     if vectors:
         work.output("memories", memories)
     else:
@@ -147,11 +154,10 @@ def batches(
     top: Landed | None = None,
     log: str = "",
 ) -> Batches:
-    """Run ``work`` (which returns ``memories`` and :data:`FINISHED`) until it finishes.
+    """Run ``work`` until it returns :data:`FINISHED`.
 
-    ``last`` records the vector changes of the final batch (a purge of the user or
-    organisation). A batch whose commit went unanswered landed if the final batch's
-    ``top`` (the node it deletes last) is gone, or else its first memory is.
+    ``last`` records the final batch's vector changes. An unanswered commit landed if
+    ``top`` (deleted last) is gone on the final batch, else if its first memory is.
     """
 
     def vectors(row: Row, changes: VectorChanges) -> None:
@@ -168,3 +174,140 @@ def batches(
         return {TAILS: {tail[0]: tail for tail in row[f"{TAILS}_ends"]}}
 
     return Batches(work, lambda row: bool(row[FINISHED]), vectors, landed, carried, log)
+
+
+def chain_tails(
+    work: UnitOfWork,
+    starts: Ref,
+    first: Any,
+    then: Any,
+    order_by: str,
+    stamp: str,
+    limit: int,
+    known: str,
+) -> Ref:
+    """At most ``limit`` last nodes of ``starts``' chains, highest ``order_by`` first, one
+    chain's tail before the next. Outputs ``{known}_ends``: per chain left non-empty,
+    ``[start, new last node, its order_by, start's stamp]``.
+
+    The parameter ``known`` holds those from the batch before: a chain is walked back from
+    that node if it is still last with that ``order_by`` and ``stamp`` (set by every other
+    change), else from its start. (Unseen: a concurrent erasure deleting that node between
+    batches, and another chain's new last node reusing its element id.)
+    """
+    cls = target_class(then)
+    plural = hint(cls, many=True)
+    split, quota, taken = Var(f"{plural}_by_chain"), Var(f"{plural}_taken"), Var(plural)
+    work.params.setdefault(known, {})
+    count = work.param(limit, f"{plural}_limit")
+    stamped = cy("toString(", dot("start", stamp), ")")
+
+    def last_of_chain(var: str) -> Cypher:
+        return cy("NOT ", exists(path(node(var), then)))
+
+    kept = match(
+        node("kept", label(cls)),
+        "elementId(kept) = known[1]",
+        cy(dot("kept", order_by), " = known[2]"),
+        cy(stamped, " = known[3]"),
+        last_of_chain("kept"),
+        optional=True,
+        fold=True,
+    )
+    walked = match(
+        path(node("start"), first, then, node("found", label(cls))),
+        present(cls, "found"),
+        last_of_chain("found"),
+    )
+    # One more than a batch takes, nearest first: the new last node is among them.
+    nearest = collect(
+        match(
+            cy(node("node", label(cls)), arrow(then, "*0.."), node("last")), present(cls, "node")
+        ),
+        returning("node", limit=f"{count} + 1"),
+    )
+    work.add(
+        call(
+            unwind(starts.items, "start"),
+            with_("start", alias(f"${known}[elementId(start)]", "known")),
+            kept,
+            optional_call(
+                ("start", "kept"),
+                with_("start", conditions=[is_null("kept")]),
+                walked,
+                returning("found", limit="1"),
+            ),
+            with_(
+                "start", alias("coalesce(kept, found)", "last"), conditions=[is_null("last", False)]
+            ),
+            with_("start", alias(nearest, "nearest")),
+            returning(alias("collect([start, nearest])", split)),
+            binds=(split,),
+        )
+    )
+    # Each chain in turn takes what the batch has room left for: [taken lists, taken].
+    work.add(
+        Bind(
+            quota,
+            cy(
+                "reduce(acc = [[], 0], chain IN ",
+                split,
+                " | [",
+                items(
+                    [
+                        f"acc[0] + [chain[1][..{count} - acc[1]]]",
+                        f"acc[1] + size(chain[1][..{count} - acc[1]])",
+                    ],
+                    close=True,
+                ),
+                "])[0]",
+            ),
+        )
+    )
+    work.add(Bind(taken, collect(unwind(quota, "t"), unwind("t", "node"), returning("node"))))
+    last = cy(split, "[k][1][size(", quota, "[k])]")
+    work.output_value(
+        f"{known}_ends",
+        each(
+            "k",
+            cy("range(0, size(", split, ") - 1)"),
+            cy(
+                "[",
+                items(
+                    [
+                        cy("elementId(", split, "[k][0])"),
+                        cy("elementId(", last, ")"),
+                        dot(last, order_by),
+                        cy("toString(", dot(cy(split, "[k][0]"), stamp), ")"),
+                    ],
+                    close=True,
+                ),
+                "]",
+            ),
+            condition=cy("size(", quota, "[k]) < size(", split, "[k][1])"),
+        ),
+    )
+    return Ref(cy(taken), cls, True)
+
+
+def room(
+    work: UnitOfWork, groups: Sequence[tuple[Ref, int]], name: str, given: Var | None = None
+) -> Var:
+    """Output ``name``: each group is under its limit (and ``given``): all that was left."""
+    room = [
+        cy("size(", group.items, f") < {work.param(limit, 'limit')}") for group, limit in groups
+    ]
+    return work.output_value(
+        name, cy("(", join(" AND ", [*([given] if given else []), *room]), ")")
+    )
+
+
+def delete_when(work: UnitOfWork, ref: Ref, when: Var) -> None:
+    """Detach and delete the node(s) only if ``when`` (a :func:`room`) holds."""
+    work.add(Update(foreach("node", case(when, ref.items, "[]"), delete("node"))))
+
+
+def output_first_key(work: UnitOfWork, name: str, ref: Ref, keys: Sequence[str]) -> None:
+    """Output the ``keys`` of ``ref``'s first node (if any): enough to show a delete landed."""
+    first = mapping("node", [f".{identifier(key)}" for key in keys])
+    work.output_value(name, each("node", cy(ref.items, "[..1]"), first))

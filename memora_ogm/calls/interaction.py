@@ -1,7 +1,5 @@
-"""Interactions: message chains (``FIRST_MESSAGE``, then ``IS_NEXT``, positions from 0)
-with the memories extracted from them. A save is one statement and an update one,
-whatever the number of messages or memories; every input is checked before anything is
-written.
+"""Interactions: message chains with the memories extracted from them. A save or an
+update is one statement whatever its size, every input checked before anything is written.
 """
 
 from __future__ import annotations
@@ -31,11 +29,11 @@ from memora_ogm.calls.erasure import (
     erase,
     first_memory,
     per_batch,
+    room,
     user_collection_batch,
 )
 from memora_ogm.calls.memory import Reads, user_page
 from memora_ogm.chains import keep_common_prefix
-from memora_ogm.erasure_plans import room
 from memora_ogm.errors import InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.projection import reading
 from memora_ogm.properties import storable
@@ -55,7 +53,6 @@ from memora_ogm.validation import (
 
 
 def _check_message(index: int, message: Any) -> dict[str, str]:
-    """A message is a dict with a string role and content (content may be empty)."""
     if not isinstance(message, Mapping):
         raise ValueError(f"message {index} must be a dict with `role` and `content`.")
     for key, limit in (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH)):
@@ -69,8 +66,7 @@ def _check_message(index: int, message: Any) -> dict[str, str]:
 
 
 def _fields(value: Any, names: tuple[str, ...]) -> dict[str, Any] | None:
-    """``value``'s attributes ``names``, or None if it lacks one: read by name, so that
-    Memora's own ``storage_schema`` objects are accepted (a dict's keys are not fields)."""
+    """``value``'s attributes ``names`` (so Memora's own objects pass), or None (a dict too)."""
     if isinstance(value, Mapping):
         return None
     try:
@@ -80,12 +76,10 @@ def _fields(value: Any, names: tuple[str, ...]) -> dict[str, Any] | None:
 
 
 def _sequence(value: Any) -> bool:
-    """A list or a tuple (Memora builds either); a string is not a sequence of items here."""
     return isinstance(value, list | tuple)
 
 
 def _check_positions(positions: Any, message_count: int) -> list[int]:
-    """Source positions are distinct ints (not bools) indexing the messages of the same object."""
     if not _sequence(positions):
         raise ValueError("`source_msg_block_pos` must be a list of message positions.")
     seen: set[int] = set()
@@ -107,8 +101,7 @@ _DATA_FIELDS = ("interaction", "interaction_date", "memories", "contrary_memorie
 
 @dataclass(frozen=True, slots=True)
 class CheckedMemory:
-    """A memory to store, as checked: its text, its distinct source positions, and for a
-    contrary memory the id of the memory it supersedes."""
+    """A memory to store, as checked."""
 
     memory: str
     source_msg_block_pos: list[int]
@@ -117,7 +110,7 @@ class CheckedMemory:
 
 @dataclass(frozen=True, slots=True)
 class CheckedWrite:
-    """What a save or an update writes, as checked (``interaction_date`` as stored)."""
+    """What a save or an update writes, as checked."""
 
     interaction: list[dict[str, str]]
     interaction_date: datetime
@@ -126,7 +119,6 @@ class CheckedWrite:
 
 
 def _memory_fields(name: str, kind: str, value: Any, message_count: int) -> list[CheckedMemory]:
-    """Each memory in ``value`` (a list of ``kind`` objects), checked."""
     if not _sequence(value):
         raise ValueError(f"`{name}` must be a list of {kind} objects.")
     names: tuple[str, ...] = ("memory", "source_msg_block_pos")
@@ -148,11 +140,8 @@ def _memory_fields(name: str, kind: str, value: Any, message_count: int) -> list
 
 
 def check_memories_and_interaction(value: Any) -> CheckedWrite:
-    """Everything a save or an update writes, checked before the first write: a
-    ``MemoriesAndInteraction`` (memora-ogm's, Memora's, or any object with its fields),
-    copied, so a caller changing its object later cannot change the write. Source
-    positions index its messages, each at most once; an ``existing_contrary_memory_id``
-    is a canonical UUID."""
+    """A ``MemoriesAndInteraction`` (or any object with its fields) checked and copied, so a
+    caller changing its object later cannot change the write."""
     fields = _fields(value, _DATA_FIELDS)
     if fields is None:
         raise ValueError(
@@ -179,10 +168,8 @@ def _owner(
     ids: tuple[str, str, str],
     data: CheckedWrite,
 ) -> tuple[Ref, Ref | None, list[str]]:
-    """Declare what the memories of a write link to, each required: the agent, the user's
-    memory collection, and the memories of the same user the contrary memories supersede
-    (``MemoryNotFound`` for any other id). Returns the collection, the superseded
-    memories (None when there are none) and their ids in that order."""
+    """Match the agent, the user's memory collection and the user's superseded memories
+    (``MemoryNotFound`` for another's); returns the last two and the superseded ids."""
     org_id, user_id, agent_id = ids
     match_agent(work, org_id, agent_id)
     collection = work.match_related(user, User.has_memories, lambda: UserNotFound(org_id, user_id))
@@ -207,8 +194,8 @@ def messages_of(messages: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
 def link_chains(
     work: UnitOfWork, interactions: Ref, chain: Ref, counts: Sequence[int]
 ) -> list[int]:
-    """Link ``chain``, the messages of ``interactions`` one after the other (``counts``
-    of each), as their chains; returns where each interaction's messages start in it."""
+    """Link ``chain`` (``counts`` messages per interaction, in turn) as the interactions'
+    chains; returns where each one's messages start."""
     offsets = [0, *itertools.accumulate(counts)][:-1]
     work.link(
         Interaction.first_message,
@@ -238,14 +225,11 @@ def _memories(
     keys: Mapping[str, str],
     interactions_in: Ref | None = None,
 ) -> list[dict[str, Any]]:
-    """Declare the memories of a save or an update of ``interaction`` (messages ``chain``;
-    ``keys`` its ids and agent), each linked to the interaction, its source messages, the
-    user's memory collection, the day and the memory it supersedes; a save's
-    ``interactions_in`` gets the new interaction. Returns the memories' stored properties.
+    """Create and link the memories of a save or an update; returns their properties.
 
-    Links to nodes other writers share come last, so their locks are held the shortest
-    time, in the order every writer and delete takes them (no deadlock): the
-    interaction collection, the memory collection, the day, superseded memories.
+    Links to shared nodes come last (their locks held shortest), in the order every writer
+    and delete takes them (no deadlock): interaction collection, memory collection, day,
+    superseded memories.
     """
     memories_in, superseded, wanted = owner
     checked = [*data.memories, *data.contrary_memories]
@@ -288,8 +272,7 @@ def _written(
     landed: Landed | None,
     log: str,
 ) -> Call[tuple[str, datetime]]:
-    """A save's or an update's call: it returns the interaction's id and date, and adds
-    its new ``memories`` (stored properties) to the vector store."""
+    """A write's call: returns the interaction's id and date, adds ``memories`` to vectors."""
 
     def record(_: Row, changes: VectorChanges) -> None:
         changes.add(convert.memory_for_vector(memory) for memory in memories)
@@ -298,7 +281,6 @@ def _written(
 
 
 def _chain(work: UnitOfWork, interactions: Ref) -> Ref:
-    """The messages of the interaction(s), in position order."""
     return work.reachable(
         interactions, Interaction.first_message, MessageBlock.is_next, order_by="msg_position"
     )
@@ -312,10 +294,8 @@ def save_interaction_with_memories(
 ) -> Call[tuple[str, datetime]]:
     """Store a new interaction with its messages and memories; return its id and date.
 
-    The user and agent must exist (else not-found, and nothing is written). One
-    statement, with no lock of its own: it links to every node it relies on, and a
-    delete of one takes that node's lock first (the save then fails, and its retry
-    finds the node missing).
+    No lock of its own: it links to every node it relies on, and a delete of one locks it
+    first (the save fails, and its retry finds the node missing).
     """
     check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id)
     data = check_memories_and_interaction(memories_and_interaction)
@@ -356,10 +336,8 @@ def update_interaction_and_memories(
 ) -> Call[tuple[str, datetime]]:
     """Make the stored chain equal the new message list and add the new memories.
 
-    One statement: it locks the interaction, compares the chain with the new list by role
-    and content, deletes the stored messages from the first difference on (their memories
-    stay, without ``MESSAGE_SOURCE``) and appends the new tail; it sets ``updated_at`` and
-    ``agent_id`` and links the interaction to the update's Date.
+    Messages from the first difference (by role and content) on are replaced; their
+    memories stay, without ``MESSAGE_SOURCE``.
     """
     check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id, interaction_id=interaction_id)
     data = check_memories_and_interaction(updated_memories_and_interaction)
@@ -443,8 +421,7 @@ def get_all_user_interactions(
     limit: int = 100,
 ) -> Call[list[models.Interaction]]:
     """One page of the user's interactions, newest ``updated_at`` first (by its calendar
-    day in its own offset, then by ``updated_at``); ``UserNotFound`` in the same statement.
-    """
+    day in its own offset, then by ``updated_at``)."""
     check_ids(org_id=org_id, user_id=user_id)
     check_flag("with_their_messages", with_their_messages)
     check_flag("with_their_memories", with_their_memories)
@@ -466,10 +443,8 @@ def get_all_user_interactions(
 def delete_user_interaction_and_its_memories(
     erasure: Erasure, org_id: str, user_id: str, interaction_id: str
 ) -> Batches:
-    """Delete the interaction with its messages and memories (in both stores), in
-    bounded batches (see :mod:`memora_ogm.calls.erasure`), each locking the interaction
-    first (as an update does); it goes with the last of its messages and memories.
-    """
+    """Delete the interaction, its messages and memories in batches, each locking the
+    interaction first (as an update does)."""
     check_ids(org_id=org_id, user_id=user_id, interaction_id=interaction_id)
     key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
     size = erasure.size
@@ -489,11 +464,8 @@ def delete_user_interaction_and_its_memories(
 def delete_all_user_interactions_and_their_memories(
     erasure: Erasure, org_id: str, user_id: str
 ) -> Batches:
-    """Delete every interaction of the user with its messages and memories (in both
-    stores), in bounded batches (see :mod:`memora_ogm.calls.erasure`). Each batch locks
-    the user's interaction collection (no save adds one meanwhile), then the
-    interactions it takes (no update adds messages).
-    """
+    """Delete the user's interactions with their messages and memories in batches, each
+    locking the interaction collection (against saves), then its interactions (updates)."""
     size = erasure.size
     work = user_collection_batch(org_id, user_id, User.interactions_in)
     interactions = work.nodes(Interaction, per_batch(size, 4), org_id=org_id, user_id=user_id)

@@ -1,8 +1,5 @@
-"""Memories: reads with placeholders resolved, contrary-update history, deletes.
-
-Reads run the memory queries of :mod:`memora_ogm.queries`, resolving placeholders on the
-server with APOC, or here with :mod:`memora_ogm.placeholders` (``graph.use_apoc``).
-Deletes take the memories out of the vector store in the same transaction.
+"""Memories: reads with placeholders resolved (by APOC on the server, or here when
+``graph.use_apoc`` is off), contrary-update history, deletes (vector store included).
 """
 
 from __future__ import annotations
@@ -22,9 +19,9 @@ from memora_ogm.calls.erasure import (
     erase,
     per_batch,
     removed_memories,
+    room,
     user_collection_batch,
 )
-from memora_ogm.erasure_plans import room
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.projection import reading
@@ -40,8 +37,7 @@ MemoryKey = tuple[str, str, str]
 
 @dataclass(frozen=True)
 class Reads:
-    """What one call's memory and interaction reads go through: the node classes (looked
-    up once per call) and whether the server resolves the placeholders (APOC)."""
+    """One call's read classes (looked up once) and whether APOC resolves placeholders."""
 
     apoc: bool
     interaction: type
@@ -53,16 +49,13 @@ class Reads:
         return cls(apoc, reading(Interaction), reading(Memory), reading(MessageBlock))
 
     def query(self, query: str, **params: Any) -> Query:
-        """A query of :mod:`memora_ogm.queries` for these reads, with its parameters."""
         text = queries.statement(query, self.apoc, self.interaction, self.memory, self.message)
         return Query(text, {"placeholder_pattern": PLACEHOLDER_PATTERN, **params})
 
     def memory_of(self, row: Mapping[str, Any]) -> models.Memory:
-        """A memory map of :mod:`memora_ogm.queries` as the return model."""
         return convert.resolved_memory(row, not self.apoc, self.memory, self.message)
 
     def interaction_of(self, details: Mapping[str, Any]) -> models.Interaction:
-        """An interaction map of :mod:`memora_ogm.queries` as the return model."""
         memories = [self.memory_of(memory) for memory in details["memories"]]
         return convert.interaction(
             details, details["messages"], memories, self.interaction, self.message
@@ -78,8 +71,7 @@ def user_page(
     user_id: str,
     **params: Any,
 ) -> Call[list[T]]:
-    """One page of ``query``'s ``column`` (``queries.of_existing_user``), each entry as
-    ``item(reads, entry)``; ``UserNotFound`` in the same statement."""
+    """One page of ``query``'s ``column``, each entry as ``item(reads, entry)``."""
     reads = Reads.of(apoc)
 
     def page(rows: list[Row]) -> list[T]:
@@ -94,8 +86,7 @@ def user_page(
 
 
 def check_memory_key(org_id: Any, user_id: Any, memory_id: Any) -> None:
-    """A memory's ids as a caller names it: a ``memory_id`` that is not a canonical UUID
-    is a ``ValueError`` (no stored memory can have it), not a memory not found."""
+    """A non-canonical ``memory_id`` is a ``ValueError``: no stored memory can have it."""
     check_ids(org_id=org_id, user_id=user_id)
     check_memory_id("memory_id", memory_id)
 
@@ -126,8 +117,8 @@ def get_all_user_memories(
     skip: int = 0,
     limit: int = 1000,
 ) -> Call[list[models.Memory]]:
-    """The user's memories, newest ``obtained_at`` first, of one agent when ``agent_id``
-    (the memories' own ``agent_id``: a deleted agent's memories are found too)."""
+    """The user's memories, newest first; ``agent_id`` filters on the memories' own field,
+    so a deleted agent's memories are found too."""
     check_ids(org_id=org_id, user_id=user_id)
     if agent_id is not None:
         check_ids(agent_id=agent_id)
@@ -161,7 +152,6 @@ def _about_memory(
 
 
 def get_user_memory(apoc: bool, org_id: str, user_id: str, memory_id: str) -> Call[models.Memory]:
-    """One memory; ``MemoryNotFound`` when it is not there (:func:`check_memory_key`)."""
     about = _about_memory(apoc, queries.USER_MEMORY, org_id, user_id, memory_id)
     return Call(about.statement, lambda rows: about.result(rows)[0])
 
@@ -169,15 +159,13 @@ def get_user_memory(apoc: bool, org_id: str, user_id: str, memory_id: str) -> Ca
 def get_user_memory_history(
     apoc: bool, org_id: str, user_id: str, memory_id: str
 ) -> Call[list[models.Memory]]:
-    """The memory, then each older memory it superseded (``CONTRARY_UPDATE``), newest first;
-    ``MemoryNotFound`` when it is not there."""
+    """The memory, then each older memory it superseded, newest first."""
     return _about_memory(apoc, queries.MEMORY_HISTORY, org_id, user_id, memory_id)
 
 
 def fetch_user_memories_resolved(
     apoc: bool, org_user_mem_ids: list[dict[str, str]]
 ) -> Call[list[models.Memory]]:
-    """:func:`fetch_user_memories_resolved_batch` for one list."""
     batch = fetch_user_memories_resolved_batch(apoc, [org_user_mem_ids])
     return Call(batch.statement, lambda rows: batch.result(rows)[0])
 
@@ -185,11 +173,8 @@ def fetch_user_memories_resolved(
 def fetch_user_memories_resolved_batch(
     apoc: bool, batch_org_user_mem_ids: list[list[dict[str, str]]]
 ) -> Call[list[list[models.Memory]]]:
-    """For each list of ``{org_id, user_id, memory_id}``, the current version of each
-    memory: the newest at the end of its ``CONTRARY_UPDATE`` chain, once (at the first
-    id's place); ids of no memory of that org and user are left out. One query for the
-    whole batch, none for no ids.
-    """
+    """For each list of ids, each memory's newest version (end of its ``CONTRARY_UPDATE``
+    chain), once, at the first id's place; unknown ids left out. One query in all."""
     requested = _requested_keys(batch_org_user_mem_ids)
     keys = list(dict.fromkeys(key for ids in requested for key in ids))
     reads = Reads.of(apoc)
@@ -218,11 +203,10 @@ def fetch_user_memories_resolved_batch(
 
 
 def delete_user_memory(erasure: Erasure, org_id: str, user_id: str, memory_id: str) -> Call[None]:
-    """Delete one memory from the graph and the vector store; ``MemoryNotFound`` if absent.
+    """Delete one memory from the graph and the vector store.
 
-    A first statement locks the memory's interaction, the user's memory collection and
-    the memory, in the order writers lock them: a write superseding the memory links to
-    it, so it either finished first or finds the memory gone.
+    A first statement locks its interaction, the memory collection and the memory, in the
+    writers' order: a write superseding it either finished first or finds it gone.
     """
     check_memory_key(org_id, user_id, memory_id)
     key: dict[str, Any] = {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
@@ -251,9 +235,8 @@ def delete_user_memory(erasure: Erasure, org_id: str, user_id: str, memory_id: s
 
 
 def delete_all_user_memories(erasure: Erasure, org_id: str, user_id: str) -> Batches:
-    """Delete every memory of the user from the graph and the vector store, in bounded
-    batches (see :mod:`memora_ogm.calls.erasure`), each locking the user's memory
-    collection first; interactions and messages stay."""
+    """Delete the user's memories in batches, each locking the memory collection first;
+    interactions and messages stay."""
     size = erasure.size
     work = user_collection_batch(org_id, user_id, User.has_memories)
     memories = work.nodes(Memory, per_batch(size), org_id=org_id, user_id=user_id)

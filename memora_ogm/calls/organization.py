@@ -5,8 +5,16 @@ from __future__ import annotations
 from memora_ogm import convert
 from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, Org, User
 from memora_ogm.calls import Batches, Call, Landed, changed
-from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
-from memora_ogm.erasure_plans import delete_when, room
+from memora_ogm.calls.erasure import (
+    FINISHED,
+    INTERACTIONS,
+    Erasure,
+    batches,
+    delete_when,
+    erase,
+    per_batch,
+    room,
+)
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
@@ -56,15 +64,13 @@ def update_organization(org_id: str, new_org_name: str) -> Call[models.Organizat
 
 
 def delete_organization(erasure: Erasure, org_id: str) -> Batches:
-    """Delete the organisation and everything under it, in bounded batches (see
-    :mod:`memora_ogm.calls.erasure`); the last one purges what the vector store still
-    holds for it.
+    """Delete the organisation and everything under it in batches; the last one purges its
+    vectors.
 
-    Each batch locks the organisation (as ``create_user`` and ``create_agent`` do), the
-    collections of a batch of its users (which every save and update links to) and the
-    interactions it takes (which every update locks), so writes under way finish first.
-    Once its memories and interactions are gone it deletes the users with their
-    collections, agents and days, and the organisation once none is left.
+    Each batch locks the organisation (as user and agent creation do), its users'
+    collections (saves and updates link to them) and the interactions it takes (updates
+    lock them), so writes under way finish first. Users go once emptied, the organisation
+    last.
     """
     check_ids(TypeError, org_id=org_id)
     size = erasure.size

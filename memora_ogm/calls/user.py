@@ -13,9 +13,17 @@ from memora_ogm._async.nodes import (
     User,
 )
 from memora_ogm.calls import Batches, Call, Landed, changed
-from memora_ogm.calls.erasure import FINISHED, INTERACTIONS, Erasure, batches, erase, per_batch
+from memora_ogm.calls.erasure import (
+    FINISHED,
+    INTERACTIONS,
+    Erasure,
+    batches,
+    delete_when,
+    erase,
+    per_batch,
+    room,
+)
 from memora_ogm.calls.organization import match_org
-from memora_ogm.erasure_plans import delete_when, room
 from memora_ogm.errors import UserNotFound
 from memora_ogm.schema import models
 from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
@@ -23,7 +31,7 @@ from memora_ogm.validation import check_ids, check_name
 
 
 def match_user(work: UnitOfWork, org_id: str, user_id: str) -> Ref:
-    """Declare the user ``UserNotFound`` requires."""
+    """The user, else ``UserNotFound``."""
     return work.match(User, lambda: UserNotFound(org_id, user_id), org_id=org_id, user_id=user_id)
 
 
@@ -75,13 +83,10 @@ def update_user(org_id: str, user_id: str, new_user_name: str) -> Call[models.Us
 
 
 def delete_user(erasure: Erasure, org_id: str, user_id: str) -> Batches:
-    """Delete the user with its collections, interactions, messages, memories and dates,
-    in bounded batches (see :mod:`memora_ogm.calls.erasure`); its agents stay with the
-    organisation, and the last batch purges what the vector store still holds for it.
+    """Delete the user and all under it in batches (agents stay); the last purges its vectors.
 
-    Each batch locks the user and its collections first, which every write of the user
-    links to: writes under way finish before it reads what to delete, later ones find no
-    user. The user goes in the last batch, so while anything of it is left it is there.
+    Each batch first locks the user and its collections, which every write of the user links
+    to, so writes under way finish first. The user goes last, with the last of its nodes.
     """
     check_ids(org_id=org_id, user_id=user_id)
     size = erasure.size
