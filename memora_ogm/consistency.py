@@ -19,7 +19,7 @@ Tenant = tuple[str, str]
 
 #: What the check pages through besides users, without what an export brings along.
 ORG_PAGES = Part(Org, "org_id")
-MEMORY_PAGES = Part(MemoryNode, "memory_id")
+MEMORY_ID_PAGES = Part(MemoryNode, "memory_id")
 
 
 @dataclass(frozen=True)

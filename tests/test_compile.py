@@ -325,7 +325,7 @@ def test_the_consistency_check_compiles_to_its_golden_statements() -> None:
             shape,
             _page(consistency.ORG_PAGES, {}),
             _page(transfer.USER_PAGES, {"org_id": ORG}),
-            _page(consistency.MEMORY_PAGES, {"org_id": ORG, "user_id": USER}),
+            _page(consistency.MEMORY_ID_PAGES, {"org_id": ORG, "user_id": USER}),
             *sent(memories_with_ids([MEMORY])),
         )
 

@@ -16,7 +16,7 @@ from memora_ogm._async.paging import pages
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import add_to_vector_db
 from memora_ogm.consistency import (
-    MEMORY_PAGES,
+    MEMORY_ID_PAGES,
     ORG_PAGES,
     ConsistencyReport,
     Progress,
@@ -81,7 +81,7 @@ async def _graph_tenants(graph: Graph, org_id: str | None) -> set[Tenant]:
 
 async def _memorypages(graph: Graph, tenant: Tenant) -> AsyncIterator[list[models.Memory]]:
     org_id, user_id = tenant
-    async for page in pages(graph, MEMORY_PAGES, org_id=org_id, user_id=user_id):
+    async for page in pages(graph, MEMORY_ID_PAGES, org_id=org_id, user_id=user_id):
         yield [_memory(values) for values, _ in page]
 
 

@@ -17,7 +17,7 @@ from memora_ogm._sync.paging import pages
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import add_to_vector_db
 from memora_ogm.consistency import (
-    MEMORY_PAGES,
+    MEMORY_ID_PAGES,
     ORG_PAGES,
     ConsistencyReport,
     Progress,
@@ -82,7 +82,7 @@ def _graph_tenants(graph: Graph, org_id: str | None) -> set[Tenant]:
 
 def _memorypages(graph: Graph, tenant: Tenant) -> Iterator[list[models.Memory]]:
     org_id, user_id = tenant
-    for page in pages(graph, MEMORY_PAGES, org_id=org_id, user_id=user_id):
+    for page in pages(graph, MEMORY_ID_PAGES, org_id=org_id, user_id=user_id):
         yield [_memory(values) for values, _ in page]
 
 
