@@ -402,16 +402,18 @@ def call(*clauses: Piece, binds: tuple[Var, ...] = ()) -> Subquery:
     return Subquery(cy(lines(clauses)), binds)
 
 
-def reads(clause: Clause) -> frozenset[Var]:
+def text_of(clause: Clause) -> Cypher:
     if isinstance(clause, Match):
-        text = clause.pattern
-    elif isinstance(clause, Bind):
-        text = clause.value
-    elif isinstance(clause, Update):
-        text = clause.text
-    else:
-        text = clause.body
-    return text.uses - frozenset(clause.binds)
+        return clause.pattern
+    if isinstance(clause, Bind):
+        return clause.value
+    if isinstance(clause, Update):
+        return clause.text
+    return clause.body
+
+
+def reads(clause: Clause) -> frozenset[Var]:
+    return text_of(clause).uses - frozenset(clause.binds)
 
 
 @dataclass
@@ -510,6 +512,13 @@ Outputs = Sequence[tuple[Var, str]]
 KEEP_PLAN = "CYPHER replan=skip"
 
 
+#: Statements by the shape of their plan, as SQLAlchemy caches compiled SQL by a statement's
+#: cache key: a call of a shape seen before (most calls) skips naming and layout.
+_statements: dict[tuple[Any, ...], str] = {}
+#: More shapes than calls have means a caller's values shape its plans: start again.
+_MAX_SHAPES = 1024
+
+
 def statement(
     head: Clauses,
     missing: Cypher,
@@ -521,10 +530,62 @@ def statement(
 ) -> str:
     """The statement's text: a write runs ``body`` only when ``missing`` is empty; a read
     is its matches and one RETURN."""
-    lines = (_write if writes else _read)(head, missing, body, outputs)
-    if keep_plan:
-        lines.insert(0, KEEP_PLAN)
-    return "\n".join(lines)
+    key = shape(head, missing, body, outputs, writes, keep_plan)
+    text = _statements.get(key)
+    if text is None:
+        lines = (_write if writes else _read)(head, missing, body, outputs)
+        if keep_plan:
+            lines.insert(0, KEEP_PLAN)
+        text = "\n".join(lines)
+        if len(_statements) >= _MAX_SHAPES:
+            _statements.clear()
+        _statements[key] = text
+    return text
+
+
+#: Ends a laid-out item in a shape (an item may be many pieces).
+_ITEM_END = object()
+
+
+def shape(
+    head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs, *flags: bool
+) -> tuple[Any, ...]:
+    """All a statement's text depends on: each clause's kind, binds and pieces, a variable
+    as its hint where it first appears and as that number after."""
+    pieces: list[Any] = [*flags]
+    numbers: dict[Var, int] = {}
+    for clause in [*head, *body]:
+        pieces.append(type(clause))
+        for var in clause.binds:
+            _flatten(var, pieces, numbers)
+        _flatten(text_of(clause), pieces, numbers)
+        if type(clause) is Output:
+            pieces.append(clause.name)
+    _flatten(missing, pieces, numbers)
+    for var, name in outputs:
+        _flatten(var, pieces, numbers)
+        pieces.append(name)
+    return tuple(pieces)
+
+
+def _flatten(piece: Piece, pieces: list[Any], numbers: dict[Var, int]) -> None:
+    if type(piece) is str:
+        pieces.append(piece)
+    elif isinstance(piece, Var):
+        number = numbers.get(piece)
+        if number is None:
+            numbers[piece] = len(numbers)
+            pieces.append((Var, piece.hint, piece.exact))
+        else:
+            pieces.append(number)
+    elif isinstance(piece, Cypher):
+        for part in piece.parts:
+            _flatten(part, pieces, numbers)
+    elif isinstance(piece, Lines):
+        pieces.append((Lines, piece.sep, piece.fold, piece.close, piece.pad))
+        for item in piece.items:
+            _flatten(item, pieces, numbers)
+            pieces.append(_ITEM_END)
 
 
 def _write(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> list[str]:

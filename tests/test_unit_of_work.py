@@ -21,10 +21,12 @@ import pytest
 from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 
+from memora_ogm import plan
 from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Org, User
 from memora_ogm.calls.user import USER
 from memora_ogm.chains import keep_common_prefix
 from memora_ogm.errors import AgentNotFound, MemoryNotFound, OrganizationNotFound, UserNotFound
+from memora_ogm.plan import Bind, Var, cy, items
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.transfer_plans import Count, output_each
@@ -334,3 +336,41 @@ def test_explain_lists_the_plan_the_statement_and_its_parameters() -> None:
     assert "statement:\nOPTIONAL MATCH (user:User" in explained
     assert "$user_changes = {'user_name': 'Bea'}" in explained
     assert repr(work) == "<UnitOfWork write: 1 matches, 1 checks, 2 body clauses, outputs ['user']>"
+
+
+def test_a_shape_compiled_before_is_not_laid_out_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Statements are cached by their plan's shape, as SQLAlchemy caches compiled SQL: the
+    same shape with other values is laid out once, and a plan that differs only in a
+    variable's name or in how its pieces are grouped gets a text of its own."""
+    laid_out: list[str] = []
+    read = plan._read
+
+    def counted(*args: Any) -> list[str]:
+        lines = read(*args)
+        laid_out.append("\n".join(lines))
+        return lines
+
+    monkeypatch.setattr(plan, "_read", counted)
+    monkeypatch.setattr(plan, "_statements", {})
+
+    def user(user_id: str) -> tuple[str, dict[str, Any]]:
+        work = UnitOfWork()
+        work.output("user", work.match(User, org_id="o", user_id=user_id))
+        return work.compile()
+
+    (first, first_params), (second, second_params) = user("u1"), user("u2")
+    assert first == second and laid_out == [first]
+    assert (first_params["user_id"], second_params["user_id"]) == ("u1", "u2")
+
+    def returned(hint: str, grouped_left: bool) -> str:
+        one, two = Var(hint), Var("other")
+        pieces = (cy(one, " + 1"), cy(two)) if grouped_left else (one, cy(" + 1", two))
+        body = [Bind(one, cy("1")), Bind(two, cy("2"))]
+        missing = cy("[", items(pieces), "]")
+        return plan.statement([], missing, body, [(one, "x")], writes=False, keep_plan=False)
+
+    texts = [returned("price", True), returned("cost", True), returned("price", False)]
+    assert texts[0].endswith("RETURN [price + 1, other] AS missing, price AS x")
+    assert texts[1].endswith("RETURN [cost + 1, other] AS missing, cost AS x")
+    assert texts[2].endswith("RETURN [price,  + 1other] AS missing, price AS x")
+    assert laid_out[1:] == texts
