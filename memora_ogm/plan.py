@@ -39,10 +39,10 @@ class Var:
 
     hint: str
     exact: bool = False
-    uses: frozenset[Var] = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "uses", frozenset((self,)))
+    @property
+    def uses(self) -> frozenset[Var]:
+        return frozenset((self,))
 
     def render(self, names: Mapping[Var, str]) -> str:
         return names[self]
@@ -63,7 +63,14 @@ class Cypher:
     convention: a frozen dataclass costs twice as much to build, a hundred per statement."""
 
     parts: tuple[Piece, ...]
-    uses: frozenset[Var] = frozenset()
+    _uses: frozenset[Var] | None = field(default=None, repr=False)
+
+    @property
+    def uses(self) -> frozenset[Var]:
+        """The variables in the text: asked for only when a new shape is laid out."""
+        if self._uses is None:
+            self._uses = _uses_of(self.parts)
+        return self._uses
 
     def render(self, names: Mapping[Var, str]) -> str:
         text: list[str] = []
@@ -107,7 +114,13 @@ class Lines:
     fold: bool = False
     close: bool = True
     pad: str = ""
-    uses: frozenset[Var] = frozenset()
+    _uses: frozenset[Var] | None = field(default=None, repr=False)
+
+    @property
+    def uses(self) -> frozenset[Var]:
+        if self._uses is None:
+            self._uses = _uses_of(self.items)
+        return self._uses
 
     def render(self, names: Mapping[Var, str]) -> str:
         items = [item if type(item) is str else item.render(names) for item in self.items]  # type: ignore[union-attr]
@@ -118,6 +131,10 @@ class Lines:
         items = [_dedent(item[1:]) if item[:1] == "\n" else item for item in items]
         text = indent(f"{self.sep}\n".join(items))
         return f"\n{text}\n" if self.close else f"\n{text}"
+
+
+def _uses_of(pieces: Iterable[Piece]) -> frozenset[Var]:
+    return frozenset().union(*[piece.uses for piece in pieces if type(piece) is not str])  # type: ignore[union-attr]
 
 
 def _dedent(text: str) -> str:
@@ -143,7 +160,6 @@ def cy(*pieces: Piece) -> Cypher:
     if len(pieces) == 1 and type(pieces[0]) is Cypher:
         return pieces[0]
     parts: list[Piece] = []
-    uses = _NONE
     text = ""
     for piece in pieces:
         if isinstance(piece, str):
@@ -158,15 +174,9 @@ def cy(*pieces: Piece) -> Cypher:
             parts.append(text)
             text = ""
         parts.append(piece)
-        used = piece.uses
-        if used:
-            uses = uses | used if uses else used
     if text:
         parts.append(text)
-    return Cypher(tuple(parts), uses)
-
-
-_NONE: frozenset[Var] = frozenset()
+    return Cypher(tuple(parts))
 
 
 def join(separator: str, pieces: Iterable[Piece]) -> Cypher:
@@ -185,9 +195,7 @@ def items(pieces: Iterable[Piece], sep: str = ",", *, close: bool = False) -> Li
 
 
 def lines(pieces: Iterable[Piece], sep: str = "", **layout: Any) -> Lines:
-    kept = tuple(pieces)
-    uses = _NONE.union(*[piece.uses for piece in kept if not isinstance(piece, str)])
-    return Lines(kept, sep, uses=uses, **layout)
+    return Lines(tuple(pieces), sep, **layout)
 
 
 def subquery(keyword: str, *clauses: Piece) -> Cypher:
