@@ -40,10 +40,6 @@ class Var:
     hint: str
     exact: bool = False
 
-    @property
-    def uses(self) -> frozenset[Var]:
-        return frozenset((self,))
-
     def render(self, names: Mapping[Var, str]) -> str:
         return names[self]
 
@@ -114,13 +110,6 @@ class Lines:
     fold: bool = False
     close: bool = True
     pad: str = ""
-    _uses: frozenset[Var] | None = field(default=None, repr=False)
-
-    @property
-    def uses(self) -> frozenset[Var]:
-        if self._uses is None:
-            self._uses = _uses_of(self.items)
-        return self._uses
 
     def render(self, names: Mapping[Var, str]) -> str:
         items = [item if type(item) is str else item.render(names) for item in self.items]  # type: ignore[union-attr]
@@ -134,7 +123,15 @@ class Lines:
 
 
 def _uses_of(pieces: Iterable[Piece]) -> frozenset[Var]:
-    return frozenset().union(*[piece.uses for piece in pieces if type(piece) is not str])  # type: ignore[union-attr]
+    found: set[Var] = set()
+    for piece in pieces:
+        if isinstance(piece, Var):
+            found.add(piece)
+        elif isinstance(piece, Cypher):
+            found |= piece.uses
+        elif isinstance(piece, Lines):
+            found |= _uses_of(piece.items)
+    return frozenset(found)
 
 
 def _dedent(text: str) -> str:
