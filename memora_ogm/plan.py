@@ -359,18 +359,18 @@ def each(
 
 @dataclass(frozen=True, slots=True)
 class Match:
-    """``OPTIONAL MATCH pattern`` in the head of a statement."""
+    """``OPTIONAL MATCH text`` in the head of a statement."""
 
-    pattern: Cypher
+    text: Cypher
     binds: tuple[Var, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Bind:
-    """``WITH <carried>, value AS var``."""
+    """``WITH <carried>, text AS var``."""
 
     var: Var
-    value: Cypher
+    text: Cypher
 
     @property
     def binds(self) -> tuple[Var, ...]:
@@ -394,9 +394,9 @@ class Update:
 
 @dataclass(frozen=True, slots=True)
 class Subquery:
-    """``CALL (<imports>) { body }``, importing what ``body`` reads from outside."""
+    """``CALL (<imports>) { text }``, importing what ``text`` reads from outside."""
 
-    body: Cypher
+    text: Cypher
     binds: tuple[Var, ...] = ()
 
 
@@ -407,18 +407,8 @@ def call(*clauses: Piece, binds: tuple[Var, ...] = ()) -> Subquery:
     return Subquery(cy(lines(clauses)), binds)
 
 
-def text_of(clause: Clause) -> Cypher:
-    if isinstance(clause, Match):
-        return clause.pattern
-    if isinstance(clause, Bind):
-        return clause.value
-    if isinstance(clause, Update):
-        return clause.text
-    return clause.body
-
-
 def reads(clause: Clause) -> frozenset[Var]:
-    return text_of(clause).uses - frozenset(clause.binds)
+    return clause.text.uses - frozenset(clause.binds)
 
 
 @dataclass
@@ -469,7 +459,7 @@ def _with(items: Sequence[str], last: str = "") -> str:
 
 def _call(clause: Subquery, imports: frozenset[Var], scope: Scope) -> str:
     listed = ", ".join(scope.listed(imports))
-    return f"CALL ({listed}) {{{clause.body.render(scope.names)}}}"
+    return f"CALL ({listed}) {{{clause.text.render(scope.names)}}}"
 
 
 def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Scope) -> list[str]:
@@ -479,7 +469,7 @@ def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Sco
     for clause, after in zip(clauses, live[1:], strict=True):
         if isinstance(clause, Bind):
             carried = scope.listed(after - {clause.var})
-            value = clause.value.render(scope.names)
+            value = clause.text.render(scope.names)
             lines.append(_with(carried, f"{value} AS {scope.names[clause.var]}"))
         elif isinstance(clause, Subquery):
             imports = reads(clause)
@@ -493,7 +483,7 @@ def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Sco
         elif isinstance(clause, Update):
             lines.append(clause.text.render(scope.names))
         else:
-            lines.append(f"OPTIONAL MATCH {clause.pattern.render(scope.names)}")
+            lines.append(f"OPTIONAL MATCH {clause.text.render(scope.names)}")
         after_update = isinstance(clause, Update)
     return lines
 
@@ -504,7 +494,7 @@ def render_head(clauses: Sequence[Clause], scope: Scope) -> list[str]:
         if isinstance(clause, Subquery):
             lines.append(_call(clause, reads(clause), scope))
         elif isinstance(clause, Match):
-            lines.append(f"OPTIONAL MATCH {clause.pattern.render(scope.names)}")
+            lines.append(f"OPTIONAL MATCH {clause.text.render(scope.names)}")
         else:
             raise TypeError(f"not a clause of a head: {clause!r}")
     return lines
@@ -563,7 +553,7 @@ def shape(
         pieces.append(type(clause))
         for var in clause.binds:
             _flatten(var, pieces, numbers)
-        _flatten(text_of(clause), pieces, numbers)
+        _flatten(clause.text, pieces, numbers)
         if type(clause) is Output:
             pieces.append(clause.name)
     _flatten(missing, pieces, numbers)
@@ -619,7 +609,7 @@ def _read(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> li
     while body and isinstance(output := body[-1], Output):
         last.insert(0, output)
         body.pop()
-    inlined = {output.var: output.value for output in last}
+    inlined = {output.var: output.text for output in last}
     scope = Scope.of([*head, *body])
     needed = missing.uses.union(*(value.uses for value in inlined.values()))
     needed |= frozenset(var for var, _ in outputs if var not in inlined)

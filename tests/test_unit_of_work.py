@@ -329,7 +329,7 @@ def test_explain_lists_the_plan_the_statement_and_its_parameters() -> None:
     work.output("user", user)
     explained = work.explain()
 
-    assert "head   Match(pattern='(<user>:User {org_id: $org_id, user_id: $user_id})'" in explained
+    assert "head   Match(text='(<user>:User {org_id: $org_id, user_id: $user_id})'" in explained
     assert "check  'CASE WHEN <user> IS NULL THEN [[0, null]] ELSE [] END'" in explained
     set_name = "body   Update(text='FOREACH (node IN [<user>] | SET node += $user_changes)'"
     assert set_name in explained

@@ -77,11 +77,8 @@ class Work:
 
     def execute(self, call: Call[T]) -> T:
         """A declared call's result, run here (its vector changes are not recorded)."""
-        statement = call.statement
-        assert statement is not None
-        query, params = statement.compile()
-        rows = self.graph._send(self.transaction, query, params)
-        return call.result(_answer(statement, rows))
+        assert call.statement is not None
+        return call.result(self.run(call.statement))
 
 
 class Graph:
