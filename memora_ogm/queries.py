@@ -30,12 +30,13 @@ RETURN count(name) = 2 AS available
 
 #: One-pass placeholder replacement on the server: split the text around the
 #: placeholders and stitch it back with each one replaced (or kept when its name is null).
-#: A memory deleted while this read walked past it has no text: it resolves to null.
+#: A memory deleted while this read walked past it has no text: it resolves to null. Its
+#: text is read once, so a delete between a check and a use cannot null it halfway.
 RESOLVE_WITH_APOC = """
 OPTIONAL CALL (mem, owner, agent) {
-    WITH mem WHERE mem.memory IS NOT NULL
-    WITH apoc.text.split(mem.memory, $placeholder_pattern, -1) AS parts,
-         apoc.text.regexGroups(mem.memory, $placeholder_pattern) AS found
+    WITH owner, agent, mem.memory AS stored WHERE stored IS NOT NULL
+    WITH apoc.text.split(stored, $placeholder_pattern, -1) AS parts,
+         apoc.text.regexGroups(stored, $placeholder_pattern) AS found
     RETURN reduce(text = parts[0], i IN range(1, size(parts) - 1) |
         text + CASE
             WHEN toLower(found[i - 1][1]) = 'user' THEN coalesce(owner.user_name, found[i - 1][0])

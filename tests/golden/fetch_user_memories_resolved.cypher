@@ -12,9 +12,9 @@ CALL (start) {
 OPTIONAL MATCH (owner:User {org_id: mem.org_id, user_id: mem.user_id})
 OPTIONAL MATCH (agent:Agent {org_id: mem.org_id, agent_id: mem.agent_id})
 OPTIONAL CALL (mem, owner, agent) {
-    WITH mem WHERE mem.memory IS NOT NULL
-    WITH apoc.text.split(mem.memory, $placeholder_pattern, -1) AS parts,
-         apoc.text.regexGroups(mem.memory, $placeholder_pattern) AS found
+    WITH owner, agent, mem.memory AS stored WHERE stored IS NOT NULL
+    WITH apoc.text.split(stored, $placeholder_pattern, -1) AS parts,
+         apoc.text.regexGroups(stored, $placeholder_pattern) AS found
     RETURN reduce(text = parts[0], i IN range(1, size(parts) - 1) |
         text + CASE
             WHEN toLower(found[i - 1][1]) = 'user' THEN coalesce(owner.user_name, found[i - 1][0])
