@@ -106,7 +106,7 @@ def test_the_facade_reads_send_the_generated_projections() -> None:
         )
         in memory
     )
-    assert _bare("apoc.text.split(mem.memory, $placeholder_pattern, -1)") in memory
+    assert _bare("apoc.text.split(stored, $placeholder_pattern, -1)") in memory
     page = _bare(
         queries.statement(queries.INTERACTIONS_PAGE, False, Interaction, Memory, MessageBlock)
     )
