@@ -8,7 +8,9 @@ statement) is held back and both connections are cut. The server sends that answ
 only once the transaction is committed: the write landed, and the driver never hears
 so. With ``before=True`` it is the commit itself that is lost: the connection is cut
 as the client sends it, and the server rolls the transaction back. Reads are never
-touched.
+touched. With an :attr:`~ReplyLosingProxy.outage`, the server then seems away for that
+long: every connection is cut and new ones are refused, so the driver cannot ask
+whether the commit landed.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -101,6 +104,10 @@ class ReplyLosingProxy:
         self.before: bool | None = False
         #: Commits (or their answers) lost so far, with the statements of their transactions.
         self.lost: list[list[str]] = []
+        #: Seconds the server seems away after each loss (0: it answers at once).
+        self.outage = 0.0
+        self._down_until = 0.0
+        self._links: set[_Link] = set()
         self._lock = threading.Lock()
         self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
@@ -131,15 +138,33 @@ class ReplyLosingProxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
+            if self.down():
+                client.close()  # refused: the server seems away
+                continue
             server = socket.create_connection(self.target)
             for sock in (client, server):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            _Link(self, client, server).start()
+            link = _Link(self, client, server)
+            with self._lock:
+                self._links.add(link)
+            link.start()
+
+    def down(self) -> bool:
+        """Whether the server seems away (an outage after a loss is under way)."""
+        return time.monotonic() < self._down_until
+
+    def back(self) -> None:
+        """Wait until the outage, if any, is over."""
+        time.sleep(max(0.0, self._down_until - time.monotonic()))
 
     def _should_lose(self, statements: list[str], before: bool) -> bool:
         with self._lock:
             if self.before in (None, before) and writes(statements) and self.lose(statements):
                 self.lost.append(statements)
+                if self.outage:
+                    self._down_until = time.monotonic() + self.outage
+                    for link in self._links:
+                        link.cut()
                 return True
             return False
 
@@ -166,6 +191,8 @@ class _Link:
             pass
         finally:
             self.cut()
+            with self.proxy._lock:
+                self.proxy._links.discard(self)
 
     def cut(self) -> None:
         for sock in (self.client, self.server):

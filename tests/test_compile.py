@@ -330,6 +330,20 @@ def test_the_consistency_check_compiles_to_its_golden_statements() -> None:
         )
 
 
+def _settling() -> list[Any]:
+    return [
+        *sent(memories_with_ids([MEMORY])),
+        *sent(consistency.tenant_exists(ORG, USER)),
+        _page(consistency.MEMORY_ID_PAGES, {"org_id": ORG, "user_id": USER}),
+    ]
+
+
+def test_settling_pending_vector_changes_compiles_to_its_golden_statements() -> None:
+    """A pending write's memories by id; a pending purge of a user asks whether the user
+    is still there and, if so, pages through its memories."""
+    assert_compiles("settle_pending", *_settling())
+
+
 def test_every_public_method_is_compiled_here() -> None:
     methods = {
         name
@@ -345,5 +359,6 @@ def test_every_public_method_is_compiled_here() -> None:
         "export_user",
         "import_records",
         "check_consistency",
+        "settle_pending",
     }
     assert methods - NOT_COMPILED == compiled_here

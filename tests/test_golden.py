@@ -31,6 +31,8 @@ from memora_ogm.errors import NotFoundError
 from memora_ogm.inspector import organization_read, overview_read
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.pending import Pending, journal_of
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -194,6 +196,7 @@ SHAPES: dict[str, Call] = {
     # check also looks its id up across the graph.
     "check_consistency": lambda m, t: _checked(m),
     "repair": lambda m, t: _with_store(m, m.repair()),
+    "settle_pending": lambda m, t: _settled(m, t),
     # The schema and the migrations, on a database that setup() prepared.
     "missing_constraints": lambda m, t: m.missing_constraints(),
     "applied_migrations": lambda m, t: m.applied_migrations(),
@@ -209,16 +212,25 @@ SHAPES: dict[str, Call] = {
 }
 
 
-async def _with_store(memora: Any, call: Awaitable[Any]) -> Any:
+async def _with_store(memora: Any, call: Awaitable[Any], store: Any = None) -> Any:
     """``call`` with an empty store of its own attached (the store sends no Cypher): an
     erasure then returns whole memories, which the store removes and could add back."""
-    memora.associated_vector_db = QdrantDB(location=":memory:")
+    memora.associated_vector_db = store or QdrantDB(location=":memory:")
     await memora.associated_vector_db.setup()
     try:
         return await call
     finally:
         await memora.associated_vector_db.close()
         memora.associated_vector_db = None
+
+
+async def _settled(memora: Any, t: Tenant) -> Any:
+    """A pending change of the tenant's memory and a pending purge of its user, settled
+    (offline embeddings: the settling writes the points again)."""
+    store = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
+    purge = ((t.world.org_id, t.world.user_id),)
+    journal_of(store).hold(Pending("golden", (t.memory_id,), purge))
+    return await _with_store(memora, memora.settle_pending(), store)
 
 
 async def _checked(memora: Any) -> Any:

@@ -24,12 +24,14 @@ from memora_ogm.consistency import (
     payload_differences,
     payload_tenant,
     settle,
+    tenant_exists,
 )
 from memora_ogm.schema import models
 from memora_ogm.transfer import USER_PAGES
 from memora_ogm.transfer_import import memories_with_ids
 from memora_ogm.transfer_plans import Part
 from memora_ogm.validation import check_ids
+from memora_ogm.vector_db.pending import Pending, journal_of
 
 CHECK_PAGE = 1_000
 #: Unsettled ids resolved per round (a pass over the Memory label).
@@ -183,10 +185,12 @@ class Neo4jConsistency(GraphComponent):
     async def repair(
         self, org_id: str | None = None, progress: Progress | None = None
     ) -> ConsistencyReport:
-        """Check, then add the missing memories, delete the orphans and rewrite the wrong
-        payloads; clashing ids are left to a person. Idempotent; the report is ``repaired``."""
-        report = await self.check_consistency(org_id, progress)
+        """Settle the pending vector changes, check, then add the missing memories, delete
+        the orphans and rewrite the wrong payloads; clashing ids are left to a person.
+        Idempotent; the report is ``repaired``."""
         store = _checkable(self.graph.vector_db)
+        await self.settle_pending()
+        report = await self.check_consistency(org_id, progress)
         orphans = [orphan.memory_id for orphan in report.orphans]
         for start in range(0, len(orphans), DELETE_BATCH):
             await store.delete_memories(orphans[start : start + DELETE_BATCH])
@@ -194,3 +198,46 @@ class Neo4jConsistency(GraphComponent):
         await add_to_vector_db(store, rewritten)
         report.repaired = True
         return report
+
+    async def settle_pending(self) -> int:
+        """Decide the vector store's pending changes by the graph, as it is now: the points
+        of memories it holds are written (again), the others removed; a purged user or
+        organisation the graph still holds gets its points back. Runs on connecting, after
+        a write and in ``repair``; returns how many changes were settled."""
+        store = self.graph.vector_db
+        if store is None:
+            return 0
+        journal = journal_of(store)
+        records = journal.pending()
+        for record in records:
+            await self._settle(store, record)
+            journal.close(record)
+        if records:
+            self.logger.info("settled %d pending vector changes", len(records))
+        return len(records)
+
+    async def _settle(self, store: BaseVectorDB, record: Pending) -> None:
+        if record.memory_ids:
+            found = await self.graph.execute(memories_with_ids, record.memory_ids)
+            kept = [_memory(values) for values in found]
+            gone = set(record.memory_ids) - {memory.memory_id for memory in kept}
+            if gone:
+                await store.delete_memories(sorted(gone))
+            await add_to_vector_db(store, kept)
+        for org_id, user_id in record.users:
+            if await self.graph.execute(tenant_exists, org_id, user_id):
+                await self._rewrite(store, {(org_id, user_id)})
+            else:
+                await store.delete_all_user_memories(org_id, user_id)
+        for org_id in record.organizations:
+            if await self.graph.execute(tenant_exists, org_id):
+                await self._rewrite(store, await _graph_tenants(self.graph, org_id))
+            else:
+                await store.delete_all_organization_memories(org_id)
+
+    async def _rewrite(self, store: BaseVectorDB, tenants: set[Tenant]) -> None:
+        """Write the points of every memory of ``tenants`` (a purge that may not have
+        landed: the graph's memories are all the points there should be)."""
+        for tenant in sorted(tenants):
+            async for page in _memorypages(self.graph, tenant):
+                await add_to_vector_db(store, page)

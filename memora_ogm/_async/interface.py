@@ -79,6 +79,7 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
 
     def _attach(self, graph: Graph, enable_logging: bool) -> None:
         self.graph = graph
+        graph.settler = self.settle_pending
         self.logger = logging.getLogger("memora_ogm")
         if enable_logging:
             logging.basicConfig(level=logging.INFO)

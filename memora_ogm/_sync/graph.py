@@ -30,10 +30,11 @@ from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import VectorCommit
 from memora_ogm.calls import Batches, Call, Landed, Query, VectorChanges, nothing
 from memora_ogm.constraints import EDITION
-from memora_ogm.errors import NodeVanished, NotFoundError
+from memora_ogm.errors import NodeVanished, NotFoundError, OutcomeUnknown
 from memora_ogm.projection import reading_through
 from memora_ogm.queries import APOC_AVAILABLE
 from memora_ogm.unit_of_work import Statement
+from memora_ogm.vector_db.pending import journal_of
 
 __all__ = ["Graph", "Landed", "Work", "VectorChanges", "nothing"]
 
@@ -126,6 +127,9 @@ class Graph:
         #: Causal consistency: in a cluster, a read routed to a follower still sees every
         #: write this graph committed before it.
         self.bookmarks = GraphDatabase.bookmark_manager()
+        #: Settles the vector store's pending changes against this graph (the interface's
+        #: ``settle_pending``); run after a write and on connecting.
+        self.settler: Callable[[], Any] | None = None
 
     def driver(self) -> Driver:
         """This graph's driver for this process and event loop; for ``from_neomodel()``
@@ -133,8 +137,9 @@ class Graph:
         return (self.connection.link()).driver
 
     def connect(self) -> None:
-        """Check that the server answers."""
+        """Check that the server answers, then settle what waits for it."""
         (self.driver()).verify_connectivity()
+        self.settle_pending()
 
     def close(self) -> None:
         """Close this graph's drivers and kept sessions (a borrowed driver stays open)."""
@@ -157,6 +162,8 @@ class Graph:
                 answer = self._call(declared)
         if declared.log:
             logger.info(declared.log)
+        if isinstance(declared, Batches) or declared.write:
+            self.settle_pending()  # the server answers again
         return cast(T, answer)
 
     def _call(self, call: Call[T]) -> T:
@@ -223,7 +230,10 @@ class Graph:
         When a write's commit goes unanswered, ``landed`` (or ``landed`` of the result)
         shows whether it took effect: if so, the vector changes stand and the result is
         returned; else they are undone and the work runs again (as it does without
-        ``landed``). With ``neomodel``, the node classes' own queries run on it too.
+        ``landed``). If the server cannot be asked within :attr:`outcome_timeout`,
+        ``OutcomeUnknown`` is raised and the vector changes are held pending, settled by
+        the graph once it answers (:meth:`settle_pending`). With ``neomodel``, the node
+        classes' own queries run on it too.
         """
 
         def attempt() -> T:
@@ -239,21 +249,38 @@ class Graph:
                         ran.append(work(Work(self, tx, vectors.changes)))
                     vectors.before_commit()
                     self.commit(tx)
-                return ran[0]
             except BaseException as error:
-                took_effect = False
+                if not (ran and write and isinstance(error, IncompleteCommit)):
+                    vectors.commit_failed()
+                    raise
+                shows = landed(ran[0]) if callable(landed) else landed
                 try:
-                    if ran and write and isinstance(error, IncompleteCommit):
-                        shows = landed(ran[0]) if callable(landed) else landed
-                        took_effect = self._has_landed(shows)
-                finally:
-                    if not took_effect:
-                        vectors.commit_failed()
-                if took_effect:
-                    return ran[0]
-                raise
+                    took_effect = self._has_landed(shows)
+                except OutcomeUnknown:
+                    vectors.outcome_unknown()
+                    raise
+                except BaseException:
+                    vectors.commit_failed()
+                    raise
+                if not took_effect:
+                    vectors.commit_failed()
+                    raise
+            vectors.committed()
+            return ran[0]
 
         return retried(attempt, self.max_attempts, self.base_backoff)
+
+    def settle_pending(self) -> None:
+        """Settle the vector store's pending changes against the graph (its
+        :attr:`settler`), if any; logged, not raised: the call that asked succeeded."""
+        if self.settler is None or self.vector_db is None:
+            return
+        if not journal_of(self.vector_db).unsettled:
+            return
+        try:
+            self.settler()
+        except Exception:
+            logger.warning("pending vector changes are not settled yet", exc_info=True)
 
     def commit(self, transaction: Transaction) -> None:
         """Commit a transaction (its own method, so tests can make a commit fail)."""

@@ -113,6 +113,12 @@ class QdrantDB(BaseVectorDB):
     ``score_threshold`` dropped (Memora's 0.35 on RRF, 0.0 cosine with an
     ``embedding_function``; ``None`` keeps all).
 
+    Pending changes: the facade journals each write's vector changes in
+    ``pending_folder`` until its commit's outcome is known (docs/vector-store.md). By
+    default ``DIR.pending`` beside a ``path=DIR`` store, a folder per server and
+    collection under ``$MEMORA_OGM_HOME/pending`` for ``url=``, and none (this process's
+    memory) for a store in memory or a client passed in.
+
     Safe across threads, tasks and event loops: the in-memory engine takes turns, a whole
     method each; ``url=`` opens a client per process and loop. A client passed in is used
     as given; a forked child reopens a server client and refuses an embedded engine
@@ -134,6 +140,7 @@ class QdrantDB(BaseVectorDB):
         embedding_dimension: int | None = None,
         search_limit: int = 10,
         score_threshold: float | None | common.Default = common.DEFAULT,
+        pending_folder: str | os.PathLike[str] | None | common.Default = common.DEFAULT,
     ) -> None:
         self.layout = layouts.for_embedding(
             embedding_function, embedding_dimension, embed_models_cache_dir
@@ -172,6 +179,13 @@ class QdrantDB(BaseVectorDB):
             self.client = EdgeClient(path)
         else:
             self.client = QdrantClient(location=location or ":memory:")
+        #: Where writes journal their vector changes until the graph settles them
+        #: (:mod:`memora_ogm.vector_db.pending`); ``None``: in this process's memory.
+        self.pending_folder = (
+            common.pending_folder(self.collection_name, url=url, path=path)
+            if pending_folder is common.DEFAULT
+            else pending_folder
+        )
         if enable_logging:
             logging.basicConfig(level=logging.INFO)
 

@@ -90,8 +90,8 @@ def retried(work: Callable[[], T], max_attempts: int, base_backoff: float) -> T:
 
 def ask_outcome(landed: Landed, found: Callable[[], bool], timeout: float) -> bool:
     """Whether the write ``landed`` shows took effect, by ``found()``: asked again for up
-    to ``timeout`` seconds while the server is away (giving up sooner would undo the
-    vector changes of a write that may have landed), then ``OutcomeUnknown``."""
+    to ``timeout`` seconds while the server is away, then ``OutcomeUnknown`` (the write's
+    vector changes are then held pending, not undone)."""
     deadline = time.monotonic() + timeout
     while True:
         try:

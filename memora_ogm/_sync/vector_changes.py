@@ -1,6 +1,7 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""The vector store's half of a write: applied just before the graph commits, undone if
-the commit fails, so that both stores change or neither does."""
+"""The vector store's half of a write: journalled and applied just before the graph
+commits, undone if the commit did not land, pending until the graph settles it if the
+commit's outcome is unknown; so that both stores change or neither does."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import logging
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.calls import VectorChanges
 from memora_ogm.schema.models import Memory as MemoryModel
+from memora_ogm.vector_db.pending import Pending, journal_of
 
 logger = logging.getLogger("memora_ogm")
 
@@ -31,20 +33,26 @@ def add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> No
 
 
 class VectorCommit:
-    """The hook around one write's commit: the work records :attr:`changes`, applied
-    before the commit (a refusal rolls the graph back), undone if the commit fails."""
+    """The hook around one write's commit: the work records :attr:`changes`, journalled
+    and applied before the commit (a refusal rolls the graph back), undone if the commit
+    did not land, and held pending if its outcome is unknown (:mod:`pending`)."""
 
     def __init__(self, vector_db: BaseVectorDB | None) -> None:
         self.vector_db = vector_db
         self.changes = VectorChanges(tracked=vector_db is not None)
-        self.applied = False
+        self.record: Pending | None = None
 
     def before_commit(self) -> None:
-        """Apply the changes; if that fails half-way, undo them and re-raise."""
+        """Journal the changes, then apply them; if that fails half-way, undo them and
+        re-raise."""
         vector_db, changes = self.vector_db, self.changes
         if vector_db is None or not changes:
             return
-        self.applied = True
+        self.record = journal_of(vector_db).begin(
+            [m.memory_id for m in (*changes.removed, *changes.added)],
+            changes.purged_users,
+            changes.purged_organizations,
+        )
         try:
             if changes.removed:
                 vector_db.delete_memories([memory.memory_id for memory in changes.removed])
@@ -58,15 +66,45 @@ class VectorCommit:
             self.commit_failed()
             raise
 
+    def committed(self) -> None:
+        """The commit landed: the changes stand."""
+        if self.record is not None and self.vector_db is not None:
+            journal_of(self.vector_db).close(self.record)
+
     def commit_failed(self) -> None:
-        """Undo what :meth:`before_commit` applied, best effort (both are idempotent)."""
-        if not self.applied or self.vector_db is None:
+        """Undo what :meth:`before_commit` applied (both are idempotent). A purge of a
+        user's or an organisation's points, or an undo that fails, is left pending for
+        the graph to settle: only the graph still knows the points to put back."""
+        record, vector_db, changes = self.record, self.vector_db, self.changes
+        if record is None or vector_db is None:
             return
-        self.applied = False
+        self.record = None
+        undone = not (changes.purged_users or changes.purged_organizations)
+        try:
+            if changes.added:
+                vector_db.delete_memories([m.memory_id for m in changes.added])
+            if changes.removed:
+                add_to_vector_db(vector_db, changes.removed)
+        except Exception:
+            logger.warning("could not undo the vector changes of a failed write", exc_info=True)
+            undone = False
+        journal = journal_of(vector_db)
+        if undone:
+            journal.close(record)
+        else:
+            journal.hold(record)
+
+    def outcome_unknown(self) -> None:
+        """The commit may or may not have landed: hold the changes pending. Until the graph
+        settles them, the points they added are hidden (searches must not find a memory
+        that may not exist) and the points they removed stay removed."""
+        record, vector_db = self.record, self.vector_db
+        if record is None or vector_db is None:
+            return
+        self.record = None
+        journal_of(vector_db).hold(record)
         try:
             if self.changes.added:
-                self.vector_db.delete_memories([m.memory_id for m in self.changes.added])
-            if self.changes.removed:
-                add_to_vector_db(self.vector_db, self.changes.removed)
-        except Exception:  # pragma: no cover - reported, the original error matters more
-            logger.exception("could not undo vector store changes after a failed write")
+                vector_db.delete_memories([m.memory_id for m in self.changes.added])
+        except Exception:
+            logger.warning("could not hide the points of a pending write", exc_info=True)

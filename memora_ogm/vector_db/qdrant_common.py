@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import threading
@@ -10,6 +11,7 @@ import weakref
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from enum import Enum
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -18,6 +20,7 @@ from qdrant_client.local.async_qdrant_local import AsyncQdrantLocal
 from qdrant_client.local.qdrant_local import QdrantLocal
 
 from memora_ogm import fork
+from memora_ogm.server.state import memora_home
 from memora_ogm.vector_db.edge_common import EdgeFolder, folder_path, shard_folder
 
 UPSERT_BATCH = 256
@@ -33,6 +36,20 @@ class Default(Enum):
 
 
 DEFAULT = Default.LAYOUT
+
+
+def pending_folder(
+    collection_name: str, *, url: str | None, path: str | os.PathLike[str] | None
+) -> Path | None:
+    """Where a store's writes journal their pending changes by default: beside an Edge
+    folder, per server and collection under ``$MEMORA_OGM_HOME``, else in memory."""
+    if path is not None:
+        folder = Path(path).expanduser().absolute()
+        return folder.with_name(f"{folder.name}.pending")
+    if url is not None:
+        digest = hashlib.sha256(f"{url}\n{collection_name}".encode()).hexdigest()[:16]
+        return memora_home() / "pending" / digest
+    return None
 
 
 def require_id(name: str, value: object) -> str:
