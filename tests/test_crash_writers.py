@@ -1,11 +1,13 @@
-"""Neo4j killed again and again under four writer threads (issue 20, done-when).
+"""Neo4j killed again and again under four writer threads (issues 20 and 40).
 
 One sync interface with the embedded vector store (``QdrantDB(path=...)``) is shared by
 four threads saving interactions with memories, as a Flask or Django app shares it.
 The server is killed with SIGKILL several times and started again on the same port and
-data folder. A call may fail while the server is down; a call that returned is an
-acknowledged write and must be in both stores afterwards, and the two stores must
-agree on every memory, acknowledged or not.
+data folder, each time only after the writers' ``outcome_timeout`` ran out, so that a
+commit in flight at the kill ends in ``OutcomeUnknown`` and its vector changes pending.
+A call may fail while the server is down; a call that returned is an acknowledged write
+and must be in both stores afterwards. The writers' own next writes settle what is
+pending, and then the two stores must agree on every memory, acknowledged or not.
 """
 
 from __future__ import annotations
@@ -22,13 +24,18 @@ from neo4j import Driver
 from test_server_faults import RestartableServer
 
 from memora_ogm import sync
+from memora_ogm.errors import OutcomeUnknown
 from memora_ogm.sync import QdrantDB
 from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.pending import journal_of
 
 pytestmark = pytest.mark.local_server
 
 WRITERS = 4
-CRASHES = 3
+CRASHES = 5
+#: The writers stop asking whether a commit landed after this long; the server is away
+#: for longer.
+OUTCOME_TIMEOUT = 1.0
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +58,14 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_four_wri
     memora = sync.Neo4jGraphInterface(
         conn.uri, conn.username, conn.password, conn.database, associated_vector_db=vectors
     )
+    memora.graph.outcome_timeout = OUTCOME_TIMEOUT
     memora.setup()
     org = memora.create_organization("Acme")
     agent = memora.create_agent(org.org_id, "Bot")
     users = [memora.create_user(org.org_id, f"Writer {n}").user_id for n in range(WRITERS)]
     acknowledged: list[tuple[str, str, str]] = []  # (user, interaction, memory text)
     failures: list[str] = []
+    unknown: list[str] = []  # memory texts of saves whose outcome was unknown
     stop = threading.Event()
     lock = threading.Lock()
 
@@ -75,6 +84,8 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_four_wri
             except Exception as error:  # noqa: BLE001 - the server is down: not acknowledged
                 with lock:
                     failures.append(type(error).__name__)
+                    if isinstance(error, OutcomeUnknown):
+                        unknown.append(text)
                 time.sleep(0.2)
                 continue
             with lock:
@@ -95,8 +106,9 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_four_wri
         for _ in range(CRASHES):
             writes_land(WRITERS)
             crashing.crash()
+            time.sleep(OUTCOME_TIMEOUT + 2)  # every commit in flight has given up asking
             crashing.start()
-        writes_land(WRITERS)
+        writes_land(WRITERS)  # ... and the writes after the last restart settled them
     finally:
         stop.set()
         for thread in threads:
@@ -112,7 +124,14 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_four_wri
         }
         assert len(acknowledged) >= WRITERS * (CRASHES + 1), failures
         assert set(acknowledged) - stored == set(), "an acknowledged write was lost"
+        assert journal_of(vectors).pending() == [], "pending vector changes were not settled"
         assert await all_violations(driver, vectors) == []
+        landed = sum(1 for text in unknown if text in {memory for _, _, memory in stored})
+        print(
+            f"{CRASHES} kills: {len(acknowledged)} acknowledged saves, {len(failures)} failed "
+            f"calls, {len(unknown)} unknown outcomes ({landed} landed), "
+            f"{memora.graph.settled} pending changes settled"
+        )
     finally:
         driver.close()
         memora.close()

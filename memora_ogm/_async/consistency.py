@@ -208,10 +208,16 @@ class Neo4jConsistency(GraphComponent):
         if store is None:
             return 0
         journal = journal_of(store)
-        records = journal.pending()
-        for record in records:
-            await self._settle(store, record)
+        records = journal.take()
+        for index, record in enumerate(records):
+            try:
+                await self._settle(store, record)
+            except BaseException:
+                for left in records[index:]:
+                    journal.hold(left)
+                raise
             journal.close(record)
+            self.graph.settled += 1
         if records:
             self.logger.info("settled %d pending vector changes", len(records))
         return len(records)

@@ -128,7 +128,9 @@ class Graph:
         self.bookmarks = AsyncGraphDatabase.bookmark_manager()
         #: Settles the vector store's pending changes against this graph (the interface's
         #: ``settle_pending``); run after a write and on connecting.
-        self.settler: Callable[[], Awaitable[Any]] | None = None
+        self.settler: Callable[[], Awaitable[int]] | None = None
+        #: Pending vector changes settled so far (for tests and operators).
+        self.settled = 0
 
     async def driver(self) -> AsyncDriver:
         """This graph's driver for this process and event loop; for ``from_neomodel()``
@@ -138,7 +140,7 @@ class Graph:
     async def connect(self) -> None:
         """Check that the server answers, then settle what waits for it."""
         await (await self.driver()).verify_connectivity()
-        await self.settle_pending()
+        await self.settle()
 
     async def close(self) -> None:
         """Close this graph's drivers and kept sessions (a borrowed driver stays open)."""
@@ -162,7 +164,7 @@ class Graph:
         if declared.log:
             logger.info(declared.log)
         if isinstance(declared, Batches) or declared.write:
-            await self.settle_pending()  # the server answers again
+            await self.settle()  # the server answers again
         return cast(T, answer)
 
     async def _call(self, call: Call[T]) -> T:
@@ -231,7 +233,7 @@ class Graph:
         returned; else they are undone and the work runs again (as it does without
         ``landed``). If the server cannot be asked within :attr:`outcome_timeout`,
         ``OutcomeUnknown`` is raised and the vector changes are held pending, settled by
-        the graph once it answers (:meth:`settle_pending`). With ``neomodel``, the node
+        the graph once it answers (:meth:`settle`). With ``neomodel``, the node
         classes' own queries run on it too.
         """
 
@@ -269,7 +271,7 @@ class Graph:
 
         return await retried(attempt, self.max_attempts, self.base_backoff)
 
-    async def settle_pending(self) -> None:
+    async def settle(self) -> None:
         """Settle the vector store's pending changes against the graph (its
         :attr:`settler`), if any; logged, not raised: the call that asked succeeded."""
         if self.settler is None or self.vector_db is None:

@@ -129,7 +129,9 @@ class Graph:
         self.bookmarks = GraphDatabase.bookmark_manager()
         #: Settles the vector store's pending changes against this graph (the interface's
         #: ``settle_pending``); run after a write and on connecting.
-        self.settler: Callable[[], Any] | None = None
+        self.settler: Callable[[], int] | None = None
+        #: Pending vector changes settled so far (for tests and operators).
+        self.settled = 0
 
     def driver(self) -> Driver:
         """This graph's driver for this process and event loop; for ``from_neomodel()``
@@ -139,7 +141,7 @@ class Graph:
     def connect(self) -> None:
         """Check that the server answers, then settle what waits for it."""
         (self.driver()).verify_connectivity()
-        self.settle_pending()
+        self.settle()
 
     def close(self) -> None:
         """Close this graph's drivers and kept sessions (a borrowed driver stays open)."""
@@ -163,7 +165,7 @@ class Graph:
         if declared.log:
             logger.info(declared.log)
         if isinstance(declared, Batches) or declared.write:
-            self.settle_pending()  # the server answers again
+            self.settle()  # the server answers again
         return cast(T, answer)
 
     def _call(self, call: Call[T]) -> T:
@@ -232,7 +234,7 @@ class Graph:
         returned; else they are undone and the work runs again (as it does without
         ``landed``). If the server cannot be asked within :attr:`outcome_timeout`,
         ``OutcomeUnknown`` is raised and the vector changes are held pending, settled by
-        the graph once it answers (:meth:`settle_pending`). With ``neomodel``, the node
+        the graph once it answers (:meth:`settle`). With ``neomodel``, the node
         classes' own queries run on it too.
         """
 
@@ -270,7 +272,7 @@ class Graph:
 
         return retried(attempt, self.max_attempts, self.base_backoff)
 
-    def settle_pending(self) -> None:
+    def settle(self) -> None:
         """Settle the vector store's pending changes against the graph (its
         :attr:`settler`), if any; logged, not raised: the call that asked succeeded."""
         if self.settler is None or self.vector_db is None:

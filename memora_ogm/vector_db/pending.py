@@ -137,6 +137,14 @@ class Journal:
                     self._open[record.key] = self._held[record.key] = record
             return list(self._held.values())
 
+    def take(self) -> list[Pending]:
+        """The records to settle, each given to one caller only: closed once settled, or
+        held again if settling failed."""
+        records = self.pending()
+        with self._lock:
+            taken = [record for record in records if self._held.pop(record.key, None)]
+        return taken
+
     def _adopt(self) -> list[Pending]:
         if self.folder is None or not self.folder.is_dir():
             return []
