@@ -29,7 +29,7 @@ from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import VectorCommit
 from memora_ogm.calls import Batches, Call, Landed, Query, VectorChanges, nothing
 from memora_ogm.constraints import EDITION
-from memora_ogm.errors import NodeVanished, NotFoundError, OutcomeUnknown
+from memora_ogm.errors import NodeVanished, NotFoundError
 from memora_ogm.projection import reading_through
 from memora_ogm.queries import APOC_AVAILABLE
 from memora_ogm.unit_of_work import Statement
@@ -256,15 +256,13 @@ class Graph:
                     raise
                 shows = landed(ran[0]) if callable(landed) else landed
                 try:
-                    took_effect = await self._has_landed(shows)
-                except OutcomeUnknown:
+                    took_effect = shows is not None and await self._has_landed(shows)
+                except BaseException:  # OutcomeUnknown, or given up while asking
                     await vectors.outcome_unknown()
                     raise
-                except BaseException:
-                    await vectors.commit_failed()
-                    raise
                 if not took_effect:
-                    await vectors.commit_failed()
+                    # Nothing to ask: the outcome is unknown to the vector store too.
+                    await (vectors.outcome_unknown() if shows is None else vectors.commit_failed())
                     raise
             vectors.committed()
             return ran[0]
