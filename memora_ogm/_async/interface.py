@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +80,7 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
 
     def _attach(self, graph: Graph, enable_logging: bool) -> None:
         self.graph = graph
-        graph.settler = self.settle_pending
+        graph.settler = weakref.WeakMethod(self.settle_pending)
         self.logger = logging.getLogger("memora_ogm")
         if enable_logging:
             logging.basicConfig(level=logging.INFO)

@@ -9,6 +9,7 @@ are applied around its commit, so both stores change together or neither does.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable
 from contextlib import nullcontext
 from functools import partial
@@ -127,9 +128,10 @@ class Graph:
         #: Causal consistency: in a cluster, a read routed to a follower still sees every
         #: write this graph committed before it.
         self.bookmarks = GraphDatabase.bookmark_manager()
-        #: Settles the vector store's pending changes against this graph (the interface's
-        #: ``settle_pending``); run after a write and on connecting.
-        self.settler: Callable[[], int] | None = None
+        #: Settles the vector store's pending changes against this graph: the interface's
+        #: ``settle_pending``, run after a write and on connecting. Held weakly, so that an
+        #: interface let go is freed at once (and with it an embedded store's folder).
+        self.settler: weakref.WeakMethod[Callable[[], int]] | None = None
         #: Pending vector changes settled so far (for tests and operators).
         self.settled = 0
 
@@ -273,12 +275,13 @@ class Graph:
     def settle(self) -> None:
         """Settle the vector store's pending changes against the graph (its
         :attr:`settler`), if any; logged, not raised: the call that asked succeeded."""
-        if self.settler is None or self.vector_db is None:
+        settler = None if self.settler is None else self.settler()
+        if settler is None or self.vector_db is None:
             return
         if not journal_of(self.vector_db).unsettled:
             return
         try:
-            self.settler()
+            settler()
         except Exception:
             logger.warning("pending vector changes are not settled yet", exc_info=True)
 
