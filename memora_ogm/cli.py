@@ -20,6 +20,7 @@ from memora_ogm.cli_transfer import TRANSFER_SUBCOMMANDS
 from memora_ogm.cli_vectors import add_vectors_parser
 from memora_ogm.errors import NotFoundError
 from memora_ogm.inspector import add_inspect_parser
+from memora_ogm.mcp.cli import add_mcp_parsers
 from memora_ogm.migrations import MIGRATIONS
 from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
 from memora_ogm.server.connection import Neo4jConnection
@@ -269,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
         *TRANSFER_SUBCOMMANDS,
         add_check_parser,
         add_vectors_parser,
+        add_mcp_parsers,
     ):
         add(subparsers)
     return parser

@@ -1,0 +1,149 @@
+"""What the MCP layer adds to a call (issue 41).
+
+    python benchmarks/bench_mcp.py [--calls 200] [--memories 50]
+
+Connects like the tests (``NEO4J_*`` variables, else Docker, else the embedded server)
+and starts ``memora-ogm mcp --http`` (one worker, an API key) on a free port. It times
+``get_memories`` and ``save_interaction`` over HTTP through the SDK's client, on one
+kept-alive connection, interleaved with the same facade call made directly in this
+process, and prints each side's median, their ratio and the difference (what MCP adds:
+JSON-RPC, the token check, validation and serialisation, one HTTP round trip).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from memora_ogm import Neo4jGraphInterface
+from memora_ogm.mcp.auth import Tenant, new_api_key
+from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
+from memora_ogm.server import connect_or_start
+from memora_ogm.server.local import free_port
+
+
+def turn(user_id: str, number: int) -> dict[str, Any]:
+    return {
+        "messages": [{"role": "user", "content": f"note {number}"}],
+        "memories": [{"memory": f"user_{user_id} noted {number}", "source_msg_block_pos": [0]}],
+    }
+
+
+def started(command: list[str], env: dict[str, str], url: str) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(command, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return process
+        except urllib.error.HTTPError:
+            return process  # 401: it serves
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit("the MCP server did not start")
+
+
+async def main(calls: int, memories: int) -> None:
+    with connect_or_start() as conn, tempfile.TemporaryDirectory(prefix="bench-mcp-") as work:
+        memora = Neo4jGraphInterface.from_connection(conn)
+        await memora.setup()
+        org = (await memora.create_organization("Bench")).org_id
+        user = (await memora.create_user(org, "Ann")).user_id
+        agent = (await memora.create_agent(org, "Bot")).agent_id
+        for number in range(memories):
+            data = turn(user, number)
+            await memora.save_interaction_with_memories(
+                org,
+                agent,
+                user,
+                MemoriesAndInteraction(
+                    interaction=data["messages"],
+                    memories=[MemoryToStore(**m) for m in data["memories"]],
+                ),
+            )
+        key, line = new_api_key(Tenant(org, user, agent))
+        keys = Path(work) / "keys"
+        keys.write_text(line + "\n")
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/mcp"
+        command = [sys.executable, "-m", "memora_ogm.cli", "mcp", "--http", f"127.0.0.1:{port}"]
+        server = started([*command, "--api-keys", str(keys)], {**os.environ, **conn.env()}, url)
+        times: dict[str, dict[str, list[float]]] = {
+            "get_memories": {"direct": [], "mcp": []},
+            "save_interaction": {"direct": [], "mcp": []},
+        }
+        try:
+            headers = {"Authorization": f"Bearer {key}"}
+            async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+                async with Client(streamable_http_client(url, http_client=http)) as client:
+                    for number in range(calls + 20):  # 20 to warm up
+                        warm = number < 20
+
+                        async def direct_read() -> Any:
+                            return await memora.get_all_user_memories(org, user, limit=memories)
+
+                        async def mcp_read() -> Any:
+                            return await client.call_tool("get_memories", {"limit": memories})
+
+                        async def direct_save(number: int = number) -> Any:
+                            data = turn(user, number)
+                            return await memora.save_interaction_with_memories(
+                                org,
+                                agent,
+                                user,
+                                MemoriesAndInteraction(
+                                    interaction=data["messages"],
+                                    memories=[MemoryToStore(**m) for m in data["memories"]],
+                                ),
+                            )
+
+                        async def mcp_save(number: int = number) -> Any:
+                            return await client.call_tool("save_interaction", turn(user, number))
+
+                        for name, direct, over_mcp in (
+                            ("get_memories", direct_read, mcp_read),
+                            ("save_interaction", direct_save, mcp_save),
+                        ):
+                            for side, run in (("direct", direct), ("mcp", over_mcp)):
+                                start = time.perf_counter()
+                                result = await run()
+                                elapsed = time.perf_counter() - start
+                                assert side == "direct" or not result.is_error, result
+                                if not warm:
+                                    times[name][side].append(elapsed)
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+            await memora.delete_organization(org)
+            await memora.close()
+    print(f"{calls} calls each, interleaved; the user holds {memories}+ memories")
+    for name, sides in times.items():
+        direct = statistics.median(sides["direct"]) * 1000
+        over = statistics.median(sides["mcp"]) * 1000
+        print(
+            f"  {name:17s} direct {direct:7.3f} ms   over MCP {over:7.3f} ms   "
+            f"ratio {over / direct:5.2f}   adds {over - direct:6.3f} ms"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--memories", type=int, default=50, help="get_memories' page size")
+    args = parser.parse_args()
+    asyncio.run(main(args.calls, args.memories))

@@ -1,0 +1,288 @@
+"""Who is calling: a verified token's tenant and rights, never a tool's arguments.
+
+Over HTTP the server is an OAuth 2.1 resource server (the MCP authorization spec): a
+bearer JWT is checked for its signature, ``iss``, ``aud``, ``exp`` and ``nbf``, and its
+claims ``memora_org``, ``memora_user`` and ``memora_agent`` name the tenant, ``scope``
+its rights. For self-hosting without an identity provider, API keys: a file of one line
+per key (its SHA-256, tenant and scopes), read again whenever it changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import jwt
+from mcp.server.auth.provider import AccessToken
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+READ, WRITE, DELETE, FORGET = "memory:read", "memory:write", "memory:delete", "memory:forget"
+#: Every right, in the order the docs list them (a stdio server's one tenant has all).
+SCOPES = (READ, WRITE, DELETE, FORGET)
+#: The claims that name the tenant.
+ORG_CLAIM, USER_CLAIM, AGENT_CLAIM = "memora_org", "memora_user", "memora_agent"
+#: Signature algorithms accepted (never ``none``, never a shared secret: the server holds
+#: only public keys).
+ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"]
+#: Clock skew allowed on ``exp`` and ``nbf``, in seconds.
+LEEWAY = 5
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """The organisation, user and agent a caller acts as, and the scopes it holds."""
+
+    org_id: str
+    user_id: str
+    agent_id: str
+    scopes: frozenset[str] = frozenset(SCOPES)
+
+
+class TenantToken(AccessToken):
+    """A verified token with the tenant it names (what a tool reads back)."""
+
+    org_id: str
+    user_id: str
+    agent_id: str
+
+    def tenant(self) -> Tenant:
+        return Tenant(self.org_id, self.user_id, self.agent_id, frozenset(self.scopes))
+
+
+def _tenant_claims(claims: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    values = [claims.get(name) for name in (ORG_CLAIM, USER_CLAIM, AGENT_CLAIM)]
+    if not all(isinstance(value, str) and value.strip() for value in values):
+        return None
+    org_id, user_id, agent_id = values
+    return org_id, user_id, agent_id  # type: ignore[return-value]
+
+
+class JwtVerifier:
+    """Bearer JWTs signed by an identity provider: keys from its JWKS URL or a PEM file."""
+
+    def __init__(
+        self,
+        issuer: str,
+        audience: str,
+        *,
+        jwks_url: str | None = None,
+        public_key: str | None = None,
+    ) -> None:
+        if (jwks_url is None) == (public_key is None):
+            raise ValueError("give the token keys as one of a JWKS URL and a public key file")
+        self.issuer = issuer
+        self.audience = audience
+        self._jwks = jwt.PyJWKClient(jwks_url, cache_keys=True) if jwks_url else None
+        self._key = public_key
+
+    def _key_of(self, token: str) -> Any:
+        """The key that verifies ``token`` (from the JWKS, fetched and cached, by its
+        ``kid``; else the one public key)."""
+        if self._jwks is not None:
+            return self._jwks.get_signing_key_from_jwt(token).key
+        return self._key
+
+    async def verify(self, token: str) -> TenantToken | None:
+        """The token's tenant and scopes, or None for a forged, expired, not yet valid,
+        foreign (issuer, audience) or tenant-less token."""
+        try:
+            key: Any = (
+                await anyio.to_thread.run_sync(self._key_of, token)
+                if self._jwks is not None
+                else self._key
+            )
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=ALGORITHMS,
+                audience=self.audience,
+                issuer=self.issuer,
+                leeway=LEEWAY,
+                options={"require": ["exp", "iss", "aud"]},
+            )
+        except (jwt.PyJWTError, ValueError):
+            return None
+        tenant = _tenant_claims(claims)
+        if tenant is None:
+            return None
+        scope = claims.get("scope", "")
+        return TenantToken(
+            token=token,
+            client_id=str(claims.get("azp") or claims.get("client_id") or claims.get("sub", "")),
+            scopes=scope.split() if isinstance(scope, str) else [],
+            expires_at=int(claims["exp"]),
+            resource=self.audience,
+            subject=claims.get("sub"),
+            org_id=tenant[0],
+            user_id=tenant[1],
+            agent_id=tenant[2],
+        )
+
+
+def key_hash(key: str) -> str:
+    """How a key is kept in the keys file: its SHA-256 (keys are random, 256 bits)."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def new_api_key(tenant: Tenant) -> tuple[str, str]:
+    """A new random key, and its line for the keys file (the key itself is not in it)."""
+    key = "mok_" + secrets.token_urlsafe(32)
+    scopes = ",".join(scope for scope in SCOPES if scope in tenant.scopes)
+    return key, f"{key_hash(key)} {tenant.org_id} {tenant.user_id} {tenant.agent_id} {scopes}"
+
+
+class ApiKeys:
+    """The keys of a file, read again when it changes (so a removed line revokes its key
+    on the next call)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._seen: tuple[int, int, int] | None = None
+        self._keys: dict[str, Tenant] = {}
+        self._load()
+
+    def _load(self) -> None:
+        stat = self.path.stat()
+        seen = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if seen == self._seen:
+            return
+        keys = {}
+        for number, line in enumerate(self.path.read_text().splitlines(), start=1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            fields = line.split()
+            if len(fields) != 5 or len(fields[0]) != 64:
+                raise ValueError(
+                    f"{self.path}:{number}: expected 'SHA256 ORG USER AGENT SCOPE,SCOPE'"
+                )
+            digest, org_id, user_id, agent_id, scopes = fields
+            keys[digest] = Tenant(org_id, user_id, agent_id, frozenset(scopes.split(",")))
+        self._keys, self._seen = keys, seen
+
+    async def verify(self, token: str) -> TenantToken | None:
+        with self._lock:
+            try:
+                self._load()
+            except (OSError, ValueError):
+                self._keys, self._seen = {}, None  # a file gone or broken admits nobody
+        digest = key_hash(token)
+        tenant = next((t for d, t in self._keys.items() if hmac.compare_digest(d, digest)), None)
+        if tenant is None:
+            return None
+        return TenantToken(
+            token=token,
+            client_id=f"api-key:{digest[:12]}",
+            scopes=sorted(tenant.scopes),
+            org_id=tenant.org_id,
+            user_id=tenant.user_id,
+            agent_id=tenant.agent_id,
+        )
+
+
+class TokenVerifier:
+    """The SDK's ``TokenVerifier``: a JWT (three dot-separated parts) goes to the JWT
+    verifier, anything else to the API keys; what neither admits is None (a 401)."""
+
+    def __init__(self, jwts: JwtVerifier | None = None, api_keys: ApiKeys | None = None) -> None:
+        if jwts is None and api_keys is None:
+            raise ValueError("an HTTP server needs tokens: --jwks-url/--public-key or --api-keys")
+        self.jwts, self.api_keys = jwts, api_keys
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if token.count(".") == 2 and self.jwts is not None:
+            return await self.jwts.verify(token)
+        if self.api_keys is not None:
+            return await self.api_keys.verify(token)
+        return None
+
+
+class RateLimit:
+    """ASGI middleware: at most ``rate`` calls a second per bearer token (a bucket of
+    ``rate`` calls, refilled continuously), else ``429`` with ``Retry-After``. Each
+    worker process counts its own calls."""
+
+    def __init__(self, app: ASGIApp, rate: float) -> None:
+        self.app, self.rate = app, rate
+        self._buckets: dict[str, tuple[float, float]] = {}  # token hash: (calls left, when)
+        self._lock = threading.Lock()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        token = _bearer(scope) if scope["type"] == "http" else None
+        if token is not None and not self._take(key_hash(token)):
+            await _answer(send, 429, b'{"error": "rate_limited"}', [(b"retry-after", b"1")])
+            return
+        await self.app(scope, receive, send)
+
+    def _take(self, key: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            left, then = self._buckets.get(key, (self.rate, now))
+            left = min(self.rate, left + (now - then) * self.rate)
+            if left < 1:
+                self._buckets[key] = (left, now)
+                return False
+            self._buckets[key] = (left - 1, now)
+            if len(self._buckets) > 100_000:  # forget idle tokens
+                self._buckets = {key: self._buckets[key]}
+            return True
+
+
+def _bearer(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            kind, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if kind.lower() == "bearer" and token.strip() else None
+    return None
+
+
+async def _answer(
+    send: Send, status: int, body: bytes, headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), *headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def mint_token(
+    private_key: str,
+    tenant: Tenant,
+    *,
+    issuer: str,
+    audience: str,
+    lifetime: float = 3600,
+    algorithm: str = "RS256",
+    **claims: Any,
+) -> str:
+    """A signed JWT for ``tenant`` (development and tests: production tokens come from
+    an identity provider)."""
+    now = int(time.time())
+    payload = {
+        "iss": issuer,
+        "aud": audience,
+        "iat": now,
+        "nbf": now,
+        "exp": now + int(lifetime),
+        "sub": tenant.user_id,
+        ORG_CLAIM: tenant.org_id,
+        USER_CLAIM: tenant.user_id,
+        AGENT_CLAIM: tenant.agent_id,
+        "scope": " ".join(scope for scope in SCOPES if scope in tenant.scopes),
+        **claims,
+    }
+    return jwt.encode(payload, private_key, algorithm=algorithm)

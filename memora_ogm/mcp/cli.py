@@ -1,0 +1,226 @@
+"""``memora-ogm mcp`` and its helpers: serve, mint a development token, add an API key,
+create a tenant. The MCP SDK is imported when a command runs, so ``memora-ogm`` works
+without the ``mcp`` extra."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+#: The stdio server's tenant, when not given as options.
+TENANT_VARIABLES = {
+    "org": "MEMORA_OGM_MCP_ORG",
+    "user": "MEMORA_OGM_MCP_USER",
+    "agent": "MEMORA_OGM_MCP_AGENT",
+}
+#: Seconds uvicorn waits for calls under way once told to stop.
+GRACE = 3
+
+
+def _config(args: argparse.Namespace) -> Any:
+    """The graph and the store, from the environment and the store options."""
+    from memora_ogm.contrib.config import MemoraConfig
+
+    settings = {
+        name: value
+        for name, value in (
+            ("QDRANT_PATH", args.qdrant_path),
+            ("QDRANT_URL", args.qdrant_url),
+            ("COLLECTION", args.collection),
+            ("EMBEDDER", args.embedder),
+        )
+        if value
+    }
+    return MemoraConfig.from_settings(settings, args.environ)
+
+
+def _tenant(args: argparse.Namespace, scopes: list[str] | None = None) -> Any:
+    from memora_ogm.mcp.auth import SCOPES, Tenant
+
+    values = {
+        name: getattr(args, name) or args.environ.get(var) for name, var in TENANT_VARIABLES.items()
+    }
+    missing = [
+        f"--{name} (or {TENANT_VARIABLES[name]})" for name, value in values.items() if not value
+    ]
+    if missing:
+        raise SystemExit(f"memora-ogm mcp: the tenant needs {', '.join(missing)}")
+    return Tenant(values["org"], values["user"], values["agent"], frozenset(scopes or SCOPES))
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit():
+        raise argparse.ArgumentTypeError("expected HOST:PORT, e.g. 127.0.0.1:8765")
+    return host.strip("[]"), int(port)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from memora_ogm.mcp.server import open_facade, serve_stdio
+
+    config = _config(args)
+    if args.http is None:
+        asyncio.run(serve_stdio(open_facade(config), _tenant(args)))
+        return 0
+    return _serve_http(args, config)
+
+
+def _serve_http(args: argparse.Namespace, config: Any) -> int:
+    import uvicorn
+
+    from memora_ogm.mcp.server import CONFIG_VARIABLE, HttpSettings
+
+    host, port = args.http
+    settings = HttpSettings(
+        host=host,
+        port=port,
+        resource_url=args.resource_url or f"http://{host}:{port}/mcp",
+        issuer=args.issuer,
+        jwks_url=args.jwks_url,
+        public_key_file=str(Path(args.public_key).absolute()) if args.public_key else None,
+        api_keys_file=str(Path(args.api_keys).absolute()) if args.api_keys else None,
+        rate=args.rate,
+        allowed_hosts=args.allowed_host,
+    )
+    settings.verifier()  # fail here, not in every worker, on a bad key or keys file
+    # The workers read everything from the environment (uvicorn starts them afresh).
+    os.environ.update(config.environ())
+    os.environ[CONFIG_VARIABLE] = settings.to_environ()
+    store = {"QDRANT_PATH": config.qdrant_path, "QDRANT_URL": config.qdrant_url}
+    store |= {"COLLECTION": config.collection}
+    os.environ.update({name: value for name, value in store.items() if value})
+    uvicorn.run(
+        "memora_ogm.mcp.server:app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=args.workers,
+        timeout_graceful_shutdown=GRACE,
+        log_level="warning",
+    )
+    return 0
+
+
+def cmd_mcp_token(args: argparse.Namespace) -> int:
+    from memora_ogm.mcp.auth import mint_token
+
+    key = Path(args.private_key).read_text()
+    token = mint_token(
+        key,
+        _tenant(args, args.scope),
+        issuer=args.issuer,
+        audience=args.audience,
+        lifetime=args.lifetime,
+        algorithm=args.algorithm,
+    )
+    print(token)
+    return 0
+
+
+def cmd_mcp_key(args: argparse.Namespace) -> int:
+    from memora_ogm.mcp.auth import new_api_key
+
+    key, line = new_api_key(_tenant(args, args.scope))
+    path = Path(args.file)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(descriptor, "a", encoding="utf-8") as keys:
+        keys.write(line + "\n")
+    print(key)
+    print(f"memora-ogm: its hash is in {path}; the key is shown only now", file=sys.stderr)
+    return 0
+
+
+def cmd_mcp_tenant(args: argparse.Namespace) -> int:
+    """Create an organisation with a user and an agent; print the stdio server's variables."""
+    from memora_ogm.sync import Neo4jGraphInterface
+
+    config = _config(args)
+    with Neo4jGraphInterface.from_connection(config.neo4j) as memora:
+        memora.setup()
+        org = memora.create_organization(args.org_name)
+        user = memora.create_user(org.org_id, args.user_name)
+        agent = memora.create_agent(org.org_id, args.agent_label)
+    ids = {"org": org.org_id, "user": user.user_id, "agent": agent.agent_id}
+    for name, variable in TENANT_VARIABLES.items():
+        print(f"export {variable}={ids[name]}")
+    return 0
+
+
+def _store_options(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--qdrant-path", help="folder of the embedded store, as QdrantDB(path=)")
+    where.add_argument("--qdrant-url", help="a Qdrant server (key: $QDRANT_API_KEY)")
+    parser.add_argument("--collection", help="collection (default: Memora's)")
+    parser.add_argument(
+        "--embedder", help="memora (default), hashing (offline), or module.function"
+    )
+
+
+def _tenant_options(parser: argparse.ArgumentParser) -> None:
+    for name, variable in TENANT_VARIABLES.items():
+        parser.add_argument(f"--{name}", help=f"the tenant's {name} id (default: ${variable})")
+
+
+def _scope_option(parser: argparse.ArgumentParser) -> None:
+    from_auth = "memory:read, memory:write, memory:delete, memory:forget"
+    parser.add_argument(
+        "--scope", action="append", help=f"a right to grant, repeated (default all: {from_auth})"
+    )
+
+
+def add_mcp_parsers(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    serve = subparsers.add_parser(
+        "mcp",
+        help="serve the memory to agents over MCP (stdio, or --http)",
+        description="An MCP server over the graph (NEO4J_*) and the vector store. Over stdio "
+        "its one tenant is --org/--user/--agent; over --http each caller's comes from its "
+        "token (docs/mcp.md).",
+    )
+    _tenant_options(serve)
+    _store_options(serve)
+    serve.add_argument(
+        "--http", type=_host_port, metavar="HOST:PORT", help="serve Streamable HTTP at /mcp"
+    )
+    serve.add_argument("--workers", type=int, default=1, help="worker processes (HTTP)")
+    serve.add_argument("--resource-url", help="the URL clients use (default http://HOST:PORT/mcp)")
+    serve.add_argument("--issuer", help="the identity provider's issuer (JWTs' iss)")
+    keys = serve.add_mutually_exclusive_group()
+    keys.add_argument("--jwks-url", help="the identity provider's JWKS URL")
+    keys.add_argument("--public-key", help="a PEM public key that verifies the JWTs")
+    serve.add_argument("--api-keys", help="a file of API keys (memora-ogm mcp-key adds one)")
+    serve.add_argument("--rate", type=float, help="calls per second per token (default: no limit)")
+    serve.add_argument(
+        "--allowed-host", action="append", default=[], help="a Host header to accept (a proxy's)"
+    )
+    serve.set_defaults(func=cmd_mcp)
+
+    token = subparsers.add_parser("mcp-token", help="mint a development JWT for the MCP server")
+    _tenant_options(token)
+    _scope_option(token)
+    token.add_argument("--private-key", required=True, help="the PEM private key that signs it")
+    token.add_argument("--issuer", required=True, help="its iss (the server's --issuer)")
+    token.add_argument("--audience", required=True, help="its aud (the server's resource URL)")
+    token.add_argument("--lifetime", type=float, default=3600, help="seconds (default 3600)")
+    token.add_argument("--algorithm", default="RS256", help="RS256 (default), ES256, EdDSA, ...")
+    token.set_defaults(func=cmd_mcp_token)
+
+    key = subparsers.add_parser("mcp-key", help="add an API key for the MCP server to a file")
+    _tenant_options(key)
+    _scope_option(key)
+    key.add_argument("--file", required=True, help="the keys file (created if missing)")
+    key.set_defaults(func=cmd_mcp_key)
+
+    tenant = subparsers.add_parser(
+        "mcp-tenant", help="create an organisation, a user and an agent for the MCP server"
+    )
+    _store_options(tenant)
+    tenant.add_argument("org_name")
+    tenant.add_argument("user_name")
+    tenant.add_argument("agent_label")
+    tenant.set_defaults(func=cmd_mcp_tenant)

@@ -1,0 +1,395 @@
+"""The MCP server: Memora's memory as tools an agent calls, each held to its caller's tenant.
+
+No tool takes an organisation, user or agent: over stdio they are the server's one
+tenant (``--org``, ``--user``, ``--agent``), over HTTP the verified token's
+(:mod:`memora_ogm.mcp.auth`). An id of another tenant's interaction or memory reads as
+not found and deletes nothing, since every facade call names the caller's own keys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Annotated, Any, TypeVar
+from urllib.parse import urlsplit
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
+from pydantic import AnyHttpUrl, BaseModel, Field
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import Mount
+
+from memora_ogm import __version__
+from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.errors import NotFoundError
+from memora_ogm.mcp.auth import (
+    DELETE,
+    FORGET,
+    READ,
+    WRITE,
+    ApiKeys,
+    JwtVerifier,
+    RateLimit,
+    Tenant,
+    TenantToken,
+    TokenVerifier,
+)
+from memora_ogm.schema.models import Interaction, Memory
+from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
+from memora_ogm.vector_db.scope import MemorySearchScope
+
+T = TypeVar("T")
+
+#: Results a search may ask for (the store is opened to return as many).
+MAX_SEARCH = 50
+#: What the HTTP server's settings travel in to its worker processes.
+CONFIG_VARIABLE = "MEMORA_OGM_MCP_CONFIG"
+
+INSTRUCTIONS = (
+    "Long-term memory of the user you talk with. Save each conversation with what you "
+    "learnt from it (save_interaction), and look up what you know before you answer "
+    "(search_memories, get_memories). Memory text names people as user_<id> and "
+    "agent_<id>; reads give them back with their names."
+)
+
+READS = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+SAVES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+DELETES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+
+class Message(BaseModel):
+    role: str = Field(description="Who said it: user, assistant, tool, ...")
+    content: str = Field(description="What was said.")
+
+
+class Saved(BaseModel):
+    interaction_id: str = Field(description="The new interaction's id.")
+    created_at: datetime = Field(description="When it was saved.")
+
+
+class Hit(BaseModel):
+    memory: Memory
+    score: float = Field(description="Similarity to the query (higher is closer).")
+
+
+class Hits(BaseModel):
+    hits: list[Hit] = Field(description="The closest memories, best first.")
+
+
+class Memories(BaseModel):
+    memories: list[Memory]
+
+
+class Interactions(BaseModel):
+    interactions: list[Interaction]
+
+
+class Deleted(BaseModel):
+    deleted: str = Field(description="The id of what was deleted.")
+
+
+def caller(tenant: Tenant | None, scope: str) -> Tenant:
+    """The calling tenant, if it holds ``scope``: the token's over HTTP, else the
+    server's own one."""
+    token = get_access_token()
+    if isinstance(token, TenantToken):
+        tenant = token.tenant()
+    if tenant is None:
+        raise ToolError("no tenant: call with a token that names one")
+    if scope not in tenant.scopes:
+        raise ToolError(f"this tool needs the scope {scope!r}, which the token lacks")
+    return tenant
+
+
+async def answered(call: Awaitable[T]) -> T:
+    """A facade call's result, its refusals as tool errors an agent can act on."""
+    try:
+        return await call
+    except NotFoundError as error:
+        missing = next(reversed(error.ids.values()), "")
+        raise ToolError(f"not found: {error.what} {missing!r}") from None
+    except (ValueError, TypeError) as error:  # bad input: nothing was written
+        raise ToolError(str(error)) from error
+
+
+def build_server(
+    memora: Neo4jGraphInterface,
+    tenant: Tenant | None = None,
+    *,
+    verifier: TokenVerifier | None = None,
+    auth: AuthSettings | None = None,
+) -> MCPServer:
+    """The MCP server over ``memora`` (and its vector store, for search): ``tenant`` for
+    stdio and in-process use, ``verifier`` and ``auth`` for HTTP."""
+    server = MCPServer(
+        "memora-ogm",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        token_verifier=verifier,
+        auth=auth,
+        # The SDK configures the root logger at this level: a call's own lines (a tool
+        # refused, a save logged) would flood a server's output.
+        log_level="WARNING",
+    )
+
+    @server.tool(annotations=SAVES)
+    async def save_interaction(
+        messages: Annotated[list[Message], Field(min_length=1, description="The conversation.")],
+        memories: Annotated[
+            list[MemoryToStore], Field(description="What was learnt, with source positions.")
+        ] = [],  # noqa: B006 - the SDK copies arguments from the request
+        contrary_memories: Annotated[
+            list[ContraryMemoryToStore],
+            Field(description="What was learnt that supersedes a memory (by its id)."),
+        ] = [],  # noqa: B006
+    ) -> Saved:
+        """Save a conversation and the memories learnt from it. Each memory names the
+        0-based positions of the messages it came from; a contrary memory also names the
+        memory_id it supersedes (that memory then shows in get_memory_history). Needs
+        memory:write."""
+        who = caller(tenant, WRITE)
+        try:
+            data = MemoriesAndInteraction(
+                interaction=[message.model_dump() for message in messages],
+                memories=memories,
+                contrary_memories=contrary_memories,
+            )
+        except ValueError as error:
+            raise ToolError(str(error)) from error
+        saved = await answered(
+            memora.save_interaction_with_memories(who.org_id, who.agent_id, who.user_id, data)
+        )
+        return Saved(interaction_id=saved[0], created_at=saved[1])
+
+    @server.tool(annotations=READS)
+    async def search_memories(
+        query: Annotated[str, Field(min_length=1, description="What to look for.")],
+        limit: Annotated[int, Field(ge=1, le=MAX_SEARCH)] = 10,
+    ) -> Hits:
+        """The user's memories closest in meaning to the query, best first (hybrid
+        search of the vector store). Needs memory:read."""
+        who = caller(tenant, READ)
+        store = memora.associated_vector_db
+        if store is None:
+            raise ToolError(
+                "search needs a vector store, and none is attached: start memora-ogm mcp "
+                "with --qdrant-path DIR or --qdrant-url URL (or set QDRANT_PATH / QDRANT_URL)"
+            )
+        found = await answered(
+            store.search_memory(query, MemorySearchScope.USER, who.org_id, user_id=who.user_id)
+        )
+        keys = [
+            {"org_id": who.org_id, "user_id": who.user_id, "memory_id": m.memory_id}
+            for m, _ in found
+        ]
+        resolved = {
+            m.memory_id: m for m in await answered(memora.fetch_user_memories_resolved(keys))
+        }
+        hits = [
+            Hit(memory=resolved[m.memory_id], score=score)
+            for m, score in found
+            if m.memory_id in resolved
+        ]
+        return Hits(hits=hits[:limit])
+
+    @server.tool(annotations=READS)
+    async def get_memories(
+        skip: Annotated[int, Field(ge=0)] = 0, limit: Annotated[int, Field(ge=1, le=1000)] = 50
+    ) -> Memories:
+        """The user's memories, newest first, with people's names in place. Needs
+        memory:read."""
+        who = caller(tenant, READ)
+        found = await answered(
+            memora.get_all_user_memories(who.org_id, who.user_id, skip=skip, limit=limit)
+        )
+        return Memories(memories=found)
+
+    @server.tool(annotations=READS)
+    async def get_interactions(
+        skip: Annotated[int, Field(ge=0)] = 0, limit: Annotated[int, Field(ge=1, le=1000)] = 20
+    ) -> Interactions:
+        """The user's conversations, most recently updated first, with their messages and
+        memories. Needs memory:read."""
+        who = caller(tenant, READ)
+        found = await answered(
+            memora.get_all_user_interactions(who.org_id, who.user_id, skip=skip, limit=limit)
+        )
+        return Interactions(interactions=found)
+
+    @server.tool(annotations=READS)
+    async def get_interaction(interaction_id: str) -> Interaction:
+        """One conversation with its messages and memories. Needs memory:read."""
+        who = caller(tenant, READ)
+        return await answered(memora.get_interaction(who.org_id, who.user_id, interaction_id))
+
+    @server.tool(annotations=READS)
+    async def get_memory_history(memory_id: str) -> Memories:
+        """The memory and those it superseded, newest first: how what is known changed.
+        Needs memory:read."""
+        who = caller(tenant, READ)
+        found = await answered(memora.get_user_memory_history(who.org_id, who.user_id, memory_id))
+        return Memories(memories=found)
+
+    @server.tool(annotations=DELETES)
+    async def delete_memory(memory_id: str) -> Deleted:
+        """Delete one memory (and its point in the vector store). Needs memory:delete."""
+        who = caller(tenant, DELETE)
+        await answered(memora.delete_user_memory(who.org_id, who.user_id, memory_id))
+        return Deleted(deleted=memory_id)
+
+    @server.tool(annotations=DELETES)
+    async def delete_interaction(interaction_id: str) -> Deleted:
+        """Delete a conversation with its messages and the memories learnt from it.
+        Needs memory:delete."""
+        who = caller(tenant, DELETE)
+        await answered(
+            memora.delete_user_interaction_and_its_memories(who.org_id, who.user_id, interaction_id)
+        )
+        return Deleted(deleted=interaction_id)
+
+    @server.tool(annotations=DELETES)
+    async def forget_user() -> Deleted:
+        """Erase the user: every conversation, memory and vector of theirs, and the user
+        itself. It cannot be undone. Needs memory:delete and memory:forget."""
+        who = caller(tenant, DELETE)
+        caller(tenant, FORGET)
+        await answered(memora.delete_user(who.org_id, who.user_id))
+        return Deleted(deleted=who.user_id)
+
+    return server
+
+
+# ----------------------------------------------------------------------- over HTTP
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """How ``memora-ogm mcp --http`` serves, passed to each worker process."""
+
+    host: str
+    port: int
+    #: The URL clients reach the MCP endpoint at (the tokens' audience).
+    resource_url: str
+    #: The identity provider that signs the JWTs (their ``iss``).
+    issuer: str | None = None
+    jwks_url: str | None = None
+    public_key_file: str | None = None
+    api_keys_file: str | None = None
+    rate: float | None = None
+    #: ``Host`` headers accepted besides the resource URL's (a reverse proxy's).
+    allowed_hosts: list[str] = field(default_factory=list)
+
+    def to_environ(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_environ(cls, environ: dict[str, str] | None = None) -> HttpSettings:
+        return cls(**json.loads((environ or dict(os.environ))[CONFIG_VARIABLE]))
+
+    def verifier(self) -> TokenVerifier:
+        jwts = None
+        if self.jwks_url or self.public_key_file:
+            if not self.issuer:
+                raise ValueError("JWTs need their issuer: --issuer URL")
+            key = None
+            if self.public_key_file:
+                with open(self.public_key_file, encoding="utf-8") as file:
+                    key = file.read()
+            jwts = JwtVerifier(
+                self.issuer, self.resource_url, jwks_url=self.jwks_url, public_key=key
+            )
+        keys = ApiKeys(self.api_keys_file) if self.api_keys_file else None
+        return TokenVerifier(jwts, keys)
+
+    def auth(self) -> AuthSettings:
+        return AuthSettings(
+            issuer_url=AnyHttpUrl(self.issuer or self.resource_url),
+            resource_server_url=AnyHttpUrl(self.resource_url),
+            required_scopes=None,  # each tool asks for its own
+            validate_token_resource=False,  # the JWT verifier checks the audience itself
+        )
+
+    def security(self) -> TransportSecuritySettings:
+        own = urlsplit(self.resource_url).netloc
+        hosts = [own, f"{self.host}:{self.port}", "127.0.0.1:*", "localhost:*", *self.allowed_hosts]
+        origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        )
+
+
+def http_app(memora: Neo4jGraphInterface, settings: HttpSettings) -> Starlette:
+    """The ASGI app of the Streamable HTTP endpoint (``/mcp``, stateless, so any worker
+    serves any call), with its protected-resource metadata; closes ``memora`` at
+    shutdown."""
+    server = build_server(memora, verifier=settings.verifier(), auth=settings.auth())
+    endpoint = server.streamable_http_app(
+        streamable_http_path=urlsplit(settings.resource_url).path or "/mcp",
+        stateless_http=True,
+        json_response=True,
+        transport_security=settings.security(),
+        host=settings.host,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with server.session_manager.run():
+            try:
+                yield
+            finally:
+                await memora.close()
+                store = memora.associated_vector_db
+                if store is not None:
+                    await store.close()
+
+    middleware = [Middleware(RateLimit, rate=settings.rate)] if settings.rate else []
+    return Starlette(routes=[Mount("/", app=endpoint)], middleware=middleware, lifespan=lifespan)
+
+
+def app_from_environment() -> Starlette:
+    """uvicorn's factory in each worker: the settings from :data:`CONFIG_VARIABLE`, the
+    graph and the store from the same variables as every ``memora-ogm`` command."""
+    from memora_ogm.contrib.config import MemoraConfig
+
+    config = MemoraConfig.from_settings({})
+    return http_app(open_facade(config), HttpSettings.from_environ())
+
+
+def open_facade(config: Any) -> Neo4jGraphInterface:
+    """The async facade of ``config`` (a ``MemoraConfig``), its store able to return a
+    search's largest page."""
+    from memora_ogm.vector_db.qdrant import QdrantDB
+
+    store = (
+        QdrantDB(**config.store_options(), search_limit=MAX_SEARCH)
+        if config.has_vector_store
+        else None
+    )
+    return Neo4jGraphInterface.from_connection(config.neo4j, store)
+
+
+async def serve_stdio(memora: Neo4jGraphInterface, tenant: Tenant) -> None:
+    """Serve one desktop client over stdin and stdout as ``tenant``."""
+    server = build_server(memora, tenant)
+    try:
+        await server.run_stdio_async()
+    finally:
+        await memora.close()
+        store = memora.associated_vector_db
+        if store is not None:
+            await store.close()

@@ -1,0 +1,529 @@
+"""Agents reach their memory over MCP, each caller held to its own tenant (issue 41).
+
+In process (the SDK's client on the server object, with the offline vector store) every
+tool and its errors; served as users run it (``memora-ogm mcp --http`` under uvicorn with
+two workers, the SDK's client with real JWTs and API keys) isolation, tokens, the rate
+limit and the shutdown; and over stdio, the server a desktop client launches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from interaction_helpers import World, make_world
+from invariants import full_snapshot
+from mcp import Client, StdioServerParameters
+from mcp_helpers import (
+    ISSUER,
+    TOOLS,
+    Keys,
+    error_text,
+    http_client,
+    new_keys,
+    raw_call,
+    server_command,
+    server_env,
+    structured,
+    tenant_of,
+    token,
+    wait_until,
+)
+from neo4j import Driver
+from web_servers import serve
+
+from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.mcp.auth import READ, SCOPES, new_api_key
+from memora_ogm.mcp.server import build_server
+from memora_ogm.server import Neo4jConnection
+from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.qdrant import QdrantDB
+
+TURN = [
+    {"role": "user", "content": "I moved to Oslo last spring."},
+    {"role": "assistant", "content": "Oslo is lovely in spring."},
+]
+
+
+def placeholder(world: World, text: str) -> str:
+    return f"user_{world.user_id} {text}"
+
+
+# ------------------------------------------------------------------ in process
+
+
+@pytest.fixture
+async def memora(
+    neo4j_connection: Neo4jConnection, neo4j_driver: Driver
+) -> AsyncIterator[Neo4jGraphInterface]:
+    clear_database(neo4j_driver, neo4j_connection.database)
+    store = QdrantDB(location=":memory:", embedding_function=HashingEmbedding(), search_limit=50)
+    facade = Neo4jGraphInterface.from_connection(neo4j_connection, store)
+    await facade.setup()
+    yield facade
+    await facade.close()
+    await store.close()
+
+
+async def _save(client: Client, world: World, text: str = "lives in Oslo") -> dict[str, Any]:
+    return structured(
+        await client.call_tool(
+            "save_interaction",
+            {
+                "messages": TURN,
+                "memories": [{"memory": placeholder(world, text), "source_msg_block_pos": [0]}],
+            },
+        )
+    )
+
+
+async def test_the_tools_are_the_contract_and_name_no_tenant(memora: Neo4jGraphInterface) -> None:
+    world = await make_world(memora)
+    async with Client(build_server(memora, tenant_of(world))) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    for name, tool in tools.items():
+        assert tool.description and len(tool.description) > 40, name
+        assert tool.output_schema is not None, name
+        arguments = set(tool.input_schema.get("properties", {}))
+        assert not arguments & {"org_id", "user_id", "agent_id", "org", "user", "agent"}, name
+        hints = tool.annotations
+        assert hints is not None and hints.open_world_hint is False
+        reads = name.startswith(("get_", "search_"))
+        assert hints.read_only_hint is reads, name
+        assert hints.destructive_hint is (name.startswith("delete_") or name == "forget_user")
+    assert set(tools["save_interaction"].input_schema["required"]) == {"messages"}
+
+
+async def test_every_tool_does_its_work_on_both_stores(
+    memora: Neo4jGraphInterface, neo4j_driver: Driver
+) -> None:
+    world = await make_world(memora)
+    async with Client(build_server(memora, tenant_of(world))) as client:
+        saved = await _save(client, world)
+        interaction = structured(
+            await client.call_tool("get_interaction", {"interaction_id": saved["interaction_id"]})
+        )
+        assert [m["content"] for m in interaction["messages"]] == [m["content"] for m in TURN]
+        oslo = interaction["memories"][0]
+        assert oslo["memory"] == "Ann lives in Oslo"  # placeholders resolved
+
+        # A contrary memory supersedes Oslo: history shows it.
+        second = structured(
+            await client.call_tool(
+                "save_interaction",
+                {
+                    "messages": [{"role": "user", "content": "Now I live in Bergen."}],
+                    "contrary_memories": [
+                        {
+                            "memory": placeholder(world, "lives in Bergen"),
+                            "source_msg_block_pos": [0],
+                            "existing_contrary_memory_id": oslo["memory_id"],
+                        }
+                    ],
+                },
+            )
+        )
+        memories = structured(await client.call_tool("get_memories", {}))["memories"]
+        assert [m["memory"] for m in memories] == ["Ann lives in Bergen", "Ann lives in Oslo"]
+        bergen = memories[0]["memory_id"]
+        history = structured(await client.call_tool("get_memory_history", {"memory_id": bergen}))
+        assert [m["memory_id"] for m in history["memories"]] == [bergen, oslo["memory_id"]]
+        assert structured(await client.call_tool("get_memories", {"skip": 1, "limit": 1}))[
+            "memories"
+        ] == [memories[1]]
+
+        hits = structured(await client.call_tool("search_memories", {"query": "Bergen"}))["hits"]
+        assert hits[0]["memory"]["memory_id"] == bergen
+        assert hits[0]["memory"]["memory"] == "Ann lives in Bergen"
+        assert hits[0]["score"] > 0
+        assert (
+            len(
+                structured(
+                    await client.call_tool("search_memories", {"query": "lives", "limit": 1})
+                )["hits"]
+            )
+            == 1
+        )
+
+        listed = structured(await client.call_tool("get_interactions", {"limit": 5}))
+        assert {i["interaction_id"] for i in listed["interactions"]} == {
+            saved["interaction_id"],
+            second["interaction_id"],
+        }
+
+        deleted = await client.call_tool("delete_memory", {"memory_id": bergen})
+        assert structured(deleted) == {"deleted": bergen}
+        gone = await client.call_tool(
+            "delete_interaction", {"interaction_id": saved["interaction_id"]}
+        )
+        assert structured(gone) == {"deleted": saved["interaction_id"]}
+        left = "MATCH (m:Memory) RETURN m.memory_id"
+        assert neo4j_driver.execute_query(left).records == []
+        store = memora.associated_vector_db
+        assert store is not None and await store.tenants() == {}
+
+        forgotten = await client.call_tool("forget_user", {})
+        assert structured(forgotten) == {"deleted": world.user_id}
+    users = neo4j_driver.execute_query(
+        "MATCH (u:User {user_id: $u}) RETURN count(u)", u=world.user_id
+    ).records[0][0]
+    assert users == 0
+
+
+UNKNOWN = "00000000-0000-4000-8000-000000000000"
+BAD_CALLS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "messages of the wrong type": ("save_interaction", {"messages": "hello"}, "messages"),
+    "no messages": ("save_interaction", {"messages": []}, "messages"),
+    "a position out of range": (
+        "save_interaction",
+        {"messages": TURN, "memories": [{"memory": "x", "source_msg_block_pos": [7]}]},
+        "7",
+    ),
+    "an unknown memory superseded": (
+        "save_interaction",
+        {
+            "messages": TURN,
+            "contrary_memories": [
+                {
+                    "memory": "x",
+                    "source_msg_block_pos": [0],
+                    "existing_contrary_memory_id": UNKNOWN,
+                }
+            ],
+        },
+        "not found",
+    ),
+    "an unknown interaction": ("get_interaction", {"interaction_id": "nope"}, "not found"),
+    "an unknown memory's history": ("get_memory_history", {"memory_id": UNKNOWN}, "not found"),
+    "deleting an unknown memory": ("delete_memory", {"memory_id": UNKNOWN}, "not found"),
+    "a memory id that is no UUID": ("delete_memory", {"memory_id": "nope"}, "not a UUID"),
+    "deleting an unknown interaction": ("delete_interaction", {"interaction_id": "x"}, "not found"),
+    "a limit too large": ("get_memories", {"limit": 100_000}, "limit"),
+    "a negative skip": ("get_interactions", {"skip": -1}, "skip"),
+    "a blank query": ("search_memories", {"query": ""}, "query"),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_CALLS))
+async def test_bad_input_is_a_clear_tool_error_and_changes_nothing(
+    memora: Neo4jGraphInterface, neo4j_driver: Driver, bad: str
+) -> None:
+    world = await make_world(memora)
+    name, arguments, said = BAD_CALLS[bad]
+    async with Client(build_server(memora, tenant_of(world))) as client:
+        await _save(client, world)
+        before = await full_snapshot(neo4j_driver, memora.associated_vector_db)
+        text = error_text(await client.call_tool(name, arguments))
+    assert said in text, text
+    assert await full_snapshot(neo4j_driver, memora.associated_vector_db) == before
+
+
+async def test_search_without_a_vector_store_says_how_to_attach_one(
+    memora: Neo4jGraphInterface,
+) -> None:
+    world = await make_world(memora)
+    memora.associated_vector_db = None
+    async with Client(build_server(memora, tenant_of(world))) as client:
+        text = error_text(await client.call_tool("search_memories", {"query": "Oslo"}))
+    assert "--qdrant-path" in text and "--qdrant-url" in text
+
+
+async def test_a_tenant_without_a_scope_is_refused_and_nothing_is_written(
+    memora: Neo4jGraphInterface, neo4j_driver: Driver
+) -> None:
+    world = await make_world(memora)
+    async with Client(build_server(memora, tenant_of(world))) as writer:
+        saved = await _save(writer, world)
+    before = await full_snapshot(neo4j_driver, memora.associated_vector_db)
+    async with Client(build_server(memora, tenant_of(world, (READ,)))) as reader:
+        assert structured(await reader.call_tool("get_memories", {}))["memories"]
+        refusals = [
+            await reader.call_tool("save_interaction", {"messages": TURN}),
+            await reader.call_tool(
+                "delete_interaction", {"interaction_id": saved["interaction_id"]}
+            ),
+            await reader.call_tool("forget_user", {}),
+        ]
+    assert "memory:write" in error_text(refusals[0])
+    assert "memory:delete" in error_text(refusals[1])
+    assert "memory:delete" in error_text(refusals[2])
+    assert await full_snapshot(neo4j_driver, memora.associated_vector_db) == before
+
+
+async def test_another_tenants_ids_read_as_not_found_and_delete_nothing(
+    memora: Neo4jGraphInterface, neo4j_driver: Driver
+) -> None:
+    ann = await make_world(memora)
+    bob = await make_world(memora, "Bob", org_id=ann.org_id)
+    async with Client(build_server(memora, tenant_of(ann))) as client:
+        anns = await _save(client, ann)
+    async with Client(build_server(memora, tenant_of(bob))) as client:
+        await _save(client, bob, "likes jazz")
+        before = await full_snapshot(neo4j_driver, memora.associated_vector_db)
+        anns_memory = neo4j_driver.execute_query(
+            "MATCH (m:Memory {user_id: $u}) RETURN m.memory_id", u=ann.user_id
+        ).records[0][0]
+        for name, arguments in (
+            ("get_interaction", {"interaction_id": anns["interaction_id"]}),
+            ("get_memory_history", {"memory_id": anns_memory}),
+            ("delete_memory", {"memory_id": anns_memory}),
+            ("delete_interaction", {"interaction_id": anns["interaction_id"]}),
+        ):
+            assert "not found" in error_text(await client.call_tool(name, arguments)), name
+        hits = structured(await client.call_tool("search_memories", {"query": "Oslo"}))["hits"]
+        assert all(hit["memory"]["user_id"] == bob.user_id for hit in hits)
+        mine = structured(await client.call_tool("get_memories", {}))["memories"]
+        assert [m["memory"] for m in mine] == ["Bob likes jazz"]
+    assert await full_snapshot(neo4j_driver, memora.associated_vector_db) == before
+
+
+# ------------------------------------------------------------------ over stdio
+
+
+async def test_a_desktop_client_launches_the_server_saves_and_reads_back(
+    memora: Neo4jGraphInterface, neo4j_connection: Neo4jConnection
+) -> None:
+    world = await make_world(memora)
+    env = {
+        **server_env(neo4j_connection),
+        "MEMORA_OGM_MCP_ORG": world.org_id,
+        "MEMORA_OGM_MCP_USER": world.user_id,
+        "MEMORA_OGM_MCP_AGENT": world.agent_id,
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memora_ogm.cli", "mcp"], env=env
+    )
+    async with Client(params) as client:
+        saved = await _save(client, world, "plays the cello")
+        memories = structured(await client.call_tool("get_memories", {}))["memories"]
+        assert [m["memory"] for m in memories] == ["Ann plays the cello"]
+        assert memories[0]["interaction_id"] == saved["interaction_id"]
+        assert "--qdrant-path" in error_text(
+            await client.call_tool("search_memories", {"query": "x"})
+        )
+
+
+# ------------------------------------------------------------------ over HTTP
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
+    return new_keys(tmp_path_factory.mktemp("mcp-keys"))
+
+
+@pytest.fixture(scope="module")
+def api_keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("mcp-api-keys") / "keys"
+    path.write_text("# memora-ogm MCP API keys\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def served(neo4j_connection: Neo4jConnection, keys: Keys, api_keys: Path) -> Iterator[Any]:
+    """``memora-ogm mcp --http`` with two uvicorn workers, JWTs and API keys."""
+    options = ("--workers", "2", "--issuer", ISSUER, "--public-key", str(keys.public_file))
+    command = server_command(*options, "--api-keys", str(api_keys))
+    with serve(command, server_env(neo4j_connection), "/mcp") as server:
+        server.endpoint = server.url + "/mcp"
+        yield server
+
+
+@pytest.fixture
+async def worlds(
+    memora: Neo4jGraphInterface,
+) -> list[World]:
+    """Three tenants: two users of one organisation and one of another."""
+    ann = await make_world(memora)
+    bob = await make_world(memora, "Bob", org_id=ann.org_id)
+    cy = await make_world(memora, "Cy")
+    return [ann, bob, cy]
+
+
+def _interactions(driver: Driver) -> int:
+    return int(driver.execute_query("MATCH (i:Interaction) RETURN count(i)").records[0][0])
+
+
+async def test_the_protected_resource_metadata_is_served(served: Any) -> None:
+    import httpx2
+
+    answer = httpx2.get(served.url + "/.well-known/oauth-protected-resource/mcp", timeout=10)
+    assert answer.status_code == 200
+    assert answer.json()["resource"] == served.endpoint
+    assert [url.rstrip("/") for url in answer.json()["authorization_servers"]] == [ISSUER]
+
+
+BAD_TOKENS = {
+    "missing": lambda keys, tenant, aud: None,
+    "forged": lambda keys, tenant, aud: token(new_keys(Path("/tmp")), tenant, aud),
+    "expired": lambda keys, tenant, aud: token(keys, tenant, aud, lifetime=-60),
+    "not yet valid": lambda keys, tenant, aud: token(keys, tenant, aud, nbf=int(time.time()) + 600),
+    "wrong issuer": lambda keys, tenant, aud: token(keys, tenant, aud, iss="https://evil.test"),
+    "wrong audience": lambda keys, tenant, aud: token(keys, tenant, "https://other.test/mcp"),
+    "no tenant": lambda keys, tenant, aud: token(keys, tenant, aud, memora_user=""),
+    "unknown api key": lambda keys, tenant, aud: "mok_not-a-key",
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_TOKENS))
+async def test_a_bad_token_gets_401_and_writes_nothing(
+    served: Any, keys: Keys, worlds: list[World], neo4j_driver: Driver, bad: str
+) -> None:
+    bearer = BAD_TOKENS[bad](keys, tenant_of(worlds[0]), served.endpoint)
+    before = _interactions(neo4j_driver)
+    answer = raw_call(served.endpoint, bearer, "save_interaction", {"messages": TURN})
+    assert answer.status_code == 401, answer.text
+    assert answer.headers["www-authenticate"].startswith("Bearer")
+    assert "resource_metadata=" in answer.headers["www-authenticate"]
+    assert _interactions(neo4j_driver) == before
+
+
+async def test_a_read_only_token_reads_but_its_saves_and_deletes_are_refused(
+    served: Any, keys: Keys, worlds: list[World], neo4j_driver: Driver
+) -> None:
+    ann = worlds[0]
+    async with http_client(served.endpoint, token(keys, tenant_of(ann), served.endpoint)) as writer:
+        saved = await _save(writer, ann)
+    before = await full_snapshot(neo4j_driver)
+    reading = token(keys, tenant_of(ann, (READ,)), served.endpoint)
+    async with http_client(served.endpoint, reading) as reader:
+        assert structured(await reader.call_tool("get_memories", {}))["memories"]
+        save = await reader.call_tool("save_interaction", {"messages": TURN})
+        delete = await reader.call_tool(
+            "delete_interaction", {"interaction_id": saved["interaction_id"]}
+        )
+    assert "memory:write" in error_text(save)
+    assert "memory:delete" in error_text(delete)
+    assert await full_snapshot(neo4j_driver) == before
+
+
+async def test_a_revoked_api_key_fails_within_a_second(
+    served: Any, api_keys: Path, worlds: list[World]
+) -> None:
+    key, line = new_api_key(tenant_of(worlds[1]))
+    kept = api_keys.read_text()
+    api_keys.write_text(kept + line + "\n")
+    answer = raw_call(served.endpoint, key, "get_memories", {})
+    assert answer.status_code == 200, answer.text
+    api_keys.write_text(kept)  # revoked
+    revoked = time.monotonic()
+    seconds = wait_until(
+        lambda: raw_call(served.endpoint, key, "get_memories", {}).status_code == 401, 1.0
+    )
+    assert time.monotonic() - revoked <= 1.0, seconds
+
+
+#: Callers and calls of the isolation test.
+CALLERS, CALLS = 16, 3000
+
+
+async def test_three_tenants_calling_every_tool_concurrently_never_see_each_other(
+    served: Any, keys: Keys, worlds: list[World], neo4j_driver: Driver
+) -> None:
+    """16 callers, 3,000 calls: no answer holds another tenant's id or text, and each
+    tenant's attempts on the others' ids read as not found and delete nothing."""
+    tokens = [token(keys, tenant_of(world), served.endpoint) for world in worlds]
+    foreign_ids: dict[str, set[str]] = {world.user_id: set() for world in worlds}
+    left = [CALLS]
+    leaks: list[str] = []
+    refused: list[str] = []
+
+    def others(world: World) -> list[str]:
+        return [w.user_id for w in worlds if w is not world] + [
+            w.org_id for w in worlds if w.org_id != world.org_id
+        ]
+
+    async def caller(number: int) -> None:
+        world = worlds[number % len(worlds)]
+        rng = random.Random(number)
+        mine: list[tuple[str, str]] = []  # (interaction, memory) saved by this caller
+        async with http_client(served.endpoint, tokens[number % len(worlds)]) as client:
+            while left[0] > 0:
+                left[0] -= 1
+                choice = rng.random()
+                if choice < 0.25 or not mine:
+                    saved = await _save(client, world, f"note {number}-{left[0]}")
+                    got = structured(
+                        await client.call_tool(
+                            "get_interaction", {"interaction_id": saved["interaction_id"]}
+                        )
+                    )
+                    mine.append((saved["interaction_id"], got["memories"][0]["memory_id"]))
+                    foreign_ids[world.user_id].add(got["memories"][0]["memory_id"])
+                    answer: Any = got
+                elif choice < 0.45:
+                    answer = structured(await client.call_tool("get_memories", {"limit": 20}))
+                elif choice < 0.6:
+                    answer = structured(await client.call_tool("get_interactions", {"limit": 5}))
+                elif choice < 0.7:
+                    memory = rng.choice(mine)[1]
+                    answer = await client.call_tool("get_memory_history", {"memory_id": memory})
+                elif choice < 0.8 and len(mine) > 2:
+                    interaction, _ = mine.pop(0)
+                    answer = structured(
+                        await client.call_tool(
+                            "delete_interaction", {"interaction_id": interaction}
+                        )
+                    )
+                else:  # another tenant's memory: not found, nothing deleted
+                    theirs = [
+                        i for w in worlds if w is not world for i in list(foreign_ids[w.user_id])
+                    ]
+                    if not theirs:
+                        continue
+                    target = rng.choice(theirs)
+                    answer = await client.call_tool("delete_memory", {"memory_id": target})
+                    if "not found" not in error_text(answer):
+                        refused.append(target)
+                    answer = answer.content
+                text = str(answer)
+                leaks.extend(
+                    f"{world.user_id} saw {other}" for other in others(world) if other in text
+                )
+
+    await asyncio.gather(*(caller(number) for number in range(CALLERS)))
+    assert leaks == []
+    assert refused == []
+    # Every memory a tenant saved and did not delete is still there (no foreign delete).
+    for world in worlds:
+        stored = {
+            r[0]
+            for r in neo4j_driver.execute_query(
+                "MATCH (m:Memory {user_id: $u}) RETURN m.memory_id", u=world.user_id
+            ).records
+        }
+        assert stored, world.user_id
+        assert all(
+            r[0] == world.org_id
+            for r in neo4j_driver.execute_query(
+                "MATCH (m:Memory {user_id: $u}) RETURN DISTINCT m.org_id", u=world.user_id
+            ).records
+        )
+
+
+async def test_the_rate_limit_answers_429_and_the_server_stops_on_sigterm(
+    neo4j_connection: Neo4jConnection, keys: Keys, memora: Neo4jGraphInterface
+) -> None:
+    world = await make_world(memora)
+    options = ("--workers", "2", "--issuer", ISSUER, "--public-key", str(keys.public_file))
+    command = server_command(*options, "--rate", "5")
+    with serve(command, server_env(neo4j_connection), "/mcp") as server:
+        endpoint = server.url + "/mcp"
+        bearer = token(keys, tenant_of(world), endpoint)
+        answers = [raw_call(endpoint, bearer, "get_memories", {}) for _ in range(30)]
+        statuses = [answer.status_code for answer in answers]
+        assert statuses[0] == 200 and 429 in statuses, statuses
+        limited = next(answer for answer in answers if answer.status_code == 429)
+        assert limited.headers["retry-after"] == "1"
+        other = token(keys, tenant_of(world, SCOPES), endpoint, jti="another token")
+        assert raw_call(endpoint, other, "get_memories", {}).status_code == 200
+        seconds = server.stop()  # SIGTERM: the master and both workers gone within 5 s
+    assert seconds < 5
+    assert len(server.workers) >= 2  # the workers (and multiprocessing's helper)
