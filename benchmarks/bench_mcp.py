@@ -4,16 +4,19 @@
 
 Connects like the tests (``NEO4J_*`` variables, else Docker, else the embedded server)
 and starts ``memora-ogm mcp --http`` (one worker, an API key) on a free port. It times
-``get_memories`` and ``save_interaction`` over HTTP through the SDK's client, on one
-kept-alive connection, interleaved with the same facade call made directly in this
-process, and prints each side's median, their ratio and the difference (what MCP adds:
-JSON-RPC, the token check, validation and serialisation, one HTTP round trip).
+``get_memories`` and ``save_interaction`` three ways, interleaved: the facade call made
+directly in this process; the same tool over HTTP through the SDK's client on one
+kept-alive connection; and the same ``tools/call`` as a bare JSON-RPC POST on a
+kept-alive connection (the server's share, without the client SDK's own work: it
+validates each result against the tool's output schema). It prints each median, and the
+ratio and difference of each MCP way to the direct call.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -84,13 +87,19 @@ async def main(calls: int, memories: int) -> None:
         command = [sys.executable, "-m", "memora_ogm.cli", "mcp", "--http", f"127.0.0.1:{port}"]
         server = started([*command, "--api-keys", str(keys)], {**os.environ, **conn.env()}, url)
         times: dict[str, dict[str, list[float]]] = {
-            "get_memories": {"direct": [], "mcp": []},
-            "save_interaction": {"direct": [], "mcp": []},
+            "get_memories": {"direct": [], "mcp": [], "post": []},
+            "save_interaction": {"direct": [], "mcp": [], "post": []},
+        }
+        rpc_headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": "2025-11-25",
         }
         try:
             headers = {"Authorization": f"Bearer {key}"}
             async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
                 async with Client(streamable_http_client(url, http_client=http)) as client:
+                    name_read, read_args = "get_memories", {"limit": memories}
                     for number in range(calls + 20):  # 20 to warm up
                         warm = number < 20
 
@@ -115,15 +124,39 @@ async def main(calls: int, memories: int) -> None:
                         async def mcp_save(number: int = number) -> Any:
                             return await client.call_tool("save_interaction", turn(user, number))
 
-                        for name, direct, over_mcp in (
-                            ("get_memories", direct_read, mcp_read),
-                            ("save_interaction", direct_save, mcp_save),
+                        def post(name: str, arguments: dict[str, Any]) -> Any:
+                            call = {"name": name, "arguments": arguments}
+                            body = {
+                                "jsonrpc": "2.0",
+                                "id": 1,
+                                "method": "tools/call",
+                                "params": call,
+                            }
+
+                            async def posted() -> Any:
+                                answer = await http.post(
+                                    url, content=json.dumps(body), headers=rpc_headers
+                                )
+                                assert answer.status_code == 200, answer.text
+                                return answer
+
+                            return posted
+
+                        for name, direct, over_mcp, bare in (
+                            ("get_memories", direct_read, mcp_read, post(name_read, read_args)),
+                            (
+                                "save_interaction",
+                                direct_save,
+                                mcp_save,
+                                post("save_interaction", turn(user, number)),
+                            ),
                         ):
-                            for side, run in (("direct", direct), ("mcp", over_mcp)):
+                            ways = (("direct", direct), ("mcp", over_mcp), ("post", bare))
+                            for side, run in ways:
                                 start = time.perf_counter()
                                 result = await run()
                                 elapsed = time.perf_counter() - start
-                                assert side == "direct" or not result.is_error, result
+                                assert side != "mcp" or not result.is_error, result
                                 if not warm:
                                     times[name][side].append(elapsed)
         finally:
@@ -134,11 +167,13 @@ async def main(calls: int, memories: int) -> None:
     print(f"{calls} calls each, interleaved; the user holds {memories}+ memories")
     for name, sides in times.items():
         direct = statistics.median(sides["direct"]) * 1000
-        over = statistics.median(sides["mcp"]) * 1000
-        print(
-            f"  {name:17s} direct {direct:7.3f} ms   over MCP {over:7.3f} ms   "
-            f"ratio {over / direct:5.2f}   adds {over - direct:6.3f} ms"
-        )
+        print(f"  {name:17s} direct        {direct:7.3f} ms")
+        for side, label in (("mcp", "SDK client"), ("post", "bare POST")):
+            over = statistics.median(sides[side]) * 1000
+            print(
+                f"  {'':17s} {label:13s} {over:7.3f} ms   ratio {over / direct:5.2f}   "
+                f"adds {over - direct:6.3f} ms"
+            )
 
 
 if __name__ == "__main__":
