@@ -46,6 +46,13 @@ def turn(user_id: str, number: int) -> dict[str, Any]:
     }
 
 
+def saved(user_id: str, number: int) -> MemoriesAndInteraction:
+    """:func:`turn` as the facade takes it."""
+    data = turn(user_id, number)
+    memories = [MemoryToStore(**memory) for memory in data["memories"]]
+    return MemoriesAndInteraction(interaction=data["messages"], memories=memories)
+
+
 def started(command: list[str], env: dict[str, str], url: str) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(command, env=env)
     deadline = time.monotonic() + 60
@@ -69,16 +76,7 @@ async def main(calls: int, memories: int) -> None:
         user = (await memora.create_user(org, "Ann")).user_id
         agent = (await memora.create_agent(org, "Bot")).agent_id
         for number in range(memories):
-            data = turn(user, number)
-            await memora.save_interaction_with_memories(
-                org,
-                agent,
-                user,
-                MemoriesAndInteraction(
-                    interaction=data["messages"],
-                    memories=[MemoryToStore(**m) for m in data["memories"]],
-                ),
-            )
+            await memora.save_interaction_with_memories(org, agent, user, saved(user, number))
         key, line = new_api_key(Tenant(org, user, agent))
         keys = Path(work) / "keys"
         keys.write_text(line + "\n")
@@ -110,15 +108,9 @@ async def main(calls: int, memories: int) -> None:
                             return await client.call_tool("get_memories", {"limit": memories})
 
                         async def direct_save(number: int = number) -> Any:
-                            data = turn(user, number)
+                            data = saved(user, number)
                             return await memora.save_interaction_with_memories(
-                                org,
-                                agent,
-                                user,
-                                MemoriesAndInteraction(
-                                    interaction=data["messages"],
-                                    memories=[MemoryToStore(**m) for m in data["memories"]],
-                                ),
+                                org, agent, user, data
                             )
 
                         async def mcp_save(number: int = number) -> Any:

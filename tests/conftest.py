@@ -17,7 +17,10 @@ import pytest
 
 # The facade fixtures (`memora`, parametrised async/sync, and `driver`).
 from graph_fixtures import driver, memora  # noqa: F401
+from lost_replies import ReplyLosingProxy
 from qdrant_standin import StandIn, qdrant_standin
+
+from memora_ogm.server import Neo4jConnection
 
 #: The modules that take longest (servers started, killed and restarted, web servers,
 #: a wheel and a venv built), first in the run, so that the two workers of
@@ -34,6 +37,8 @@ LONGEST_FIRST = (
     "test_bad_input.py",
     "test_transfer_move.py",
     "test_isolation.py",
+    "test_mcp.py",
+    "test_pending_vectors.py",
     "test_docs.py",
     "test_fork_and_loops.py",
     "test_contrib_django.py",
@@ -72,3 +77,11 @@ def qdrant_server() -> Iterator[tuple[str, StandIn]]:
     """A Qdrant server (the stand-in) that processes share: its URL, and what it holds."""
     with qdrant_standin() as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def proxy(neo4j_connection: Neo4jConnection) -> Iterator[ReplyLosingProxy]:
+    """A Bolt proxy to the test server that loses commits or their answers on demand."""
+    losing = ReplyLosingProxy(neo4j_connection.uri)
+    yield losing
+    losing.close()

@@ -16,8 +16,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from invariants import all_violations, graph_memories, vector_memories
 from lost_replies import ReplyLosingProxy
 from neo4j import Driver
 from sync_adapter import AwaitableTwin
+from test_unknown_commits import Setting
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
@@ -45,22 +45,6 @@ OUTCOME_TIMEOUT = 0.5
 BACKOFF = 0.001
 #: ...and the server stays away longer.
 OUTAGE = 1.5
-
-
-@pytest.fixture(scope="module")
-def proxy(neo4j_connection: Neo4jConnection) -> Iterator[ReplyLosingProxy]:
-    losing = ReplyLosingProxy(neo4j_connection.uri)
-    yield losing
-    losing.close()
-
-
-@dataclass
-class Setting:
-    memora: Any  # the async facade, or the sync one dressed as async
-    vectors: Any  # its QdrantDB (either twin)
-    world: World
-    interaction_id: str
-    memory_ids: list[str]
 
 
 @pytest.fixture(params=["async", "sync"])

@@ -12,7 +12,7 @@ not land, and must run again, to the same end.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,13 +39,6 @@ from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
-
-
-@pytest.fixture(scope="module")
-def proxy(neo4j_connection: Neo4jConnection) -> Iterator[ReplyLosingProxy]:
-    losing = ReplyLosingProxy(neo4j_connection.uri)
-    yield losing
-    losing.close()
 
 
 @dataclass
