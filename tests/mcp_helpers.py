@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -107,6 +108,19 @@ def raw_call(url: str, bearer: str | None, name: str, arguments: dict[str, Any])
 def server_command(*options: str) -> list[str]:
     """``memora-ogm mcp --http`` on a port to fill in, with ``options``."""
     return [sys.executable, "-m", "memora_ogm.cli", "mcp", "--http", "127.0.0.1:{port}", *options]
+
+
+def memora_ogm_command(env: dict[str, str], *arguments: str) -> str:
+    """What ``memora-ogm ARGUMENTS`` prints (it must succeed)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memora_ogm.cli", *arguments],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def server_env(conn: Any) -> dict[str, str]:

@@ -26,6 +26,7 @@ from mcp_helpers import (
     Keys,
     error_text,
     http_client,
+    memora_ogm_command,
     new_keys,
     raw_call,
     server_command,
@@ -39,7 +40,7 @@ from neo4j import Driver
 from web_servers import serve
 
 from memora_ogm._async.interface import Neo4jGraphInterface
-from memora_ogm.mcp.auth import READ, SCOPES, new_api_key
+from memora_ogm.mcp.auth import READ, SCOPES
 from memora_ogm.mcp.server import build_server
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
@@ -291,21 +292,24 @@ async def test_another_tenants_ids_read_as_not_found_and_delete_nothing(
 async def test_a_desktop_client_launches_the_server_saves_and_reads_back(
     memora: Neo4jGraphInterface, neo4j_connection: Neo4jConnection
 ) -> None:
-    world = await make_world(memora)
-    env = {
-        **server_env(neo4j_connection),
-        "MEMORA_OGM_MCP_ORG": world.org_id,
-        "MEMORA_OGM_MCP_USER": world.user_id,
-        "MEMORA_OGM_MCP_AGENT": world.agent_id,
-    }
+    """As docs/mcp.md's quick start: ``memora-ogm mcp-tenant`` prints the variables, and
+    the client launches ``memora-ogm mcp`` with them."""
+    env = server_env(neo4j_connection)
+    printed = memora_ogm_command(env, "mcp-tenant", "Acme", "Ann", "Claude")
+    tenant = dict(line.removeprefix("export ").split("=", 1) for line in printed.splitlines())
+    assert set(tenant) == {"MEMORA_OGM_MCP_ORG", "MEMORA_OGM_MCP_USER", "MEMORA_OGM_MCP_AGENT"}
+    world = World(
+        tenant["MEMORA_OGM_MCP_ORG"], tenant["MEMORA_OGM_MCP_USER"], tenant["MEMORA_OGM_MCP_AGENT"]
+    )
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "memora_ogm.cli", "mcp"], env=env
+        command=sys.executable, args=["-m", "memora_ogm.cli", "mcp"], env={**env, **tenant}
     )
     async with Client(params) as client:
         saved = await _save(client, world, "plays the cello")
         memories = structured(await client.call_tool("get_memories", {}))["memories"]
         assert [m["memory"] for m in memories] == ["Ann plays the cello"]
         assert memories[0]["interaction_id"] == saved["interaction_id"]
+        assert memories[0]["agent_id"] == world.agent_id
         assert "--qdrant-path" in error_text(
             await client.call_tool("search_memories", {"query": "x"})
         )
@@ -405,13 +409,22 @@ async def test_a_read_only_token_reads_but_its_saves_and_deletes_are_refused(
 
 
 async def test_a_revoked_api_key_fails_within_a_second(
-    served: Any, api_keys: Path, worlds: list[World]
+    served: Any, api_keys: Path, worlds: list[World], neo4j_connection: Neo4jConnection
 ) -> None:
-    key, line = new_api_key(tenant_of(worlds[1]))
+    """The key is added with ``memora-ogm mcp-key`` (its hash only in the file), and
+    revoked by deleting its line."""
     kept = api_keys.read_text()
-    api_keys.write_text(kept + line + "\n")
+    bob = worlds[1]
+    tenant = ("--org", bob.org_id, "--user", bob.user_id, "--agent", bob.agent_id)
+    env = server_env(neo4j_connection)
+    key = memora_ogm_command(
+        env, "mcp-key", "--file", str(api_keys), *tenant, "--scope", "memory:read"
+    ).strip()
+    assert key not in api_keys.read_text() and len(api_keys.read_text()) > len(kept)
     answer = raw_call(served.endpoint, key, "get_memories", {})
     assert answer.status_code == 200, answer.text
+    refused = raw_call(served.endpoint, key, "save_interaction", {"messages": TURN})
+    assert "memory:write" in refused.text
     api_keys.write_text(kept)  # revoked
     revoked = time.monotonic()
     seconds = wait_until(
@@ -419,6 +432,41 @@ async def test_a_revoked_api_key_fails_within_a_second(
     )
     assert time.monotonic() - revoked <= 1.0, seconds
     print(f"revoked key refused {seconds * 1000:.0f} ms after the file changed")
+
+
+async def test_a_development_token_minted_by_the_command_is_accepted(
+    served: Any, keys: Keys, worlds: list[World], neo4j_connection: Neo4jConnection, tmp_path: Path
+) -> None:
+    """``memora-ogm mcp-token``, as docs/mcp.md mints one, against the served server."""
+    private = tmp_path / "dev-key.pem"
+    private.write_text(keys.private)
+    ann = worlds[0]
+    bearer = memora_ogm_command(
+        server_env(neo4j_connection),
+        "mcp-token",
+        "--private-key",
+        str(private),
+        "--issuer",
+        ISSUER,
+        "--audience",
+        served.endpoint,
+        "--org",
+        ann.org_id,
+        "--user",
+        ann.user_id,
+        "--agent",
+        ann.agent_id,
+        "--scope",
+        "memory:read",
+        "--scope",
+        "memory:write",
+    ).strip()
+    async with http_client(served.endpoint, bearer) as client:
+        saved = await _save(client, ann, "minted a token")
+        got = await client.call_tool("get_interaction", {"interaction_id": saved["interaction_id"]})
+        assert structured(got)["memories"][0]["memory"] == "Ann minted a token"
+        forget = await client.call_tool("forget_user", {})
+    assert "memory:delete" in error_text(forget)
 
 
 #: Callers and calls of the isolation test.
