@@ -267,10 +267,11 @@ def mint_token(
     audience: str,
     lifetime: float = 3600,
     algorithm: str = "RS256",
+    key_id: str | None = None,
     **claims: Any,
 ) -> str:
-    """A signed JWT for ``tenant`` (development and tests: production tokens come from
-    an identity provider)."""
+    """A signed JWT for ``tenant``, naming its key ``key_id`` if given (development and
+    tests: production tokens come from an identity provider)."""
     now = int(time.time())
     payload = {
         "iss": issuer,
@@ -285,4 +286,5 @@ def mint_token(
         "scope": " ".join(scope for scope in SCOPES if scope in tenant.scopes),
         **claims,
     }
-    return jwt.encode(payload, private_key, algorithm=algorithm)
+    headers = None if key_id is None else {"kid": key_id}
+    return jwt.encode(payload, private_key, algorithm=algorithm, headers=headers)

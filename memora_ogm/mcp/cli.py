@@ -116,6 +116,7 @@ def cmd_mcp_token(args: argparse.Namespace) -> int:
         audience=args.audience,
         lifetime=args.lifetime,
         algorithm=args.algorithm,
+        key_id=args.key_id,
     )
     print(token)
     return 0
@@ -208,6 +209,7 @@ def add_mcp_parsers(
     token.add_argument("--audience", required=True, help="its aud (the server's resource URL)")
     token.add_argument("--lifetime", type=float, default=3600, help="seconds (default 3600)")
     token.add_argument("--algorithm", default="RS256", help="RS256 (default), ES256, EdDSA, ...")
+    token.add_argument("--key-id", help="its kid (the key's id in a JWKS)")
     token.set_defaults(func=cmd_mcp_token)
 
     key = subparsers.add_parser("mcp-key", help="add an API key for the MCP server to a file")

@@ -348,14 +348,8 @@ def http_app(memora: Neo4jGraphInterface, settings: HttpSettings) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with server.session_manager.run():
-            try:
-                yield
-            finally:
-                await memora.close()
-                store = memora.associated_vector_db
-                if store is not None:
-                    await store.close()
+        async with server.session_manager.run(), serving(memora):
+            yield
 
     middleware = [Middleware(RateLimit, rate=settings.rate)] if settings.rate else []
     return Starlette(routes=[Mount("/", app=endpoint)], middleware=middleware, lifespan=lifespan)
@@ -383,13 +377,22 @@ def open_facade(config: Any) -> Neo4jGraphInterface:
     return Neo4jGraphInterface.from_connection(config.neo4j, store)
 
 
-async def serve_stdio(memora: Neo4jGraphInterface, tenant: Tenant) -> None:
-    """Serve one desktop client over stdin and stdout as ``tenant``."""
-    server = build_server(memora, tenant)
+@contextlib.asynccontextmanager
+async def serving(memora: Neo4jGraphInterface) -> AsyncIterator[None]:
+    """``memora`` ready to serve, closed with its store afterwards: ``setup()`` first
+    (idempotent: the constraints, the store's collection, and pending vector changes
+    settled)."""
     try:
-        await server.run_stdio_async()
+        await memora.setup()
+        yield
     finally:
         await memora.close()
         store = memora.associated_vector_db
         if store is not None:
             await store.close()
+
+
+async def serve_stdio(memora: Neo4jGraphInterface, tenant: Tenant) -> None:
+    """Serve one desktop client over stdin and stdout as ``tenant``."""
+    async with serving(memora):
+        await build_server(memora, tenant).run_stdio_async()
