@@ -9,11 +9,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memora_ogm._async.nodes import Memory as MemoryNode
-from memora_ogm._async.nodes import Org, User
-from memora_ogm.calls import Call
+from memora_ogm._async.nodes import Org
 from memora_ogm.schema.models import Memory
 from memora_ogm.transfer_plans import Part
-from memora_ogm.unit_of_work import UnitOfWork
 
 #: Called with the number of graph memories compared so far.
 Progress = Callable[[int], None]
@@ -22,17 +20,6 @@ Tenant = tuple[str, str]
 #: What the check pages through besides users, without what an export brings along.
 ORG_PAGES = Part(Org, "org_id")
 MEMORY_ID_PAGES = Part(MemoryNode, "memory_id")
-
-
-def tenant_exists(org_id: str, user_id: str | None = None) -> Call[bool]:
-    """Whether the graph holds the organisation (or its user): a pending purge of its
-    points is settled by it."""
-    work = UnitOfWork()
-    if user_id is None:
-        work.output("found", work.nodes(Org, 1, org_id=org_id))
-    else:
-        work.output("found", work.nodes(User, 1, org_id=org_id, user_id=user_id))
-    return Call(work, lambda row: bool(row["found"]))
 
 
 @dataclass(frozen=True)

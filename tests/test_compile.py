@@ -333,7 +333,7 @@ def test_the_consistency_check_compiles_to_its_golden_statements() -> None:
 def _settling() -> list[Any]:
     return [
         *sent(memories_with_ids([MEMORY])),
-        *sent(consistency.tenant_exists(ORG, USER)),
+        *sent(user.tenant_exists(ORG, USER)),
         _page(consistency.MEMORY_ID_PAGES, {"org_id": ORG, "user_id": USER}),
     ]
 

@@ -15,6 +15,7 @@ from memora_ogm._async.graph import Graph
 from memora_ogm._async.paging import pages
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import add_to_vector_db
+from memora_ogm.calls.user import tenant_exists
 from memora_ogm.consistency import (
     MEMORY_ID_PAGES,
     ORG_PAGES,
@@ -24,7 +25,6 @@ from memora_ogm.consistency import (
     payload_differences,
     payload_tenant,
     settle,
-    tenant_exists,
 )
 from memora_ogm.schema import models
 from memora_ogm.transfer import USER_PAGES

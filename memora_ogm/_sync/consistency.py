@@ -16,6 +16,7 @@ from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.paging import pages
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import add_to_vector_db
+from memora_ogm.calls.user import tenant_exists
 from memora_ogm.consistency import (
     MEMORY_ID_PAGES,
     ORG_PAGES,
@@ -25,7 +26,6 @@ from memora_ogm.consistency import (
     payload_differences,
     payload_tenant,
     settle,
-    tenant_exists,
 )
 from memora_ogm.schema import models
 from memora_ogm.transfer import USER_PAGES

@@ -115,3 +115,14 @@ def delete_user(erasure: Erasure, org_id: str, user_id: str) -> Batches:
         Landed(User, owned, present=False),
         f"deleted user {user_id}",
     )
+
+
+def tenant_exists(org_id: str, user_id: str | None = None) -> Call[bool]:
+    """Whether the graph holds the organisation (or its user): a pending purge of its
+    points is settled by it."""
+    work = UnitOfWork()
+    if user_id is None:
+        work.output("found", work.nodes(Org, 1, org_id=org_id))
+    else:
+        work.output("found", work.nodes(User, 1, org_id=org_id, user_id=user_id))
+    return Call(work, lambda row: bool(row["found"]))
