@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -667,3 +668,38 @@ async def test_tokens_are_verified_by_keys_from_a_jwks_url(tmp_path: Path) -> No
         assert await verifier.verify(unknown_kid) is None
     finally:
         http.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (("mcp", "--http", "127.0.0.1:8765"), "--api-keys"),
+        (("mcp", "--http", "127.0.0.1:8765", "--public-key", "missing.pem"), "--issuer"),
+        (
+            ("mcp", "--http", "127.0.0.1:8765", "--issuer", ISSUER, "--public-key", "nope.pem"),
+            "nope.pem",
+        ),
+        (("mcp",), "MEMORA_OGM_MCP_ORG"),
+        (("mcp-key", "--file", "keys", "--org", "o"), "--user"),
+    ],
+    ids=["no tokens", "no issuer", "no key file", "no stdio tenant", "a key without a tenant"],
+)
+def test_a_server_that_cannot_start_says_why_and_exits_2(
+    neo4j_connection: Neo4jConnection, tmp_path: Path, arguments: tuple[str, ...], said: str
+) -> None:
+    env = {
+        name: value
+        for name, value in server_env(neo4j_connection).items()
+        if not name.startswith("MEMORA_OGM_MCP_")
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "memora_ogm.cli", *arguments],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "keys").exists()

@@ -48,7 +48,7 @@ def _tenant(args: argparse.Namespace, scopes: list[str] | None = None) -> Any:
         f"--{name} (or {TENANT_VARIABLES[name]})" for name, value in values.items() if not value
     ]
     if missing:
-        raise SystemExit(f"memora-ogm mcp: the tenant needs {', '.join(missing)}")
+        raise ValueError(f"the tenant needs {', '.join(missing)}")
     return Tenant(values["org"], values["user"], values["agent"], frozenset(scopes or SCOPES))
 
 
@@ -60,13 +60,20 @@ def _host_port(value: str) -> tuple[str, int]:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    from memora_ogm.contrib.config import ConfigurationError
     from memora_ogm.mcp.server import open_facade, serve_stdio
 
-    config = _config(args)
-    if args.http is None:
-        asyncio.run(serve_stdio(open_facade(config), _tenant(args)))
-        return 0
-    return _serve_http(args, config)
+    try:
+        config = _config(args)
+        if args.http is not None:
+            return _serve_http(args, config)
+        tenant = _tenant(args)
+    except (ConfigurationError, ValueError, OSError) as error:
+        # Settings, tokens or keys the server cannot start with: said before it starts.
+        print(f"memora-ogm mcp: {error}", file=sys.stderr)
+        return 2
+    asyncio.run(serve_stdio(open_facade(config), tenant))
+    return 0
 
 
 def _serve_http(args: argparse.Namespace, config: Any) -> int:
@@ -108,16 +115,19 @@ def _serve_http(args: argparse.Namespace, config: Any) -> int:
 def cmd_mcp_token(args: argparse.Namespace) -> int:
     from memora_ogm.mcp.auth import mint_token
 
-    key = Path(args.private_key).read_text()
-    token = mint_token(
-        key,
-        _tenant(args, args.scope),
-        issuer=args.issuer,
-        audience=args.audience,
-        lifetime=args.lifetime,
-        algorithm=args.algorithm,
-        key_id=args.key_id,
-    )
+    try:
+        token = mint_token(
+            Path(args.private_key).read_text(),
+            _tenant(args, args.scope),
+            issuer=args.issuer,
+            audience=args.audience,
+            lifetime=args.lifetime,
+            algorithm=args.algorithm,
+            key_id=args.key_id,
+        )
+    except (ValueError, OSError) as error:  # PyJWT's errors about keys are ValueErrors
+        print(f"memora-ogm mcp-token: {error}", file=sys.stderr)
+        return 2
     print(token)
     return 0
 
@@ -125,7 +135,11 @@ def cmd_mcp_token(args: argparse.Namespace) -> int:
 def cmd_mcp_key(args: argparse.Namespace) -> int:
     from memora_ogm.mcp.auth import new_api_key
 
-    key, line = new_api_key(_tenant(args, args.scope))
+    try:
+        key, line = new_api_key(_tenant(args, args.scope))
+    except ValueError as error:
+        print(f"memora-ogm mcp-key: {error}", file=sys.stderr)
+        return 2
     path = Path(args.file)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(descriptor, "a", encoding="utf-8") as keys:
