@@ -9,7 +9,7 @@ import logging
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.calls import VectorChanges
 from memora_ogm.schema.models import Memory as MemoryModel
-from memora_ogm.vector_db.pending import Pending, journal_of
+from memora_ogm.vector_db.pending import Journal, Pending, journal_of
 
 logger = logging.getLogger("memora_ogm")
 
@@ -39,6 +39,8 @@ class VectorCommit:
     def __init__(self, vector_db: BaseVectorDB | None) -> None:
         self.vector_db = vector_db
         self.changes = VectorChanges(tracked=vector_db is not None)
+        #: The store's journal and this write's record in it, once journalled.
+        self.journal: Journal | None = None
         self.record: Pending | None = None
 
     async def before_commit(self) -> None:
@@ -47,7 +49,8 @@ class VectorCommit:
         vector_db, changes = self.vector_db, self.changes
         if vector_db is None or not changes:
             return
-        self.record = journal_of(vector_db).begin(
+        self.journal = journal_of(vector_db)
+        self.record = self.journal.begin(
             [m.memory_id for m in (*changes.removed, *changes.added)],
             changes.purged_users,
             changes.purged_organizations,
@@ -67,15 +70,16 @@ class VectorCommit:
 
     def committed(self) -> None:
         """The commit landed: the changes stand."""
-        if self.record is not None and self.vector_db is not None:
-            journal_of(self.vector_db).close(self.record)
+        if self.journal is not None and self.record is not None:
+            self.journal.close(self.record)
 
     async def commit_failed(self) -> None:
         """Undo what :meth:`before_commit` applied (both are idempotent). A purge of a
         user's or an organisation's points, or an undo that fails, is left pending for
         the graph to settle: only the graph still knows the points to put back."""
-        record, vector_db, changes = self.record, self.vector_db, self.changes
-        if record is None or vector_db is None:
+        record, journal, changes = self.record, self.journal, self.changes
+        vector_db = self.vector_db
+        if record is None or journal is None or vector_db is None:
             return
         self.record = None
         undone = not (changes.purged_users or changes.purged_organizations)
@@ -87,7 +91,6 @@ class VectorCommit:
         except Exception:
             logger.warning("could not undo the vector changes of a failed write", exc_info=True)
             undone = False
-        journal = journal_of(vector_db)
         if undone:
             journal.close(record)
         else:
@@ -97,11 +100,11 @@ class VectorCommit:
         """The commit may or may not have landed: hold the changes pending. Until the graph
         settles them, the points they added are hidden (searches must not find a memory
         that may not exist) and the points they removed stay removed."""
-        record, vector_db = self.record, self.vector_db
-        if record is None or vector_db is None:
+        record, journal, vector_db = self.record, self.journal, self.vector_db
+        if record is None or journal is None or vector_db is None:
             return
         self.record = None
-        journal_of(vector_db).hold(record)
+        journal.hold(record)
         try:
             if self.changes.added:
                 await vector_db.delete_memories([m.memory_id for m in self.changes.added])

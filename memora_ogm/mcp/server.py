@@ -28,8 +28,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Mount
 
-from memora_ogm import __version__
-from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm import Neo4jGraphInterface, __version__
 from memora_ogm.errors import NotFoundError
 from memora_ogm.mcp.auth import (
     DELETE,
@@ -103,16 +102,17 @@ class Deleted(BaseModel):
     deleted: str = Field(description="The id of what was deleted.")
 
 
-def caller(tenant: Tenant | None, scope: str) -> Tenant:
-    """The calling tenant, if it holds ``scope``: the token's over HTTP, else the
-    server's own one."""
+def caller(tenant: Tenant | None, *scopes: str) -> Tenant:
+    """The calling tenant, if it holds every one of ``scopes``: the token's over HTTP,
+    else the server's own one."""
     token = get_access_token()
     if isinstance(token, TenantToken):
         tenant = token.tenant()
     if tenant is None:
         raise ToolError("no tenant: call with a token that names one")
-    if scope not in tenant.scopes:
-        raise ToolError(f"this tool needs the scope {scope!r}, which the token lacks")
+    for scope in scopes:
+        if scope not in tenant.scopes:
+            raise ToolError(f"this tool needs the scope {scope!r}, which the token lacks")
     return tenant
 
 
@@ -266,8 +266,7 @@ def build_server(
     async def forget_user() -> Deleted:
         """Erase the user: every conversation, memory and vector of theirs, and the user
         itself. It cannot be undone. Needs memory:delete and memory:forget."""
-        who = caller(tenant, DELETE)
-        caller(tenant, FORGET)
+        who = caller(tenant, DELETE, FORGET)
         await answered(memora.delete_user(who.org_id, who.user_id))
         return Deleted(deleted=who.user_id)
 
