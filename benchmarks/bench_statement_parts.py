@@ -23,8 +23,8 @@ from typing import Any
 from bench_api import StatementCounter, Twin, settle
 from bench_single_reads import main, replayed, shuffled, statement_of, tenant
 
-from memora_ogm import queries
 from memora_ogm._async.nodes import Interaction, Memory, MessageBlock
+from memora_ogm.engine import queries
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
 from memora_ogm.properties import ZonedDateTimeProperty
 

@@ -66,8 +66,9 @@ from typing import Any
 
 from neo4j import Driver, GraphDatabase
 
-from memora_ogm import Neo4jGraphInterface, transfer
+from memora_ogm import Neo4jGraphInterface
 from memora_ogm.server import LocalNeo4jServer
+from memora_ogm.transfer import format as transfer
 
 LIMIT_MB = 300
 MESSAGES = 10

@@ -1,5 +1,5 @@
 """``user_<id>``/``agent_<id>`` placeholders resolved in Python for servers without APOC,
-as :mod:`memora_ogm.queries` does in Cypher: case-insensitively, in one pass (a user named
+as :mod:`memora_ogm.engine.queries` does in Cypher: case-insensitively, in one pass (a user named
 ``agent_smith`` stays so), literally; a placeholder whose owner is gone stays.
 """
 

@@ -13,7 +13,7 @@ import neo4j.time
 import pytz
 from neomodel.properties import Property, validator
 
-from memora_ogm import plan
+from memora_ogm.engine import plan
 
 #: The largest UTC offset Neo4j stores (Java's ``ZoneOffset``), either way, to the second.
 MAX_OFFSET = timedelta(hours=18)

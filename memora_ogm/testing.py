@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from neomodel.async_.database import AsyncDatabase
     from neomodel.sync_.database import Database
 
-    from memora_ogm.unit_of_work import UnitOfWork
+    from memora_ogm.engine.unit_of_work import UnitOfWork
 
 CLEAN_BATCH_SIZE = 10_000
 #: Environment variables naming the second server: ``NEO4J_SECOND_URI`` for ``NEO4J_URI``...
@@ -35,7 +35,7 @@ SECOND_PAGECACHE_MB = 256
 
 def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_SIZE) -> int:
     """Empty the graph (schema stays) by :func:`delete_everything`; returns nodes deleted."""
-    from memora_ogm.unit_of_work import UnitOfWork
+    from memora_ogm.engine.unit_of_work import UnitOfWork
 
     work = UnitOfWork()
     delete_everything(work, batch_size)
@@ -52,7 +52,7 @@ def clear_database(driver: Driver, database: str, batch_size: int = CLEAN_BATCH_
 def delete_everything(work: UnitOfWork, limit: int) -> None:
     """One batch: ``limit`` relationships, then once none is left ``limit`` nodes (no batch
     grows with a degree). Outputs ``deleted`` (nodes) and ``emptied``."""
-    from memora_ogm import plan
+    from memora_ogm.engine import plan
 
     relationships, nodes = plan.Var("relationships"), plan.Var("nodes")
     batch = work.param(limit, "limit")

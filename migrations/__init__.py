@@ -5,7 +5,7 @@ list it below; versions are applied in order and recorded in the graph, so each
 runs once per database. ``memora-ogm migrate`` applies the pending ones.
 """
 
-from memora_ogm.migration import Migration
+from memora_ogm.calls.migration import Migration
 
 from .m0001_memora_v0_3_x import MIGRATION as M0001
 

@@ -7,7 +7,7 @@ memory gets that link. The ``interaction_updated_timestamp_index`` index on
 date-ordered pagination.
 """
 
-from memora_ogm.migration import DropIndex, LinkMemoriesToDates, Migration
+from memora_ogm.calls.migration import DropIndex, LinkMemoriesToDates, Migration
 
 MIGRATION = Migration(
     version="0001",

@@ -37,7 +37,7 @@ from test_vector_consistency import Stores, stores
 
 from memora_ogm.errors import NotFoundError
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
-from memora_ogm.validation import MAX_ID_LENGTH, MAX_NAME_LENGTH
+from memora_ogm.schema.validation import MAX_ID_LENGTH, MAX_NAME_LENGTH
 
 __all__ = ["stores"]  # the fixture, imported so pytest finds it here
 

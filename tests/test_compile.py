@@ -21,13 +21,26 @@ import pytest
 from interaction_helpers import LATER, NO_MEMORY, chat, conversation
 from memora_ogm.migrations import MIGRATIONS
 
-from memora_ogm import consistency, constraints, migration, picture, transfer
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._async.nodes import NODE_CLASSES
-from memora_ogm.calls import Batches, Call, agent, interaction, memory, organization, user
-from memora_ogm.calls.erasure import BATCH_SIZE, Erasure
-from memora_ogm.constraints import node_key_statement
-from memora_ogm.transfer_import import (
+from memora_ogm.calls import (
+    agent,
+    consistency,
+    interaction,
+    memory,
+    migration,
+    organization,
+    picture,
+    user,
+)
+from memora_ogm.engine import constraints
+from memora_ogm.engine.call import Batches, Call
+from memora_ogm.engine.constraints import node_key_statement
+from memora_ogm.engine.erasure import BATCH_SIZE, Erasure
+from memora_ogm.engine.pages import Part, page_read
+from memora_ogm.engine.unit_of_work import Statement
+from memora_ogm.transfer import format as transfer
+from memora_ogm.transfer.importing import (
     Batch,
     batches,
     kinds_held,
@@ -36,8 +49,6 @@ from memora_ogm.transfer_import import (
     validated,
     write_of,
 )
-from memora_ogm.transfer_plans import Part, page_read
-from memora_ogm.unit_of_work import Statement
 
 GOLDEN = Path(__file__).parent / "golden"
 #: Separates the statements of one golden file (as tests/test_golden.py writes them).

@@ -27,7 +27,7 @@ from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
-from memora_ogm.calls import Call, Query
+from memora_ogm.engine.call import Call, Query
 from memora_ogm.errors import MemoryNotFound, OrganizationNotFound
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database

@@ -36,8 +36,7 @@ from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._sync import consistency as sync_check
 from memora_ogm._sync import paging as sync_paging
 from memora_ogm._sync.edge import EdgeClient
-from memora_ogm.cli import main
-from memora_ogm.consistency import (
+from memora_ogm.calls.consistency import (
     ClashingMemoryId,
     ConsistencyReport,
     FieldDifference,
@@ -45,6 +44,7 @@ from memora_ogm.consistency import (
     OrphanPoint,
     WrongPayload,
 )
+from memora_ogm.cli import main
 from memora_ogm.schema.models import Memory
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database

@@ -23,7 +23,7 @@ from qdrant_standin import StandIn
 
 from memora_ogm import nodes
 from memora_ogm._sync.connection import unit_driver
-from memora_ogm.contrib.config import ConfigurationError
+from memora_ogm.config import ConfigurationError
 from memora_ogm.contrib.flask import MemoraOGM, state
 from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection

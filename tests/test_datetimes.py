@@ -30,7 +30,7 @@ from interaction_helpers import (
 )
 from transfer_helpers import records_of
 
-from memora_ogm.transfer import ImportFormatError
+from memora_ogm.transfer.format import ImportFormatError
 
 NEW_YORK = pytz.timezone("America/New_York")
 

@@ -30,7 +30,7 @@ from test_vector_consistency import (
 
 from memora_ogm._async.graph import Work
 from memora_ogm._async.interface import Neo4jGraphInterface
-from memora_ogm.calls import Query
+from memora_ogm.engine.call import Query
 from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
 

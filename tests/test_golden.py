@@ -24,11 +24,11 @@ from interaction_helpers import DAY, LATER, NO_MEMORY, World, chat, conversation
 from neo4j import AsyncSession, Driver
 from neo4j._async.work.transaction import AsyncTransactionBase
 
-from memora_ogm import calls
 from memora_ogm._async import paging as async_paging
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.cli.inspector import organization_read, overview_read
+from memora_ogm.engine import call as calls
 from memora_ogm.errors import NotFoundError
-from memora_ogm.inspector import organization_read, overview_read
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding

@@ -12,12 +12,12 @@ from memora_ogm import ConflictError, RetriesExhausted
 from memora_ogm._async.graph import Work, nothing
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._async.nodes import Memory, MessageBlock, Org
-from memora_ogm.calls import Call, Query
-from memora_ogm.convert import resolved_memory
+from memora_ogm.engine.call import Call, Query
+from memora_ogm.engine.convert import resolved_memory
+from memora_ogm.engine.projection import projection
+from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.errors import NodeVanished
-from memora_ogm.projection import projection
 from memora_ogm.server import Neo4jConnection
-from memora_ogm.unit_of_work import UnitOfWork
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from explore_graph import Tenant, cli_env, seed_two_tenants
 from neo4j import Driver
 
-from memora_ogm.inspector import inspect_lines
+from memora_ogm.cli.inspector import inspect_lines
 from memora_ogm.server import Neo4jConnection
 
 

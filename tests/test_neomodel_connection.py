@@ -28,7 +28,7 @@ from memora_ogm._async.graph import Work
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._async.nodes import Org as AsyncOrg
 from memora_ogm._sync.nodes import Org as SyncOrg
-from memora_ogm.calls import Query
+from memora_ogm.engine.call import Query
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 

@@ -34,7 +34,7 @@ SENDERS = {
 #: of a compiled statement), the named queries and the schema install. The compiler and
 #: the operations of one domain that extend it (an interaction's chain, an erasure's or a
 #: transfer's batches, a migration's) build their statements from the renderer's clauses.
-CYPHER_WRITERS = {"plan.py", "queries.py", "constraints.py"}
+CYPHER_WRITERS = {"engine/plan.py", "engine/queries.py", "engine/constraints.py"}
 CLAUSE = re.compile(
     r"^\s*(MATCH|OPTIONAL MATCH|CREATE|MERGE|UNWIND|CALL|RETURN|WITH|SHOW|DROP|FOREACH|DETACH)\b"
 )

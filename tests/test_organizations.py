@@ -20,7 +20,7 @@ from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 
 from memora_ogm.errors import NotFoundError, OrganizationNotFound
-from memora_ogm.validation import MAX_NAME_LENGTH
+from memora_ogm.schema.validation import MAX_NAME_LENGTH
 
 
 async def test_create_organization_returns_and_stores_it(memora: Any, driver: Driver) -> None:

@@ -22,12 +22,13 @@ from transfer_helpers import build_organisation
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.calls.picture import graph_of
 from memora_ogm.cli import main
-from memora_ogm.demo import walkthrough
+from memora_ogm.cli.demo import walkthrough
+from memora_ogm.cli.shell import namespace
 from memora_ogm.errors import OrganizationNotFound, UserNotFound
-from memora_ogm.picture import GraphEdge, MemoryGraph, graph_of
+from memora_ogm.picture import GraphEdge, MemoryGraph
 from memora_ogm.server import Neo4jConnection
-from memora_ogm.shell import namespace
 from memora_ogm.testing import clear_database
 
 LONG = chat(*(f"message {position}" for position in range(30)))

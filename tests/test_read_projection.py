@@ -1,5 +1,5 @@
 """Reads through the model: the facade's projections and their conversion to the return
-models are generated from the node classes' property tables (``memora_ogm.projection``)
+models are generated from the node classes' property tables (``memora_ogm.engine.projection``)
 and inflate through each property, as writes deflate through them."""
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ from interaction_helpers import chat, make_world
 from neo4j import Driver
 from neomodel import StringProperty
 
-from memora_ogm import queries
 from memora_ogm._async import nodes as async_nodes
 from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Org, User
 from memora_ogm._sync import nodes as sync_nodes
 from memora_ogm.calls.agent import ORG_AGENTS
 from memora_ogm.calls.organization import ORGANIZATION
 from memora_ogm.calls.user import USER
+from memora_ogm.engine import queries
+from memora_ogm.engine.projection import projection, reading
 from memora_ogm.errors import NodeVanished
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
-from memora_ogm.projection import projection, reading
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
 

@@ -12,7 +12,7 @@ from neo4j import Driver
 from neomodel import db
 from neomodel.exceptions import UniqueProperty
 
-from memora_ogm.constraints import node_key_statement
+from memora_ogm.engine.constraints import node_key_statement
 from memora_ogm.nodes import NODE_CLASSES, Org, User
 from memora_ogm.server import Neo4jConnection
 

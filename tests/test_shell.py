@@ -17,7 +17,7 @@ from explore_graph import Tenant, cli_env, seed_two_tenants
 from IPython.lib.pretty import pretty
 from neo4j import Driver
 
-from memora_ogm.pretty import format_value
+from memora_ogm.cli.pretty import format_value
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 from memora_ogm.vector_db.embedding import HashingEmbedding

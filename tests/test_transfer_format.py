@@ -25,10 +25,10 @@ import pytest
 from interaction_helpers import World, chat, conversation, save
 from transfer_helpers import build_organisation, records_of
 
-from memora_ogm import transfer
 from memora_ogm.cli import main
 from memora_ogm.server import Neo4jConnection
-from memora_ogm.transfer import JsonLinesFile
+from memora_ogm.transfer import format as transfer
+from memora_ogm.transfer.format import JsonLinesFile
 
 GOLDEN = Path(__file__).parent / "golden" / "transfer"
 ORGANIZATION = GOLDEN / "organization.jsonl"

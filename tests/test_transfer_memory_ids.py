@@ -20,9 +20,14 @@ from neo4j import Driver
 from test_vector_consistency import Stores, stores
 from transfer_helpers import build_organisation, records_of
 
-from memora_ogm import transfer
 from memora_ogm.errors import MemoryNotFound, NotFoundError
-from memora_ogm.transfer import ImportConflict, ImportFormatError, JsonLinesFile, MemoryIdsTaken
+from memora_ogm.transfer import format as transfer
+from memora_ogm.transfer.format import (
+    ImportConflict,
+    ImportFormatError,
+    JsonLinesFile,
+    MemoryIdsTaken,
+)
 
 __all__ = ["stores"]  # the fixture, imported so pytest finds it here
 

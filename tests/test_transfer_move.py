@@ -17,14 +17,14 @@ from invariants import full_snapshot, graph_violations, vector_memories
 from neo4j import Driver
 from transfer_helpers import build_organisation, public_reads, records_of
 
-from memora_ogm import transfer
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._async.transfer import MoveVerificationFailed, move_organization
 from memora_ogm.cli import main
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database, second_server
-from memora_ogm.transfer import ImportConflict, JsonLinesFile
+from memora_ogm.transfer import format as transfer
+from memora_ogm.transfer.format import ImportConflict, JsonLinesFile
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
 

@@ -21,16 +21,16 @@ import pytest
 from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 
-from memora_ogm import plan
 from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Org, User
 from memora_ogm.calls.user import USER
-from memora_ogm.chains import keep_common_prefix
+from memora_ogm.engine import plan
+from memora_ogm.engine.chains import keep_common_prefix
+from memora_ogm.engine.pages import Count, output_each
+from memora_ogm.engine.plan import Bind, Var, cy, items
+from memora_ogm.engine.unit_of_work import Prepared, UnitOfWork
 from memora_ogm.errors import AgentNotFound, MemoryNotFound, OrganizationNotFound, UserNotFound
-from memora_ogm.plan import Bind, Var, cy, items
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
-from memora_ogm.transfer_plans import Count, output_each
-from memora_ogm.unit_of_work import Prepared, UnitOfWork
 
 NOON = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 NOON_SECONDS = int(NOON.timestamp())

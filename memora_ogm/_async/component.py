@@ -15,8 +15,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.graph import Graph
-from memora_ogm.calls import Batches, Call
-from memora_ogm.calls.erasure import BATCH_SIZE, Erasure
+from memora_ogm.engine.call import Batches, Call
+from memora_ogm.engine.erasure import BATCH_SIZE, Erasure
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -28,7 +28,7 @@ class GraphComponent(BaseGraphDB):
     graph: Graph
     logger: logging.Logger
     #: Memories and messages one batch of an erasure deletes at most (see
-    #: :mod:`memora_ogm.calls.erasure`): within the server's transaction memory.
+    #: :mod:`memora_ogm.engine.erasure`): within the server's transaction memory.
     erase_batch_size: int = BATCH_SIZE
 
 

@@ -15,8 +15,7 @@ from memora_ogm._async.graph import Graph
 from memora_ogm._async.paging import pages
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import add_to_vector_db
-from memora_ogm.calls.user import tenant_exists
-from memora_ogm.consistency import (
+from memora_ogm.calls.consistency import (
     MEMORY_ID_PAGES,
     ORG_PAGES,
     ConsistencyReport,
@@ -26,11 +25,12 @@ from memora_ogm.consistency import (
     payload_tenant,
     settle,
 )
+from memora_ogm.calls.user import tenant_exists
+from memora_ogm.engine.pages import Part
 from memora_ogm.schema import models
-from memora_ogm.transfer import USER_PAGES
-from memora_ogm.transfer_import import memories_with_ids
-from memora_ogm.transfer_plans import Part
-from memora_ogm.validation import check_ids
+from memora_ogm.schema.validation import check_ids
+from memora_ogm.transfer.format import USER_PAGES
+from memora_ogm.transfer.importing import memories_with_ids
 from memora_ogm.vector_db.pending import Pending, journal_of
 
 CHECK_PAGE = 1_000

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 from neomodel import adb
 from typing_extensions import Self
 
-from memora_ogm import constraints, migration, picture, telemetry
+from memora_ogm import telemetry
 from memora_ogm._async.component import call, erasing, resolving
 from memora_ogm._async.consistency import Neo4jConsistency
 from memora_ogm._async.graph import Graph
 from memora_ogm._async.transfer import Neo4jTransfer
 from memora_ogm._async.vector_base import BaseVectorDB
-from memora_ogm.calls import agent, interaction, memory, organization, user
+from memora_ogm.calls import agent, interaction, memory, migration, organization, picture, user
+from memora_ogm.engine import constraints
 from memora_ogm.migrations import MIGRATIONS
 
 if TYPE_CHECKING:

@@ -8,9 +8,9 @@ from typing import Any
 
 from memora_ogm import telemetry
 from memora_ogm._async.graph import Graph
-from memora_ogm.calls import Call
-from memora_ogm.projection import projection, reading
-from memora_ogm.transfer_plans import Part, page_read
+from memora_ogm.engine.call import Call
+from memora_ogm.engine.pages import Part, page_read
+from memora_ogm.engine.projection import projection, reading
 
 #: Nodes a page brings back at most (an interaction's messages and days count).
 PAGE_NODES = 20_000

@@ -19,7 +19,7 @@ from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
 from memora_ogm import telemetry
 from memora_ogm._async.compat import sleep
-from memora_ogm.calls import Landed
+from memora_ogm.engine.call import Landed
 from memora_ogm.errors import ConflictError, NodeVanished, OutcomeUnknown, RetriesExhausted
 
 T = TypeVar("T")

@@ -2,7 +2,7 @@
 
 :func:`extend_neomodel_schema` makes neomodel's own ``install_labels`` (and so the
 ``neomodel_install_labels`` CLI) also install a class's ``__node_key__``, the same
-constraint ``setup()`` installs (:mod:`memora_ogm.constraints`), on neomodel's own
+constraint ``setup()`` installs (:mod:`memora_ogm.engine.constraints`), on neomodel's own
 connection.
 """
 
@@ -14,7 +14,7 @@ from neomodel import adb
 from neomodel.async_.schema import AsyncSchemaManager
 
 from memora_ogm._async.nodes import MemoraNode
-from memora_ogm.constraints import node_key_statement
+from memora_ogm.engine.constraints import node_key_statement
 
 
 def extend_neomodel_schema() -> None:

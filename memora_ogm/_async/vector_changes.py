@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from memora_ogm._async.vector_base import BaseVectorDB
-from memora_ogm.calls import VectorChanges
+from memora_ogm.engine.call import VectorChanges
 from memora_ogm.schema.models import Memory as MemoryModel
 from memora_ogm.vector_db.pending import Journal, Pending, journal_of
 

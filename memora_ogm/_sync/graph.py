@@ -29,12 +29,12 @@ from memora_ogm._sync.connection import (
 from memora_ogm._sync.retry import CONNECTION_LOST, ask_outcome, retried
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import VectorCommit
-from memora_ogm.calls import Batches, Call, Landed, Query, VectorChanges, nothing
-from memora_ogm.constraints import EDITION
+from memora_ogm.engine.call import Batches, Call, Landed, Query, VectorChanges, nothing
+from memora_ogm.engine.constraints import EDITION
+from memora_ogm.engine.projection import reading_through
+from memora_ogm.engine.queries import APOC_AVAILABLE
+from memora_ogm.engine.unit_of_work import Statement
 from memora_ogm.errors import NodeVanished, NotFoundError
-from memora_ogm.projection import reading_through
-from memora_ogm.queries import APOC_AVAILABLE
-from memora_ogm.unit_of_work import Statement
 from memora_ogm.vector_db.pending import journal_of
 
 __all__ = ["Graph", "Landed", "Work", "VectorChanges", "nothing"]

@@ -19,6 +19,7 @@ from neomodel import (
 )
 
 from memora_ogm.properties import NativeDateProperty, ZonedDateTimeProperty
+from memora_ogm.schema.models import node_line
 
 
 def new_memory_id() -> str:
@@ -34,9 +35,7 @@ class MemoraNode(StructuredNode):
     __node_key__: ClassVar[tuple[str, tuple[str, ...]] | None] = None
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        """IPython shows a node as ``Label(property=value, ...)`` (``memora_ogm.pretty``)."""
-        from memora_ogm.pretty import node_line
-
+        """IPython shows a node as ``Label(property=value, ...)``."""
         printer.text(node_line(self))
 
 

@@ -1,5 +1,5 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
-"""Tenant export, import and move (:mod:`memora_ogm.transfer`), in flat memory. Imports
+"""Tenant export, import and move (:mod:`memora_ogm.transfer.format`), in flat memory. Imports
 check the whole input in one pass that spools it, then write a batch per transaction,
 the next one compiled in a thread meanwhile so that the server does not wait for Python.
 """
@@ -15,13 +15,18 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any
 
-from memora_ogm import convert, telemetry, transfer
+from memora_ogm import telemetry
 from memora_ogm._sync.compat import result_of
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph, Landed, Work
 from memora_ogm._sync.paging import pages
-from memora_ogm.transfer import MoveVerificationFailed as MoveVerificationFailed  # re-exported
-from memora_ogm.transfer_import import (
+from memora_ogm.engine import convert
+from memora_ogm.schema.validation import check_flag, check_ids
+from memora_ogm.transfer import format as transfer
+from memora_ogm.transfer.format import (
+    MoveVerificationFailed as MoveVerificationFailed,  # re-exported
+)
+from memora_ogm.transfer.importing import (
     OnConflict,
     Ready,
     batches,
@@ -33,7 +38,6 @@ from memora_ogm.transfer_import import (
     validated,
     write_of,
 )
-from memora_ogm.validation import check_flag, check_ids
 
 #: A user's contrary updates held back until the user's last memory is exported.
 EXPORT_HELD_UPDATES = 50_000
@@ -169,11 +173,11 @@ class Neo4jTransfer(GraphComponent):
         """Import an export; nothing is written unless the whole input is valid and fits.
 
         ``on_conflict="fail"`` refuses an input any of whose nodes exist
-        (:class:`~memora_ogm.transfer.ImportConflict`); ``"skip"`` writes only what is
+        (:class:`~memora_ogm.transfer.format.ImportConflict`); ``"skip"`` writes only what is
         missing (importing again is harmless) but refuses an existing node with other
         values. Memory ids of another tenant are refused
-        (:class:`~memora_ogm.transfer.MemoryIdsTaken`); ``rekey`` imports a copy with new
-        memory ids. Malformed input raises :class:`~memora_ogm.transfer.ImportFormatError`.
+        (:class:`~memora_ogm.transfer.format.MemoryIdsTaken`); ``rekey`` imports a copy with new
+        memory ids. Malformed input raises :class:`~memora_ogm.transfer.format.ImportFormatError`.
 
         A batch whose commit goes unanswered is not blindly run again (its records would
         clash): the server is asked whether its first created node exists.

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from memora_ogm import convert
 from memora_ogm._async.nodes import Agent, Org, User
-from memora_ogm.calls import Call, Landed, changed, nothing
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
+from memora_ogm.engine import convert
+from memora_ogm.engine.call import Call, Landed, changed, nothing
+from memora_ogm.engine.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.errors import AgentNotFound
 from memora_ogm.schema import models
-from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
-from memora_ogm.validation import check_ids, check_name
+from memora_ogm.schema.validation import check_ids, check_name
 
 
 def match_agent(work: UnitOfWork, org_id: str, agent_id: str) -> Ref:

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memora_ogm import convert, queries
 from memora_ogm._async.nodes import (
     Date,
     Interaction,
@@ -20,9 +19,12 @@ from memora_ogm._async.nodes import (
     MessageBlock,
     User,
 )
-from memora_ogm.calls import Batches, Call, Landed, Row, VectorChanges
 from memora_ogm.calls.agent import match_agent
-from memora_ogm.calls.erasure import (
+from memora_ogm.calls.memory import Reads, user_page
+from memora_ogm.engine import convert, queries
+from memora_ogm.engine.call import Batches, Call, Landed, Row, VectorChanges
+from memora_ogm.engine.chains import keep_common_prefix
+from memora_ogm.engine.erasure import (
     FINISHED,
     Erasure,
     batches,
@@ -32,15 +34,13 @@ from memora_ogm.calls.erasure import (
     room,
     user_collection_batch,
 )
-from memora_ogm.calls.memory import Reads, user_page
-from memora_ogm.chains import keep_common_prefix
+from memora_ogm.engine.projection import reading
+from memora_ogm.engine.unit_of_work import Ref, UnitOfWork
 from memora_ogm.errors import InteractionNotFound, MemoryNotFound, UserNotFound
-from memora_ogm.projection import reading
 from memora_ogm.properties import storable
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import MemoriesAndInteraction
-from memora_ogm.unit_of_work import Ref, UnitOfWork
-from memora_ogm.validation import (
+from memora_ogm.schema.validation import (
     MAX_NAME_LENGTH,
     MAX_TEXT_LENGTH,
     check_encodable,

@@ -8,10 +8,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from memora_ogm import convert, queries
 from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
-from memora_ogm.calls import Batches, Call, Landed, Query, Row, nothing
-from memora_ogm.calls.erasure import (
+from memora_ogm.engine import convert, queries
+from memora_ogm.engine.call import Batches, Call, Landed, Query, Row, nothing
+from memora_ogm.engine.erasure import (
     FINISHED,
     MEMORY_ID_NAMES,
     Erasure,
@@ -22,12 +22,12 @@ from memora_ogm.calls.erasure import (
     room,
     user_collection_batch,
 )
+from memora_ogm.engine.projection import reading
+from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.errors import MemoryNotFound, UserNotFound
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
-from memora_ogm.projection import reading
 from memora_ogm.schema import models
-from memora_ogm.unit_of_work import UnitOfWork
-from memora_ogm.validation import check_ids, check_memory_id, check_page
+from memora_ogm.schema.validation import check_ids, check_memory_id, check_page
 
 T = TypeVar("T")
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from memora_ogm import convert
 from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, Org, User
-from memora_ogm.calls import Batches, Call, Landed, changed
-from memora_ogm.calls.erasure import (
+from memora_ogm.engine import convert
+from memora_ogm.engine.call import Batches, Call, Landed, changed
+from memora_ogm.engine.erasure import (
     FINISHED,
     INTERACTIONS,
     Erasure,
@@ -15,10 +15,10 @@ from memora_ogm.calls.erasure import (
     per_batch,
     room,
 )
+from memora_ogm.engine.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.schema import models
-from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
-from memora_ogm.validation import check_ids, check_name
+from memora_ogm.schema.validation import check_ids, check_name
 
 
 def match_org(work: UnitOfWork, org_id: str, lock: bool = False) -> Ref:

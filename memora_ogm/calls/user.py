@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from memora_ogm import convert
 from memora_ogm._async.nodes import (
     Date,
     Interaction,
@@ -12,8 +11,10 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm.calls import Batches, Call, Landed, changed
-from memora_ogm.calls.erasure import (
+from memora_ogm.calls.organization import match_org
+from memora_ogm.engine import convert
+from memora_ogm.engine.call import Batches, Call, Landed, changed
+from memora_ogm.engine.erasure import (
     FINISHED,
     INTERACTIONS,
     Erasure,
@@ -23,11 +24,10 @@ from memora_ogm.calls.erasure import (
     per_batch,
     room,
 )
-from memora_ogm.calls.organization import match_org
+from memora_ogm.engine.unit_of_work import Prepared, Ref, UnitOfWork
 from memora_ogm.errors import UserNotFound
 from memora_ogm.schema import models
-from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork
-from memora_ogm.validation import check_ids, check_name
+from memora_ogm.schema.validation import check_ids, check_name
 
 
 def match_user(work: UnitOfWork, org_id: str, user_id: str) -> Ref:

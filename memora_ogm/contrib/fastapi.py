@@ -9,7 +9,7 @@
     async def organization(org_id: str, memora=Depends(get_interface)):
         return await memora.get_organization(org_id)
 
-Settings are the environment variables of :data:`~memora_ogm.contrib.config.NAMES`. The
+Settings are the environment variables of :data:`~memora_ogm.config.NAMES`. The
 facade opens as the app starts, in each worker, and closes with its vector store as it
 shuts down. An app with a lifespan of its own passes ``lifespan=memora_lifespan(own)``.
 """
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 
-from memora_ogm.contrib.config import MemoraConfig, close_async
+from memora_ogm.config import MemoraConfig, close_async
 
 if TYPE_CHECKING:
     from memora_ogm import Neo4jGraphInterface

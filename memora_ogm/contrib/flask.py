@@ -20,7 +20,7 @@ from flask import Flask, current_app, g
 from flask.cli import AppGroup, with_appcontext
 from neo4j import Driver, GraphDatabase
 
-from memora_ogm.contrib.config import NAMES, MemoraConfig, PerProcess, close_sync
+from memora_ogm.config import NAMES, MemoraConfig, PerProcess, close_sync
 
 if TYPE_CHECKING:
     from memora_ogm import sync
@@ -133,7 +133,7 @@ def unbind_nodes(_: BaseException | None = None) -> None:
 
 def shell_context() -> dict[str, Any]:
     """``flask shell``'s names: those ``memora-ogm shell`` preloads, on this app's facade."""
-    from memora_ogm.shell import namespace
+    from memora_ogm.cli.shell import namespace
 
     memora = state(current_app).interface.get()
     return {**namespace(memora, None), "vectors": memora.get_associated_vector_db()}

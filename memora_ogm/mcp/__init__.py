@@ -2,6 +2,6 @@
 memory over stdio or Streamable HTTP, each caller held to the tenant of its token.
 
 :mod:`memora_ogm.mcp.server` builds the server and its HTTP app, :mod:`memora_ogm.mcp.auth`
-verifies tokens and API keys, :mod:`memora_ogm.mcp.cli` holds the commands. Importing
+verifies tokens and API keys, :mod:`memora_ogm.cli.mcp` holds the commands. Importing
 this package needs no MCP SDK; its modules do.
 """

@@ -357,7 +357,7 @@ def http_app(memora: Neo4jGraphInterface, settings: HttpSettings) -> Starlette:
 def app_from_environment() -> Starlette:
     """uvicorn's factory in each worker: the settings from :data:`CONFIG_VARIABLE`, the
     graph and the store from the same variables as every ``memora-ogm`` command."""
-    from memora_ogm.contrib.config import MemoraConfig
+    from memora_ogm.config import MemoraConfig
 
     config = MemoraConfig.from_settings({})
     return http_app(open_facade(config), HttpSettings.from_environ())

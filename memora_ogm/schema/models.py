@@ -6,7 +6,7 @@ written against Memora keeps working with memora-ogm unchanged.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
@@ -31,16 +31,40 @@ Position = Annotated[int, BeforeValidator(_reject_bool)]
 """A 0-based message position: an int (or a numeric string, as Memora allowed), never a bool."""
 
 
+def when(value: datetime | date | None) -> str:
+    """A timestamp to the minute with its zone, or a day, for a person to read."""
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M %Z").strip()
+    return "-" if value is None else value.isoformat()
+
+
+def _block(text: str, indent: str) -> str:
+    """Continuation lines of a multi-line text line up under its first line."""
+    return text.replace("\n", "\n" + indent)
+
+
+def node_line(node: Any) -> str:
+    """A neomodel node as its label and properties, ``Interaction(org_id=..., ...)``; no query."""
+    shown = []
+    for name in type(node).defined_properties(aliases=False, rels=False):
+        value = getattr(node, name, None)
+        if value is not None:
+            shown.append(f"{name}={when(value) if isinstance(value, date) else value!r}")
+    return f"{type(node).__name__}({', '.join(shown)})"
+
+
 class _Readable(BaseModel):
-    """IPython (and Jupyter) show a result as readable lines (``memora_ogm.pretty``).
+    """IPython (and Jupyter) show a result as its :meth:`lines`.
 
     Only ``_repr_pretty_`` is added: ``repr``, ``str``, equality and the fields stay pydantic's.
     """
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        from memora_ogm.pretty import format_value
+    def lines(self, indent: str = "") -> list[str]:
+        """This result as lines for a person at a shell (no query)."""
+        raise NotImplementedError
 
-        printer.text(format_value(self) or repr(self))
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text("\n".join(self.lines()))
 
 
 class Organization(_Readable):
@@ -49,6 +73,12 @@ class Organization(_Readable):
     org_id: str = Field(description="Short UUID string identifying the organization.")
     org_name: str = Field(description="Name of the organization.")
     created_at: UTCDateTime = Field(description="When the organization was created.")
+
+    def lines(self, indent: str = "") -> list[str]:
+        return [
+            f"{indent}Organisation {self.org_name!r}: org_id {self.org_id}, "
+            f"created {when(self.created_at)}"
+        ]
 
 
 class Agent(_Readable):
@@ -62,6 +92,13 @@ class Agent(_Readable):
     agent_label: str = Field(description="Label/name of the agent.")
     created_at: UTCDateTime = Field(description="When the agent was created.")
 
+    def lines(self, indent: str = "") -> list[str]:
+        owner = f", for user {self.user_id}" if self.user_id else ""
+        return [
+            f"{indent}Agent {self.agent_label!r}: agent_id {self.agent_id} of org {self.org_id}"
+            f"{owner}, created {when(self.created_at)}"
+        ]
+
 
 class User(_Readable):
     """A user of an organisation."""
@@ -71,6 +108,12 @@ class User(_Readable):
     user_name: str = Field(description="Name of the user.")
     created_at: UTCDateTime = Field(description="When the user was created.")
 
+    def lines(self, indent: str = "") -> list[str]:
+        return [
+            f"{indent}User {self.user_name!r}: user_id {self.user_id} of org {self.org_id}, "
+            f"created {when(self.created_at)}"
+        ]
+
 
 class MessageBlock(_Readable):
     """One message of an interaction, at its 0-based position in the chain."""
@@ -78,6 +121,13 @@ class MessageBlock(_Readable):
     role: str | None = Field(default=None, description="e.g. user, assistant, tool.")
     content: str | None = Field(default=None, description="The text of the message.")
     msg_position: Position = Field(description="0-based position of the message in its chain.")
+
+    def line(self, indent: str = "") -> str:
+        head = f"{indent}{self.msg_position}. {self.role}: "
+        return head + _block(self.content or "", " " * len(head))
+
+    def lines(self, indent: str = "") -> list[str]:
+        return [self.line(indent)]
 
 
 class Memory(_Readable):
@@ -100,6 +150,24 @@ class Memory(_Readable):
     message_sources: list[MessageBlock] | None = Field(
         default=None, description="The messages of the interaction that triggered the memory."
     )
+
+    def entry_lines(self, indent: str = "", origin: bool = True) -> list[str]:
+        """Text, date, id and source messages; ``origin=False`` under its own interaction."""
+        lines = [
+            f"{indent}- {_block(self.memory, indent + '  ')}",
+            f"{indent}  obtained {when(self.obtained_at)}, memory_id {self.memory_id}",
+        ]
+        sources = self.message_sources or []
+        if self.interaction_id is not None and (origin or not sources):
+            where = f"interaction {self.interaction_id}" if origin else "its interaction"
+            if not sources:
+                where += " (no source message left)"
+            lines.append(f"{indent}  from {where}")
+        lines.extend(source.line(indent + "    ") for source in sources)
+        return lines
+
+    def lines(self, indent: str = "") -> list[str]:
+        return [f"{indent}Memory", *self.entry_lines(indent + "  ")]
 
     def id_memory_and_timestamp_dict(self) -> dict[str, str]:
         """Compact form with the id, used by Memora's agent when prompting an LLM."""
@@ -129,3 +197,17 @@ class Interaction(_Readable):
     memories: list[Memory] | None = Field(
         default=None, description="The memories obtained across all occurrences of the interaction."
     )
+
+    def lines(self, indent: str = "") -> list[str]:
+        lines = [
+            f"{indent}Interaction {self.interaction_id} with agent {self.agent_id}",
+            f"{indent}  created {when(self.created_at)}, updated {when(self.updated_at)}",
+        ]
+        if self.messages is not None:
+            lines.append(f"{indent}  messages ({len(self.messages)}):")
+            lines.extend(message.line(indent + "    ") for message in self.messages)
+        if self.memories is not None:
+            lines.append(f"{indent}  memories ({len(self.memories)}):")
+            for memory in self.memories:
+                lines.extend(memory.entry_lines(indent + "    ", origin=False))
+        return lines

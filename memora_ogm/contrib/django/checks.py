@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from django.core import checks
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
-from memora_ogm.contrib.config import MemoraConfig
+from memora_ogm.config import MemoraConfig
 from memora_ogm.contrib.django.conf import memora_config
 from memora_ogm.migrations import MIGRATIONS
 

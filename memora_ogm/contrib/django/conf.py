@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from neomodel import get_config
 
-from memora_ogm.contrib.config import ConfigurationError, MemoraConfig
+from memora_ogm.config import ConfigurationError, MemoraConfig
 
 #: The Django setting holding memora-ogm's settings.
 SETTING = "MEMORA_OGM"

@@ -1,12 +1,12 @@
 """This process's facades, opened on first use from the project's settings (each held by
-a :class:`~memora_ogm.contrib.config.PerProcess`)."""
+a :class:`~memora_ogm.config.PerProcess`)."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import TYPE_CHECKING
 
-from memora_ogm.contrib.config import PerProcess, close_async, close_sync
+from memora_ogm.config import PerProcess, close_async, close_sync
 from memora_ogm.contrib.django.conf import memora_config
 
 if TYPE_CHECKING:

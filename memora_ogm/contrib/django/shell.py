@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memora_ogm.shell import NODE_NAMES, STORAGE_NAMES
+from memora_ogm.cli.shell import NODE_NAMES, STORAGE_NAMES
 
 #: The import paths ``manage.py shell`` adds to Django's own auto-imports.
 AUTO_IMPORTS = (

@@ -14,7 +14,7 @@ from typing import Any, TypeAlias, cast
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memora_ogm import cli
-from memora_ogm.contrib.config import ConfigurationError, MemoraConfig
+from memora_ogm.config import ConfigurationError, MemoraConfig
 from memora_ogm.contrib.django.conf import memora_config
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

@@ -1,6 +1,6 @@
 """``manage.py memora_import``: ``memora-ogm import`` on the project's ``MEMORA_OGM`` settings."""
 
-from memora_ogm.cli_transfer import add_import_parser
+from memora_ogm.cli.transfer import add_import_parser
 from memora_ogm.contrib.django.management.wrapped import command
 
 Command = command(add_import_parser)

@@ -10,8 +10,8 @@ from typing import Any
 
 from memora_ogm._async.nodes import Memory as MemoryNode
 from memora_ogm._async.nodes import Org
+from memora_ogm.engine.pages import Part
 from memora_ogm.schema.models import Memory
-from memora_ogm.transfer_plans import Part
 
 #: Called with the number of graph memories compared so far.
 Progress = Callable[[int], None]

@@ -15,12 +15,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memora_ogm import convert
 from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
-from memora_ogm.calls import Batches, Landed, Row, VectorChanges
-from memora_ogm.errors import UserNotFound
-from memora_ogm.mapping import arrow, hint, label, node_key, path, present, target_class
-from memora_ogm.plan import (
+from memora_ogm.engine import convert
+from memora_ogm.engine.call import Batches, Landed, Row, VectorChanges
+from memora_ogm.engine.mapping import arrow, hint, label, node_key, path, present, target_class
+from memora_ogm.engine.plan import (
     Bind,
     Cypher,
     Update,
@@ -47,9 +46,10 @@ from memora_ogm.plan import (
     unwind,
     with_,
 )
+from memora_ogm.engine.unit_of_work import Ref, UnitOfWork
+from memora_ogm.errors import UserNotFound
 from memora_ogm.schema import models
-from memora_ogm.unit_of_work import Ref, UnitOfWork
-from memora_ogm.validation import check_ids
+from memora_ogm.schema.validation import check_ids
 
 #: Default ``erase_batch_size``: about an inner transaction of the bare driver's
 #: ``IN TRANSACTIONS OF 5000 ROWS``; twice that cost a fifth more server CPU.

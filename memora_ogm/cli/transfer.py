@@ -22,7 +22,7 @@ from memora_ogm.server.connection import (
     Neo4jConnection,
 )
 from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
-from memora_ogm.transfer import (
+from memora_ogm.transfer.format import (
     ImportConflict,
     ImportFormatError,
     JsonLinesFile,

@@ -11,31 +11,28 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Mapping, Sequence
 
 from memora_ogm import __version__
-from memora_ogm.cli_check import add_check_parser
-from memora_ogm.cli_transfer import TRANSFER_SUBCOMMANDS
-from memora_ogm.cli_vectors import add_vectors_parser
+from memora_ogm.cli.check import add_check_parser
+from memora_ogm.cli.inspector import add_inspect_parser
+from memora_ogm.cli.mcp import add_mcp_parsers
+from memora_ogm.cli.shell import add_shell_parser
+from memora_ogm.cli.transfer import TRANSFER_SUBCOMMANDS
+from memora_ogm.cli.vectors import add_vectors_parser
 from memora_ogm.errors import NotFoundError
-from memora_ogm.inspector import add_inspect_parser
-from memora_ogm.mcp.cli import add_mcp_parsers
 from memora_ogm.migrations import MIGRATIONS
-from memora_ogm.server.chain import NoNeo4jAvailableError, connect_or_start
-from memora_ogm.server.connection import Neo4jConnection
+from memora_ogm.server.chain import NoNeo4jAvailableError
 from memora_ogm.server.local import LocalNeo4jError, LocalNeo4jServer, stop_process
 from memora_ogm.server.private import make_private_dir
 from memora_ogm.server.state import (
     ServerState,
     clear_state,
-    existing_connection,
     memora_home,
     read_state,
     required_connection,
     write_state,
 )
-from memora_ogm.shell import add_shell_parser
 
 EXIT_NOT_RUNNING = 3  # `server status` when nothing runs (as in LSB init scripts)
 
@@ -130,16 +127,8 @@ def add_server_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     status.set_defaults(func=cmd_server_status)
 
 
-@contextmanager
-def demo_connection() -> Iterator[Neo4jConnection]:
-    """NEO4J_URI & co., else a server from `memora-ogm server start`, else the chain."""
-    existing = existing_connection()
-    with nullcontext(existing) if existing is not None else connect_or_start() as conn:
-        yield conn
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
-    from memora_ogm.demo import walkthrough
+    from memora_ogm.cli.demo import demo_connection, walkthrough
 
     with demo_connection() as conn:
         asyncio.run(walkthrough(conn, args.keep))
@@ -180,7 +169,7 @@ def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
-    from memora_ogm.contrib.config import MEMORA_MODELS, ConfigurationError, MemoraConfig
+    from memora_ogm.config import MEMORA_MODELS, ConfigurationError, MemoraConfig
     from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
 
     conn = required_connection(args.environ, "set up")
@@ -236,7 +225,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def add_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from memora_ogm.picture import DEFAULT_LIMIT
+    from memora_ogm.calls.picture import DEFAULT_LIMIT
 
     graph = subparsers.add_parser(
         "graph", help="draw a user's memory graph (or an organisation's) as an offline page"
@@ -286,6 +275,3 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         _info(str(exc))
         return 1
 
-
-if __name__ == "__main__":
-    sys.exit(main())

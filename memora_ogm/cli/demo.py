@@ -6,19 +6,29 @@ demo downloads no model (and says so).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta, timezone
 
-from memora_ogm import queries
-from memora_ogm._async.interface import Neo4jGraphInterface
-from memora_ogm.calls import Call, Query
-from memora_ogm.pretty import message_line
+from memora_ogm import Neo4jGraphInterface
+from memora_ogm.engine import queries
+from memora_ogm.engine.call import Call, Query
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
+from memora_ogm.server.chain import connect_or_start
+from memora_ogm.server.state import existing_connection
 from memora_ogm.vector_db.base import MemorySearchScope
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
+
+
+@contextmanager
+def demo_connection() -> Iterator[Neo4jConnection]:
+    """NEO4J_URI & co., else a server from `memora-ogm server start`, else the chain."""
+    existing = existing_connection()
+    with nullcontext(existing) if existing is not None else connect_or_start() as conn:
+        yield conn
 
 
 def _step(title: str) -> None:
@@ -83,7 +93,7 @@ async def walkthrough(conn: Neo4jConnection, keep: bool = False) -> None:
         )
         _step(f"Saved a conversation on {created:%Y-%m-%d} with three memories")
         saved = await graph.get_interaction(org.org_id, ann.user_id, interaction_id)
-        print("\n".join(message_line(m, "   ") for m in saved.messages or []))
+        print("\n".join(m.line("   ") for m in saved.messages or []))
         _memories(saved.memories or [])
 
         oslo = next(m for m in saved.memories or [] if "Oslo" in m.memory)
@@ -113,7 +123,7 @@ async def walkthrough(conn: Neo4jConnection, keep: bool = False) -> None:
         )
         _step("Updated: message 2 rewritten, a reply appended, 'lives in Oslo' contradicted")
         updated = await graph.get_interaction(org.org_id, ann.user_id, interaction_id)
-        print("\n".join(message_line(m, "   ") for m in updated.messages or []))
+        print("\n".join(m.line("   ") for m in updated.messages or []))
         print("   the cat memory lost its source message but is kept:")
         cat = next(m for m in updated.memories or [] if "Miso" in m.memory)
         print(f"   - {cat.memory}  (message sources: {len(cat.message_sources or [])})")

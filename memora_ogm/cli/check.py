@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memora_ogm.cli_transfer import CommandError, progress_bar, source_connection
+from memora_ogm.cli.transfer import CommandError, progress_bar, source_connection
 
 if TYPE_CHECKING:
-    from memora_ogm.consistency import ConsistencyReport
+    from memora_ogm.calls.consistency import ConsistencyReport
     from memora_ogm.sync import QdrantDB
 
 EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2

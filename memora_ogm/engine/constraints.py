@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from neomodel.util import escape_identifier
 
 from memora_ogm._async.nodes import NODE_CLASSES, MemoraNode
-from memora_ogm.calls import Call, Query, nothing
+from memora_ogm.engine.call import Call, Query, nothing
 
 #: The server's components: name, version and edition (which decides the constraints).
 EDITION = """

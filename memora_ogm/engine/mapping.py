@@ -12,8 +12,8 @@ from typing import Any
 
 from neomodel.util import RelationshipDirection
 
-from memora_ogm.plan import Cypher, Piece, cy, dot, hop, identifier, is_null, node
-from memora_ogm.projection import table
+from memora_ogm.engine.plan import Cypher, Piece, cy, dot, hop, identifier, is_null, node
+from memora_ogm.engine.projection import table
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memora_ogm.mapping import (
+from memora_ogm.engine.mapping import (
     between,
     hint,
     label,
@@ -18,7 +18,7 @@ from memora_ogm.mapping import (
     relation_name,
     target_class,
 )
-from memora_ogm.plan import (
+from memora_ogm.engine.plan import (
     Cypher,
     Piece,
     Var,
@@ -38,8 +38,8 @@ from memora_ogm.plan import (
     unwind,
     with_,
 )
-from memora_ogm.projection import table
-from memora_ogm.unit_of_work import Prepared, Ref, UnitOfWork, count_nodes, row_properties
+from memora_ogm.engine.projection import table
+from memora_ogm.engine.unit_of_work import Prepared, Ref, UnitOfWork, count_nodes, row_properties
 
 
 def page(work: UnitOfWork, cls: type, order_by: str, after: Any, limit: Any, **keys: Any) -> Ref:

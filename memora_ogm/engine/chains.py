@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memora_ogm.mapping import hint, node_properties
-from memora_ogm.plan import Bind, Update, Var, cy, delete, each, foreach, identifier, items
-from memora_ogm.projection import table
-from memora_ogm.unit_of_work import Ref, UnitOfWork, create_rows
+from memora_ogm.engine.mapping import hint, node_properties
+from memora_ogm.engine.plan import Bind, Update, Var, cy, delete, each, foreach, identifier, items
+from memora_ogm.engine.projection import table
+from memora_ogm.engine.unit_of_work import Ref, UnitOfWork, create_rows
 
 
 def keep_common_prefix(

@@ -12,9 +12,9 @@ import functools
 import re
 
 from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, MessageBlock, User
-from memora_ogm.mapping import arrow, label
-from memora_ogm.plan import INDENT, cy, indent, subquery
-from memora_ogm.projection import projection
+from memora_ogm.engine.mapping import arrow, label
+from memora_ogm.engine.plan import INDENT, cy, indent, subquery
+from memora_ogm.engine.projection import projection
 
 MESSAGE, MEMORY, INTERACTION = label(MessageBlock), label(Memory), label(Interaction)
 USER, AGENT, DATE = label(User), label(Agent), label(Date)

@@ -31,16 +31,16 @@ from memora_ogm._async.nodes import (
     User,
     new_memory_id,
 )
-from memora_ogm.calls import Call
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
+from memora_ogm.engine.call import Call
+from memora_ogm.engine.mapping import node_key
+from memora_ogm.engine.pages import Part, Related
+from memora_ogm.engine.projection import projection, reading
+from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.errors import MemoraOGMError
-from memora_ogm.mapping import node_key
-from memora_ogm.projection import projection, reading
 from memora_ogm.properties import NativeDateProperty, ZonedDateTimeProperty, storable
-from memora_ogm.transfer_plans import Part, Related
-from memora_ogm.unit_of_work import UnitOfWork
-from memora_ogm.validation import (
+from memora_ogm.schema.validation import (
     MAX_NAME_LENGTH,
     MAX_TEXT_LENGTH,
     check_encodable,

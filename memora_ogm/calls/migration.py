@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from neomodel import StringProperty
 
 from memora_ogm._async.nodes import Date, MemoraNode, Memory
-from memora_ogm.calls import Batches, Call, Landed, nothing
-from memora_ogm.calls.erasure import FINISHED, room
-from memora_ogm.constraints import drop_index, install_node_keys
-from memora_ogm.mapping import between, hint, label, path
-from memora_ogm.plan import (
+from memora_ogm.engine.call import Batches, Call, Landed, nothing
+from memora_ogm.engine.constraints import drop_index, install_node_keys
+from memora_ogm.engine.erasure import FINISHED, room
+from memora_ogm.engine.mapping import between, hint, label, path
+from memora_ogm.engine.plan import (
     Piece,
     Update,
     collect,
@@ -31,8 +31,8 @@ from memora_ogm.plan import (
     properties,
     returning,
 )
+from memora_ogm.engine.unit_of_work import Prepared, UnitOfWork
 from memora_ogm.properties import ZonedDateTimeProperty
-from memora_ogm.unit_of_work import Prepared, UnitOfWork
 
 
 @dataclass(frozen=True)

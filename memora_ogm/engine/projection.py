@@ -17,8 +17,8 @@ from typing import Any, TypeVar, cast
 from neomodel.properties import IntegerProperty, Property, StringProperty
 from pydantic import BaseModel
 
+from memora_ogm.engine.plan import Cypher, Var, compact, cy, identifier, mapping
 from memora_ogm.errors import NodeVanished
-from memora_ogm.plan import Cypher, Var, compact, cy, identifier, mapping
 from memora_ogm.properties import ZonedDateTimeProperty
 
 N = TypeVar("N", bound=type)

@@ -21,10 +21,11 @@ from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from memora_ogm import __version__, nodes
+from memora_ogm.cli.inspector import DEFAULT_LIMIT, timeline_lines
+from memora_ogm.cli.pretty import format_value
 from memora_ogm.errors import NotFoundError
-from memora_ogm.inspector import DEFAULT_LIMIT, timeline_lines
-from memora_ogm.pretty import format_value, interaction_lines, memory_lines, node_line
 from memora_ogm.schema import models, storage
+from memora_ogm.schema.models import node_line
 from memora_ogm.server.connection import Neo4jConnection
 
 if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when the shell starts
@@ -40,10 +41,10 @@ def shown(memora: Neo4jGraphInterface, value: object) -> str | None:
     try:
         if isinstance(value, nodes.Interaction):
             found = memora.get_interaction(value.org_id, value.user_id, value.interaction_id)
-            return "\n".join([node_line(value), *interaction_lines(found, "  ")])
+            return "\n".join([node_line(value), *found.lines("  ")])
         if isinstance(value, nodes.Memory):
             memory = memora.get_user_memory(value.org_id, value.user_id, value.memory_id)
-            return "\n".join([node_line(value), *memory_lines(memory, "  ")])
+            return "\n".join([node_line(value), *memory.entry_lines("  ")])
     except NotFoundError:
         pass  # deleted since, or not a facade-shaped node: show its properties
     return format_value(value)
@@ -184,7 +185,7 @@ def connect_neomodel(conn: Neo4jConnection) -> None:
 def cmd_shell(args: argparse.Namespace) -> int:
     from neomodel import db
 
-    from memora_ogm.cli import demo_connection
+    from memora_ogm.cli.demo import demo_connection
     from memora_ogm.sync import Neo4jGraphInterface
 
     with demo_connection() as conn:

@@ -23,7 +23,7 @@ GRACE = 3
 
 def _config(args: argparse.Namespace) -> Any:
     """The graph and the store, from the environment and the store options."""
-    from memora_ogm.contrib.config import MemoraConfig
+    from memora_ogm.config import MemoraConfig
 
     settings = {
         name: value
@@ -60,7 +60,7 @@ def _host_port(value: str) -> tuple[str, int]:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from memora_ogm.contrib.config import ConfigurationError
+    from memora_ogm.config import ConfigurationError
     from memora_ogm.mcp.server import open_facade, serve_stdio
 
     try:

@@ -12,19 +12,19 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memora_ogm import convert
 from memora_ogm._sync.nodes import Agent, Org, User
-from memora_ogm.calls import Call
 from memora_ogm.calls.organization import match_org
+from memora_ogm.calls.picture import ORGANIZATION_COUNTS, USER_COUNTS
 from memora_ogm.calls.user import match_user
-from memora_ogm.picture import ORGANIZATION_COUNTS, USER_COUNTS
-from memora_ogm.pretty import memory_lines, message_line, when
-from memora_ogm.projection import reading
+from memora_ogm.engine import convert
+from memora_ogm.engine.call import Call
+from memora_ogm.engine.pages import output_each
+from memora_ogm.engine.projection import reading
+from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.schema import models
+from memora_ogm.schema.models import when
 from memora_ogm.server.connection import Neo4jConnection
 from memora_ogm.server.state import required_connection
-from memora_ogm.transfer_plans import output_each
-from memora_ogm.unit_of_work import UnitOfWork
 
 if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when a command runs
     from memora_ogm.sync import Neo4jGraphInterface
@@ -73,11 +73,11 @@ def timeline_lines(
             f"updated {when(interaction.updated_at)} (created {when(interaction.created_at)})",
             f"  messages ({len(interaction.messages or [])}):",
         ]
-        lines.extend(message_line(message, "    ") for message in interaction.messages or [])
+        lines.extend(message.line("    ") for message in interaction.messages or [])
         if interaction.memories:
             lines.append(f"  memories ({len(interaction.memories)}):")
         for memory in interaction.memories or []:
-            lines.extend(memory_lines(memory, "    ", origin=False))
+            lines.extend(memory.entry_lines("    ", origin=False))
             history = _history_lines(memora, memory, current.get(memory.memory_id))
             lines.extend("      " + line for line in history)
     return lines

@@ -1,5 +1,5 @@
 """What the tenant import declares, with no I/O: its batches, their checks against the
-graph and their writes, from :data:`memora_ogm.transfer.SHAPES`."""
+graph and their writes, from :data:`memora_ogm.transfer.format.SHAPES`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from datetime import date
 from typing import IO, Any, Literal
 
-from memora_ogm import transfer
 from memora_ogm._async.nodes import (
     Agent,
     Date,
@@ -21,14 +20,11 @@ from memora_ogm._async.nodes import (
     Org,
     User,
 )
-from memora_ogm.calls import Call, Landed
 from memora_ogm.calls.interaction import link_chains, messages_of
 from memora_ogm.calls.organization import match_org
-from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
-from memora_ogm.mapping import node_key
-from memora_ogm.projection import projection, reading
-from memora_ogm.transfer import SHAPES, ImportConflict, Record, Rekeying
-from memora_ogm.transfer_plans import (
+from memora_ogm.engine.call import Call, Landed
+from memora_ogm.engine.mapping import node_key
+from memora_ogm.engine.pages import (
     find_each,
     link_in_chains,
     merge_each,
@@ -36,7 +32,11 @@ from memora_ogm.transfer_plans import (
     output_reached,
     related_each,
 )
-from memora_ogm.unit_of_work import Compiled, Ref, UnitOfWork
+from memora_ogm.engine.projection import projection, reading
+from memora_ogm.engine.unit_of_work import Compiled, Ref, UnitOfWork
+from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
+from memora_ogm.transfer import format as transfer
+from memora_ogm.transfer.format import SHAPES, ImportConflict, Record, Rekeying
 
 #: Rows an import transaction writes at most: one a record, and one a message.
 IMPORT_BATCH_ROWS = 5_000

@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from memora_ogm._async.nodes import Memory
+from memora_ogm.engine.projection import projection, reading
 from memora_ogm.placeholders import resolve_placeholders
-from memora_ogm.projection import projection, reading
 from memora_ogm.schema import models
 
 M = TypeVar("M", bound=BaseModel)
@@ -49,7 +49,7 @@ def memory_for_vector(row: Mapping[str, Any]) -> models.Memory:
 def resolved_memory(
     row: Mapping[str, Any], resolve_here: bool, memory: type, message: type
 ) -> models.Memory:
-    """A memory map of :mod:`memora_ogm.queries`, resolved here first without APOC; a null
+    """A memory map of :mod:`memora_ogm.engine.queries`, resolved here first without APOC; a null
     text is a memory deleted while read (``NodeVanished``)."""
     if resolve_here and row["memory"] is not None:
         text = resolve_placeholders(row["memory"], row["user_name"], row["agent_label"])

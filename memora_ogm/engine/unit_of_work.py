@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memora_ogm.mapping import (
+from memora_ogm.engine.mapping import (
     Param,
     between,
     hint,
@@ -28,7 +28,7 @@ from memora_ogm.mapping import (
     relation_name,
     target_class,
 )
-from memora_ogm.plan import (
+from memora_ogm.engine.plan import (
     Bind,
     Clause,
     Cypher,
@@ -67,7 +67,7 @@ from memora_ogm.plan import (
     unwind,
     with_,
 )
-from memora_ogm.projection import projection, reading, table
+from memora_ogm.engine.projection import projection, reading, table
 from memora_ogm.properties import sent_form
 
 MissingError = Callable[[Any], Exception]

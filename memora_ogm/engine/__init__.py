@@ -1,0 +1,1 @@
+"""The engine: statements built, rendered to Cypher and mapped back to models."""

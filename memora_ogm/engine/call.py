@@ -1,0 +1,127 @@
+"""Facade calls declared apart from running them: each facade method checks its arguments
+and declares a :class:`Call` (or :class:`Batches`): statement, result mapping, vector
+changes, and what shows it landed. No I/O, so both twins share them and tests compile
+them offline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from memora_ogm.engine import convert
+from memora_ogm.engine.unit_of_work import Ref, Statement, UnitOfWork
+from memora_ogm.schema.models import Memory as MemoryModel
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+Row = dict[str, Any]
+
+
+class VectorChanges:
+    """What one write transaction changes in the vector store (``removed`` kept for a failed
+    commit to put back). Untracked (no store), the memories given are never built.
+    """
+
+    def __init__(self, tracked: bool = True) -> None:
+        self.tracked = tracked
+        self.added: list[MemoryModel] = []
+        self.removed: list[MemoryModel] = []
+        self.purged_users: list[tuple[str, str]] = []
+        self.purged_organizations: list[str] = []
+
+    def add(self, memories: Iterable[MemoryModel]) -> None:
+        if self.tracked:
+            self.added.extend(memories)
+
+    def remove(self, memories: Iterable[MemoryModel]) -> None:
+        if self.tracked:
+            self.removed.extend(memories)
+
+    def purge_user(self, org_id: str, user_id: str) -> None:
+        if self.tracked:
+            self.purged_users.append((org_id, user_id))
+
+    def purge_organization(self, org_id: str) -> None:
+        if self.tracked:
+            self.purged_organizations.append(org_id)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.purged_users or self.purged_organizations)
+
+
+@dataclass(frozen=True)
+class Landed:
+    """What shows an unanswered commit took effect: the ``cls`` node with ``keys`` exists
+    (``present``) or is gone."""
+
+    cls: type
+    keys: Mapping[str, Any]
+    present: bool = True
+
+    def probe(self) -> UnitOfWork:
+        probe = UnitOfWork()
+        probe.output("node", probe.match(self.cls, **self.keys))
+        return probe
+
+
+@dataclass(frozen=True)
+class Query:
+    """A read of :mod:`memora_ogm.engine.queries`; its result gets all rows (a unit's gets one)."""
+
+    text: str
+    params: dict[str, Any]
+
+    def compile(self) -> tuple[str, dict[str, Any]]:
+        return self.text, self.params
+
+
+def nothing(_: Any) -> None:
+    """The result of a write that returns nothing."""
+
+
+Vectors = Callable[[Row, VectorChanges], None]
+"""Records, from a write's row, what it changes in the vector store."""
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One facade call, run by ``Graph.execute``: auto-commit, unless it changes an attached
+    vector store or has ``before`` statements; then a transaction applies the vector
+    changes just before the graph commits.
+    """
+
+    #: None for a call with nothing to ask the server (a batch of no ids).
+    statement: Statement | Query | None
+    #: The return value, of the statement's one row (its rows for a :class:`Query`).
+    result: Callable[[Any], T]
+    write: bool = False
+    vectors: Vectors | None = None
+    #: Without it, a write whose commit goes unanswered runs again (maybe twice).
+    landed: Landed | None = None
+    before: tuple[Statement | Query, ...] = ()
+    #: What the facade's log says once the call succeeded (ids only, never a caller's text).
+    log: str = ""
+
+
+def changed(work: UnitOfWork, ref: Ref, name: str, model: type[M], **values: Any) -> Call[M]:
+    """Set ``values`` on ``ref`` and return it as ``model`` (a rename)."""
+    work.set(ref, **values)
+    work.output(name, ref)
+    return Call(work, convert.output(name, ref.cls, model), write=True)
+
+
+@dataclass(frozen=True)
+class Batches:
+    """One statement run as separate writes until ``done``; ``carried`` gives the next
+    batch's parameters."""
+
+    statement: UnitOfWork
+    done: Callable[[Row], bool]
+    vectors: Vectors
+    landed: Callable[[Row], Landed | None]
+    carried: Callable[[Row], dict[str, Any]] = field(default=lambda row: {})
+    log: str = ""

@@ -1,0 +1,1 @@
+"""The transfer format (JSON lines): records, validation, export pages and imports."""
