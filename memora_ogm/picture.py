@@ -92,8 +92,8 @@ def _scripts() -> str:
         ]
     except FileNotFoundError:
         raise MemoraOGMError(
-            "the graph pictures' scripts are missing: install memora-ogm from a wheel, or "
-            "reinstall it from its source with npm on the PATH (setup.py fetches them)"
+            f"the graph pictures' scripts are missing from {folder}: reinstall memora-ogm "
+            "(its build fetches them, and fails when it cannot: see setup.py)"
         ) from None
     return "\n".join(scripts)
 
