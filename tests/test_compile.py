@@ -22,10 +22,9 @@ from interaction_helpers import LATER, NO_MEMORY, chat, conversation
 from memora_ogm.migrations import MIGRATIONS
 
 from memora_ogm._async.interface import Neo4jGraphInterface
-from memora_ogm._async.nodes import NODE_CLASSES
+from memora_ogm._async.nodes import NODE_CLASSES, NODES
 from memora_ogm.calls import (
     agent,
-    consistency,
     interaction,
     memory,
     migration,
@@ -111,7 +110,7 @@ def _save(memories: bool = True, contrary: bool = False, messages: int = 2) -> C
         memories=[("likes tea", [0] if messages else [])] if memories else [],
         contrary=[("likes coffee", [0] if messages else [], MEMORY)] if contrary else [],
     )
-    return interaction.save_interaction_with_memories(ORG, AGENT, USER, data)
+    return interaction.save_interaction_with_memories(NODES, ORG, AGENT, USER, data)
 
 
 def _update(messages: list[str], contrary: bool = False) -> Call[Any]:
@@ -121,7 +120,7 @@ def _update(messages: list[str], contrary: bool = False) -> Call[Any]:
         memories=[("likes tea", [0])],
         contrary=[("likes coffee", [0], MEMORY)] if contrary else [],
     )
-    return interaction.update_interaction_and_memories(ORG, AGENT, USER, INTERACTION, data)
+    return interaction.update_interaction_and_memories(NODES, ORG, AGENT, USER, INTERACTION, data)
 
 
 def _ids(memory_id: str) -> dict[str, str]:
@@ -130,31 +129,31 @@ def _ids(memory_id: str) -> dict[str, str]:
 
 #: Shape name -> the call's declaration, with fixed ids.
 SHAPES: dict[str, Callable[[], Call[Any] | Batches]] = {
-    "missing_constraints": constraints.missing_constraints,
-    "applied_migrations": migration.applied_migrations,
-    "graph_of": lambda: picture.graph_of(ORG, USER),
-    "graph_of__organization": lambda: picture.graph_of(ORG),
-    "create_organization": lambda: organization.create_organization("Globex"),
-    "update_organization": lambda: organization.update_organization(ORG, "Initech"),
-    "delete_organization": lambda: organization.delete_organization(ERASE, ORG),
+    "missing_constraints": lambda: constraints.missing_constraints(NODES),
+    "applied_migrations": lambda: migration.applied_migrations(NODES),
+    "graph_of": lambda: picture.graph_of(NODES, ORG, USER),
+    "graph_of__organization": lambda: picture.graph_of(NODES, ORG),
+    "create_organization": lambda: organization.create_organization(NODES, "Globex"),
+    "update_organization": lambda: organization.update_organization(NODES, ORG, "Initech"),
+    "delete_organization": lambda: organization.delete_organization(NODES, ERASE, ORG),
     "delete_organization__vector_store": lambda: organization.delete_organization(
-        ERASE_WITH_STORE, ORG
+        NODES, ERASE_WITH_STORE, ORG
     ),
-    "get_organization": lambda: organization.get_organization(ORG),
-    "get_all_organizations": organization.get_all_organizations,
-    "create_agent": lambda: agent.create_agent(ORG, "Helper"),
-    "create_agent__of_user": lambda: agent.create_agent(ORG, "Helper", user_id=USER),
-    "update_agent": lambda: agent.update_agent(ORG, AGENT, "Helper"),
-    "delete_agent": lambda: agent.delete_agent(ORG, AGENT),
-    "get_agent": lambda: agent.get_agent(ORG, AGENT),
-    "get_all_org_agents": lambda: agent.get_all_org_agents(ORG),
-    "get_all_user_agents": lambda: agent.get_all_user_agents(ORG, USER),
-    "create_user": lambda: user.create_user(ORG, "Bea"),
-    "update_user": lambda: user.update_user(ORG, USER, "Bea"),
-    "delete_user": lambda: user.delete_user(ERASE, ORG, USER),
-    "delete_user__vector_store": lambda: user.delete_user(ERASE_WITH_STORE, ORG, USER),
-    "get_user": lambda: user.get_user(ORG, USER),
-    "get_all_org_users": lambda: user.get_all_org_users(ORG),
+    "get_organization": lambda: organization.get_organization(NODES, ORG),
+    "get_all_organizations": lambda: organization.get_all_organizations(NODES),
+    "create_agent": lambda: agent.create_agent(NODES, ORG, "Helper"),
+    "create_agent__of_user": lambda: agent.create_agent(NODES, ORG, "Helper", user_id=USER),
+    "update_agent": lambda: agent.update_agent(NODES, ORG, AGENT, "Helper"),
+    "delete_agent": lambda: agent.delete_agent(NODES, ORG, AGENT),
+    "get_agent": lambda: agent.get_agent(NODES, ORG, AGENT),
+    "get_all_org_agents": lambda: agent.get_all_org_agents(NODES, ORG),
+    "get_all_user_agents": lambda: agent.get_all_user_agents(NODES, ORG, USER),
+    "create_user": lambda: user.create_user(NODES, ORG, "Bea"),
+    "update_user": lambda: user.update_user(NODES, ORG, USER, "Bea"),
+    "delete_user": lambda: user.delete_user(NODES, ERASE, ORG, USER),
+    "delete_user__vector_store": lambda: user.delete_user(NODES, ERASE_WITH_STORE, ORG, USER),
+    "get_user": lambda: user.get_user(NODES, ORG, USER),
+    "get_all_org_users": lambda: user.get_all_org_users(NODES, ORG),
     "save_interaction_with_memories": _save,
     "save_interaction_with_memories__no_memories": lambda: _save(memories=False),
     "save_interaction_with_memories__contrary": lambda: _save(contrary=True),
@@ -162,44 +161,50 @@ SHAPES: dict[str, Callable[[], Call[Any] | Batches]] = {
     "update_interaction_and_memories__same_messages": lambda: _update(["I live in Oslo", "Nice!"]),
     "update_interaction_and_memories__contrary": lambda: _update(["I live in Bergen"], True),
     "update_interaction_and_memories__not_found": lambda: _update(["Hi"]),
-    "get_interaction": lambda: interaction.get_interaction(APOC, ORG, USER, INTERACTION),
+    "get_interaction": lambda: interaction.get_interaction(NODES, APOC, ORG, USER, INTERACTION),
     "get_interaction__without_messages": lambda: interaction.get_interaction(
-        APOC, ORG, USER, INTERACTION, with_messages=False
+        NODES, APOC, ORG, USER, INTERACTION, with_messages=False
     ),
     "get_interaction__without_messages_or_memories": lambda: interaction.get_interaction(
-        APOC, ORG, USER, INTERACTION, with_messages=False, with_memories=False
+        NODES, APOC, ORG, USER, INTERACTION, with_messages=False, with_memories=False
     ),
-    "get_all_user_interactions": lambda: interaction.get_all_user_interactions(APOC, ORG, USER),
+    "get_all_user_interactions": lambda: interaction.get_all_user_interactions(
+        NODES, APOC, ORG, USER
+    ),
     "get_all_user_interactions__page_without_messages": lambda: (
         interaction.get_all_user_interactions(
-            APOC, ORG, USER, with_their_messages=False, skip=1, limit=5
+            NODES, APOC, ORG, USER, with_their_messages=False, skip=1, limit=5
         )
     ),
     "get_all_user_interactions__page_without_either": lambda: interaction.get_all_user_interactions(
-        APOC, ORG, USER, False, False
+        NODES, APOC, ORG, USER, False, False
     ),
     "delete_user_interaction_and_its_memories": lambda: (
-        interaction.delete_user_interaction_and_its_memories(ERASE, ORG, USER, INTERACTION)
+        interaction.delete_user_interaction_and_its_memories(NODES, ERASE, ORG, USER, INTERACTION)
     ),
     "delete_all_user_interactions_and_their_memories": lambda: (
-        interaction.delete_all_user_interactions_and_their_memories(ERASE, ORG, USER)
+        interaction.delete_all_user_interactions_and_their_memories(NODES, ERASE, ORG, USER)
     ),
-    "get_all_user_memories": lambda: memory.get_all_user_memories(APOC, ORG, USER),
+    "get_all_user_memories": lambda: memory.get_all_user_memories(NODES, APOC, ORG, USER),
     "get_all_user_memories__of_agent_page": lambda: memory.get_all_user_memories(
-        APOC, ORG, USER, AGENT, skip=1, limit=5
+        NODES, APOC, ORG, USER, AGENT, skip=1, limit=5
     ),
-    "get_user_memory": lambda: memory.get_user_memory(APOC, ORG, USER, MEMORY),
-    "get_user_memory__not_found": lambda: memory.get_user_memory(APOC, ORG, USER, MEMORY),
-    "get_user_memory_history": lambda: memory.get_user_memory_history(APOC, ORG, USER, MEMORY),
+    "get_user_memory": lambda: memory.get_user_memory(NODES, APOC, ORG, USER, MEMORY),
+    "get_user_memory__not_found": lambda: memory.get_user_memory(NODES, APOC, ORG, USER, MEMORY),
+    "get_user_memory_history": lambda: memory.get_user_memory_history(
+        NODES, APOC, ORG, USER, MEMORY
+    ),
     "fetch_user_memories_resolved": lambda: memory.fetch_user_memories_resolved(
-        APOC, [_ids(MEMORY), _ids(NO_MEMORY)]
+        NODES, APOC, [_ids(MEMORY), _ids(NO_MEMORY)]
     ),
     "fetch_user_memories_resolved_batch": lambda: memory.fetch_user_memories_resolved_batch(
-        APOC, [[_ids(MEMORY)], [_ids(NO_MEMORY)]]
+        NODES, APOC, [[_ids(MEMORY)], [_ids(NO_MEMORY)]]
     ),
-    "delete_user_memory": lambda: memory.delete_user_memory(ERASE, ORG, USER, MEMORY),
-    "delete_user_memory__not_found": lambda: memory.delete_user_memory(ERASE, ORG, USER, MEMORY),
-    "delete_all_user_memories": lambda: memory.delete_all_user_memories(ERASE, ORG, USER),
+    "delete_user_memory": lambda: memory.delete_user_memory(NODES, ERASE, ORG, USER, MEMORY),
+    "delete_user_memory__not_found": lambda: memory.delete_user_memory(
+        NODES, ERASE, ORG, USER, MEMORY
+    ),
+    "delete_all_user_memories": lambda: memory.delete_all_user_memories(NODES, ERASE, ORG, USER),
 }
 
 
@@ -220,21 +225,21 @@ def test_the_migration_compiles_to_its_golden_statements() -> None:
     """Memora's v0.3.x migration on a database that never had one: the records' key, the
     applied versions, each operation (a batch of links, an index dropped), the record."""
     (first,) = MIGRATIONS
-    operations = [sent(migration.apply(operation)) for operation in first.operations]
+    operations = [sent(migration.apply(NODES, operation)) for operation in first.operations]
     for shape in ("migrate_to_schema_for_memora_v0_3_x", "migrate"):
         assert_compiles(
             shape,
-            *sent(migration.install_record(False)),
-            *sent(migration.applied_migrations()),
+            *sent(migration.install_record(NODES, False)),
+            *sent(migration.applied_migrations(NODES)),
             *(statement for statements in operations for statement in statements),
-            *sent(migration.record(first)),
+            *sent(migration.record(NODES, first)),
         )
 
 
 def _page(part: Part, owner: dict[str, str], after: bool = False) -> Any:
     """The read of a keyset page of ``part`` for ``owner``: the first, or one after a key."""
     values = {"limit": 1, **owner, **({"after": "key"} if after else {})}
-    return page_read(part, tuple(owner), not after).bind(**values)
+    return page_read(part, tuple(owner), not after).bind(NODES, **values)
 
 
 def _export(user_id: str | None, pages_of_one: bool = False) -> list[Any]:
@@ -243,16 +248,17 @@ def _export(user_id: str | None, pages_of_one: bool = False) -> list[Any]:
     kind's page after the first node too (the golden world has one user, one org-wide
     agent besides the user's, one interaction and two memories)."""
     tenant = {"org_id": ORG} if user_id is None else {"org_id": ORG, "user_id": user_id}
+    pages = transfer.export_pages(NODES)
     users, agents, interactions, memories = (
-        transfer.USER_PAGES,
-        transfer.AGENT_PAGES,
-        transfer.INTERACTION_PAGES,
-        transfer.MEMORY_PAGES,
+        pages.users,
+        pages.agents,
+        pages.interactions,
+        pages.memories,
     )
     owned = {"org_id": ORG, "user_id": USER}
     if not pages_of_one:
         return [
-            *sent(transfer.tenant(ORG, user_id)),
+            *sent(transfer.tenant(NODES, ORG, user_id)),
             _page(users, tenant),
             _page(agents, {"org_id": ORG}),
             _page(users, tenant),
@@ -260,7 +266,7 @@ def _export(user_id: str | None, pages_of_one: bool = False) -> list[Any]:
             _page(memories, owned),
         ]
     return [
-        *sent(transfer.tenant(ORG, user_id)),
+        *sent(transfer.tenant(NODES, ORG, user_id)),
         _page(users, tenant),
         _page(users, tenant, after=True),
         _page(agents, {"org_id": ORG}),
@@ -286,7 +292,7 @@ def _batches() -> list[tuple[str, Batch]]:
     records = list(transfer.JsonLinesFile(RECORDS))
     own = {r["agent_id"] for r in records if r["type"] == transfer.AGENT and r["user_id"]}
     world = [r for r in records if r.get("agent_id") not in own and r["type"] != transfer.END]
-    return list(batches(validated(world, transfer.Validator(), None)))
+    return list(batches(validated(world, transfer.Validator(NODES), None)))
 
 
 def test_the_imports_compile_to_their_golden_statements() -> None:
@@ -305,24 +311,31 @@ def test_the_imports_compile_to_their_golden_statements() -> None:
 
     def write(kind: str, batch: Batch, skip: bool) -> list[Any]:
         new = [] if skip and kind in held else [record for _, record in batch]
-        declared = write_of(kind, batch, new)
+        declared = write_of(NODES, kind, batch, new)
         return [declared[0]] if declared is not None else []
 
     assert_compiles(
         "import_records",
-        *sent(kinds_held(ORG)),
-        *sent(memories_with_ids(memory_ids)),
+        *sent(kinds_held(NODES, ORG)),
+        *sent(memories_with_ids(NODES, memory_ids)),
         *(statement for kind, batch in imported for statement in write(kind, batch, False)),
     )
     assert_compiles(
         "import_records__skip",
-        *sent(kinds_held(ORG)),
-        *(sent(new_records(kind, batch, "skip"))[0] for kind, batch in imported if kind in held),
-        *sent(memories_with_ids(memory_ids)),
+        *sent(kinds_held(NODES, ORG)),
+        *(
+            sent(new_records(NODES, kind, batch, "skip"))[0]
+            for kind, batch in imported
+            if kind in held
+        ),
+        *sent(memories_with_ids(NODES, memory_ids)),
         *(
             statement
             for kind, batch in imported
-            for statement in [sent(new_records(kind, batch, "skip"))[0], *write(kind, batch, True)]
+            for statement in [
+                sent(new_records(NODES, kind, batch, "skip"))[0],
+                *write(kind, batch, True),
+            ]
         ),
     )
 
@@ -334,18 +347,18 @@ def test_the_consistency_check_compiles_to_its_golden_statements() -> None:
     for shape in ("check_consistency", "repair"):
         assert_compiles(
             shape,
-            _page(consistency.ORG_PAGES, {}),
-            _page(transfer.USER_PAGES, {"org_id": ORG}),
-            _page(consistency.MEMORY_ID_PAGES, {"org_id": ORG, "user_id": USER}),
-            *sent(memories_with_ids([MEMORY])),
+            _page(Part(NODES.Org, "org_id"), {}),
+            _page(transfer.export_pages(NODES).users, {"org_id": ORG}),
+            _page(Part(NODES.Memory, "memory_id"), {"org_id": ORG, "user_id": USER}),
+            *sent(memories_with_ids(NODES, [MEMORY])),
         )
 
 
 def _settling() -> list[Any]:
     return [
-        *sent(memories_with_ids([MEMORY])),
-        *sent(user.tenant_exists(ORG, USER)),
-        _page(consistency.MEMORY_ID_PAGES, {"org_id": ORG, "user_id": USER}),
+        *sent(memories_with_ids(NODES, [MEMORY])),
+        *sent(user.tenant_exists(NODES, ORG, USER)),
+        _page(Part(NODES.Memory, "memory_id"), {"org_id": ORG, "user_id": USER}),
     ]
 
 

@@ -26,8 +26,7 @@ from neo4j._async.work.transaction import AsyncTransactionBase
 
 from memora_ogm._async import paging as async_paging
 from memora_ogm._async.interface import Neo4jGraphInterface
-from memora_ogm.cli.inspector import organization_read, overview_read
-from memora_ogm.engine import call as calls
+from memora_ogm.calls.picture import organization_overview, overview
 from memora_ogm.errors import NotFoundError
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
@@ -205,9 +204,9 @@ SHAPES: dict[str, Call] = {
     "graph_of": lambda m, t: m.graph_of(t.world.org_id, t.world.user_id),
     "graph_of__organization": lambda m, t: m.graph_of(t.world.org_id),
     # Not a facade method: the counting reads of ``memora-ogm inspect``.
-    "inspect": lambda m, t: m.graph.execute(calls.Call, overview_read(20), dict),
+    "inspect": lambda m, t: m.graph.execute(overview, 20),
     "inspect__organization_and_user": lambda m, t: m.graph.execute(
-        calls.Call, organization_read(t.world.org_id, t.world.user_id, 20), dict
+        organization_overview, t.world.org_id, t.world.user_id, 20
     ),
 }
 

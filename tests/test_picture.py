@@ -22,6 +22,7 @@ from transfer_helpers import build_organisation
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm._async.nodes import NODES
 from memora_ogm.calls.picture import graph_of
 from memora_ogm.cli import main
 from memora_ogm.cli.demo import walkthrough
@@ -379,7 +380,7 @@ async def test_a_user_of_5000_interactions_is_drawn_from_its_newest_only(
     shown = [node.id for node in graph.nodes if node.kind == "Interaction"]
     assert shown == [f"interaction:i{k}" for k in range(4999, 4974, -1)]  # newest first
     assert _kinds(graph) == {"Interaction": 25, "MessageBlock": 50, "Memory": 25, "Date": 1}
-    statement = graph_of(world.org_id, world.user_id, 25).statement
+    statement = graph_of(NODES, world.org_id, world.user_id, 25).statement
     assert statement is not None
     query, params = statement.compile()
     assert "LIMIT $interactions_limit" in query and params["interactions_limit"] == 25

@@ -16,7 +16,7 @@ from neo4j import Driver
 from neomodel import StringProperty
 
 from memora_ogm._async import nodes as async_nodes
-from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Org, User
+from memora_ogm._async.nodes import NODES, Agent, Interaction, Memory, MessageBlock, Org, User
 from memora_ogm._sync import nodes as sync_nodes
 from memora_ogm.calls.agent import ORG_AGENTS
 from memora_ogm.calls.organization import ORGANIZATION
@@ -71,11 +71,11 @@ def test_each_class_projects_its_property_table(cls: type) -> None:
 def test_the_facade_reads_send_the_generated_projections() -> None:
     """Org, User and Agent reads (units of work) and the memory and interaction reads
     (the hand-written paging and resolution of ``queries``) carry the generated maps."""
-    org = _bare(ORGANIZATION.bind(org_id="o").compile()[0])
+    org = _bare(ORGANIZATION.bind(NODES, org_id="o").compile()[0])
     assert (
         _bare(f"org {{.org_id, .org_name, created_at: {compact('org.created_at')}}} AS org") in org
     )
-    user = _bare(USER.bind(org_id="o", user_id="u").compile()[0])
+    user = _bare(USER.bind(NODES, org_id="o", user_id="u").compile()[0])
     assert (
         _bare(
             "user {.org_id, .user_id, .user_name, "
@@ -83,7 +83,7 @@ def test_the_facade_reads_send_the_generated_projections() -> None:
         )
         in user
     )
-    agents = _bare(ORG_AGENTS.bind(org_id="o").compile()[0])
+    agents = _bare(ORG_AGENTS.bind(NODES, org_id="o").compile()[0])
     assert (
         _bare(
             "[node IN agents | node {.org_id, .agent_id, .agent_label, "

@@ -18,6 +18,7 @@ from neo4j import Driver
 from test_vector_consistency import Stores, stores
 from transfer_helpers import build_organisation, public_reads, records_of
 
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.transfer import format as transfer
 from memora_ogm.transfer.format import ImportConflict, ImportFormatError, JsonLinesFile
@@ -405,9 +406,9 @@ async def test_an_import_parses_each_record_once(
     parsed: list[int] = []
     parse = transfer.parse
 
-    def counted(line: int, record: Any) -> Record:
+    def counted(nodes: Nodes, line: int, record: Any) -> Record:
         parsed.append(line)
-        return parse(line, record)
+        return parse(nodes, line, record)
 
     monkeypatch.setattr(transfer, "parse", counted)
     await memora.import_records(JsonLinesFile(path))

@@ -19,6 +19,7 @@ from transfer_helpers import build_organisation, public_reads, records_of
 
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._async.transfer import MoveVerificationFailed, move_organization
+from memora_ogm._sync.nodes import NODES
 from memora_ogm.cli import main
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.server import Neo4jConnection
@@ -187,7 +188,7 @@ async def test_cli_export_import_and_move(
     path = tmp_path / "kept.jsonl"
 
     assert main(["export", "--org", kept.org_id, "-o", str(path)]) == 0
-    assert transfer.validate(JsonLinesFile(path))["memory"] == 7
+    assert transfer.validate(NODES, JsonLinesFile(path))["memory"] == 7
     assert main(["export", "--org", kept.org_id, "--user", kept.ann]) == 0
     out = capsys.readouterr().out.splitlines()
     assert [record["type"] for record in map(json.loads, out[:2])] == [

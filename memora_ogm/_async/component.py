@@ -1,8 +1,9 @@
 """What every part of the facade shares: the connection, a logger, and its methods.
 
 Each of Memora's methods is a declaration of :mod:`memora_ogm.calls` made a method of
-the interface: it has the declaration's name, documentation and signature, and runs it
-through the graph's door (:meth:`Graph.execute`).
+the interface: it has the declaration's name, documentation and signature (less what the
+interface puts in: its node classes first), and runs it through the graph's door
+(:meth:`Graph.execute`), which hands the declaration the graph's node classes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.graph import Graph
 from memora_ogm.engine.call import Batches, Call
 from memora_ogm.engine.erasure import BATCH_SIZE, Erasure
+from memora_ogm.engine.nodes import Nodes
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -52,29 +54,31 @@ def _method(declare: Callable[..., Any], given: int, run: Method[P, T]) -> Metho
     return run
 
 
-def call(declare: Callable[P, Call[T]]) -> Method[P, T]:
-    """A method of a declaration that needs nothing of the interface."""
+def call(declare: Callable[Concatenate[Nodes, P], Call[T]]) -> Method[P, T]:
+    """A method of a declaration that needs only the interface's node classes."""
 
     async def run(self: GraphComponent, /, *args: P.args, **kwargs: P.kwargs) -> T:
         return await self.graph.execute(declare, *args, **kwargs)
 
-    return _method(declare, 0, run)
+    return _method(declare, 1, run)
 
 
-def resolving(declare: Callable[Concatenate[bool, P], Call[T]]) -> Method[P, T]:
+def resolving(declare: Callable[Concatenate[Nodes, bool, P], Call[T]]) -> Method[P, T]:
     """A method of a read that resolves placeholders, on the server when it has APOC."""
 
     async def run(self: GraphComponent, /, *args: P.args, **kwargs: P.kwargs) -> T:
         return await self.graph.execute(declare, await self.graph.has_apoc(), *args, **kwargs)
 
-    return _method(declare, 1, run)
+    return _method(declare, 2, run)
 
 
-def erasing(declare: Callable[Concatenate[Erasure, P], Call[None] | Batches]) -> Method[P, None]:
+def erasing(
+    declare: Callable[Concatenate[Nodes, Erasure, P], Call[None] | Batches],
+) -> Method[P, None]:
     """A method of an erasure, in the interface's batches, of both stores."""
 
     async def run(self: GraphComponent, /, *args: P.args, **kwargs: P.kwargs) -> None:
         erasure = Erasure(self.erase_batch_size, self.graph.vector_db is not None)
         await self.graph.execute(declare, erasure, *args, **kwargs)
 
-    return _method(declare, 1, run)
+    return _method(declare, 2, run)

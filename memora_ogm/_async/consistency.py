@@ -16,8 +16,6 @@ from memora_ogm._async.paging import pages
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import add_to_vector_db
 from memora_ogm.calls.consistency import (
-    MEMORY_ID_PAGES,
-    ORG_PAGES,
     ConsistencyReport,
     Progress,
     Tenant,
@@ -29,7 +27,7 @@ from memora_ogm.calls.user import tenant_exists
 from memora_ogm.engine.pages import Part
 from memora_ogm.schema import models
 from memora_ogm.schema.validation import check_ids
-from memora_ogm.transfer.format import USER_PAGES
+from memora_ogm.transfer.format import export_pages
 from memora_ogm.transfer.importing import memories_with_ids
 from memora_ogm.vector_db.pending import Pending, journal_of
 
@@ -77,13 +75,23 @@ async def _keys(graph: Graph, part: Part, **owner: str) -> AsyncIterator[str]:
 
 
 async def _graph_tenants(graph: Graph, org_id: str | None) -> set[Tenant]:
-    orgs = [org_id] if org_id is not None else [org async for org in _keys(graph, ORG_PAGES)]
-    return {(org, user) for org in orgs async for user in _keys(graph, USER_PAGES, org_id=org)}
+    orgs = (
+        [org_id]
+        if org_id is not None
+        else [org async for org in _keys(graph, Part(graph.nodes.Org, "org_id"))]
+    )
+    return {
+        (org, user)
+        for org in orgs
+        async for user in _keys(graph, export_pages(graph.nodes).users, org_id=org)
+    }
 
 
 async def _memorypages(graph: Graph, tenant: Tenant) -> AsyncIterator[list[models.Memory]]:
     org_id, user_id = tenant
-    async for page in pages(graph, MEMORY_ID_PAGES, org_id=org_id, user_id=user_id):
+    async for page in pages(
+        graph, Part(graph.nodes.Memory, "memory_id"), org_id=org_id, user_id=user_id
+    ):
         yield [_memory(values) for values, _ in page]
 
 

@@ -12,25 +12,25 @@ import weakref
 from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
 from functools import partial
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncSession, AsyncTransaction, Record
 from neo4j.exceptions import IncompleteCommit
 
 from memora_ogm import telemetry
-from memora_ogm._async import nodes
 from memora_ogm._async.connection import (
     Connection,
     bind_neomodel,
     neomodel_driver,
     open_transaction,
 )
+from memora_ogm._async.nodes import NODES
 from memora_ogm._async.retry import CONNECTION_LOST, ask_outcome, retried
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import VectorCommit
-from memora_ogm.engine.call import Batches, Call, Landed, Query, VectorChanges, nothing
+from memora_ogm.engine.call import Batches, Call, Landed, Query, VectorChanges, declared, nothing
 from memora_ogm.engine.constraints import EDITION
-from memora_ogm.engine.projection import reading_through
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.queries import APOC_AVAILABLE
 from memora_ogm.engine.unit_of_work import Statement
 from memora_ogm.errors import NodeVanished, NotFoundError
@@ -88,6 +88,8 @@ class Work:
 class Graph:
     """The connection of one facade: its driver, its database and its vector store."""
 
+    #: This twin's node classes, which every declaration it runs is given first.
+    nodes: Nodes = NODES
     #: Attempts for a unit of work that keeps meeting transient conflicts.
     max_attempts = 8
     #: First backoff in seconds; doubled each attempt, with full jitter.
@@ -149,20 +151,23 @@ class Graph:
         await self.connection.close()
 
     async def execute(
-        self, declare: Callable[P, Call[T] | Batches], *args: P.args, **kwargs: P.kwargs
+        self,
+        declare: Callable[Concatenate[Nodes, P], Call[T] | Batches],
+        *args: P.args,
+        **kwargs: P.kwargs,
     ) -> T:
-        """Declare a call with the arguments (:mod:`memora_ogm.calls`) and run it.
+        """Declare a call with this graph's node classes and the arguments
+        (:mod:`memora_ogm.calls`), and run it.
 
         A read, or a write without vector changes, runs as one auto-commit statement; any
         other write in a transaction; :class:`Batches` batch after batch.
         """
-        with reading_through(nodes):
-            declared = declare(*args, **kwargs)
-            if isinstance(declared, Batches):
-                await self._batches(declared)
-                answer: Any = None
-            else:
-                answer = await self._call(declared)
+        declared = declare(self.nodes, *args, **kwargs)
+        if isinstance(declared, Batches):
+            await self._batches(declared)
+            answer: Any = None
+        else:
+            answer = await self._call(declared)
         if declared.log:
             logger.info(declared.log)
         if isinstance(declared, Batches) or declared.write:
@@ -344,7 +349,7 @@ class Graph:
 
     async def components(self) -> list[dict[str, Any]]:
         """The server's components: each one's ``name``, ``version`` and ``edition``."""
-        return await self.execute(Call, Query(EDITION, {}), list)
+        return await self.execute(declared, Call(Query(EDITION, {}), list))
 
     async def is_enterprise(self) -> bool:
         """Whether this graph's server is Enterprise Edition, asked once per graph: not
@@ -358,6 +363,7 @@ class Graph:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""
         if self.use_apoc is None:
             self.use_apoc = await self.execute(
-                Call, Query(APOC_AVAILABLE, {}), lambda rows: any(r["available"] for r in rows)
+                declared,
+                Call(Query(APOC_AVAILABLE, {}), lambda rows: any(r["available"] for r in rows)),
             )
         return self.use_apoc

@@ -8,7 +8,7 @@ from typing import Any
 
 from memora_ogm import telemetry
 from memora_ogm._async.graph import Graph
-from memora_ogm.engine.call import Call
+from memora_ogm.engine.call import Call, declared
 from memora_ogm.engine.pages import Part, page_read
 from memora_ogm.engine.projection import projection, reading
 
@@ -55,8 +55,8 @@ async def pages(
         values: dict[str, Any] = {"limit": limit, **owner}
         if after is not None:
             values["after"] = after
-        read = page_read(part, tuple(owner), after is None).bind(**values)
-        page = await graph.execute(Call, read, lambda row: inflated(row["page"]))
+        read = page_read(part, tuple(owner), after is None).bind(graph.nodes, **values)
+        page = await graph.execute(declared, Call(read, lambda row: inflated(row["page"])))
         telemetry.batch()
         if page:
             yield page

@@ -53,27 +53,29 @@ async def _user_content(graph: Graph, org_id: str, user_id: str) -> RecordStream
     """A user's interactions, memories, then contrary updates, in key order: past
     :data:`EXPORT_HELD_UPDATES`, the memories' updates are read again after them."""
     owned = {"org_id": org_id, "user_id": user_id}
-    async for page in pages(graph, transfer.INTERACTION_PAGES, **owned):
+    async for page in pages(graph, transfer.export_pages(graph.nodes).interactions, **owned):
         for values, row in page:
-            yield transfer.interaction(values, row)
+            yield transfer.interaction(graph.nodes, values, row)
     held: list[tuple[str, str]] = []
     rest: str | None = None  # the last memory whose updates are held, once they overflow
-    async for page in pages(graph, transfer.MEMORY_PAGES, **owned):
+    async for page in pages(graph, transfer.export_pages(graph.nodes).memories, **owned):
         for values, row in page:
-            yield transfer.memory(values, row)
+            yield transfer.memory(graph.nodes, values, row)
             if rest is None:
                 held.extend((values["memory_id"], newer) for newer in row["newer"])
                 if len(held) > EXPORT_HELD_UPDATES:
                     rest = values["memory_id"]
     for older, newer in held:
         yield transfer.record(
-            transfer.CONTRARY_UPDATE, {**owned, "memory_id": older}, updated_by=newer
+            graph.nodes, transfer.CONTRARY_UPDATE, {**owned, "memory_id": older}, updated_by=newer
         )
     if rest is not None:
-        async for page in pages(graph, transfer.MEMORY_PAGES, rest, **owned):
+        async for page in pages(graph, transfer.export_pages(graph.nodes).memories, rest, **owned):
             for values, row in page:
                 for newer in row["newer"]:
-                    yield transfer.record(transfer.CONTRARY_UPDATE, values, updated_by=newer)
+                    yield transfer.record(
+                        graph.nodes, transfer.CONTRARY_UPDATE, values, updated_by=newer
+                    )
 
 
 async def export_records(graph: Graph, org_id: str, user_id: str | None) -> RecordStream:
@@ -81,19 +83,19 @@ async def export_records(graph: Graph, org_id: str, user_id: str | None) -> Reco
     counts: Counter[str] = Counter()
     scope = "organization" if user_id is None else "user"
     yield transfer.header(scope, org_id, user_id, graph.database)
-    yield transfer.record(transfer.ORGANIZATION, org)
+    yield transfer.record(graph.nodes, transfer.ORGANIZATION, org)
     counts[transfer.ORGANIZATION] += 1
     users = {"org_id": org_id} if user_id is None else {"org_id": org_id, "user_id": user_id}
-    async for page in pages(graph, transfer.USER_PAGES, **users):
+    async for page in pages(graph, transfer.export_pages(graph.nodes).users, **users):
         counts[transfer.USER] += len(page)
         for values, _ in page:
-            yield transfer.record(transfer.USER, values)
-    async for page in pages(graph, transfer.AGENT_PAGES, org_id=org_id):
+            yield transfer.record(graph.nodes, transfer.USER, values)
+    async for page in pages(graph, transfer.export_pages(graph.nodes).agents, org_id=org_id):
         for values, _ in page:
             if user_id is None or values["user_id"] in (None, user_id):
                 counts[transfer.AGENT] += 1
-                yield transfer.record(transfer.AGENT, values)
-    async for page in pages(graph, transfer.USER_PAGES, **users):
+                yield transfer.record(graph.nodes, transfer.AGENT, values)
+    async for page in pages(graph, transfer.export_pages(graph.nodes).users, **users):
         for values, _ in page:
             async for record in _user_content(graph, org_id, values["user_id"]):
                 counts[record["type"]] += 1
@@ -123,7 +125,7 @@ async def _validate_and_check(
     """Validate ``records`` and check them against the graph in one pass, spooling the
     parsed batches: the writes get exactly what was checked. The first clash is raised
     once the whole input proved valid: a format error anywhere comes first."""
-    validator = transfer.Validator()
+    validator = transfer.Validator(graph.nodes)
     held: set[str] | None = None  # the record types the graph holds some node of
     owners: dict[str, tuple[int, str, str]] = {}  # memory ids to look up
     clash: transfer.ImportConflict | None = None
@@ -196,7 +198,8 @@ class Neo4jTransfer(GraphComponent):
             counts = await _validate_and_check(self.graph, records, on_conflict, rekeying, spool)
             total = sum(counts.values())
             done = 0
-            written = ready_batches(spool, on_conflict)
+            nodes = self.graph.nodes
+            written = ready_batches(nodes, spool, on_conflict)
             coming = ahead.submit(next, written, None)
             while (ready := await result_of(coming)) is not None:
                 coming = ahead.submit(next, written, None)
@@ -207,14 +210,18 @@ class Neo4jTransfer(GraphComponent):
                 ) -> Landed | None:
                     new, declared = ready.new, ready.declared
                     if new is None:  # "skip": what is new is read in the write's transaction
-                        new = await work.execute(new_records(ready.kind, ready.batch, on_conflict))
-                        declared = write_of(ready.kind, ready.batch, new)
+                        new = await work.execute(
+                            new_records(nodes, ready.kind, ready.batch, on_conflict)
+                        )
+                        declared = write_of(nodes, ready.kind, ready.batch, new)
                     planned.append(len(new))
                     if declared is not None:
                         statement, memories = declared
                         await work.run(statement)
-                        work.changes.add(convert.memory_for_vector(memory) for memory in memories)
-                    return created_first(ready.kind, new)
+                        work.changes.add(
+                            convert.memory_for_vector(nodes, memory) for memory in memories
+                        )
+                    return created_first(nodes, ready.kind, new)
 
                 await self.graph.transaction(write_batch, lambda landed: landed)
                 telemetry.batch()

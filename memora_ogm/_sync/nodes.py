@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, ClassVar
 
 import shortuuid
@@ -18,13 +17,9 @@ from neomodel import (
     ZeroOrOne,
 )
 
+from memora_ogm.engine.nodes import Nodes, new_memory_id
 from memora_ogm.properties import NativeDateProperty, ZonedDateTimeProperty
 from memora_ogm.schema.models import node_line
-
-
-def new_memory_id() -> str:
-    """Memory ids are uuid4 strings, as Memora's (and valid Qdrant point ids)."""
-    return str(uuid.uuid4())
 
 
 class MemoraNode(StructuredNode):
@@ -214,6 +209,18 @@ class Memory(MemoraNode):
     contradicts = RelationshipFrom("Memory", "CONTRARY_UPDATE", model=ContraryUpdate)
 
 
+class AppliedMigration(MemoraNode):
+    """A migration applied to this database (``memora_ogm.migrations``); not a class of
+    the Memora graph."""
+
+    __label__ = "MemoraMigration"
+    __node_key__ = ("unique_memora_migration", ("version",))
+
+    version = StringProperty(required=True)
+    name = StringProperty(required=True)
+    applied_at = ZonedDateTimeProperty(default_now=True)
+
+
 NODE_CLASSES: tuple[type[MemoraNode], ...] = (
     Org,
     User,
@@ -243,3 +250,17 @@ REL_CLASSES: tuple[type[StructuredRel], ...] = (
     ContraryUpdate,
 )
 """One relationship model per relationship type of the Memora graph."""
+
+#: What this twin's facade hands every declaration.
+NODES = Nodes(
+    Org=Org,
+    User=User,
+    Agent=Agent,
+    InteractionCollection=InteractionCollection,
+    MemoryCollection=MemoryCollection,
+    Date=Date,
+    Interaction=Interaction,
+    MessageBlock=MessageBlock,
+    Memory=Memory,
+    AppliedMigration=AppliedMigration,
+)

@@ -8,18 +8,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from memora_ogm._async.nodes import Memory as MemoryNode
-from memora_ogm._async.nodes import Org
-from memora_ogm.engine.pages import Part
 from memora_ogm.schema.models import Memory
 
 #: Called with the number of graph memories compared so far.
 Progress = Callable[[int], None]
 Tenant = tuple[str, str]
-
-#: What the check pages through besides users, without what an export brings along.
-ORG_PAGES = Part(Org, "org_id")
-MEMORY_ID_PAGES = Part(MemoryNode, "memory_id")
 
 
 @dataclass(frozen=True)

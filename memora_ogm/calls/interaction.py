@@ -10,15 +10,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memora_ogm._async.nodes import (
-    Date,
-    Interaction,
-    InteractionCollection,
-    Memory,
-    MemoryCollection,
-    MessageBlock,
-    User,
-)
 from memora_ogm.calls.agent import match_agent
 from memora_ogm.calls.memory import Reads, user_page
 from memora_ogm.engine import convert, queries
@@ -34,6 +25,7 @@ from memora_ogm.engine.erasure import (
     room,
     user_collection_batch,
 )
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.projection import reading
 from memora_ogm.engine.unit_of_work import Ref, UnitOfWork
 from memora_ogm.errors import InteractionNotFound, MemoryNotFound, UserNotFound
@@ -163,6 +155,7 @@ def check_memories_and_interaction(value: Any) -> CheckedWrite:
 
 
 def _owner(
+    nodes: Nodes,
     work: UnitOfWork,
     user: Ref,
     ids: tuple[str, str, str],
@@ -171,14 +164,16 @@ def _owner(
     """Match the agent, the user's memory collection and the user's superseded memories
     (``MemoryNotFound`` for another's); returns the last two and the superseded ids."""
     org_id, user_id, agent_id = ids
-    match_agent(work, org_id, agent_id)
-    collection = work.match_related(user, User.has_memories, lambda: UserNotFound(org_id, user_id))
+    match_agent(nodes, work, org_id, agent_id)
+    collection = work.match_related(
+        user, nodes.User.has_memories, lambda: UserNotFound(org_id, user_id)
+    )
     wanted = sorted({str(memory.existing_contrary_memory_id) for memory in data.contrary_memories})
     superseded = None
     if wanted:
         keys = [{"org_id": org_id, "user_id": user_id, "memory_id": id_} for id_ in wanted]
         superseded = work.match_each(
-            Memory, keys, lambda key: MemoryNotFound(org_id, user_id, key["memory_id"])
+            nodes.Memory, keys, lambda key: MemoryNotFound(org_id, user_id, key["memory_id"])
         )
     return collection, superseded, wanted
 
@@ -192,19 +187,19 @@ def messages_of(messages: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
 
 
 def link_chains(
-    work: UnitOfWork, interactions: Ref, chain: Ref, counts: Sequence[int]
+    nodes: Nodes, work: UnitOfWork, interactions: Ref, chain: Ref, counts: Sequence[int]
 ) -> list[int]:
     """Link ``chain`` (``counts`` messages per interaction, in turn) as the interactions'
     chains; returns where each one's messages start."""
     offsets = [0, *itertools.accumulate(counts)][:-1]
     work.link(
-        Interaction.first_message,
+        nodes.Interaction.first_message,
         interactions,
         chain,
         [(i, offsets[i]) for i, count in enumerate(counts) if count],
     )
     work.link(
-        MessageBlock.is_next,
+        nodes.MessageBlock.is_next,
         chain,
         chain,
         [
@@ -217,6 +212,7 @@ def link_chains(
 
 
 def _memories(
+    nodes: Nodes,
     work: UnitOfWork,
     interaction: Ref,
     chain: Ref,
@@ -233,39 +229,40 @@ def _memories(
     """
     memories_in, superseded, wanted = owner
     checked = [*data.memories, *data.contrary_memories]
-    nodes, memories = work.create_each(
-        Memory,
+    created, memories = work.create_each(
+        nodes.Memory,
         [
             {**keys, "memory": memory.memory, "obtained_at": data.interaction_date}
             for memory in checked
         ],
     )
-    work.link(Memory.interaction_source, nodes, interaction)
+    work.link(nodes.Memory.interaction_source, created, interaction)
     sources = [
         (n, position)
         for n, memory in enumerate(checked)
         for position in sorted(set(memory.source_msg_block_pos))
     ]
-    work.link(Memory.message_source, nodes, chain, sources)
+    work.link(nodes.Memory.message_source, created, chain, sources)
     if interactions_in is not None:
-        work.link(InteractionCollection.had_interaction, interactions_in, interaction)
-    work.link(MemoryCollection.includes, memories_in, nodes)
+        work.link(nodes.InteractionCollection.had_interaction, interactions_in, interaction)
+    work.link(nodes.MemoryCollection.includes, memories_in, created)
     # The day of the stored datetime in its own offset, as the server's date() gives it.
     date = data.interaction_date.date()
-    day = work.merge(Date, org_id=keys["org_id"], user_id=keys["user_id"], date=date)
-    work.link(Interaction.has_occurrence_on, interaction, day)
-    work.link(Memory.date_obtained, nodes, day)
+    day = work.merge(nodes.Date, org_id=keys["org_id"], user_id=keys["user_id"], date=date)
+    work.link(nodes.Interaction.has_occurrence_on, interaction, day)
+    work.link(nodes.Memory.date_obtained, created, day)
     if superseded is not None:
         pairs = [
             (wanted.index(memory.existing_contrary_memory_id), n)
             for n, memory in enumerate(checked)
             if memory.existing_contrary_memory_id is not None
         ]
-        work.link(Memory.contrary_update, superseded, nodes, pairs)
+        work.link(nodes.Memory.contrary_update, superseded, created, pairs)
     return memories
 
 
 def _written(
+    nodes: Nodes,
     work: UnitOfWork,
     id_and_date: tuple[str, datetime],
     memories: list[dict[str, Any]],
@@ -275,18 +272,22 @@ def _written(
     """A write's call: returns the interaction's id and date, adds ``memories`` to vectors."""
 
     def record(_: Row, changes: VectorChanges) -> None:
-        changes.add(convert.memory_for_vector(memory) for memory in memories)
+        changes.add(convert.memory_for_vector(nodes, memory) for memory in memories)
 
     return Call(work, lambda _: id_and_date, write=True, vectors=record, landed=landed, log=log)
 
 
-def _chain(work: UnitOfWork, interactions: Ref) -> Ref:
+def _chain(nodes: Nodes, work: UnitOfWork, interactions: Ref) -> Ref:
     return work.reachable(
-        interactions, Interaction.first_message, MessageBlock.is_next, order_by="msg_position"
+        interactions,
+        nodes.Interaction.first_message,
+        nodes.MessageBlock.is_next,
+        order_by="msg_position",
     )
 
 
 def save_interaction_with_memories(
+    nodes: Nodes,
     org_id: str,
     agent_id: str,
     user_id: str,
@@ -306,28 +307,31 @@ def save_interaction_with_memories(
     def missing() -> UserNotFound:
         return UserNotFound(org_id, user_id)
 
-    user = work.match(User, missing, org_id=org_id, user_id=user_id)
-    owner = _owner(work, user, (org_id, user_id, agent_id), data)
-    collection = work.match_related(user, User.interactions_in, missing)
+    user = work.match(nodes.User, missing, org_id=org_id, user_id=user_id)
+    owner = _owner(nodes, work, user, (org_id, user_id, agent_id), data)
+    collection = work.match_related(user, nodes.User.interactions_in, missing)
     interaction, props = work.create(
-        Interaction,
+        nodes.Interaction,
         org_id=org_id,
         user_id=user_id,
         agent_id=agent_id,
         created_at=when,
         updated_at=when,
     )
-    chain, _ = work.create_each(MessageBlock, messages_of(data.interaction))
-    link_chains(work, interaction, chain, [len(data.interaction)])
+    chain, _ = work.create_each(nodes.MessageBlock, messages_of(data.interaction))
+    link_chains(nodes, work, interaction, chain, [len(data.interaction)])
     keys = {name: props[name] for name in ("org_id", "user_id", "agent_id", "interaction_id")}
-    memories = _memories(work, interaction, chain, owner, data, keys, collection)
+    memories = _memories(nodes, work, interaction, chain, owner, data, keys, collection)
     interaction_id = props["interaction_id"]
     key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
     log = f"saved interaction {interaction_id} of user {user_id}"
-    return _written(work, (interaction_id, when), memories, Landed(Interaction, key), log)
+    return _written(
+        nodes, work, (interaction_id, when), memories, Landed(nodes.Interaction, key), log
+    )
 
 
 def update_interaction_and_memories(
+    nodes: Nodes,
     org_id: str,
     agent_id: str,
     user_id: str,
@@ -348,21 +352,26 @@ def update_interaction_and_memories(
         return InteractionNotFound(org_id, user_id, interaction_id)
 
     work = UnitOfWork()
-    user = work.match(User, missing, org_id=org_id, user_id=user_id)
-    interaction = work.match(Interaction, missing, lock=True, **key)
-    owner = _owner(work, user, (org_id, user_id, agent_id), data)
+    user = work.match(nodes.User, missing, org_id=org_id, user_id=user_id)
+    interaction = work.match(nodes.Interaction, missing, lock=True, **key)
+    owner = _owner(nodes, work, user, (org_id, user_id, agent_id), data)
     kept, created = keep_common_prefix(
-        work, _chain(work, interaction), messages_of(data.interaction), ("role", "content")
+        work, _chain(nodes, work, interaction), messages_of(data.interaction), ("role", "content")
     )
     work.set(interaction, agent_id=agent_id, updated_at=when)
     chain = work.concat(kept, created)
-    link_chains(work, interaction, chain, [len(data.interaction)])
-    memories = _memories(work, interaction, chain, owner, data, {**key, "agent_id": agent_id})
+    link_chains(nodes, work, interaction, chain, [len(data.interaction)])
+    memories = _memories(
+        nodes, work, interaction, chain, owner, data, {**key, "agent_id": agent_id}
+    )
     log = f"updated interaction {interaction_id} of user {user_id}"
-    return _written(work, (interaction_id, when), memories, first_memory(memories, True), log)
+    return _written(
+        nodes, work, (interaction_id, when), memories, first_memory(nodes, memories, True), log
+    )
 
 
 def get_interaction(
+    nodes: Nodes,
     apoc: bool,
     org_id: str,
     user_id: str,
@@ -377,7 +386,7 @@ def get_interaction(
     if not with_memories:
         work = UnitOfWork()
         interaction = work.match(
-            Interaction,
+            nodes.Interaction,
             lambda: InteractionNotFound(org_id, user_id, interaction_id),
             org_id=org_id,
             user_id=user_id,
@@ -385,15 +394,15 @@ def get_interaction(
         )
         work.output("interaction", interaction)
         if with_messages:
-            work.output("messages", _chain(work, interaction))
+            work.output("messages", _chain(nodes, work, interaction))
 
         def bare(row: Row) -> models.Interaction:
             messages = row.get("messages") or []
-            node, message = reading(Interaction), reading(MessageBlock)
+            node, message = reading(nodes.Interaction), reading(nodes.MessageBlock)
             return convert.interaction(row["interaction"], messages, [], node, message)
 
         return Call(work, bare)
-    reads = Reads.of(apoc)
+    reads = Reads.of(nodes, apoc)
 
     def found(rows: list[Row]) -> models.Interaction:
         if not rows:
@@ -412,6 +421,7 @@ def get_interaction(
 
 
 def get_all_user_interactions(
+    nodes: Nodes,
     apoc: bool,
     org_id: str,
     user_id: str,
@@ -427,6 +437,7 @@ def get_all_user_interactions(
     check_flag("with_their_memories", with_their_memories)
     check_page(skip, limit)
     return user_page(
+        nodes,
         apoc,
         queries.INTERACTIONS_PAGE,
         "details",
@@ -441,7 +452,7 @@ def get_all_user_interactions(
 
 
 def delete_user_interaction_and_its_memories(
-    erasure: Erasure, org_id: str, user_id: str, interaction_id: str
+    nodes: Nodes, erasure: Erasure, org_id: str, user_id: str, interaction_id: str
 ) -> Batches:
     """Delete the interaction, its messages and memories in batches, each locking the
     interaction first (as an update does)."""
@@ -450,27 +461,31 @@ def delete_user_interaction_and_its_memories(
     size = erasure.size
     work = UnitOfWork(batched=True)
     interaction = work.match(
-        Interaction, lambda: InteractionNotFound(org_id, user_id, interaction_id), lock=True, **key
+        nodes.Interaction,
+        lambda: InteractionNotFound(org_id, user_id, interaction_id),
+        lock=True,
+        **key,
     )
-    memories = work.reachable(interaction, Interaction.memories, limit=per_batch(size))
-    room(work, erase(work, size, erasure.vectors, memories, interaction), FINISHED)
+    memories = work.reachable(interaction, nodes.Interaction.memories, limit=per_batch(size))
+    room(work, erase(nodes, work, size, erasure.vectors, memories, interaction), FINISHED)
     return batches(
+        nodes,
         work,
-        top=Landed(Interaction, key, present=False),
+        top=Landed(nodes.Interaction, key, present=False),
         log=f"deleted interaction {interaction_id} of user {user_id}",
     )
 
 
 def delete_all_user_interactions_and_their_memories(
-    erasure: Erasure, org_id: str, user_id: str
+    nodes: Nodes, erasure: Erasure, org_id: str, user_id: str
 ) -> Batches:
     """Delete the user's interactions with their messages and memories in batches, each
     locking the interaction collection (against saves), then its interactions (updates)."""
     size = erasure.size
-    work = user_collection_batch(org_id, user_id, User.interactions_in)
-    interactions = work.nodes(Interaction, per_batch(size, 4), org_id=org_id, user_id=user_id)
+    work = user_collection_batch(nodes, org_id, user_id, nodes.User.interactions_in)
+    interactions = work.nodes(nodes.Interaction, per_batch(size, 4), org_id=org_id, user_id=user_id)
     work.lock(interactions)
-    memories = work.reachable(interactions, Interaction.memories, limit=per_batch(size))
-    groups = erase(work, size, erasure.vectors, memories, interactions)
+    memories = work.reachable(interactions, nodes.Interaction.memories, limit=per_batch(size))
+    groups = erase(nodes, work, size, erasure.vectors, memories, interactions)
     room(work, [*groups, (interactions, per_batch(size, 4))], FINISHED)
-    return batches(work, log=f"deleted all interactions of user {user_id}")
+    return batches(nodes, work, log=f"deleted all interactions of user {user_id}")

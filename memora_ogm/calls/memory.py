@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
 from memora_ogm.engine import convert, queries
 from memora_ogm.engine.call import Batches, Call, Landed, Query, Row, nothing
 from memora_ogm.engine.erasure import (
@@ -22,6 +21,7 @@ from memora_ogm.engine.erasure import (
     room,
     user_collection_batch,
 )
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.projection import reading
 from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.errors import MemoryNotFound, UserNotFound
@@ -45,8 +45,10 @@ class Reads:
     message: type
 
     @classmethod
-    def of(cls, apoc: bool) -> Reads:
-        return cls(apoc, reading(Interaction), reading(Memory), reading(MessageBlock))
+    def of(cls, nodes: Nodes, apoc: bool) -> Reads:
+        return cls(
+            apoc, reading(nodes.Interaction), reading(nodes.Memory), reading(nodes.MessageBlock)
+        )
 
     def query(self, query: str, **params: Any) -> Query:
         text = queries.statement(query, self.apoc, self.interaction, self.memory, self.message)
@@ -63,6 +65,7 @@ class Reads:
 
 
 def user_page(
+    nodes: Nodes,
     apoc: bool,
     query: str,
     column: str,
@@ -72,7 +75,7 @@ def user_page(
     **params: Any,
 ) -> Call[list[T]]:
     """One page of ``query``'s ``column``, each entry as ``item(reads, entry)``."""
-    reads = Reads.of(apoc)
+    reads = Reads.of(nodes, apoc)
 
     def page(rows: list[Row]) -> list[T]:
         if not rows[0]["found"]:
@@ -110,6 +113,7 @@ def _requested_keys(batch: Any) -> list[list[MemoryKey]]:
 
 
 def get_all_user_memories(
+    nodes: Nodes,
     apoc: bool,
     org_id: str,
     user_id: str,
@@ -124,6 +128,7 @@ def get_all_user_memories(
         check_ids(agent_id=agent_id)
     check_page(skip, limit)
     return user_page(
+        nodes,
         apoc,
         queries.MEMORIES_PAGE,
         "memory",
@@ -137,11 +142,11 @@ def get_all_user_memories(
 
 
 def _about_memory(
-    apoc: bool, query: str, org_id: str, user_id: str, memory_id: str
+    nodes: Nodes, apoc: bool, query: str, org_id: str, user_id: str, memory_id: str
 ) -> Call[list[models.Memory]]:
     """A query about one memory; no row at all means the memory does not exist."""
     check_memory_key(org_id, user_id, memory_id)
-    reads = Reads.of(apoc)
+    reads = Reads.of(nodes, apoc)
 
     def found(rows: list[Row]) -> list[models.Memory]:
         if not rows:
@@ -151,33 +156,35 @@ def _about_memory(
     return Call(reads.query(query, org_id=org_id, user_id=user_id, memory_id=memory_id), found)
 
 
-def get_user_memory(apoc: bool, org_id: str, user_id: str, memory_id: str) -> Call[models.Memory]:
-    about = _about_memory(apoc, queries.USER_MEMORY, org_id, user_id, memory_id)
+def get_user_memory(
+    nodes: Nodes, apoc: bool, org_id: str, user_id: str, memory_id: str
+) -> Call[models.Memory]:
+    about = _about_memory(nodes, apoc, queries.USER_MEMORY, org_id, user_id, memory_id)
     return Call(about.statement, lambda rows: about.result(rows)[0])
 
 
 def get_user_memory_history(
-    apoc: bool, org_id: str, user_id: str, memory_id: str
+    nodes: Nodes, apoc: bool, org_id: str, user_id: str, memory_id: str
 ) -> Call[list[models.Memory]]:
     """The memory, then each older memory it superseded, newest first."""
-    return _about_memory(apoc, queries.MEMORY_HISTORY, org_id, user_id, memory_id)
+    return _about_memory(nodes, apoc, queries.MEMORY_HISTORY, org_id, user_id, memory_id)
 
 
 def fetch_user_memories_resolved(
-    apoc: bool, org_user_mem_ids: list[dict[str, str]]
+    nodes: Nodes, apoc: bool, org_user_mem_ids: list[dict[str, str]]
 ) -> Call[list[models.Memory]]:
-    batch = fetch_user_memories_resolved_batch(apoc, [org_user_mem_ids])
+    batch = fetch_user_memories_resolved_batch(nodes, apoc, [org_user_mem_ids])
     return Call(batch.statement, lambda rows: batch.result(rows)[0])
 
 
 def fetch_user_memories_resolved_batch(
-    apoc: bool, batch_org_user_mem_ids: list[list[dict[str, str]]]
+    nodes: Nodes, apoc: bool, batch_org_user_mem_ids: list[list[dict[str, str]]]
 ) -> Call[list[list[models.Memory]]]:
     """For each list of ids, each memory's newest version (end of its ``CONTRARY_UPDATE``
     chain), once, at the first id's place; unknown ids left out. One query in all."""
     requested = _requested_keys(batch_org_user_mem_ids)
     keys = list(dict.fromkeys(key for ids in requested for key in ids))
-    reads = Reads.of(apoc)
+    reads = Reads.of(nodes, apoc)
 
     def current(rows: list[Row]) -> list[list[models.Memory]]:
         resolved = {
@@ -202,7 +209,9 @@ def fetch_user_memories_resolved_batch(
     return Call(reads.query(queries.RESOLVED_MEMORIES, requested=requested_maps), current)
 
 
-def delete_user_memory(erasure: Erasure, org_id: str, user_id: str, memory_id: str) -> Call[None]:
+def delete_user_memory(
+    nodes: Nodes, erasure: Erasure, org_id: str, user_id: str, memory_id: str
+) -> Call[None]:
     """Delete one memory from the graph and the vector store.
 
     A first statement locks its interaction, the memory collection and the memory, in the
@@ -215,30 +224,30 @@ def delete_user_memory(erasure: Erasure, org_id: str, user_id: str, memory_id: s
         return MemoryNotFound(org_id, user_id, memory_id)
 
     lock = UnitOfWork()
-    memory = lock.match(Memory, missing, **key)
-    user = lock.match(User, org_id=org_id, user_id=user_id)
-    collection = lock.match_related(user, User.has_memories)
-    for ref in (lock.reachable(memory, Memory.interaction_source), collection, memory):
+    memory = lock.match(nodes.Memory, missing, **key)
+    user = lock.match(nodes.User, org_id=org_id, user_id=user_id)
+    collection = lock.match_related(user, nodes.User.has_memories)
+    for ref in (lock.reachable(memory, nodes.Memory.interaction_source), collection, memory):
         lock.lock(ref)
     work = UnitOfWork()
-    erase(work, erasure.size, erasure.vectors, work.match(Memory, missing, **key))
+    erase(nodes, work, erasure.size, erasure.vectors, work.match(nodes.Memory, missing, **key))
 
     return Call(
         work,
         nothing,
         write=True,
-        vectors=lambda row, changes: changes.remove(removed_memories(row)),
-        landed=Landed(Memory, key, present=False),
+        vectors=lambda row, changes: changes.remove(removed_memories(nodes, row)),
+        landed=Landed(nodes.Memory, key, present=False),
         before=(lock,),
         log=f"deleted memory {memory_id}",
     )
 
 
-def delete_all_user_memories(erasure: Erasure, org_id: str, user_id: str) -> Batches:
+def delete_all_user_memories(nodes: Nodes, erasure: Erasure, org_id: str, user_id: str) -> Batches:
     """Delete the user's memories in batches, each locking the memory collection first;
     interactions and messages stay."""
     size = erasure.size
-    work = user_collection_batch(org_id, user_id, User.has_memories)
-    memories = work.nodes(Memory, per_batch(size), org_id=org_id, user_id=user_id)
-    room(work, erase(work, size, erasure.vectors, memories), FINISHED)
-    return batches(work, log=f"deleted all memories of user {user_id}")
+    work = user_collection_batch(nodes, org_id, user_id, nodes.User.has_memories)
+    memories = work.nodes(nodes.Memory, per_batch(size), org_id=org_id, user_id=user_id)
+    room(work, erase(nodes, work, size, erasure.vectors, memories), FINISHED)
+    return batches(nodes, work, log=f"deleted all memories of user {user_id}")

@@ -1,5 +1,6 @@
-"""The picture's read (``graph_of``): one read statement whose row becomes a
-:class:`~memora_ogm.picture.MemoryGraph`; no I/O, shared by both twins.
+"""Reads that look around a graph: the picture's (``graph_of``), one read statement whose
+row becomes a :class:`~memora_ogm.picture.MemoryGraph`, and ``inspect``'s counts. No I/O,
+shared by both twins.
 """
 
 from __future__ import annotations
@@ -7,18 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memora_ogm._async.nodes import (
-    Agent,
-    Interaction,
-    InteractionCollection,
-    Memory,
-    MessageBlock,
-    Org,
-    User,
-)
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
 from memora_ogm.engine.call import Call
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.pages import Count, Related, output_each
 from memora_ogm.engine.projection import projection, reading
 from memora_ogm.engine.unit_of_work import UnitOfWork
@@ -30,30 +23,35 @@ from memora_ogm.schema.validation import check_ids, check_page
 DEFAULT_LIMIT = 20
 
 
-def _owned(*same: str) -> dict[str, Count]:
-    """What an organisation or a user owns, counted by its ``same`` key properties."""
+def user_counts(nodes: Nodes, *same: str) -> dict[str, Count]:
+    """What a user owns (an organisation too: ``same`` its key), counted."""
+    same = same or ("org_id", "user_id")
     return {
-        "interactions": Count(Interaction, same),
-        "memories": Count(Memory, same),
+        "interactions": Count(nodes.Interaction, same),
+        "memories": Count(nodes.Memory, same),
         # memories that a newer one contradicted (CONTRARY_UPDATE)
-        "superseded": Count(Memory, same, having=Memory.contrary_update),
+        "superseded": Count(nodes.Memory, same, having=nodes.Memory.contrary_update),
     }
 
 
-#: What an organisation and each of its users are counted with (here and in ``inspect``).
-ORGANIZATION_COUNTS = {
-    "users": Count(User, ("org_id",)),
-    "agents": Count(Agent, ("org_id",)),
-    **_owned("org_id"),
-}
-USER_COUNTS = _owned("org_id", "user_id")
+def organization_counts(nodes: Nodes) -> dict[str, Count]:
+    """What an organisation is counted with (here and in ``inspect``)."""
+    return {
+        "users": Count(nodes.User, ("org_id",)),
+        "agents": Count(nodes.Agent, ("org_id",)),
+        **user_counts(nodes, "org_id"),
+    }
+
+
+#: The counts of :func:`user_counts`, by name.
+USER_COUNTED = ("interactions", "memories", "superseded")
 
 #: What a picture shows of a memory on the other side of a ``CONTRARY_UPDATE``.
 OTHER_MEMORY = ("memory_id", "memory", "interaction_id", "agent_id", "obtained_at")
 
 
 def graph_of(
-    org_id: str, user_id: str | None = None, limit: int = DEFAULT_LIMIT
+    nodes: Nodes, org_id: str, user_id: str | None = None, limit: int = DEFAULT_LIMIT
 ) -> Call[MemoryGraph]:
     """A picture of the memory graph: the user's ``limit`` most recent interactions with
     their messages, memories, days and contradiction history (one ``CONTRARY_UPDATE``
@@ -63,61 +61,63 @@ def graph_of(
     check_ids(org_id=org_id)
     check_page(0, limit)
     if user_id is None:
-        return Call(_organization_read(org_id, limit), _organization_graph)
+        return Call(
+            _organization_read(nodes, org_id, limit), lambda row: _organization_graph(nodes, row)
+        )
     check_ids(user_id=user_id)
-    return Call(_user_read(org_id, user_id, limit), _user_graph)
+    return Call(_user_read(nodes, org_id, user_id, limit), lambda row: _user_graph(nodes, row))
 
 
-def _user_read(org_id: str, user_id: str, limit: int) -> UnitOfWork:
+def _user_read(nodes: Nodes, org_id: str, user_id: str, limit: int) -> UnitOfWork:
     work = UnitOfWork()
-    user = match_user(work, org_id, user_id)
-    collection = work.match_related(user, User.interactions_in)
+    user = match_user(nodes, work, org_id, user_id)
+    collection = work.match_related(user, nodes.User.interactions_in)
     interactions = work.reachable(
         collection,
-        InteractionCollection.had_interaction,
+        nodes.InteractionCollection.had_interaction,
         order_by="updated_at",
         descending=True,
         limit=limit,
     )
-    memories = work.reachable(interactions, Interaction.memories, order_by="obtained_at")
+    memories = work.reachable(interactions, nodes.Interaction.memories, order_by="obtained_at")
     work.output("user", user)
-    work.output("agents", work.nodes(Agent, org_id=org_id))
+    work.output("agents", work.nodes(nodes.Agent, org_id=org_id))
     output_each(
         work,
         "interactions",
         interactions,
         messages=Related(
-            (Interaction.first_message, MessageBlock.is_next),
+            (nodes.Interaction.first_message, nodes.MessageBlock.is_next),
             ("msg_position", "role", "content"),
             "msg_position",
         ),
-        days=Related((Interaction.has_occurrence_on,), ("date",), "date"),
+        days=Related((nodes.Interaction.has_occurrence_on,), ("date",), "date"),
     )
     output_each(
         work,
         "memories",
         memories,
-        sources=Related((Memory.message_source,), ("msg_position",), "msg_position"),
-        interaction=Related((Memory.interaction_source,), ("interaction_id",)),
-        days=Related((Memory.date_obtained,), ("date",), "date"),
-        superseded=Related((Memory.contradicts,), OTHER_MEMORY, "obtained_at"),
-        superseded_by=Related((Memory.contrary_update,), OTHER_MEMORY, "obtained_at"),
+        sources=Related((nodes.Memory.message_source,), ("msg_position",), "msg_position"),
+        interaction=Related((nodes.Memory.interaction_source,), ("interaction_id",)),
+        days=Related((nodes.Memory.date_obtained,), ("date",), "date"),
+        superseded=Related((nodes.Memory.contradicts,), OTHER_MEMORY, "obtained_at"),
+        superseded_by=Related((nodes.Memory.contrary_update,), OTHER_MEMORY, "obtained_at"),
     )
     return work
 
 
-def _organization_read(org_id: str, limit: int) -> UnitOfWork:
+def _organization_read(nodes: Nodes, org_id: str, limit: int) -> UnitOfWork:
     work = UnitOfWork()
-    org = match_org(work, org_id)
-    users = work.reachable(org, Org.users, order_by="created_at", limit=limit)
-    agents = work.reachable(org, Org.has_agent, order_by="created_at", limit=limit)
-    output_each(work, "org", org, **ORGANIZATION_COUNTS)
+    org = match_org(nodes, work, org_id)
+    users = work.reachable(org, nodes.Org.users, order_by="created_at", limit=limit)
+    agents = work.reachable(org, nodes.Org.has_agent, order_by="created_at", limit=limit)
+    output_each(work, "org", org, **organization_counts(nodes))
     output_each(
         work,
         "users",
         users,
-        **USER_COUNTS,
-        agents=Related((User.has_agent,), ("agent_id",), "agent_id"),
+        **user_counts(nodes),
+        agents=Related((nodes.User.has_agent,), ("agent_id",), "agent_id"),
     )
     work.output("agents", agents)
     return work
@@ -157,8 +157,8 @@ class _Builder:
         return MemoryGraph(title, tuple(self.nodes.values()), tuple(self.edges.values()))
 
 
-def _user_graph(row: dict[str, Any]) -> MemoryGraph:
-    user = _values(User, row["user"])
+def _user_graph(nodes: Nodes, row: dict[str, Any]) -> MemoryGraph:
+    user = _values(nodes.User, row["user"])
     labels = {agent["agent_id"]: agent["agent_label"] for agent in row["agents"]}
     built = _Builder()
 
@@ -182,7 +182,7 @@ def _user_graph(row: dict[str, Any]) -> MemoryGraph:
         )
 
     for entry in row["interactions"]:
-        values = _values(Interaction, entry)
+        values = _values(nodes.Interaction, entry)
         interaction_id = values["interaction_id"]
         agent = labels.get(values["agent_id"], values["agent_id"])
         node = built.node(
@@ -210,7 +210,7 @@ def _user_graph(row: dict[str, Any]) -> MemoryGraph:
         for date in entry["days"]:
             built.edge(node, day(date), "HAS_OCCURRENCE_ON")
     for entry in row["memories"]:
-        values = _values(Memory, entry)
+        values = _values(nodes.Memory, entry)
         node = memory(values)
         for interaction_id in entry["interaction"]:
             built.edge(node, f"interaction:{interaction_id}", "INTERACTION_SOURCE")
@@ -226,18 +226,18 @@ def _user_graph(row: dict[str, Any]) -> MemoryGraph:
     return built.graph(f"{user['user_name']}: the {shown} most recent interaction(s)")
 
 
-def _organization_graph(row: dict[str, Any]) -> MemoryGraph:
-    org = _values(Org, row["org"])
+def _organization_graph(nodes: Nodes, row: dict[str, Any]) -> MemoryGraph:
+    org = _values(nodes.Org, row["org"])
     built = _Builder()
     root = built.node(
         f"org:{org['org_id']}",
         "Org",
         org["org_name"],
         org_id=org["org_id"],
-        **{name: row["org"][name] for name in ORGANIZATION_COUNTS},
+        **{name: row["org"][name] for name in ("users", "agents", *USER_COUNTED)},
     )
     for entry in row["agents"]:
-        agent = _values(Agent, entry)
+        agent = _values(nodes.Agent, entry)
         node = built.node(
             f"agent:{agent['agent_id']}",
             "Agent",
@@ -247,8 +247,8 @@ def _organization_graph(row: dict[str, Any]) -> MemoryGraph:
         )
         built.edge(root, node, "HAS_AGENT")
     for entry in row["users"]:
-        user = _values(User, entry)
-        counts = {name: entry[name] for name in USER_COUNTS}
+        user = _values(nodes.User, entry)
+        counts = {name: entry[name] for name in USER_COUNTED}
         node = built.node(
             f"user:{user['user_id']}",
             "User",
@@ -262,3 +262,31 @@ def _organization_graph(row: dict[str, Any]) -> MemoryGraph:
             built.edge(node, f"agent:{agent_id}", "HAS_AGENT")
     counts = row["org"]
     return built.graph(f"{org['org_name']}: {counts['users']} user(s), {counts['agents']} agent(s)")
+
+
+def overview(nodes: Nodes, limit: int) -> Call[dict[str, Any]]:
+    """``inspect``'s overview: the number of organisations, the oldest ``limit`` with their
+    counts."""
+    work = UnitOfWork()
+    orgs = work.nodes(nodes.Org, limit, order_by=("created_at", "org_id"))
+    work.output_value("organizations", work.count(nodes.Org))
+    output_each(work, "orgs", orgs, **organization_counts(nodes))
+    return Call(work, dict)
+
+
+def organization_overview(
+    nodes: Nodes, org_id: str, user_id: str | None, limit: int
+) -> Call[dict[str, Any]]:
+    """An organisation with its counts, its oldest ``limit`` agents and users (these
+    with their counts), and the user ``user_id`` with its counts when given."""
+    work = UnitOfWork()
+    org = match_org(nodes, work, org_id)
+    user = None if user_id is None else match_user(nodes, work, org_id, user_id)
+    agents = work.nodes(nodes.Agent, limit, order_by=("created_at", "agent_id"), org_id=org_id)
+    users = work.nodes(nodes.User, limit, order_by=("created_at", "user_id"), org_id=org_id)
+    output_each(work, "org", org, **organization_counts(nodes))
+    work.output("agents", agents)
+    output_each(work, "users", users, **user_counts(nodes))
+    if user is not None:
+        output_each(work, "user", user, **user_counts(nodes))
+    return Call(work, dict)

@@ -274,4 +274,3 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except (NoNeo4jAvailableError, LocalNeo4jError, NotFoundError) as exc:
         _info(str(exc))
         return 1
-

@@ -1,7 +1,7 @@
 """``memora-ogm inspect`` and the shell's ``show()``: a read-only look around a memory graph.
 
 The timeline uses the facade's public reads; the counts, which it has no read for, are one
-compiled statement each (overview, organisation) on the graph's retrying read path. They
+read each (:mod:`memora_ogm.calls.picture`: overview, organisation) on the graph's door. They
 find nodes by key properties, so a node counts even when nothing links it. Nothing is
 written, not even the schema.
 """
@@ -12,15 +12,10 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memora_ogm._sync.nodes import Agent, Org, User
-from memora_ogm.calls.organization import match_org
-from memora_ogm.calls.picture import ORGANIZATION_COUNTS, USER_COUNTS
-from memora_ogm.calls.user import match_user
+from memora_ogm.calls.picture import organization_overview, overview
 from memora_ogm.engine import convert
-from memora_ogm.engine.call import Call
-from memora_ogm.engine.pages import output_each
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.projection import reading
-from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.schema import models
 from memora_ogm.schema.models import when
 from memora_ogm.server.connection import Neo4jConnection
@@ -83,31 +78,6 @@ def timeline_lines(
     return lines
 
 
-def overview_read(limit: int) -> UnitOfWork:
-    """The number of organisations, and the oldest ``limit`` with their counts."""
-    work = UnitOfWork()
-    orgs = work.nodes(Org, limit, order_by=("created_at", "org_id"))
-    work.output_value("organizations", work.count(Org))
-    output_each(work, "orgs", orgs, **ORGANIZATION_COUNTS)
-    return work
-
-
-def organization_read(org_id: str, user_id: str | None, limit: int) -> UnitOfWork:
-    """An organisation with its counts, its oldest ``limit`` agents and users (these
-    with their counts), and the user ``user_id`` with its counts when given."""
-    work = UnitOfWork()
-    org = match_org(work, org_id)
-    user = None if user_id is None else match_user(work, org_id, user_id)
-    agents = work.nodes(Agent, limit, order_by=("created_at", "agent_id"), org_id=org_id)
-    users = work.nodes(User, limit, order_by=("created_at", "user_id"), org_id=org_id)
-    output_each(work, "org", org, **ORGANIZATION_COUNTS)
-    work.output("agents", agents)
-    output_each(work, "users", users, **USER_COUNTS)
-    if user is not None:
-        output_each(work, "user", user, **USER_COUNTS)
-    return work
-
-
 def _counts(row: Any) -> str:
     return (
         f"interactions {row['interactions']}, memories {row['memories']} "
@@ -119,8 +89,8 @@ def _shown(count: int, total: int) -> str:
     return f"{count} of {total}" if count < total else str(total)
 
 
-def _overview(row: dict[str, Any]) -> list[str]:
-    node = reading(Org)
+def _overview(nodes: Nodes, row: dict[str, Any]) -> list[str]:
+    node = reading(nodes.Org)
     lines = [f"organisations ({_shown(len(row['orgs']), row['organizations'])}):"]
     for counted in row["orgs"]:
         org = convert.organization(counted, node)
@@ -131,9 +101,9 @@ def _overview(row: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _organization(row: dict[str, Any]) -> list[str]:
+def _organization(nodes: Nodes, row: dict[str, Any]) -> list[str]:
     counted, agents, users = row["org"], row["agents"], row["users"]
-    org = convert.organization(counted, reading(Org))
+    org = convert.organization(counted, reading(nodes.Org))
     lines = [
         f"organisation {org.org_name}  org_id {org.org_id}, created {when(org.created_at)}",
         f"  {_counts(counted)}",
@@ -155,14 +125,12 @@ def inspect_lines(
     from memora_ogm.sync import Neo4jGraphInterface  # with qdrant-client: only when used
 
     with Neo4jGraphInterface.from_connection(conn) as memora:
+        graph = memora.graph
         if org_id is None:
-            return lines + memora.graph.execute(Call, overview_read(limit), _overview)
-        organization, user = memora.graph.execute(
-            Call,
-            organization_read(org_id, user_id, limit),
-            lambda row: (_organization(row), row.get("user")),
-        )
-        lines += organization
+            return lines + _overview(graph.nodes, graph.execute(overview, limit))
+        row = graph.execute(organization_overview, org_id, user_id, limit)
+        lines += _organization(graph.nodes, row)
+        user = row.get("user")
         if user_id is not None:
             header, *timeline = timeline_lines(memora, org_id, user_id, limit)
             lines += ["", header, f"  {_counts(user)}", *timeline]

@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from memora_ogm.engine import convert
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.unit_of_work import Ref, Statement, UnitOfWork
 from memora_ogm.schema.models import Memory as MemoryModel
 
@@ -77,6 +78,11 @@ class Query:
 
     def compile(self) -> tuple[str, dict[str, Any]]:
         return self.text, self.params
+
+
+def declared(_: Nodes, call: Call[T]) -> Call[T]:
+    """A call declared already, for :meth:`Graph.execute` (it needs no node class)."""
+    return call
 
 
 def nothing(_: Any) -> None:

@@ -6,11 +6,12 @@ Community, with Memora's names; and the edition and constraint reads. No I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from neomodel.util import escape_identifier
 
-from memora_ogm._async.nodes import NODE_CLASSES, MemoraNode
 from memora_ogm.engine.call import Call, Query, nothing
+from memora_ogm.engine.nodes import Nodes
 
 #: The server's components: name, version and edition (which decides the constraints).
 EDITION = """
@@ -21,7 +22,7 @@ RETURN name, versions[0] AS version, edition
 CONSTRAINT_NAMES = "SHOW CONSTRAINTS YIELD name RETURN name"
 
 
-def node_key_statement(cls: type[MemoraNode], enterprise: bool) -> str | None:
+def node_key_statement(cls: Any, enterprise: bool) -> str | None:
     """The CREATE CONSTRAINT statement for ``cls``'s key, generated from the class."""
     if cls.__node_key__ is None:
         return None
@@ -40,12 +41,15 @@ def schema_change(statements: Iterable[str]) -> Call[None]:
     return Call(last, nothing, write=True, before=tuple(first))
 
 
-def install_node_keys(
-    enterprise: bool, classes: Iterable[type[MemoraNode]] = NODE_CLASSES
-) -> Call[None]:
+def node_keys(enterprise: bool, classes: Iterable[Any]) -> Call[None]:
     """Install the node keys of ``classes``; idempotent."""
     keyed = (node_key_statement(cls, enterprise) for cls in classes)
     return schema_change(statement for statement in keyed if statement is not None)
+
+
+def install_node_keys(nodes: Nodes, enterprise: bool) -> Call[None]:
+    """Install the Memora graph's node keys; idempotent."""
+    return node_keys(enterprise, nodes.schema)
 
 
 def drop_index(name: str) -> Call[None]:
@@ -53,14 +57,14 @@ def drop_index(name: str) -> Call[None]:
     return schema_change([f"DROP INDEX {escape_identifier(name)} IF EXISTS"])
 
 
-def missing_constraints() -> Call[list[str]]:
+def missing_constraints(nodes: Nodes) -> Call[list[str]]:
     """The schema's node keys this database lacks (``setup()`` adds them), sorted."""
 
     def missing(rows: list[dict[str, str]]) -> list[str]:
         installed = {row["name"] for row in rows}
         return sorted(
             cls.__node_key__[0]
-            for cls in NODE_CLASSES
+            for cls in nodes.schema
             if cls.__node_key__ is not None and cls.__node_key__[0] not in installed
         )
 

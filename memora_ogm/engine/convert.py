@@ -1,4 +1,4 @@
-"""Query rows into return models, inflated through the running twin's node classes
+"""Query rows into return models, inflated through the twin's node classes
 straight into the model, with no node object built.
 """
 
@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from memora_ogm._async.nodes import Memory
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.projection import projection, reading
 from memora_ogm.placeholders import resolve_placeholders
 from memora_ogm.schema import models
@@ -41,9 +41,9 @@ def organization(row: Mapping[str, Any], node: type) -> models.Organization:
     return read(node, models.Organization, row)
 
 
-def memory_for_vector(row: Mapping[str, Any]) -> models.Memory:
+def memory_for_vector(nodes: Nodes, row: Mapping[str, Any]) -> models.Memory:
     """A Memory's stored properties as the vector store keeps them: raw text, no sources."""
-    return read(Memory, models.Memory, row)
+    return read(nodes.Memory, models.Memory, row)
 
 
 def resolved_memory(

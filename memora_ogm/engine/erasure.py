@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memora_ogm._async.nodes import Interaction, Memory, MessageBlock, User
 from memora_ogm.engine import convert
 from memora_ogm.engine.call import Batches, Landed, Row, VectorChanges
-from memora_ogm.engine.mapping import arrow, hint, label, node_key, path, present, target_class
+from memora_ogm.engine.mapping import arrow, hint, label, path, present, target_class
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.plan import (
     Bind,
     Cypher,
@@ -62,7 +62,8 @@ INTERACTIONS = 8
 FINISHED = "finished"
 #: The parameter carrying the chains' last nodes from one batch to the next.
 TAILS = "tails"
-MEMORY_ID_NAMES = node_key(Memory)
+#: A memory's key (``Memory.__node_key__``), how a batch names the memories it took.
+MEMORY_ID_NAMES = ("org_id", "user_id", "memory_id")
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class Erasure:
     vectors: bool
 
 
-def user_collection_batch(org_id: str, user_id: str, collection: Any) -> UnitOfWork:
+def user_collection_batch(nodes: Nodes, org_id: str, user_id: str, collection: Any) -> UnitOfWork:
     """A user's erasure batch, first locking ``collection`` (every write adding to it
     links to it)."""
     check_ids(org_id=org_id, user_id=user_id)
@@ -82,7 +83,7 @@ def user_collection_batch(org_id: str, user_id: str, collection: Any) -> UnitOfW
         return UserNotFound(org_id, user_id)
 
     work = UnitOfWork(batched=True)
-    user = work.match(User, missing, org_id=org_id, user_id=user_id)
+    user = work.match(nodes.User, missing, org_id=org_id, user_id=user_id)
     work.match_related(user, collection, missing, lock=True)
     return work
 
@@ -92,19 +93,22 @@ def per_batch(size: int, share: int = 1) -> int:
     return max(1, size // share)
 
 
-def removed_memories(row: Mapping[str, Any]) -> Iterator[models.Memory]:
-    return (convert.memory_for_vector(memory) for memory in row["memories"])
+def removed_memories(nodes: Nodes, row: Mapping[str, Any]) -> Iterator[models.Memory]:
+    return (convert.memory_for_vector(nodes, memory) for memory in row["memories"])
 
 
-def first_memory(memories: Sequence[Mapping[str, Any]], present: bool = False) -> Landed | None:
+def first_memory(
+    nodes: Nodes, memories: Sequence[Mapping[str, Any]], present: bool = False
+) -> Landed | None:
     """What shows a write of ``memories`` landed: the first is there (``present``) or gone.
     None without memories: the write may run again."""
     if not memories:
         return None
-    return Landed(Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}, present)
+    return Landed(nodes.Memory, {name: memories[0][name] for name in MEMORY_ID_NAMES}, present)
 
 
 def erase(
+    nodes: Nodes,
     work: UnitOfWork,
     size: int,
     vectors: bool,
@@ -118,16 +122,16 @@ def erase(
     else only the first key, all :func:`first_memory` reads.
     """
     memories = work.as_list(memories)
-    days = [work.reachable(memories, Memory.date_obtained)]
+    days = [work.reachable(memories, nodes.Memory.date_obtained)]
     groups = [(memories, per_batch(size))]
     messages = None
     if interactions is not None:
-        days.append(work.reachable(interactions, Interaction.has_occurrence_on))
+        days.append(work.reachable(interactions, nodes.Interaction.has_occurrence_on))
         messages = chain_tails(
             work,
             work.as_list(interactions),
-            Interaction.first_message,
-            MessageBlock.is_next,
+            nodes.Interaction.first_message,
+            nodes.MessageBlock.is_next,
             "msg_position",
             "updated_at",
             per_batch(size),
@@ -142,13 +146,16 @@ def erase(
     work.delete(memories)
     if interactions is not None and messages is not None:
         work.delete(messages)
-        work.delete_emptied(interactions, [Interaction.first_message, Interaction.memories])
+        work.delete_emptied(
+            interactions, [nodes.Interaction.first_message, nodes.Interaction.memories]
+        )
     for ref in days:
         work.delete_unlinked(ref)
     return groups
 
 
 def batches(
+    nodes: Nodes,
     work: UnitOfWork,
     last: Callable[[VectorChanges], None] | None = None,
     top: Landed | None = None,
@@ -161,12 +168,12 @@ def batches(
     """
 
     def vectors(row: Row, changes: VectorChanges) -> None:
-        changes.remove(removed_memories(row))
+        changes.remove(removed_memories(nodes, row))
         if row[FINISHED] and last is not None:
             last(changes)
 
     def landed(row: Row) -> Landed | None:
-        return top if row[FINISHED] and top is not None else first_memory(row["memories"])
+        return top if row[FINISHED] and top is not None else first_memory(nodes, row["memories"])
 
     def carried(row: Row) -> dict[str, Any]:
         if TAILS not in work.params:

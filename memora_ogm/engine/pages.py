@@ -18,6 +18,7 @@ from memora_ogm.engine.mapping import (
     relation_name,
     target_class,
 )
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.plan import (
     Cypher,
     Piece,
@@ -115,7 +116,7 @@ class Part:
 def page_read(part: Part, owner: tuple[str, ...], first: bool) -> Prepared:
     """The read of a page of ``part`` (the first, or one after a key), compiled once."""
 
-    def declare(work: UnitOfWork, limit: Any, after: Any = None, **keys: Any) -> None:
+    def declare(_: Nodes, work: UnitOfWork, limit: Any, after: Any = None, **keys: Any) -> None:
         nodes = page(work, part.cls, part.key, after, limit, **keys)
         output_each(work, "page", nodes, **dict(part.related))
 

@@ -7,11 +7,8 @@ subclass's extra properties are read too; the return models keep Memora's fields
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, TypeVar, cast
 
 from neomodel.properties import IntegerProperty, Property, StringProperty
@@ -171,25 +168,9 @@ def table(cls: type) -> ClassTable:
 projection = table
 
 
-#: The running twin's ``nodes`` module: declarations name the async classes.
-_twin: ContextVar[ModuleType | None] = ContextVar("memora_ogm_twin", default=None)
-
-
-@contextmanager
-def reading_through(nodes: ModuleType) -> Iterator[None]:
-    token = _twin.set(nodes)
-    try:
-        yield
-    finally:
-        _twin.reset(token)
-
-
 def reading(cls: N) -> N:
-    """The running twin's most derived subclass of ``cls`` with its label set, as neomodel
-    inflates them; two unrelated ones are a ``TypeError``, as in neomodel."""
-    twin = _twin.get()
-    if twin is not None:
-        cls = getattr(twin, cls.__name__, cls)
+    """The most derived subclass of ``cls`` with its label set, as neomodel inflates
+    them; two unrelated ones are a ``TypeError``, as in neomodel."""
     pending: list[type] = cls.__subclasses__()
     if not pending:
         return cls

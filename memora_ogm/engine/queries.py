@@ -1,8 +1,8 @@
 """The hand-written Cypher reads: date-ordered pages, memories with placeholders resolved
 (by APOC, or raw text plus names for :mod:`memora_ogm.placeholders`), and the APOC probes.
 
-Only the walks are by hand; labels and hops come from the node classes, and node maps are
-slots filled with the projections of the classes a call reads through. Reads skip nodes a
+The walks, labels and hops are written out as the graph stores them; node maps are slots
+filled with the projections of the classes a call reads through. Reads skip nodes a
 concurrent delete emptied (``IS NOT NULL`` on a property every such node has).
 """
 
@@ -11,13 +11,11 @@ from __future__ import annotations
 import functools
 import re
 
-from memora_ogm._async.nodes import Agent, Date, Interaction, Memory, MessageBlock, User
-from memora_ogm.engine.mapping import arrow, label
 from memora_ogm.engine.plan import INDENT, cy, indent, subquery
 from memora_ogm.engine.projection import projection
 
-MESSAGE, MEMORY, INTERACTION = label(MessageBlock), label(Memory), label(Interaction)
-USER, AGENT, DATE = label(User), label(Agent), label(Date)
+MESSAGE, MEMORY, INTERACTION = "MessageBlock", "Memory", "Interaction"
+USER, AGENT, DATE = "User", "Agent", "Date"
 
 #: APOC's version, which ``memora-ogm demo`` prints (a server without APOC fails it).
 APOC_VERSION = "RETURN apoc.version() AS version"
@@ -62,8 +60,7 @@ def memory_projection(memory: type, message: type) -> str:
     fallback) and its message sources in order."""
     sources = subquery(
         "COLLECT",
-        f"MATCH (mem){arrow(Memory.message_source)}(source:{MESSAGE})"
-        " WHERE source.msg_position IS NOT NULL",
+        f"MATCH (mem)-[:MESSAGE_SOURCE]->(source:{MESSAGE}) WHERE source.msg_position IS NOT NULL",
         cy("RETURN ", projection(message).map("source"), " ORDER BY source.msg_position"),
     )
     fields = projection(memory).map(
@@ -86,15 +83,14 @@ def interaction_projection(interaction: type, memory: type, message: type) -> st
     ``$with_messages`` and ``$with_memories`` (else empty lists)."""
     messages = subquery(
         "COLLECT",
-        f"MATCH (interaction){arrow(Interaction.first_message)}(:{MESSAGE})"
-        f"{arrow(MessageBlock.is_next, '*0..')}(message:{MESSAGE})"
+        f"MATCH (interaction)-[:FIRST_MESSAGE]->(:{MESSAGE})"
+        f"-[:IS_NEXT*0..]->(message:{MESSAGE})"
         " WHERE message.msg_position IS NOT NULL",
         cy("RETURN ", projection(message).map("message"), " ORDER BY message.msg_position"),
     )
     memories = subquery(
         "COLLECT",
-        f"MATCH (interaction){arrow(Interaction.memories)}(mem:{MEMORY})"
-        " WHERE mem.memory IS NOT NULL",
+        f"MATCH (interaction)<-[:INTERACTION_SOURCE]-(mem:{MEMORY}) WHERE mem.memory IS NOT NULL",
         *memory_projection(memory, message).strip().split("\n"),
         "RETURN memory ORDER BY mem.obtained_at, mem.memory_id",
     )
@@ -137,7 +133,7 @@ RETURN details
 #: page. An interaction counts on the day of its last update.
 INTERACTIONS_PAGE = f"""
 MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}})
-      {arrow(Date.interactions)}(interaction:{INTERACTION})
+      <-[:HAS_OCCURRENCE_ON]-(interaction:{INTERACTION})
 WHERE day.date IS NOT NULL AND date(interaction.updated_at) = day.date
 WITH day, interaction
 ORDER BY day.org_id DESC, day.user_id DESC, day.date DESC,
@@ -150,7 +146,7 @@ ORDER BY day.date DESC, interaction.updated_at DESC, interaction.interaction_id 
 
 #: A page of memories, newest ``obtained_at`` first, walking the Date index as above.
 MEMORIES_PAGE = f"""
-MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}}){arrow(Date.memories)}(mem:{MEMORY})
+MATCH (day:{DATE} {{org_id: $org_id, user_id: $user_id}})<-[:DATE_OBTAINED]-(mem:{MEMORY})
 WHERE day.date IS NOT NULL AND mem.memory IS NOT NULL
   AND ($agent_id IS NULL OR mem.agent_id = $agent_id)
 WITH day, mem
@@ -171,7 +167,7 @@ RETURN memory
 #: A memory and every memory it superseded, transitively: newest (itself) first.
 MEMORY_HISTORY = f"""
 MATCH (latest:{MEMORY} {{org_id: $org_id, user_id: $user_id, memory_id: $memory_id}})
-MATCH path = (latest){arrow(Memory.contradicts, "*0..")}(mem:{MEMORY})
+MATCH path = (latest)<-[:CONTRARY_UPDATE*0..]-(mem:{MEMORY})
 WHERE mem.org_id = $org_id AND mem.user_id = $user_id
 WITH mem, length(path) AS age
 {MEMORY_SLOT}
@@ -185,9 +181,9 @@ MATCH (start:{MEMORY} {{
     org_id: requested.org_id, user_id: requested.user_id, memory_id: requested.memory_id
 }})
 CALL (start) {{
-    MATCH (start){arrow(Memory.contrary_update, "*0..")}(mem:{MEMORY})
+    MATCH (start)-[:CONTRARY_UPDATE*0..]->(mem:{MEMORY})
     WHERE mem.org_id = start.org_id AND mem.user_id = start.user_id
-      AND NOT EXISTS {{ (mem){arrow(Memory.contrary_update)}(:{MEMORY}) }}
+      AND NOT EXISTS {{ (mem)-[:CONTRARY_UPDATE]->(:{MEMORY}) }}
     RETURN mem ORDER BY mem.obtained_at DESC, mem.memory_id DESC LIMIT 1
 }}
 {MEMORY_SLOT}

@@ -28,6 +28,7 @@ from memora_ogm.engine.mapping import (
     relation_name,
     target_class,
 )
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.plan import (
     Bind,
     Clause,
@@ -513,27 +514,29 @@ def row_properties(cls: type, key: Mapping[str, Any], source: str) -> Cypher:
 
 
 class Prepared:
-    """A read compiled once, each value a :class:`Param` (compiling was most of a read by
-    ids). Values may only be match keys; a not-found declares again, for the error's ids."""
+    """A read compiled once per twin's :class:`Nodes`, each value a :class:`Param`
+    (compiling was most of a read by ids). Values may only be match keys; a not-found
+    declares again, for the error's ids."""
 
     def __init__(self, declare: Callable[..., Any]) -> None:
         self._declare = declare
-        self._statement: tuple[str, dict[str, Any]] | None = None
+        self._statements: dict[Nodes, tuple[str, dict[str, Any]]] = {}
 
-    def bind(self, **values: Any) -> Compiled:
-        if self._statement is None:
+    def bind(self, nodes: Nodes, **values: Any) -> Compiled:
+        statement = self._statements.get(nodes)
+        if statement is None:
             work = UnitOfWork()
-            self._declare(work, **{name: Param(name) for name in values})
+            self._declare(nodes, work, **{name: Param(name) for name in values})
             query, params = work.compile()
             clashing = set(values) & set(params)
             if clashing or work._writes or work._times:
                 raise RuntimeError(f"not a read of fixed shape: {sorted(clashing)}")
-            self._statement = query, params
-        query, params = self._statement
+            statement = self._statements[nodes] = query, params
+        query, params = statement
 
         def raise_missing(missing: Sequence[Sequence[Any]]) -> None:
             work = UnitOfWork()
-            self._declare(work, **values)
+            self._declare(nodes, work, **values)
             work.raise_missing(missing)
 
         return Compiled((query, {**params, **values}), raise_missing)

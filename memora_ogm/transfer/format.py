@@ -22,19 +22,11 @@ from typing import IO, Any
 
 from neomodel.properties import Property
 
-from memora_ogm._async.nodes import (
-    Agent,
-    Interaction,
-    Memory,
-    MessageBlock,
-    Org,
-    User,
-    new_memory_id,
-)
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
 from memora_ogm.engine.call import Call
 from memora_ogm.engine.mapping import node_key
+from memora_ogm.engine.nodes import Nodes, new_memory_id
 from memora_ogm.engine.pages import Part, Related
 from memora_ogm.engine.projection import projection, reading
 from memora_ogm.engine.unit_of_work import UnitOfWork
@@ -160,18 +152,19 @@ def header(scope: str, org_id: str, user_id: str | None, database: str | None) -
     }
 
 
-def record(kind: str, values: Mapping[str, Any], **extras: Any) -> Record:
+def record(nodes: Nodes, kind: str, values: Mapping[str, Any], **extras: Any) -> Record:
     """A ``kind`` record: its properties from the node's inflated ``values``, then ``extras``."""
     made: Record = {"type": kind}
-    for name in SHAPES[kind].properties:
+    for name in shapes(nodes)[kind].properties:
         value = values[name]
         made[name] = dump_datetime(value) if isinstance(value, datetime) else value
     made.update(extras)
     return made
 
 
-def interaction(node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
+def interaction(nodes: Nodes, node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
     return record(
+        nodes,
         INTERACTION,
         node,
         dates=sorted(day.iso_format() for day in row["dates"]),
@@ -179,8 +172,9 @@ def interaction(node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
     )
 
 
-def memory(node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
+def memory(nodes: Nodes, node: Mapping[str, Any], row: Mapping[str, Any]) -> Record:
     return record(
+        nodes,
         MEMORY,
         node,
         date_obtained=row["days"][0].iso_format() if row["days"] else None,
@@ -328,60 +322,92 @@ class Shape:
         return {"type", *self.fields}
 
 
-#: Every content record type, in export order.
-SHAPES: dict[str, Shape] = {
-    ORGANIZATION: Shape(Org),
-    USER: Shape(User),
-    AGENT: Shape(Agent, order=("org_id", "agent_id", "agent_label", "user_id", "created_at")),
-    INTERACTION: Shape(Interaction, {"dates": _dates, "messages": _messages}),
-    MEMORY: Shape(
-        Memory,
-        {"date_obtained": _or_null(_date), "source_positions": _positions},
-        ("org_id", "user_id", "memory_id", "interaction_id", "agent_id", "memory", "obtained_at"),
-    ),
-    CONTRARY_UPDATE: Shape(Memory, {"updated_by": check_memory_id}, link=True),
-}
-CONTENT_TYPES = tuple(SHAPES)
+@functools.cache
+def shapes(nodes: Nodes) -> dict[str, Shape]:
+    """Every content record type, in export order, from ``nodes``' properties (the same
+    for both twins)."""
+    return {
+        ORGANIZATION: Shape(nodes.Org),
+        USER: Shape(nodes.User),
+        AGENT: Shape(
+            nodes.Agent, order=("org_id", "agent_id", "agent_label", "user_id", "created_at")
+        ),
+        INTERACTION: Shape(nodes.Interaction, {"dates": _dates, "messages": _messages}),
+        MEMORY: Shape(
+            nodes.Memory,
+            {"date_obtained": _or_null(_date), "source_positions": _positions},
+            (
+                "org_id",
+                "user_id",
+                "memory_id",
+                "interaction_id",
+                "agent_id",
+                "memory",
+                "obtained_at",
+            ),
+        ),
+        CONTRARY_UPDATE: Shape(nodes.Memory, {"updated_by": check_memory_id}, link=True),
+    }
 
 
-def tenant(org_id: str, user_id: str | None) -> Call[dict[str, Any]]:
+CONTENT_TYPES = (ORGANIZATION, USER, AGENT, INTERACTION, MEMORY, CONTRARY_UPDATE)
+
+
+def tenant(nodes: Nodes, org_id: str, user_id: str | None) -> Call[dict[str, Any]]:
     """An export's first read: the organisation's values (its user must exist too)."""
     work = UnitOfWork()
-    found = match_org(work, org_id)
+    found = match_org(nodes, work, org_id)
     if user_id is not None:
-        match_user(work, org_id, user_id)
+        match_user(nodes, work, org_id, user_id)
     work.output("org", found)
-    return Call(work, lambda row: projection(reading(Org)).values(row["org"]))
+    return Call(work, lambda row: projection(reading(nodes.Org)).values(row["org"]))
 
 
-_MESSAGES = Related(
-    (Interaction.first_message, MessageBlock.is_next), ("role", "content"), "msg_position"
-)
-_OCCURRED = Related((Interaction.has_occurrence_on,), ("date",))
-_SOURCES = Related((Memory.message_source,), ("msg_position",))
-_OBTAINED = Related((Memory.date_obtained,), ("date",))
-_NEWER = Related((Memory.contrary_update,), ("memory_id",), "memory_id", ("org_id", "user_id"))
-USER_PAGES = Part(User, "user_id")
-AGENT_PAGES = Part(Agent, "agent_id")
-INTERACTION_PAGES = Part(
-    Interaction, "interaction_id", (("messages", _MESSAGES), ("dates", _OCCURRED))
-)
-MEMORY_PAGES = Part(
-    Memory, "memory_id", (("sources", _SOURCES), ("days", _OBTAINED), ("newer", _NEWER))
-)
+@dataclass(frozen=True)
+class ExportPages:
+    """What an export pages through, with what each row brings along."""
+
+    users: Part
+    agents: Part
+    interactions: Part
+    memories: Part
 
 
-def parse(line: int, record: Any) -> Record:
+@functools.cache
+def export_pages(nodes: Nodes) -> ExportPages:
+    messages = Related(
+        (nodes.Interaction.first_message, nodes.MessageBlock.is_next),
+        ("role", "content"),
+        "msg_position",
+    )
+    occurred = Related((nodes.Interaction.has_occurrence_on,), ("date",))
+    sources = Related((nodes.Memory.message_source,), ("msg_position",))
+    obtained = Related((nodes.Memory.date_obtained,), ("date",))
+    newer = Related(
+        (nodes.Memory.contrary_update,), ("memory_id",), "memory_id", ("org_id", "user_id")
+    )
+    return ExportPages(
+        Part(nodes.User, "user_id"),
+        Part(nodes.Agent, "agent_id"),
+        Part(nodes.Interaction, "interaction_id", (("messages", messages), ("dates", occurred))),
+        Part(
+            nodes.Memory, "memory_id", (("sources", sources), ("days", obtained), ("newer", newer))
+        ),
+    )
+
+
+def parse(nodes: Nodes, line: int, record: Any) -> Record:
     """A content record with its values converted; header and end as they are."""
     if not isinstance(record, dict):
         raise ImportFormatError(line, f"a record must be a JSON object, not {_kind(record)}.")
     kind = record.get("type")
     if kind in (HEADER, END):
         return record
-    if not isinstance(kind, str) or kind not in SHAPES:
+    if not isinstance(kind, str) or kind not in CONTENT_TYPES:
         raise ImportFormatError(line, f"unknown record type {_shown(kind)}.")
-    fields = SHAPES[kind].fields
-    if record.keys() != SHAPES[kind].names:
+    shape = shapes(nodes)[kind]
+    fields = shape.fields
+    if record.keys() != shape.names:
         missing = [name for name in fields if name not in record]
         if missing:
             raise ImportFormatError(line, f"{kind} record lacks {', '.join(missing)}.")
@@ -401,6 +427,7 @@ class Validator:
     """Checks an input record by record (``feed``, then ``finish``), keeping only ids. A
     memory id appears once whatever its user: the store would hold one point for two."""
 
+    nodes: Nodes
     line: int = 0
     org_id: str | None = None
     users: set[str] = field(default_factory=set)
@@ -422,7 +449,7 @@ class Validator:
         self.line += 1
         if self.ended:
             raise self.fail("nothing may follow the end record.")
-        parsed = parse(self.line, record)
+        parsed = parse(self.nodes, self.line, record)
         kind = parsed["type"]
         if line_bytes is None or kind in (HEADER, END):
             line_bytes = record_bytes(self.line, record)
@@ -527,9 +554,9 @@ class Validator:
         self.links.add(link)
 
 
-def validate(records: Iterable[Any]) -> Counter[str]:
+def validate(nodes: Nodes, records: Iterable[Any]) -> Counter[str]:
     """The content records of each type of a whole, valid input."""
-    validator = Validator()
+    validator = Validator(nodes)
     for record in records:
         validator.feed(record)
     return validator.finish()

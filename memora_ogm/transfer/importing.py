@@ -1,5 +1,5 @@
 """What the tenant import declares, with no I/O: its batches, their checks against the
-graph and their writes, from :data:`memora_ogm.transfer.format.SHAPES`."""
+graph and their writes, from :func:`memora_ogm.transfer.format.shapes`."""
 
 from __future__ import annotations
 
@@ -9,21 +9,11 @@ from dataclasses import dataclass
 from datetime import date
 from typing import IO, Any, Literal
 
-from memora_ogm._async.nodes import (
-    Agent,
-    Date,
-    Interaction,
-    InteractionCollection,
-    Memory,
-    MemoryCollection,
-    MessageBlock,
-    Org,
-    User,
-)
 from memora_ogm.calls.interaction import link_chains, messages_of
 from memora_ogm.calls.organization import match_org
 from memora_ogm.engine.call import Call, Landed
 from memora_ogm.engine.mapping import node_key
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.pages import (
     find_each,
     link_in_chains,
@@ -36,7 +26,7 @@ from memora_ogm.engine.projection import projection, reading
 from memora_ogm.engine.unit_of_work import Compiled, Ref, UnitOfWork
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.transfer import format as transfer
-from memora_ogm.transfer.format import SHAPES, ImportConflict, Record, Rekeying
+from memora_ogm.transfer.format import ImportConflict, Record, Rekeying, shapes
 
 #: Rows an import transaction writes at most: one a record, and one a message.
 IMPORT_BATCH_ROWS = 5_000
@@ -49,7 +39,7 @@ Batch = list[tuple[int, Record]]
 Row = dict[str, Any]
 #: The stored properties of the memories a batch's write creates (for the vector store).
 Created = list[dict[str, Any]]
-NODE_TYPES = tuple(kind for kind, shape in SHAPES.items() if not shape.link)
+NODE_TYPES = transfer.CONTENT_TYPES[:-1]  # all but contrary updates, which link memories
 
 
 def validated(
@@ -88,18 +78,22 @@ def batches(records: Iterable[tuple[int, Record, int]]) -> Iterator[tuple[str, B
         yield batch[0][1]["type"], batch
 
 
-def _key_values(kind: str, record: Record) -> dict[str, Any]:
-    return {name: record[name] for name in SHAPES[kind].key}
+def _key_values(nodes: Nodes, kind: str, record: Record) -> dict[str, Any]:
+    return {name: record[name] for name in shapes(nodes)[kind].key}
 
 
-def new_records(kind: str, batch: Batch, on_conflict: OnConflict) -> Call[list[Record]]:
+def new_records(
+    nodes: Nodes, kind: str, batch: Batch, on_conflict: OnConflict
+) -> Call[list[Record]]:
     """The records of ``batch`` new to the graph; with ``"skip"`` an existing node must hold
     exactly the record's values: an import never adds to a node the input does not describe."""
     if kind == transfer.CONTRARY_UPDATE:
-        return _new_links([record for _, record in batch])
-    shape = SHAPES[kind]
+        return _new_links(nodes, [record for _, record in batch])
+    shape = shapes(nodes)[kind]
     work = UnitOfWork(batched=True)
-    work.output("found", find_each(work, shape.cls, [_key_values(kind, r) for _, r in batch]))
+    work.output(
+        "found", find_each(work, shape.cls, [_key_values(nodes, kind, r) for _, r in batch])
+    )
     fields = projection(reading(shape.cls))
 
     def new(row: Row) -> list[Record]:
@@ -127,12 +121,12 @@ def new_records(kind: str, batch: Batch, on_conflict: OnConflict) -> Call[list[R
     return Call(work, new)
 
 
-def _new_links(records: list[Record]) -> Call[list[Record]]:
+def _new_links(nodes: Nodes, records: list[Record]) -> Call[list[Record]]:
     org_id = records[0]["org_id"]
     older = sorted({(record["user_id"], record["memory_id"]) for record in records})
     work = UnitOfWork(batched=True)
-    memories = _owned(work, Memory, org_id, older)
-    output_reached(work, "newer", memories, Memory.contrary_update, ("user_id", "memory_id"))
+    memories = _owned(nodes, work, nodes.Memory, org_id, older)
+    output_reached(work, "newer", memories, nodes.Memory.contrary_update, ("user_id", "memory_id"))
 
     def new(row: Row) -> list[Record]:
         linked = {
@@ -146,29 +140,34 @@ def _new_links(records: list[Record]) -> Call[list[Record]]:
     return Call(work, new)
 
 
-def memories_with_ids(memory_ids: Iterable[str]) -> Call[list[dict[str, Any]]]:
+def memories_with_ids(nodes: Nodes, memory_ids: Iterable[str]) -> Call[list[dict[str, Any]]]:
     """The memories of ``memory_ids``, any tenant's (a label scan: give many ids)."""
     work = UnitOfWork()
-    work.output("found", nodes_in(work, Memory, "memory_id", sorted(memory_ids)))
-    fields = projection(reading(Memory))
+    work.output("found", nodes_in(work, nodes.Memory, "memory_id", sorted(memory_ids)))
+    fields = projection(reading(nodes.Memory))
     return Call(work, lambda row: [fields.values(node) for node in row["found"]])
 
 
-def kinds_held(org_id: str) -> Call[set[str]]:
+def kinds_held(nodes: Nodes, org_id: str) -> Call[set[str]]:
     """The record types with some node of ``org_id`` (others have nothing to clash with)."""
     work = UnitOfWork()
     for kind in NODE_TYPES:
-        work.output(kind, work.nodes(SHAPES[kind].cls, 1, org_id=org_id))
+        work.output(kind, work.nodes(shapes(nodes)[kind].cls, 1, org_id=org_id))
     return Call(work, lambda row: {kind for kind in NODE_TYPES if row[kind]})
 
 
-def _properties(kind: str, record: Record) -> dict[str, Any]:
-    return {name: record[name] for name in SHAPES[kind].properties}
+def _properties(nodes: Nodes, kind: str, record: Record) -> dict[str, Any]:
+    return {name: record[name] for name in shapes(nodes)[kind].properties}
 
 
-def _owned(work: UnitOfWork, cls: type, org_id: str, ids: list[tuple[str, str]]) -> Ref:
+def _owned(
+    nodes: Nodes, work: UnitOfWork, cls: type, org_id: str, ids: list[tuple[str, str]]
+) -> Ref:
     """The memories or interactions of ``ids`` (user_id, own id), in order; all must exist."""
-    name, missing = node_key(cls)[-1], MemoryNotFound if cls is Memory else InteractionNotFound
+    name, missing = (
+        node_key(cls)[-1],
+        MemoryNotFound if cls is nodes.Memory else InteractionNotFound,
+    )
     return work.match_each(
         cls,
         [{"org_id": org_id, "user_id": user, name: own} for user, own in ids],
@@ -177,12 +176,12 @@ def _owned(work: UnitOfWork, cls: type, org_id: str, ids: list[tuple[str, str]])
 
 
 def _users(
-    work: UnitOfWork, org_id: str, records: Iterable[Record], lock: bool = True
+    nodes: Nodes, work: UnitOfWork, org_id: str, records: Iterable[Record], lock: bool = True
 ) -> tuple[Ref, dict[str, int]]:
     """The users of ``records`` (write-locked, as saves lock them) and their indexes."""
     user_ids = sorted({record["user_id"] for record in records if record["user_id"] is not None})
     users = work.match_each(
-        User,
+        nodes.User,
         [{"org_id": org_id, "user_id": user_id} for user_id in user_ids],
         lambda key: UserNotFound(org_id, key["user_id"]),
         lock=lock,
@@ -190,40 +189,57 @@ def _users(
     return users, {user_id: index for index, user_id in enumerate(user_ids)}
 
 
-def _write_organizations(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
-    work.create_each(Org, [_properties(transfer.ORGANIZATION, record) for record in new])
+def _write_organizations(
+    nodes: Nodes, work: UnitOfWork, batch: list[Record], new: list[Record]
+) -> Created:
+    work.create_each(
+        nodes.Org, [_properties(nodes, transfer.ORGANIZATION, record) for record in new]
+    )
     return []
 
 
-def _write_users(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
-    org = match_org(work, new[0]["org_id"], lock=True)  # takes turns with its deletion
-    users, _ = work.create_each(User, [_properties(transfer.USER, record) for record in new])
-    owned = [_key_values(transfer.USER, record) for record in new]
+def _write_users(nodes: Nodes, work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
+    org = match_org(nodes, work, new[0]["org_id"], lock=True)  # takes turns with its deletion
+    users, _ = work.create_each(
+        nodes.User, [_properties(nodes, transfer.USER, record) for record in new]
+    )
+    owned = [_key_values(nodes, transfer.USER, record) for record in new]
     pairs = [(n, n) for n in range(len(new))]
-    work.link(User.belongs_to, users, org)
-    work.link(User.interactions_in, users, work.create_each(InteractionCollection, owned)[0], pairs)
-    work.link(User.has_memories, users, work.create_each(MemoryCollection, owned)[0], pairs)
+    work.link(nodes.User.belongs_to, users, org)
+    work.link(
+        nodes.User.interactions_in,
+        users,
+        work.create_each(nodes.InteractionCollection, owned)[0],
+        pairs,
+    )
+    work.link(
+        nodes.User.has_memories, users, work.create_each(nodes.MemoryCollection, owned)[0], pairs
+    )
     return []
 
 
-def _write_agents(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
+def _write_agents(
+    nodes: Nodes, work: UnitOfWork, batch: list[Record], new: list[Record]
+) -> Created:
     """The new agents, and links (merged) of all the batch's agents: a user imported again
     after its deletion gets its agents back."""
     org_id = batch[0]["org_id"]
-    org = match_org(work, org_id, lock=True)
-    users, index = _users(work, org_id, batch, lock=False)
+    org = match_org(nodes, work, org_id, lock=True)
+    users, index = _users(nodes, work, org_id, batch, lock=False)
     made = {record["agent_id"] for record in new}
     kept = [record for record in batch if record["agent_id"] not in made]
     existing = work.match_each(
-        Agent,
-        [_key_values(transfer.AGENT, record) for record in kept],
+        nodes.Agent,
+        [_key_values(nodes, transfer.AGENT, record) for record in kept],
         lambda key: AgentNotFound(org_id, key["agent_id"]),
     )
-    created, _ = work.create_each(Agent, [_properties(transfer.AGENT, record) for record in new])
+    created, _ = work.create_each(
+        nodes.Agent, [_properties(nodes, transfer.AGENT, record) for record in new]
+    )
     for agents, records in ((created, new), (existing, kept)):
-        work.link(Org.has_agent, org, agents)
+        work.link(nodes.Org.has_agent, org, agents)
         work.link(
-            User.has_agent,
+            nodes.User.has_agent,
             users,
             agents,
             [
@@ -236,62 +252,66 @@ def _write_agents(work: UnitOfWork, batch: list[Record], new: list[Record]) -> C
 
 
 def _days(
-    work: UnitOfWork, links: list[tuple[int, Record, date]]
+    nodes: Nodes, work: UnitOfWork, links: list[tuple[int, Record, date]]
 ) -> tuple[Ref, list[tuple[int, int]]]:
     """The Date nodes of ``links`` (index, owner, day), merged, and the pairs to them;
     shared with other writers, so declared after what is new."""
     keys = list(dict.fromkeys((r["org_id"], r["user_id"], day) for _, r, day in links))
     days = merge_each(
-        work, Date, [{"org_id": org, "user_id": user, "date": day} for org, user, day in keys]
+        work, nodes.Date, [{"org_id": org, "user_id": user, "date": day} for org, user, day in keys]
     )
     index = {key: k for k, key in enumerate(keys)}
     return days, [(n, index[(r["org_id"], r["user_id"], day)]) for n, r, day in links]
 
 
-def _write_interactions(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
+def _write_interactions(
+    nodes: Nodes, work: UnitOfWork, batch: list[Record], new: list[Record]
+) -> Created:
     """Interactions and chains, then links to what others share, in a save's lock order."""
-    users, index = _users(work, new[0]["org_id"], new)
-    collections = related_each(work, users, User.interactions_in)
+    users, index = _users(nodes, work, new[0]["org_id"], new)
+    collections = related_each(work, users, nodes.User.interactions_in)
     interactions, _ = work.create_each(
-        Interaction, [_properties(transfer.INTERACTION, record) for record in new]
+        nodes.Interaction, [_properties(nodes, transfer.INTERACTION, record) for record in new]
     )
     chain, _ = work.create_each(
-        MessageBlock, [row for record in new for row in messages_of(record["messages"])]
+        nodes.MessageBlock, [row for record in new for row in messages_of(record["messages"])]
     )
-    link_chains(work, interactions, chain, [len(record["messages"]) for record in new])
+    link_chains(nodes, work, interactions, chain, [len(record["messages"]) for record in new])
     work.link(
-        InteractionCollection.had_interaction,
+        nodes.InteractionCollection.had_interaction,
         collections,
         interactions,
         [(index[record["user_id"]], i) for i, record in enumerate(new)],
     )
     days, occurrences = _days(
-        work, [(i, record, day) for i, record in enumerate(new) for day in record["dates"]]
+        nodes, work, [(i, record, day) for i, record in enumerate(new) for day in record["dates"]]
     )
-    work.link(Interaction.has_occurrence_on, interactions, days, occurrences)
+    work.link(nodes.Interaction.has_occurrence_on, interactions, days, occurrences)
     return []
 
 
-def _write_memories(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
+def _write_memories(
+    nodes: Nodes, work: UnitOfWork, batch: list[Record], new: list[Record]
+) -> Created:
     """Memories and links to their sources, then to what others share (in lock order)."""
     org_id = new[0]["org_id"]
-    users, index = _users(work, org_id, new)
+    users, index = _users(nodes, work, org_id, new)
     sources = sorted({(record["user_id"], record["interaction_id"]) for record in new})
-    interactions = _owned(work, Interaction, org_id, sources)
+    interactions = _owned(nodes, work, nodes.Interaction, org_id, sources)
     position = {key: n for n, key in enumerate(sources)}
     source = [position[(record["user_id"], record["interaction_id"])] for record in new]
-    collections = related_each(work, users, User.has_memories)
+    collections = related_each(work, users, nodes.User.has_memories)
     memories, created = work.create_each(
-        Memory, [_properties(transfer.MEMORY, record) for record in new]
+        nodes.Memory, [_properties(nodes, transfer.MEMORY, record) for record in new]
     )
-    work.link(Memory.interaction_source, memories, interactions, list(enumerate(source)))
+    work.link(nodes.Memory.interaction_source, memories, interactions, list(enumerate(source)))
     link_in_chains(
         work,
-        Memory.message_source,
+        nodes.Memory.message_source,
         memories,
         interactions,
-        Interaction.first_message,
-        MessageBlock.is_next,
+        nodes.Interaction.first_message,
+        nodes.MessageBlock.is_next,
         "msg_position",
         [
             (n, source[n], position)
@@ -300,12 +320,13 @@ def _write_memories(work: UnitOfWork, batch: list[Record], new: list[Record]) ->
         ],
     )
     work.link(
-        MemoryCollection.includes,
+        nodes.MemoryCollection.includes,
         collections,
         memories,
         [(index[record["user_id"]], n) for n, record in enumerate(new)],
     )
     days, obtained = _days(
+        nodes,
         work,
         [
             (n, record, record["date_obtained"])
@@ -314,20 +335,22 @@ def _write_memories(work: UnitOfWork, batch: list[Record], new: list[Record]) ->
         ],
     )
     # Links no interaction to a day: it keeps the statement as it was (tests/golden).
-    work.link(Interaction.has_occurrence_on, interactions, days, [])
-    work.link(Memory.date_obtained, memories, days, obtained)
+    work.link(nodes.Interaction.has_occurrence_on, interactions, days, [])
+    work.link(nodes.Memory.date_obtained, memories, days, obtained)
     return created
 
 
-def _write_contrary_updates(work: UnitOfWork, batch: list[Record], new: list[Record]) -> Created:
+def _write_contrary_updates(
+    nodes: Nodes, work: UnitOfWork, batch: list[Record], new: list[Record]
+) -> Created:
     """Merged links and no node: a batch whose commit went unanswered simply runs again."""
     org_id = new[0]["org_id"]
-    _users(work, org_id, new)
+    _users(nodes, work, org_id, new)
     ids = sorted({(r["user_id"], r[name]) for r in new for name in ("memory_id", "updated_by")})
-    memories = _owned(work, Memory, org_id, ids)
+    memories = _owned(nodes, work, nodes.Memory, org_id, ids)
     index = {key: n for n, key in enumerate(ids)}
     work.link(
-        Memory.contrary_update,
+        nodes.Memory.contrary_update,
         memories,
         memories,
         [
@@ -339,7 +362,7 @@ def _write_contrary_updates(work: UnitOfWork, batch: list[Record], new: list[Rec
 
 
 #: Per record type: the write of a batch (all its records, the new ones).
-WRITERS: dict[str, Callable[[UnitOfWork, list[Record], list[Record]], Created]] = {
+WRITERS: dict[str, Callable[[Nodes, UnitOfWork, list[Record], list[Record]], Created]] = {
     transfer.ORGANIZATION: _write_organizations,
     transfer.USER: _write_users,
     transfer.AGENT: _write_agents,
@@ -349,20 +372,22 @@ WRITERS: dict[str, Callable[[UnitOfWork, list[Record], list[Record]], Created]] 
 }
 
 
-def write_of(kind: str, batch: Batch, new: list[Record]) -> tuple[Compiled, Created] | None:
+def write_of(
+    nodes: Nodes, kind: str, batch: Batch, new: list[Record]
+) -> tuple[Compiled, Created] | None:
     """The compiled write of the ``new`` records, with the memories it creates, or None."""
     if not new and kind != transfer.AGENT:  # skipped agents are linked again
         return None
     unit = UnitOfWork(batched=True)
-    memories = WRITERS[kind](unit, [record for _, record in batch], new)
+    memories = WRITERS[kind](nodes, unit, [record for _, record in batch], new)
     return unit.compiled(), memories
 
 
-def created_first(kind: str, created: list[Record]) -> Landed | None:
+def created_first(nodes: Nodes, kind: str, created: list[Record]) -> Landed | None:
     """The first new node, showing that an unanswered commit took effect (None: rerun)."""
     if not created or kind not in NODE_TYPES:
         return None
-    return Landed(SHAPES[kind].cls, _key_values(kind, created[0]))
+    return Landed(shapes(nodes)[kind].cls, _key_values(nodes, kind, created[0]))
 
 
 @dataclass(frozen=True)
@@ -376,7 +401,7 @@ class Ready:
     declared: tuple[Compiled, Created] | None
 
 
-def ready_batches(spool: IO[bytes], on_conflict: OnConflict) -> Iterator[Ready]:
+def ready_batches(nodes: Nodes, spool: IO[bytes], on_conflict: OnConflict) -> Iterator[Ready]:
     spool.seek(0)
     while True:
         try:
@@ -387,4 +412,4 @@ def ready_batches(spool: IO[bytes], on_conflict: OnConflict) -> Iterator[Ready]:
             yield Ready(kind, batch, None, None)
         else:
             new = [record for _, record in batch]
-            yield Ready(kind, batch, new, write_of(kind, batch, new))
+            yield Ready(kind, batch, new, write_of(nodes, kind, batch, new))
