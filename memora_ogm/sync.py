@@ -25,7 +25,9 @@ from memora_ogm.vector_db.embedding import SyncEmbeddingFunction as EmbeddingFun
 from memora_ogm.vector_db.scope import MemorySearchScope
 
 if TYPE_CHECKING:
+    from memora_ogm._sync.edge import EdgeClient
     from memora_ogm._sync.qdrant import QdrantDB
+    from memora_ogm._sync.transfer import move_organization
 
 
 def __getattr__(name: str) -> Any:
@@ -33,14 +35,24 @@ def __getattr__(name: str) -> Any:
         from memora_ogm._sync.qdrant import QdrantDB
 
         return QdrantDB
+    if name == "EdgeClient":  # the embedded store's client, for the vector commands
+        from memora_ogm._sync.edge import EdgeClient
+
+        return EdgeClient
+    if name == "move_organization":
+        from memora_ogm._sync.transfer import move_organization
+
+        return move_organization
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "BaseGraphDB",
     "BaseVectorDB",
+    "EdgeClient",
     "EmbeddingFunction",
     "MemorySearchScope",
     "Neo4jGraphInterface",
     "QdrantDB",
+    "move_organization",
 ]

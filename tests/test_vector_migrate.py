@@ -14,9 +14,9 @@ import pytest
 from qdrant_client import QdrantClient, models
 
 from memora_ogm.cli import main
+from memora_ogm.cli.vectors import migrate
 from memora_ogm.sync import QdrantDB
 from memora_ogm.vector_db import layouts
-from memora_ogm.vector_db.edge_migration import migrate
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.hybrid import DENSE_DIMENSION, DENSE_VECTOR, SPARSE_VECTOR
 from memora_ogm.vector_db.qdrant_common import TENANT_HNSW
