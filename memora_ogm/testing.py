@@ -59,12 +59,12 @@ def delete_everything(work: UnitOfWork, limit: int) -> None:
     every = plan.match(plan.cy(plan.node(), plan.hop(direction=1, var="r"), plan.node()))
     work.add(plan.Bind(relationships, plan.collect(every, plan.returning("r", limit=batch))))
     work.add(plan.Update(plan.foreach("r", relationships, plan.delete("r", detach=False))))
-    rest = plan.cy("size(", relationships, f") < {batch}")
+    rest = plan.cy(plan.size(relationships), f" < {batch}")
     some = plan.collect(plan.match(plan.node("n")), plan.returning("n", limit=batch))
     work.add(plan.Bind(nodes, plan.case(rest, some, "[]")))
     work.add(plan.Update(plan.foreach("node", nodes, plan.delete("node", detach=False))))
-    work.output_value("deleted", plan.cy("size(", nodes, ")"))
-    work.output_value("emptied", plan.cy(rest, " AND size(", nodes, f") < {batch}"))
+    work.output_value("deleted", plan.size(nodes))
+    work.output_value("emptied", plan.cy(rest, " AND ", plan.size(nodes), f" < {batch}"))
 
 
 @pytest.fixture(scope="session")

@@ -3,8 +3,10 @@ write Cypher text.
 
 Read from the package's source: a statement leaves through a driver, session or
 transaction call (``run``, ``execute_query``, ``cypher_query``...), and Cypher text is a
-string that starts with a clause. Only the graph's one statement path sends, and only
-the compiler, the named queries and the schema install write Cypher.
+string (not a docstring or a command's help) that starts with a clause or holds an
+expression: a call of ``size``, ``coalesce``, ``reduce``, ``range`` or ``head``, or a
+``$parameter``. Only the graph's one statement path sends, and only the renderer, the
+named queries and the schema install write Cypher.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ CYPHER_WRITERS = {"engine/plan.py", "engine/queries.py", "engine/constraints.py"
 CLAUSE = re.compile(
     r"^\s*(MATCH|OPTIONAL MATCH|CREATE|MERGE|UNWIND|CALL|RETURN|WITH|SHOW|DROP|FOREACH|DETACH)\b"
 )
+#: A function the renderer builds, or a ``$parameter`` (``$NAME`` in capitals is an
+#: environment variable).
+EXPRESSION = re.compile(r"\b(size|coalesce|reduce|range|head)\(|\$(?![A-Z0-9_]+\b)[A-Za-z_]")
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -60,15 +65,35 @@ def _senders(module: ast.Module) -> set[str]:
     }
 
 
-def _cypher_texts(module: ast.Module) -> list[str]:
+def _strings(module: ast.Module) -> list[str]:
+    """Each string's text but those for people: docstrings (a string as a statement) and
+    command-line help (``$NAME`` or ``${variable}`` there is an environment variable)."""
+    prose = {
+        id(part)
+        for node in ast.walk(module)
+        if isinstance(node, ast.Expr) or (isinstance(node, ast.keyword) and node.arg == "help")
+        for part in ast.walk(node.value)
+    }
     texts = []
     for node in ast.walk(module):
-        if isinstance(node, ast.JoinedStr) and node.values:
-            node = node.values[0]
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if CLAUSE.match(node.value):
-                texts.append(node.value)
+        if id(node) in prose:
+            continue
+        if isinstance(node, ast.JoinedStr):
+            texts.append("".join(map(_text, node.values)))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            texts.append(node.value)
     return texts
+
+
+def _text(part: ast.expr) -> str:
+    """An f-string's part, a value as its source: ``${name}`` is a parameter, ``${ENV}`` not."""
+    if isinstance(part, ast.FormattedValue):
+        return ast.unparse(part.value)
+    return str(part.value) if isinstance(part, ast.Constant) else ""
+
+
+def _cypher_texts(module: ast.Module) -> list[str]:
+    return [text for text in _strings(module) if CLAUSE.match(text) or EXPRESSION.search(text)]
 
 
 def test_only_the_one_statement_path_sends_statements() -> None:
@@ -76,6 +101,7 @@ def test_only_the_one_statement_path_sends_statements() -> None:
     assert sent == SENDERS
 
 
-def test_only_the_compiler_the_named_queries_and_the_schema_write_cypher() -> None:
-    writers = {name for name, module in _modules().items() if _cypher_texts(module)}
-    assert writers == CYPHER_WRITERS
+def test_only_the_renderer_the_named_queries_and_the_schema_write_cypher() -> None:
+    texts = {name: _cypher_texts(module) for name, module in _modules().items()}
+    writers = {name for name, found in texts.items() if found}
+    assert writers == CYPHER_WRITERS, {name: texts[name] for name in writers - CYPHER_WRITERS}

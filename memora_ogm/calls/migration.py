@@ -20,6 +20,7 @@ from memora_ogm.engine.plan import (
     Update,
     collect,
     cy,
+    date,
     dot,
     exists,
     foreach,
@@ -89,7 +90,7 @@ def _link_batch(nodes: Nodes, operation: LinkMemoriesToDates) -> UnitOfWork:
     top = work.param(operation.batch_size, f"{hint(nodes.Memory, many=True)}_limit")
     memories = work.bind(nodes.Memory, collect(found, returning("node", limit=top)))
     day: dict[str, Piece] = {name: dot("node", name) for name in ("org_id", "user_id")}
-    day["date"] = cy("date(", dot("node", "obtained_at"), ")")
+    day["date"] = date(dot("node", "obtained_at"))
     linked = node("linked", label(nodes.Date), properties(day))
     link = merge(between("node", rel, "linked"))
     work.add(Update(foreach("node", memories.items, merge(linked), link)))

@@ -8,7 +8,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memora_ogm.engine.mapping import hint, node_properties
-from memora_ogm.engine.plan import Bind, Update, Var, cy, delete, each, foreach, identifier, items
+from memora_ogm.engine.plan import (
+    Bind,
+    Update,
+    Var,
+    coalesce,
+    cy,
+    delete,
+    each,
+    foreach,
+    head,
+    identifier,
+    items,
+    range_,
+    size,
+)
 from memora_ogm.engine.projection import table
 from memora_ogm.engine.unit_of_work import Ref, UnitOfWork, create_rows
 
@@ -32,11 +46,9 @@ def keep_common_prefix(
         ],
         " AND",
     )
-    changed = items(
-        [cy("k >= size(", stored.items, ")"), cy("NOT coalesce(", same, ", false)")], " OR"
-    )
-    first_changed = each("k", f"range(0, size({given}) - 1)", condition=changed)
-    work.add(Bind(kept, cy("coalesce(head(", first_changed, f"), size({given}))")))
+    changed = items([cy("k >= ", size(stored.items)), cy("NOT ", coalesce(same, "false"))], " OR")
+    first_changed = each("k", range_("0", cy(size(given), " - 1")), condition=changed)
+    work.add(Bind(kept, coalesce(head(first_changed), size(given))))
     work.add(Update(foreach("node", cy(stored.items, "[", kept, "..]"), delete("node"))))
     work.add(create_rows(cls, cy(f"{given}[", kept, "..]"), assign, made))
     return Ref(cy(stored.items, "[..", kept, "]"), cls, True), Ref(

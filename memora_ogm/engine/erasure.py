@@ -27,11 +27,14 @@ from memora_ogm.engine.plan import (
     alias,
     call,
     case,
+    coalesce,
     collect,
+    collected,
     cy,
     delete,
     dot,
     each,
+    element_id,
     exists,
     foreach,
     identifier,
@@ -42,7 +45,12 @@ from memora_ogm.engine.plan import (
     match,
     node,
     optional_call,
+    parameter,
+    range_,
+    reduce,
     returning,
+    size,
+    to_string,
     unwind,
     with_,
 )
@@ -207,14 +215,14 @@ def chain_tails(
     split, quota, taken = Var(f"{plural}_by_chain"), Var(f"{plural}_taken"), Var(plural)
     work.params.setdefault(known, {})
     count = work.param(limit, f"{plural}_limit")
-    stamped = cy("toString(", dot("start", stamp), ")")
+    stamped = to_string(dot("start", stamp))
 
     def last_of_chain(var: str) -> Cypher:
         return cy("NOT ", exists(path(node(var), then)))
 
     kept = match(
         node("kept", label(cls)),
-        "elementId(kept) = known[1]",
+        cy(element_id("kept"), " = known[1]"),
         cy(dot("kept", order_by), " = known[2]"),
         cy(stamped, " = known[3]"),
         last_of_chain("kept"),
@@ -236,7 +244,7 @@ def chain_tails(
     work.add(
         call(
             unwind(starts.items, "start"),
-            with_("start", alias(f"${known}[elementId(start)]", "known")),
+            with_("start", alias(cy(parameter(known), "[", element_id("start"), "]"), "known")),
             kept,
             optional_call(
                 ("start", "kept"),
@@ -245,53 +253,40 @@ def chain_tails(
                 returning("found", limit="1"),
             ),
             with_(
-                "start", alias("coalesce(kept, found)", "last"), conditions=[is_null("last", False)]
+                "start",
+                alias(coalesce("kept", "found"), "last"),
+                conditions=[is_null("last", False)],
             ),
             with_("start", alias(nearest, "nearest")),
-            returning(alias("collect([start, nearest])", split)),
+            returning(alias(collected("[start, nearest]"), split)),
             binds=(split,),
         )
     )
     # Each chain in turn takes what the batch has room left for: [taken lists, taken].
-    work.add(
-        Bind(
-            quota,
-            cy(
-                "reduce(acc = [[], 0], chain IN ",
-                split,
-                " | [",
-                items(
-                    [
-                        f"acc[0] + [chain[1][..{count} - acc[1]]]",
-                        f"acc[1] + size(chain[1][..{count} - acc[1]])",
-                    ],
-                    close=True,
-                ),
-                "])[0]",
-            ),
-        )
-    )
+    rest = f"chain[1][..{count} - acc[1]]"
+    taking = items([f"acc[0] + [{rest}]", cy("acc[1] + ", size(rest))], close=True)
+    work.add(Bind(quota, cy(reduce("acc", "[[], 0]", "chain", split, cy("[", taking, "]")), "[0]")))
     work.add(Bind(taken, collect(unwind(quota, "t"), unwind("t", "node"), returning("node"))))
-    last = cy(split, "[k][1][size(", quota, "[k])]")
+    last = cy(split, "[k][1][", size(cy(quota, "[k]")), "]")
     work.output_value(
         f"{known}_ends",
         each(
             "k",
-            cy("range(0, size(", split, ") - 1)"),
+            range_("0", cy(size(split), " - 1")),
             cy(
                 "[",
                 items(
                     [
-                        cy("elementId(", split, "[k][0])"),
-                        cy("elementId(", last, ")"),
+                        element_id(cy(split, "[k][0]")),
+                        element_id(last),
                         dot(last, order_by),
-                        cy("toString(", dot(cy(split, "[k][0]"), stamp), ")"),
+                        to_string(dot(cy(split, "[k][0]"), stamp)),
                     ],
                     close=True,
                 ),
                 "]",
             ),
-            condition=cy("size(", quota, "[k]) < size(", split, "[k][1])"),
+            condition=cy(size(cy(quota, "[k]")), " < ", size(cy(split, "[k][1]"))),
         ),
     )
     return Ref(cy(taken), cls, True)
@@ -301,9 +296,7 @@ def room(
     work: UnitOfWork, groups: Sequence[tuple[Ref, int]], name: str, given: Var | None = None
 ) -> Var:
     """Output ``name``: each group is under its limit (and ``given``): all that was left."""
-    room = [
-        cy("size(", group.items, f") < {work.param(limit, 'limit')}") for group, limit in groups
-    ]
+    room = [cy(size(group.items), f" < {work.param(limit, 'limit')}") for group, limit in groups]
     return work.output_value(
         name, cy("(", join(" AND ", [*([given] if given else []), *room]), ")")
     )

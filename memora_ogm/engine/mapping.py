@@ -12,7 +12,18 @@ from typing import Any
 
 from neomodel.util import RelationshipDirection
 
-from memora_ogm.engine.plan import Cypher, Piece, cy, dot, hop, identifier, is_null, node
+from memora_ogm.engine.plan import (
+    Cypher,
+    Piece,
+    cy,
+    dot,
+    hop,
+    identifier,
+    is_null,
+    keys,
+    node,
+    size,
+)
 from memora_ogm.engine.projection import table
 
 
@@ -28,7 +39,7 @@ def present(cls: type, name: str) -> str:
     read, where ``size(keys(node))`` reads them all."""
     spec = table(cls)
     if not spec.required:
-        return f"size(keys({name})) > 0"
+        return cy(size(keys(name)), " > 0").render({})
     return is_null(dot(name, spec.deflate[spec.required[0]][0]), null=False).render({})
 
 

@@ -26,11 +26,13 @@ from memora_ogm.engine.plan import (
     alias,
     call,
     collect,
+    collected,
     create,
     cy,
     dot,
     each,
     gather,
+    head,
     join,
     match,
     merge,
@@ -148,7 +150,7 @@ def related_each(work: UnitOfWork, starts: Ref, rel: Any) -> Ref:
     """For each node of ``starts``, in order, the node one hop along ``rel`` (or null)."""
     cls = target_class(rel)
     reached = gather(path(node("start"), rel, None, node("node", label(cls))), "node")
-    return work.bind(cls, each("start", starts.items, cy("head(", reached, ")")))
+    return work.bind(cls, each("start", starts.items, head(reached)))
 
 
 def merge_each(work: UnitOfWork, cls: type, rows: Sequence[Mapping[str, Any]]) -> Ref:
@@ -160,7 +162,7 @@ def merge_each(work: UnitOfWork, cls: type, rows: Sequence[Mapping[str, Any]]) -
         call(
             unwind(work.param(stored, f"{hint(cls)}_keys"), "row"),
             merge(node("node", label(cls), pattern)),
-            returning(alias("collect(node)", var)),
+            returning(alias(collected("node"), var)),
             binds=(var,),
         ),
         writes=True,

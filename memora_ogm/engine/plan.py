@@ -357,6 +357,32 @@ def each(
     return cy(*pieces, "]")
 
 
+def reduce(acc: str, initial: Piece, var: str, values: Piece, value: Piece) -> Cypher:
+    """``reduce(acc = initial, var IN values | value)``."""
+    return cy(f"reduce({acc} = ", initial, f", {var} IN ", values, " | ", value, ")")
+
+
+def parameter(name: str) -> str:
+    """``$name``: plain text, so a value's parameter costs no :class:`Cypher` to build."""
+    return f"${name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """A Cypher function, so a builder calls ``size(x)`` and spells no function."""
+
+    name: str
+
+    def __call__(self, *args: Piece) -> Cypher:
+        return cy(f"{self.name}(", *_joined(", ", args), ")")
+
+
+size, coalesce, head, keys, date = map(Function, ["size", "coalesce", "head", "keys", "date"])
+element_id, to_string, range_ = map(Function, ["elementId", "toString", "range"])
+#: The aggregation ``collect(x)`` (:func:`collect` is the ``COLLECT`` subquery).
+collected = Function("collect")
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """``OPTIONAL MATCH text`` in the head of a statement."""

@@ -44,6 +44,7 @@ from memora_ogm.engine.plan import (
     call,
     case,
     collect,
+    collected,
     count,
     create,
     cy,
@@ -61,6 +62,7 @@ from memora_ogm.engine.plan import (
     merge,
     node,
     order,
+    parameter,
     properties,
     returning,
     set_label,
@@ -71,6 +73,8 @@ from memora_ogm.engine.plan import (
 from memora_ogm.engine.projection import projection, reading, table
 from memora_ogm.properties import sent_form
 
+#: The parameter holding each distinct datetime of a statement once.
+TIMES = parameter("times")
 MissingError = Callable[[Any], Exception]
 """Makes the not-found error of a match from what is missing (a key map for lists, else None)."""
 
@@ -127,16 +131,16 @@ class UnitOfWork:
     def param(self, value: Any, name: str) -> str:
         """``$name`` holding ``value`` (``$name_2`` if taken by another value)."""
         if type(value) is Param:
-            return f"${value.name}"
+            return parameter(value.name)
         base, number = name, 1
         while name in self.params:
             known = self.params[name]
             if type(known) is type(value) and isinstance(value, str | int) and known == value:
-                return f"${name}"
+                return parameter(name)
             number += 1
             name = f"{base}_{number}"
         self.params[name] = value
-        return f"${name}"
+        return parameter(name)
 
     def output_value(self, name: str, value: Cypher) -> Var:
         """Return ``value`` as ``name``, computed at this point of the body."""
@@ -150,7 +154,7 @@ class UnitOfWork:
 
     def _value(self, value: Any, name: str) -> str:
         if isinstance(value, datetime):
-            return expand(f"$times[{self._time(value)}]").render({})
+            return expand(f"{TIMES}[{self._time(value)}]").render({})
         return self.param(value, name)
 
     def _assign(
@@ -184,7 +188,7 @@ class UnitOfWork:
             for properties in stored
         ]
         assigned = [cy("node = row.p")] + [
-            cy(dot("node", name), " = ", expand(f"$times[row.t[{index}]]"))
+            cy(dot("node", name), " = ", expand(f"{TIMES}[row.t[{index}]]"))
             for index, name in enumerate(times)
         ]
         return self.param(rows, hint(cls, many=True)), cy(items(assigned)), ".p"
@@ -258,8 +262,8 @@ class UnitOfWork:
             unwind(self.param(rows, f"{hint(cls)}_keys"), "key"),
             match(node("found", label(cls), pattern), optional=True),
             returning(
-                alias("collect(found)", var),
-                alias(cy("collect(", case(is_null("found"), "key"), ")"), gone),
+                alias(collected("found"), var),
+                alias(collected(case(is_null("found"), "key")), gone),
             ),
             binds=(var, gone),
         )
@@ -323,7 +327,7 @@ class UnitOfWork:
                 with_("start"),
                 found,
                 cy(with_("node", distinct=True), *order(by, top)),
-                returning(alias("collect(node)", var)),
+                returning(alias(collected("node"), var)),
                 binds=(var,),
             )
         )
@@ -459,7 +463,7 @@ class UnitOfWork:
         ]
         query, params = self.compile()
         values = [
-            f"${name} = "
+            f"{parameter(name)} = "
             + (
                 f"<{len(value)} items>"
                 if isinstance(value, list) and len(value) > 3
@@ -568,6 +572,6 @@ def create_rows(cls: type, rows: Cypher, assigned: Cypher, var: Var) -> Subquery
         unwind(rows, "row"),
         _created(cls),
         cy("SET ", assigned),
-        returning(alias("collect(node)", var)),
+        returning(alias(collected("node"), var)),
         binds=(var,),
     )
