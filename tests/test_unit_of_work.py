@@ -21,10 +21,11 @@ import pytest
 from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 
-from memora_ogm._async.nodes import Agent, Interaction, Memory, MessageBlock, Org, User
+from memora_ogm._async.nodes import NODES, Agent, Interaction, Memory, MessageBlock, Org, User
 from memora_ogm.calls.user import USER
 from memora_ogm.engine import plan
 from memora_ogm.engine.chains import keep_common_prefix
+from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.pages import Count, output_each
 from memora_ogm.engine.plan import Bind, Var, cy, items
 from memora_ogm.engine.unit_of_work import Prepared, UnitOfWork
@@ -76,8 +77,8 @@ def test_a_chain_cannot_be_compared_on_a_datetime() -> None:
 
 
 def test_a_prepared_read_is_compiled_once_and_sends_the_values_as_parameters() -> None:
-    first = USER.bind(org_id="org-1", user_id="user-1").compile()
-    second = USER.bind(org_id="org-2", user_id="user-2").compile()
+    first = USER.bind(NODES, org_id="org-1", user_id="user-1").compile()
+    second = USER.bind(NODES, org_id="org-2", user_id="user-2").compile()
     assert first[0] is second[0], "the statement text is made once"
     assert "$org_id" in first[0] and "$user_id" in first[0]
     assert "org-1" not in first[0] and "user-1" not in first[0]
@@ -89,18 +90,18 @@ def test_a_prepared_read_raises_the_error_of_its_own_call() -> None:
     missing_user = [[0, None]]
     for user_id in ("user-1", "user-2"):
         with pytest.raises(UserNotFound) as raised:
-            USER.bind(org_id="org", user_id=user_id).raise_missing(missing_user)
+            USER.bind(NODES, org_id="org", user_id=user_id).raise_missing(missing_user)
         assert raised.value.ids == {"org_id": "org", "user_id": user_id}
-    USER.bind(org_id="org", user_id="user").raise_missing([])  # nothing missing
+    USER.bind(NODES, org_id="org", user_id="user").raise_missing([])  # nothing missing
 
 
 def test_only_a_read_of_fixed_shape_can_be_prepared() -> None:
-    def rename(work: UnitOfWork, org_id: Any, user_id: Any) -> None:
+    def rename(nodes: Nodes, work: UnitOfWork, org_id: Any, user_id: Any) -> None:
         user = work.match(User, None, org_id=org_id, user_id=user_id)
         work.set(user, user_name="Bea")
 
     with pytest.raises(RuntimeError, match="fixed shape"):
-        Prepared(rename).bind(org_id="org", user_id="user")
+        Prepared(rename).bind(NODES, org_id="org", user_id="user")
 
 
 def test_a_read_is_its_matches_and_one_return() -> None:
