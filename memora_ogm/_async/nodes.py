@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar
 
 import shortuuid
@@ -257,15 +258,4 @@ REL_CLASSES: tuple[type[AsyncStructuredRel], ...] = (
 """One relationship model per relationship type of the Memora graph."""
 
 #: What this twin's facade hands every declaration.
-NODES = Nodes(
-    Org=Org,
-    User=User,
-    Agent=Agent,
-    InteractionCollection=InteractionCollection,
-    MemoryCollection=MemoryCollection,
-    Date=Date,
-    Interaction=Interaction,
-    MessageBlock=MessageBlock,
-    Memory=Memory,
-    AppliedMigration=AppliedMigration,
-)
+NODES = Nodes.of(sys.modules[__name__])

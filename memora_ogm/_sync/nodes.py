@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar
 
 import shortuuid
@@ -252,15 +253,4 @@ REL_CLASSES: tuple[type[StructuredRel], ...] = (
 """One relationship model per relationship type of the Memora graph."""
 
 #: What this twin's facade hands every declaration.
-NODES = Nodes(
-    Org=Org,
-    User=User,
-    Agent=Agent,
-    InteractionCollection=InteractionCollection,
-    MemoryCollection=MemoryCollection,
-    Date=Date,
-    Interaction=Interaction,
-    MessageBlock=MessageBlock,
-    Memory=Memory,
-    AppliedMigration=AppliedMigration,
-)
+NODES = Nodes.of(sys.modules[__name__])

@@ -9,7 +9,8 @@ reads inflate with what it holds (a subclass with the same labels included, as n
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from types import ModuleType
 from typing import Any
 
 
@@ -32,6 +33,11 @@ class Nodes:
     MessageBlock: Any
     Memory: Any
     AppliedMigration: Any
+
+    @classmethod
+    def of(cls, module: ModuleType) -> Nodes:
+        """The classes a twin's ``nodes`` module defines, by name."""
+        return cls(**{field.name: getattr(module, field.name) for field in fields(cls)})
 
     @property
     def schema(self) -> tuple[Any, ...]:
