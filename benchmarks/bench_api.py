@@ -39,10 +39,10 @@ of them on one shared user, memora-ogm and the baseline in alternating rounds of
 ``--seconds``.
 
 Telemetry's cost (``memora_ogm.telemetry``): each method also runs untraced (the
-methods as they were before tracing wrapped them) and traced into the OpenTelemetry SDK
-(a batch span processor whose exporter drops the spans, and the duration histogram),
-timed interleaved with the rest. ``api`` is the method's median as it runs by default
-here (opentelemetry-api installed, no SDK configured) over the untraced median, ``sdk``
+methods as they are without the observer hook's wrapper) and instrumented into the
+OpenTelemetry SDK (a batch span processor whose exporter drops the spans, and the duration
+histogram), timed interleaved with the rest. ``api`` is the method's median as it runs by
+default (uninstrumented: the hook's one check) over the untraced median, ``sdk``
 the SDK's over the untraced; ``+api`` and ``+sdk`` what each adds to the client CPU per
 call, in microseconds (differences of the CPU medians, steadier than wall times on a
 loaded machine: tracing's cost is client CPU).
@@ -76,11 +76,12 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from memora_ogm import Neo4jGraphInterface as AsyncGraphInterface
-from memora_ogm import telemetry
+from memora_ogm import observe
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection, connect_or_start
 from memora_ogm.sync import Neo4jGraphInterface as SyncGraphInterface
+from memora_ogm.telemetry import MemoraInstrumentor
 
 START = datetime(2024, 1, 1, 9, tzinfo=timezone.utc)
 MESSAGES = 10
@@ -112,7 +113,7 @@ class DroppedSpans(SpanExporter):
 
 
 class Untraced:
-    """An interface whose methods are those of before tracing wrapped them (bound once,
+    """An interface whose methods are those the observer hook wraps (bound once,
     so a call costs no more lookups than on the interface); the rest is the interface's."""
 
     def __init__(self, interface: Any) -> None:
@@ -131,19 +132,20 @@ class Untraced:
 
 class Tracing:
     """How a timed call is traced, by its label: ``untraced`` calls go to an
-    :class:`Untraced` view of the twin's interface, ``sdk`` calls run with the SDK's
-    providers, every other call as by default (the API alone). Each call sets its own
-    mode, so calls of the three may interleave."""
+    :class:`Untraced` view of the twin's interface, ``sdk`` calls run instrumented into
+    the SDK's providers, every other call as by default (uninstrumented). Each call sets
+    its own mode, so calls of the three may interleave."""
 
     def __init__(self) -> None:
         tracer_provider = TracerProvider()
         tracer_provider.add_span_processor(BatchSpanProcessor(DroppedSpans()))
         # Aggregated in memory and never collected: what a periodic reader's export of
         # a few points a minute adds is not a call's.
-        self.sdk = {
-            "tracer_provider": tracer_provider,
-            "meter_provider": MeterProvider(metric_readers=[InMemoryMetricReader()]),
-        }
+        meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+        MemoraInstrumentor().instrument(
+            tracer_provider=tracer_provider, meter_provider=meter_provider
+        )
+        self.sdk, observe.observer = observe.observer, None
 
     def twin(self, twin: Twin, label: str) -> Twin:
         """``twin``, or for ``untraced`` a copy of it on the untraced view."""
@@ -154,10 +156,10 @@ class Tracing:
         return view
 
     def mode(self, label: str, thunk: Thunk) -> Thunk:
-        settings = self.sdk if label == "sdk" else {}
+        observer = self.sdk if label == "sdk" else None
 
         def traced() -> Any:
-            telemetry.configure(**settings)  # type: ignore[arg-type]
+            observe.observer = observer
             return thunk()
 
         return traced
@@ -973,7 +975,7 @@ class Bench:
                 await self.time(label, thunk, samples[label])
         self.floors.setdefault(twin.name, Samples())
         self.floors[twin.name].wall.extend(samples["floor"].wall)
-        telemetry.configure()
+        observe.observer = None
         return samples
 
     async def throughput(

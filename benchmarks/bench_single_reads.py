@@ -10,12 +10,12 @@ For each twin and each single-node read of the facade, ``--calls`` rounds run fi
 calls in an order shuffled each round: the floor (a ``RETURN 1`` auto-commit round trip),
 the read, the read's own statement (the one the facade sent, captured once) replayed by
 the bare driver of the same flavour in a read session, and for telemetry's cost the read
-untraced (the method as it was before tracing wrapped it) and the read traced into the
+untraced (the method without the observer hook's wrapper) and the read instrumented into the
 OpenTelemetry SDK (a batch span processor whose exporter drops the spans, and the
 duration histogram). Per read it prints the median wall time, the client CPU per call,
 the floor, the read's ratio to it (``xfloor``), the statement's (``s.xfl``: the server's
 work and the round trip) and the difference (the layer's share); then ``api``, the read
-as it runs by default here (opentelemetry-api installed, no SDK) over the untraced read,
+as it runs by default (uninstrumented: the hook's one check) over the untraced read,
 and ``sdk``, the SDK's over the untraced (medians), and ``+api`` and ``+sdk``, what each
 adds to the client CPU per call in microseconds (differences of the medians: steadier
 than wall times on a loaded machine, and tracing's cost is client CPU). Few calls

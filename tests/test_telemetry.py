@@ -1,7 +1,7 @@
 """OpenTelemetry spans and the duration metric of facade calls (issue 34), on a real Neo4j.
 
-The providers are the SDK's, handed to ``telemetry.configure`` (OpenTelemetry's global
-providers can be set once per process, and stay the API's here): spans go to an
+The providers are the SDK's, handed to ``MemoraInstrumentor().instrument`` (OpenTelemetry's
+global providers can be set once per process, and stay the API's here): spans go to an
 in-memory exporter, the metric to an in-memory reader. The statements a span reports
 are checked against those the driver was sent, recorded at the driver's ``run``.
 """
@@ -9,7 +9,6 @@ are checked against those the driver was sent, recorded at the driver's ``run``.
 from __future__ import annotations
 
 import inspect
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -37,10 +36,12 @@ from opentelemetry.trace import SpanKind, StatusCode
 from sync_adapter import AwaitableTwin
 from transfer_helpers import build_organisation, records_of
 
-from memora_ogm import UserNotFound, sync, telemetry
+from memora_ogm import UserNotFound, observe, sync
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm.contrib.flask import MemoraOGM, state
 from memora_ogm.server import Neo4jConnection
+from memora_ogm.telemetry import MemoraInstrumentor
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
@@ -88,11 +89,11 @@ class Telemetry:
 @pytest.fixture
 def otel() -> Iterator[Telemetry]:
     outputs = Telemetry()
-    telemetry.configure(
+    MemoraInstrumentor().instrument(
         tracer_provider=outputs.tracer_provider, meter_provider=outputs.meter_provider
     )
     yield outputs
-    telemetry.configure()
+    MemoraInstrumentor().uninstrument()
 
 
 class Sent:
@@ -474,7 +475,7 @@ async def test_tenant_ids_are_recorded_on_request_only(
     memora: Any, otel: Telemetry, neo4j_connection: Neo4jConnection
 ) -> None:
     world = await world_with_a_save(memora)
-    telemetry.configure(
+    MemoraInstrumentor().instrument(
         tracer_provider=otel.tracer_provider,
         meter_provider=otel.meter_provider,
         record_tenant_ids=True,
@@ -496,24 +497,34 @@ async def test_tenant_ids_are_recorded_on_request_only(
         assert not {"memora.org_id", "memora.user_id"} & set(measured)
 
 
-async def test_nothing_is_recorded_without_an_sdk_or_when_turned_off(
-    memora: Any, otel: Telemetry
-) -> None:
+async def test_nothing_is_recorded_once_uninstrumented(memora: Any, otel: Telemetry) -> None:
     world = await world_with_a_save(memora)
-    otel.spans()
-    telemetry.configure(enabled=False)
-    assert telemetry.active() is None
+    otel.spans(), otel.points()
+    instrumentor = MemoraInstrumentor()
+    assert instrumentor.is_instrumented_by_opentelemetry
+
     await memora.get_user(world.org_id, world.user_id)
-    telemetry.configure()  # the global providers: the API's own, no SDK in this process
-    assert telemetry.active() is None
+    assert [span.name for span in otel.spans()] == ["get_user"]
+    assert [(labels["db.operation.name"], point.count) for labels, point in otel.points()] == [
+        ("get_user", 1)
+    ]
+
+    instrumentor.uninstrument()
+    assert observe.observer is None and not instrumentor.is_instrumented_by_opentelemetry
     await memora.get_user(world.org_id, world.user_id)
+    await vectors_of(memora).search_memory(
+        "hello", MemorySearchScope.USER, world.org_id, world.user_id
+    )
+    records = await records_of(memora.export_user(world.org_id, world.user_id))
+    assert len(records) > 1
     assert otel.spans() == []
+    assert otel.points() == []
 
 
 async def test_the_metric_alone(memora: Any, otel: Telemetry) -> None:
     """A meter provider and no tracer provider: every call measured, none traced."""
     world = await world_with_a_save(memora)
-    telemetry.configure(meter_provider=otel.meter_provider)
+    MemoraInstrumentor().instrument(meter_provider=otel.meter_provider)
     otel.spans(), otel.points()
     tracer = otel.tracer_provider.get_tracer("the application")
 
@@ -538,43 +549,40 @@ async def test_the_metric_alone(memora: Any, otel: Telemetry) -> None:
 GLOBAL_PROVIDERS = """
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from memora_ogm import telemetry
+from memora_ogm.sync import QdrantDB
+from memora_ogm.telemetry import MemoraInstrumentor
+from memora_ogm.vector_db.embedding import HashingEmbedding
 
-assert telemetry.active() is None
-{set_global}
-instruments = telemetry.active()
-assert instruments is not None
-print(instruments.tracer is not None, instruments.duration is not None)
+MemoraInstrumentor().instrument()
+spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
+tracer_provider = TracerProvider()
+tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+trace.set_tracer_provider(tracer_provider)
+metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+store = QdrantDB(embedding_function=HashingEmbedding())
+store.setup()
+store.tenants()
+print(*[span.name for span in spans.get_finished_spans()])
+for resource in reader.get_metrics_data().resource_metrics:
+    for scope in resource.scope_metrics:
+        for metric in scope.metrics:
+            print(metric.name, sum(point.count for point in metric.data.data_points))
 """
 
 
-@pytest.mark.parametrize(
-    ("set_global", "environment", "recording"),
-    [
-        ("trace.set_tracer_provider(TracerProvider())", {}, "True False"),
-        ("metrics.set_meter_provider(MeterProvider())", {}, "False True"),
-        # A provider the getters load from the environment on first use.
-        ("", {"OTEL_PYTHON_TRACER_PROVIDER": "sdk_tracer_provider"}, "True False"),
-    ],
-)
-def test_global_providers_set_after_import_are_used(
-    set_global: str, environment: dict[str, str], recording: str
-) -> None:
-    """OpenTelemetry's global providers can be set once per process: here, in a child."""
-    script = GLOBAL_PROVIDERS.format(set_global=set_global)
-    if not set_global:
-        script = script.replace("assert telemetry.active() is None\n", "")
+def test_global_providers_set_after_instrumenting_are_used() -> None:
+    """Instrumented without providers, before the application sets the global ones (which
+    can be set once per process: here, in a child)."""
     ran = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, **environment},
-        capture_output=True,
-        text=True,
-        timeout=60,
+        [sys.executable, "-c", GLOBAL_PROVIDERS], capture_output=True, text=True, timeout=120
     )
     assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.split() == recording.split()
+    assert ran.stdout.splitlines() == ["setup tenants", "db.client.operation.duration 2"]
 
 
 def test_a_framework_view_is_traced_as_it_stands(
@@ -611,11 +619,17 @@ def test_a_framework_view_is_traced_as_it_stands(
     assert [point.count for point in measured] == [1]
 
 
+def traced(cls: type) -> set[str]:
+    """The methods of ``cls`` that are observed calls."""
+    return {name for name in dir(cls) if hasattr(inspect.getattr_static(cls, name), "__wrapped__")}
+
+
 def test_every_public_method_of_the_facade_is_traced() -> None:
     base = {name for name in dir(sync.BaseGraphDB) if not name.startswith("_")}
     for cls in (Neo4jGraphInterface, sync.Neo4jGraphInterface):
-        traced = {
-            name for name in dir(cls) if hasattr(inspect.getattr_static(cls, name), "__wrapped__")
-        }
-        assert traced >= base - {"close", "get_associated_vector_db"}
-        assert {"import_records", "export_user", "check_consistency"} <= traced
+        assert traced(cls) >= base - {"close", "get_associated_vector_db"}
+        assert {"import_records", "export_user", "check_consistency"} <= traced(cls)
+    vector = {name for name in dir(BaseVectorDB) if not name.startswith("_")}
+    for store in (QdrantDB, sync.QdrantDB):
+        assert traced(store) >= vector - {"close"}
+        assert {"tenants", "points_page", "payloads"} <= traced(store)

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from memora_ogm import observe
 from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.graph import Graph
 from memora_ogm.engine.call import Batches, Call
@@ -51,7 +52,7 @@ def _method(declare: Callable[..., Any], given: int, run: Method[P, T]) -> Metho
     run.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=parameters, return_annotation=returns
     )
-    return run
+    return observe.observed("neo4j")(run)
 
 
 def call(declare: Callable[Concatenate[Nodes, P], Call[T]]) -> Method[P, T]:

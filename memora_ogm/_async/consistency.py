@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Protocol, runtime_checkable
 
+from memora_ogm import observe
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph
 from memora_ogm._async.paging import pages
@@ -176,6 +177,7 @@ class _Check:
 
 
 class Neo4jConsistency(GraphComponent):
+    @observe.observed("neo4j")
     async def check_consistency(
         self, org_id: str | None = None, progress: Progress | None = None
     ) -> ConsistencyReport:
@@ -190,6 +192,7 @@ class Neo4jConsistency(GraphComponent):
         store = _checkable(self.graph.vector_db)
         return await _Check(self.graph, store, org_id, progress).compare()
 
+    @observe.observed("neo4j")
     async def repair(
         self, org_id: str | None = None, progress: Progress | None = None
     ) -> ConsistencyReport:
@@ -207,6 +210,7 @@ class Neo4jConsistency(GraphComponent):
         report.repaired = True
         return report
 
+    @observe.observed("neo4j")
     async def settle_pending(self) -> int:
         """Decide the vector store's pending changes by the graph, as it is now: the points
         of memories it holds are written (again), the others removed; a purged user or

@@ -17,7 +17,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncSession, AsyncTransaction, Record
 from neo4j.exceptions import IncompleteCommit
 
-from memora_ogm import telemetry
+from memora_ogm import observe
 from memora_ogm._async.connection import (
     Connection,
     bind_neomodel,
@@ -219,7 +219,7 @@ class Graph:
                 if first:
                     raise
                 return
-            telemetry.batch()
+            observe.batch()
             if batches.done(row):
                 return
             first = False
@@ -312,7 +312,7 @@ class Graph:
     ) -> list[dict[str, Any]]:
         """The one place a statement leaves for the server (counted); its rows."""
         self.statements += 1
-        telemetry.sent(query)
+        observe.sent(query)
         result = await runner.run(query, params)
         return [_row(record) async for record in result]
 

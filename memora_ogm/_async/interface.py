@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from neomodel import adb
 from typing_extensions import Self
 
-from memora_ogm import telemetry
+from memora_ogm import observe
 from memora_ogm._async.component import call, erasing, resolving
 from memora_ogm._async.consistency import Neo4jConsistency
 from memora_ogm._async.graph import Graph
@@ -120,6 +120,7 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     def get_associated_vector_db(self) -> BaseVectorDB | None:
         return self.associated_vector_db
 
+    @observe.observed("neo4j")
     async def setup(self, *args: object, **kwargs: object) -> None:
         """Install the schema's uniqueness guarantees (and the vector store's collection)."""
         await self.graph.connect()
@@ -127,10 +128,12 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
         if self.associated_vector_db is not None:
             await self.associated_vector_db.setup()
 
+    @observe.observed("neo4j")
     async def migrate_to_schema_for_memora_v0_3_x(self, *args: object, **kwargs: object) -> None:
         """Run Memora's v0.3.x migration (``migrations/m0001_memora_v0_3_x.py``) if pending."""
         await self.migrate(up_to="0001")
 
+    @observe.observed("neo4j")
     async def migrate(self, up_to: str | None = None) -> list[str]:
         """Apply the pending migrations of ``memora_ogm.migrations`` (up to ``up_to``
         inclusive), each recorded once applied; returns the versions applied."""
@@ -149,11 +152,13 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
             applied.append(pending.version)
         return applied
 
+    @observe.observed("neo4j")
     async def missing_constraints(self) -> list[str]:
         """The schema's constraints this database lacks (``setup()`` adds them)."""
         await self.graph.connect()
         return await self.graph.execute(constraints.missing_constraints)
 
+    @observe.observed("neo4j")
     async def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""
         return await self.graph.execute(migration.applied_migrations)
@@ -203,6 +208,3 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     fetch_user_memories_resolved_batch = resolving(memory.fetch_user_memories_resolved_batch)
     delete_user_memory = erasing(memory.delete_user_memory)
     delete_all_user_memories = erasing(memory.delete_all_user_memories)
-
-
-telemetry.instrument_graph(Neo4jGraphInterface)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from memora_ogm import telemetry
+from memora_ogm import observe
 from memora_ogm._async.graph import Graph
 from memora_ogm.engine.call import Call, declared
 from memora_ogm.engine.pages import Part, page_read
@@ -57,7 +57,7 @@ async def pages(
             values["after"] = after
         read = page_read(part, tuple(owner), after is None).bind(graph.nodes, **values)
         page = await graph.execute(declared, Call(read, lambda row: inflated(row["page"])))
-        telemetry.batch()
+        observe.batch()
         if page:
             yield page
         if len(page) < limit:

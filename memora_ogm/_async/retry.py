@@ -17,7 +17,7 @@ from typing import TypeVar
 from neo4j.exceptions import ClientError, ServiceUnavailable, SessionExpired, TransientError
 from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
 
-from memora_ogm import telemetry
+from memora_ogm import observe
 from memora_ogm._async.compat import sleep
 from memora_ogm.engine.call import Landed
 from memora_ogm.errors import ConflictError, NodeVanished, OutcomeUnknown, RetriesExhausted
@@ -82,7 +82,7 @@ async def retried(work: Callable[[], Awaitable[T]], max_attempts: int, base_back
                 raise RetriesExhausted(f"gave up after {attempt} attempts: {error}") from error
             delay = random.uniform(0, base_backoff * 2 ** (attempt - 1))
             logger.info("retrying after %s (attempt %d): %s", type(error).__name__, attempt, error)
-            telemetry.retrying(error, attempt, delay)
+            observe.retrying(error, attempt, delay)
             await sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -105,5 +105,5 @@ async def ask_outcome(landed: Landed, found: Callable[[], Awaitable[bool]], time
             await sleep(0.5)
     logger.info("a commit went unanswered; it %s", "landed" if exists else "did not land")
     took_effect = exists == landed.present
-    telemetry.outcome(took_effect)
+    observe.outcome(took_effect)
     return took_effect

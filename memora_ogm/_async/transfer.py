@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any
 
-from memora_ogm import telemetry
+from memora_ogm import observe
 from memora_ogm._async.compat import result_of
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph, Landed, Work
@@ -153,17 +153,20 @@ async def _validate_and_check(
 
 
 class Neo4jTransfer(GraphComponent):
+    @observe.observed("neo4j")
     def export_organization(self, org_id: str) -> RecordStream:
         """The organisation as ``memora-ogm-export`` records (JSON-ready dicts), streamed
         a page per read. Bad ids raise at once; a missing organisation on iteration."""
         check_ids(org_id=org_id)
         return export_records(self.graph, org_id, None)
 
+    @observe.observed("neo4j")
     def export_user(self, org_id: str, user_id: str) -> RecordStream:
         """One user with the organisation, its org-wide agents and the user's own agents."""
         check_ids(org_id=org_id, user_id=user_id)
         return export_records(self.graph, org_id, user_id)
 
+    @observe.observed("neo4j")
     async def import_records(
         self,
         records: Iterable[Any],
@@ -224,7 +227,7 @@ class Neo4jTransfer(GraphComponent):
                     return created_first(nodes, ready.kind, new)
 
                 await self.graph.transaction(write_batch, lambda landed: landed)
-                telemetry.batch()
+                observe.batch()
                 # The first attempt's count: a rerun finds landed links there already. A
                 # Counter's += keeps positive counts only.
                 summary.created += Counter({ready.kind: planned[0]})

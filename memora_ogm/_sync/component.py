@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from memora_ogm import observe
 from memora_ogm._sync.base import BaseGraphDB
 from memora_ogm._sync.graph import Graph
 from memora_ogm.engine.call import Batches, Call
@@ -52,7 +53,7 @@ def _method(declare: Callable[..., Any], given: int, run: Method[P, T]) -> Metho
     run.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=parameters, return_annotation=returns
     )
-    return run
+    return observe.observed("neo4j")(run)
 
 
 def call(declare: Callable[Concatenate[Nodes, P], Call[T]]) -> Method[P, T]:

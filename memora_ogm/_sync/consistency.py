@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
+from memora_ogm import observe
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.paging import pages
@@ -173,6 +174,7 @@ class _Check:
 
 
 class Neo4jConsistency(GraphComponent):
+    @observe.observed("neo4j")
     def check_consistency(
         self, org_id: str | None = None, progress: Progress | None = None
     ) -> ConsistencyReport:
@@ -187,6 +189,7 @@ class Neo4jConsistency(GraphComponent):
         store = _checkable(self.graph.vector_db)
         return _Check(self.graph, store, org_id, progress).compare()
 
+    @observe.observed("neo4j")
     def repair(
         self, org_id: str | None = None, progress: Progress | None = None
     ) -> ConsistencyReport:
@@ -204,6 +207,7 @@ class Neo4jConsistency(GraphComponent):
         report.repaired = True
         return report
 
+    @observe.observed("neo4j")
     def settle_pending(self) -> int:
         """Decide the vector store's pending changes by the graph, as it is now: the points
         of memories it holds are written (again), the others removed; a purged user or

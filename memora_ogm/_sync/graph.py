@@ -18,7 +18,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 from neo4j import Driver, GraphDatabase, Record, Session, Transaction
 from neo4j.exceptions import IncompleteCommit
 
-from memora_ogm import telemetry
+from memora_ogm import observe
 from memora_ogm._sync.connection import (
     Connection,
     bind_neomodel,
@@ -220,7 +220,7 @@ class Graph:
                 if first:
                     raise
                 return
-            telemetry.batch()
+            observe.batch()
             if batches.done(row):
                 return
             first = False
@@ -313,7 +313,7 @@ class Graph:
     ) -> list[dict[str, Any]]:
         """The one place a statement leaves for the server (counted); its rows."""
         self.statements += 1
-        telemetry.sent(query)
+        observe.sent(query)
         result = runner.run(query, params)
         return [_row(record) for record in result]
 

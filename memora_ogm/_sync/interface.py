@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from neomodel import db
 from typing_extensions import Self
 
-from memora_ogm import telemetry
+from memora_ogm import observe
 from memora_ogm._sync.component import call, erasing, resolving
 from memora_ogm._sync.consistency import Neo4jConsistency
 from memora_ogm._sync.graph import Graph
@@ -121,6 +121,7 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     def get_associated_vector_db(self) -> BaseVectorDB | None:
         return self.associated_vector_db
 
+    @observe.observed("neo4j")
     def setup(self, *args: object, **kwargs: object) -> None:
         """Install the schema's uniqueness guarantees (and the vector store's collection)."""
         self.graph.connect()
@@ -128,10 +129,12 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
         if self.associated_vector_db is not None:
             self.associated_vector_db.setup()
 
+    @observe.observed("neo4j")
     def migrate_to_schema_for_memora_v0_3_x(self, *args: object, **kwargs: object) -> None:
         """Run Memora's v0.3.x migration (``migrations/m0001_memora_v0_3_x.py``) if pending."""
         self.migrate(up_to="0001")
 
+    @observe.observed("neo4j")
     def migrate(self, up_to: str | None = None) -> list[str]:
         """Apply the pending migrations of ``memora_ogm.migrations`` (up to ``up_to``
         inclusive), each recorded once applied; returns the versions applied."""
@@ -150,11 +153,13 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
             applied.append(pending.version)
         return applied
 
+    @observe.observed("neo4j")
     def missing_constraints(self) -> list[str]:
         """The schema's constraints this database lacks (``setup()`` adds them)."""
         self.graph.connect()
         return self.graph.execute(constraints.missing_constraints)
 
+    @observe.observed("neo4j")
     def applied_migrations(self) -> list[str]:
         """The versions of the migrations this database has had, oldest first."""
         return self.graph.execute(migration.applied_migrations)
@@ -204,6 +209,3 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     fetch_user_memories_resolved_batch = resolving(memory.fetch_user_memories_resolved_batch)
     delete_user_memory = erasing(memory.delete_user_memory)
     delete_all_user_memories = erasing(memory.delete_all_user_memories)
-
-
-telemetry.instrument_graph(Neo4jGraphInterface)

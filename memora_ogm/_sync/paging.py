@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from memora_ogm import telemetry
+from memora_ogm import observe
 from memora_ogm._sync.graph import Graph
 from memora_ogm.engine.call import Call, declared
 from memora_ogm.engine.pages import Part, page_read
@@ -56,7 +56,7 @@ def pages(graph: Graph, part: Part, after: str | None = None, **owner: str) -> I
             values["after"] = after
         read = page_read(part, tuple(owner), after is None).bind(graph.nodes, **values)
         page = graph.execute(declared, Call(read, lambda row: inflated(row["page"])))
-        telemetry.batch()
+        observe.batch()
         if page:
             yield page
         if len(page) < limit:

@@ -18,7 +18,7 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 from typing_extensions import override
 
-from memora_ogm import fork, telemetry
+from memora_ogm import fork, observe
 from memora_ogm._sync.compat import (
     EmbeddingFunction,
     acquire,
@@ -232,6 +232,7 @@ class QdrantDB(BaseVectorDB):
                 client.close()
 
     @override
+    @observe.observed("qdrant")
     def setup(self, *args: Any, **kwargs: Any) -> None:
         """Create the collection and its payload indexes if missing; safe to repeat.
         ``ValueError`` if an existing collection has another layout, or if the default one
@@ -268,6 +269,7 @@ class QdrantDB(BaseVectorDB):
         logger.info("Qdrant collection %s is set up", name)
 
     @override
+    @observe.observed("qdrant")
     def add_memories(
         self,
         org_id: str,
@@ -306,6 +308,7 @@ class QdrantDB(BaseVectorDB):
         logger.info("Added %d memories to %s", len(points), self.collection_name)
 
     @override
+    @observe.observed("qdrant")
     def search_memory(
         self,
         query: str,
@@ -323,6 +326,7 @@ class QdrantDB(BaseVectorDB):
         return results[0]
 
     @override
+    @observe.observed("qdrant")
     def search_memories(
         self,
         queries: list[str],
@@ -345,20 +349,24 @@ class QdrantDB(BaseVectorDB):
         return self.layout.results(responses, self.score_threshold)
 
     @override
+    @observe.observed("qdrant")
     def delete_memory(self, memory_id: str) -> None:
         self._delete(models.PointIdsList(points=[common.point_id(memory_id)]))
 
     @override
+    @observe.observed("qdrant")
     def delete_memories(self, memory_ids: list[str]) -> None:
         point_ids = common.point_ids(memory_ids)
         if point_ids:
             self._delete(models.PointIdsList(points=list(point_ids)))
 
     @override
+    @observe.observed("qdrant")
     def delete_all_user_memories(self, org_id: str, user_id: str) -> None:
         self._delete(models.FilterSelector(filter=self.layout.user_filter(org_id, user_id)))
 
     @override
+    @observe.observed("qdrant")
     def delete_all_organization_memories(self, org_id: str) -> None:
         self._delete(models.FilterSelector(filter=layouts.organization_filter(org_id)))
 
@@ -367,6 +375,7 @@ class QdrantDB(BaseVectorDB):
             client.delete(collection_name=self.collection_name, points_selector=selector, wait=True)
         logger.info("Deleted %s from %s", type(selector).__name__, self.collection_name)
 
+    @observe.observed("qdrant")
     def tenants(self, org_id: str | None = None) -> dict[tuple[str, str], int]:
         """For the consistency check: points per (organisation, user), of ``org_id`` if given."""
         orgs = None if org_id is None else [common.require_id("org_id", org_id)]
@@ -385,6 +394,7 @@ class QdrantDB(BaseVectorDB):
         )
         return common.facet_counts(key, response)
 
+    @observe.observed("qdrant")
     def points_page(
         self, org_id: str, user_id: str, offset: str | None, limit: int
     ) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
@@ -401,6 +411,7 @@ class QdrantDB(BaseVectorDB):
             )
         return common.id_payloads(points), None if following is None else str(following)
 
+    @observe.observed("qdrant")
     def payloads(self, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
         """The payloads of the ``memory_ids`` that have a point, by point id."""
         point_ids = common.point_ids(memory_ids)
@@ -411,6 +422,3 @@ class QdrantDB(BaseVectorDB):
                 self.collection_name, ids=point_ids, with_payload=True, with_vectors=False
             )
         return dict(common.id_payloads(points))
-
-
-telemetry.instrument_vector_store(QdrantDB)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any
 
-from memora_ogm import telemetry
+from memora_ogm import observe
 from memora_ogm._sync.compat import result_of
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph, Landed, Work
@@ -154,17 +154,20 @@ def _validate_and_check(
 
 
 class Neo4jTransfer(GraphComponent):
+    @observe.observed("neo4j")
     def export_organization(self, org_id: str) -> RecordStream:
         """The organisation as ``memora-ogm-export`` records (JSON-ready dicts), streamed
         a page per read. Bad ids raise at once; a missing organisation on iteration."""
         check_ids(org_id=org_id)
         return export_records(self.graph, org_id, None)
 
+    @observe.observed("neo4j")
     def export_user(self, org_id: str, user_id: str) -> RecordStream:
         """One user with the organisation, its org-wide agents and the user's own agents."""
         check_ids(org_id=org_id, user_id=user_id)
         return export_records(self.graph, org_id, user_id)
 
+    @observe.observed("neo4j")
     def import_records(
         self,
         records: Iterable[Any],
@@ -223,7 +226,7 @@ class Neo4jTransfer(GraphComponent):
                     return created_first(nodes, ready.kind, new)
 
                 self.graph.transaction(write_batch, lambda landed: landed)
-                telemetry.batch()
+                observe.batch()
                 # The first attempt's count: a rerun finds landed links there already. A
                 # Counter's += keeps positive counts only.
                 summary.created += Counter({ready.kind: planned[0]})
