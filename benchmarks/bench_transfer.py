@@ -68,6 +68,7 @@ from neo4j import Driver, GraphDatabase
 
 from memora_ogm import Neo4jGraphInterface
 from memora_ogm.server import LocalNeo4jServer
+from memora_ogm.transfer import export
 from memora_ogm.transfer import format as transfer
 
 LIMIT_MB = 300
@@ -103,7 +104,7 @@ def synthetic(org_id: str, users: int, interactions: int) -> Iterator[dict[str, 
         return record
 
     created = start.isoformat()
-    yield transfer.header("organization", org_id, None, "neo4j")
+    yield export.header("organization", org_id, None, "neo4j")
     yield emit(
         {"type": "organization", "org_id": org_id, "org_name": "Bench", "created_at": created}
     )
@@ -178,7 +179,7 @@ def synthetic(org_id: str, users: int, interactions: int) -> Iterator[dict[str, 
                     "updated_by": memory_id(user_id, i, 2),
                 }
             )
-    yield transfer.end(counts)
+    yield export.end(counts)
 
 
 def memory_id(user_id: str, interaction: int, k: int) -> str:

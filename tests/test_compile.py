@@ -38,6 +38,7 @@ from memora_ogm.engine.constraints import node_key_statement
 from memora_ogm.engine.erasure import BATCH_SIZE, Erasure
 from memora_ogm.engine.pages import Part, page_read
 from memora_ogm.engine.unit_of_work import Statement
+from memora_ogm.transfer import export, validation
 from memora_ogm.transfer import format as transfer
 from memora_ogm.transfer.importing import (
     Batch,
@@ -248,7 +249,7 @@ def _export(user_id: str | None, pages_of_one: bool = False) -> list[Any]:
     kind's page after the first node too (the golden world has one user, one org-wide
     agent besides the user's, one interaction and two memories)."""
     tenant = {"org_id": ORG} if user_id is None else {"org_id": ORG, "user_id": user_id}
-    pages = transfer.export_pages(NODES)
+    pages = export.export_pages(NODES)
     users, agents, interactions, memories = (
         pages.users,
         pages.agents,
@@ -258,7 +259,7 @@ def _export(user_id: str | None, pages_of_one: bool = False) -> list[Any]:
     owned = {"org_id": ORG, "user_id": USER}
     if not pages_of_one:
         return [
-            *sent(transfer.tenant(NODES, ORG, user_id)),
+            *sent(export.tenant(NODES, ORG, user_id)),
             _page(users, tenant),
             _page(agents, {"org_id": ORG}),
             _page(users, tenant),
@@ -266,7 +267,7 @@ def _export(user_id: str | None, pages_of_one: bool = False) -> list[Any]:
             _page(memories, owned),
         ]
     return [
-        *sent(transfer.tenant(NODES, ORG, user_id)),
+        *sent(export.tenant(NODES, ORG, user_id)),
         _page(users, tenant),
         _page(users, tenant, after=True),
         _page(agents, {"org_id": ORG}),
@@ -292,7 +293,7 @@ def _batches() -> list[tuple[str, Batch]]:
     records = list(transfer.JsonLinesFile(RECORDS))
     own = {r["agent_id"] for r in records if r["type"] == transfer.AGENT and r["user_id"]}
     world = [r for r in records if r.get("agent_id") not in own and r["type"] != transfer.END]
-    return list(batches(validated(world, transfer.Validator(NODES), None)))
+    return list(batches(validated(world, validation.Validator(NODES), None)))
 
 
 def test_the_imports_compile_to_their_golden_statements() -> None:
@@ -348,7 +349,7 @@ def test_the_consistency_check_compiles_to_its_golden_statements() -> None:
         assert_compiles(
             shape,
             _page(Part(NODES.Org, "org_id"), {}),
-            _page(transfer.export_pages(NODES).users, {"org_id": ORG}),
+            _page(export.export_pages(NODES).users, {"org_id": ORG}),
             _page(Part(NODES.Memory, "memory_id"), {"org_id": ORG, "user_id": USER}),
             *sent(memories_with_ids(NODES, [MEMORY])),
         )

@@ -21,6 +21,7 @@ from transfer_helpers import build_organisation, public_reads, records_of
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.transfer import format as transfer
+from memora_ogm.transfer import validation
 from memora_ogm.transfer.format import ImportConflict, ImportFormatError, JsonLinesFile
 
 __all__ = ["stores"]  # the fixture, imported so pytest finds it here
@@ -404,13 +405,13 @@ async def test_an_import_parses_each_record_once(
     await memora.delete_organization(org.org_id)
     path = write_file(tmp_path / "acme.jsonl", records)
     parsed: list[int] = []
-    parse = transfer.parse
+    parse = validation.parse
 
     def counted(nodes: Nodes, line: int, record: Any) -> Record:
         parsed.append(line)
         return parse(nodes, line, record)
 
-    monkeypatch.setattr(transfer, "parse", counted)
+    monkeypatch.setattr(validation, "parse", counted)
     await memora.import_records(JsonLinesFile(path))
 
     assert parsed == list(range(1, len(records) + 1))

@@ -21,6 +21,7 @@ from test_vector_consistency import Stores, stores
 from transfer_helpers import build_organisation, records_of
 
 from memora_ogm.errors import MemoryNotFound, NotFoundError
+from memora_ogm.transfer import export
 from memora_ogm.transfer import format as transfer
 from memora_ogm.transfer.format import (
     ImportConflict,
@@ -229,7 +230,7 @@ async def test_skip_only_skips_what_the_input_describes_exactly(
 
 
 def _header() -> Record:
-    return transfer.header("organization", "big", None, None)
+    return export.header("organization", "big", None, None)
 
 
 def _tenant(interactions: int, content: str) -> list[Record]:

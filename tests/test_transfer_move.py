@@ -25,6 +25,7 @@ from memora_ogm.errors import OrganizationNotFound
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database, second_server
 from memora_ogm.transfer import format as transfer
+from memora_ogm.transfer import validation
 from memora_ogm.transfer.format import ImportConflict, JsonLinesFile
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
@@ -188,7 +189,7 @@ async def test_cli_export_import_and_move(
     path = tmp_path / "kept.jsonl"
 
     assert main(["export", "--org", kept.org_id, "-o", str(path)]) == 0
-    assert transfer.validate(NODES, JsonLinesFile(path))["memory"] == 7
+    assert validation.validate(NODES, JsonLinesFile(path))["memory"] == 7
     assert main(["export", "--org", kept.org_id, "--user", kept.ann]) == 0
     out = capsys.readouterr().out.splitlines()
     assert [record["type"] for record in map(json.loads, out[:2])] == [

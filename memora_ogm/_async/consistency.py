@@ -28,7 +28,7 @@ from memora_ogm.calls.user import tenant_exists
 from memora_ogm.engine.pages import Part
 from memora_ogm.schema import models
 from memora_ogm.schema.validation import check_ids
-from memora_ogm.transfer.format import export_pages
+from memora_ogm.transfer.export import export_pages
 from memora_ogm.transfer.importing import memories_with_ids
 from memora_ogm.vector_db.pending import Pending, journal_of
 

@@ -21,6 +21,7 @@ from memora_ogm._async.graph import Graph, Landed, Work
 from memora_ogm._async.paging import pages
 from memora_ogm.engine import convert
 from memora_ogm.schema.validation import check_flag, check_ids
+from memora_ogm.transfer import export, validation
 from memora_ogm.transfer import format as transfer
 from memora_ogm.transfer.format import (
     MoveVerificationFailed as MoveVerificationFailed,  # re-exported
@@ -53,54 +54,54 @@ async def _user_content(graph: Graph, org_id: str, user_id: str) -> RecordStream
     """A user's interactions, memories, then contrary updates, in key order: past
     :data:`EXPORT_HELD_UPDATES`, the memories' updates are read again after them."""
     owned = {"org_id": org_id, "user_id": user_id}
-    async for page in pages(graph, transfer.export_pages(graph.nodes).interactions, **owned):
+    async for page in pages(graph, export.export_pages(graph.nodes).interactions, **owned):
         for values, row in page:
-            yield transfer.interaction(graph.nodes, values, row)
+            yield export.interaction(graph.nodes, values, row)
     held: list[tuple[str, str]] = []
     rest: str | None = None  # the last memory whose updates are held, once they overflow
-    async for page in pages(graph, transfer.export_pages(graph.nodes).memories, **owned):
+    async for page in pages(graph, export.export_pages(graph.nodes).memories, **owned):
         for values, row in page:
-            yield transfer.memory(graph.nodes, values, row)
+            yield export.memory(graph.nodes, values, row)
             if rest is None:
                 held.extend((values["memory_id"], newer) for newer in row["newer"])
                 if len(held) > EXPORT_HELD_UPDATES:
                     rest = values["memory_id"]
     for older, newer in held:
-        yield transfer.record(
+        yield export.record(
             graph.nodes, transfer.CONTRARY_UPDATE, {**owned, "memory_id": older}, updated_by=newer
         )
     if rest is not None:
-        async for page in pages(graph, transfer.export_pages(graph.nodes).memories, rest, **owned):
+        async for page in pages(graph, export.export_pages(graph.nodes).memories, rest, **owned):
             for values, row in page:
                 for newer in row["newer"]:
-                    yield transfer.record(
+                    yield export.record(
                         graph.nodes, transfer.CONTRARY_UPDATE, values, updated_by=newer
                     )
 
 
 async def export_records(graph: Graph, org_id: str, user_id: str | None) -> RecordStream:
-    org = await graph.execute(transfer.tenant, org_id, user_id)
+    org = await graph.execute(export.tenant, org_id, user_id)
     counts: Counter[str] = Counter()
     scope = "organization" if user_id is None else "user"
-    yield transfer.header(scope, org_id, user_id, graph.database)
-    yield transfer.record(graph.nodes, transfer.ORGANIZATION, org)
+    yield export.header(scope, org_id, user_id, graph.database)
+    yield export.record(graph.nodes, transfer.ORGANIZATION, org)
     counts[transfer.ORGANIZATION] += 1
     users = {"org_id": org_id} if user_id is None else {"org_id": org_id, "user_id": user_id}
-    async for page in pages(graph, transfer.export_pages(graph.nodes).users, **users):
+    async for page in pages(graph, export.export_pages(graph.nodes).users, **users):
         counts[transfer.USER] += len(page)
         for values, _ in page:
-            yield transfer.record(graph.nodes, transfer.USER, values)
-    async for page in pages(graph, transfer.export_pages(graph.nodes).agents, org_id=org_id):
+            yield export.record(graph.nodes, transfer.USER, values)
+    async for page in pages(graph, export.export_pages(graph.nodes).agents, org_id=org_id):
         for values, _ in page:
             if user_id is None or values["user_id"] in (None, user_id):
                 counts[transfer.AGENT] += 1
-                yield transfer.record(graph.nodes, transfer.AGENT, values)
-    async for page in pages(graph, transfer.export_pages(graph.nodes).users, **users):
+                yield export.record(graph.nodes, transfer.AGENT, values)
+    async for page in pages(graph, export.export_pages(graph.nodes).users, **users):
         for values, _ in page:
             async for record in _user_content(graph, org_id, values["user_id"]):
                 counts[record["type"]] += 1
                 yield record
-    yield transfer.end(counts)
+    yield export.end(counts)
 
 
 async def _check_owners(graph: Graph, owners: dict[str, tuple[int, str, str]]) -> None:
@@ -119,13 +120,13 @@ async def _validate_and_check(
     graph: Graph,
     records: Iterable[Any],
     on_conflict: OnConflict,
-    rekeying: transfer.Rekeying | None,
+    rekeying: validation.Rekeying | None,
     spool: IO[bytes],
 ) -> Counter[str]:
     """Validate ``records`` and check them against the graph in one pass, spooling the
     parsed batches: the writes get exactly what was checked. The first clash is raised
     once the whole input proved valid: a format error anywhere comes first."""
-    validator = transfer.Validator(graph.nodes)
+    validator = validation.Validator(graph.nodes)
     held: set[str] | None = None  # the record types the graph holds some node of
     owners: dict[str, tuple[int, str, str]] = {}  # memory ids to look up
     clash: transfer.ImportConflict | None = None
@@ -192,7 +193,7 @@ class Neo4jTransfer(GraphComponent):
             raise ValueError(
                 "`rekey` makes a new copy, which has nothing to skip: use on_conflict='fail'."
             )
-        rekeying = transfer.Rekeying() if rekey else None
+        rekeying = validation.Rekeying() if rekey else None
         summary = transfer.ImportSummary()
         with (
             tempfile.TemporaryFile(prefix="memora-ogm-import-") as spool,

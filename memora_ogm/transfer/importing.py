@@ -1,5 +1,5 @@
 """What the tenant import declares, with no I/O: its batches, their checks against the
-graph and their writes, from :func:`memora_ogm.transfer.format.shapes`."""
+graph and their writes, from :func:`memora_ogm.transfer.validation.shapes`."""
 
 from __future__ import annotations
 
@@ -26,7 +26,9 @@ from memora_ogm.engine.projection import projection, reading
 from memora_ogm.engine.unit_of_work import Compiled, Ref, UnitOfWork
 from memora_ogm.errors import AgentNotFound, InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.transfer import format as transfer
-from memora_ogm.transfer.format import ImportConflict, Record, Rekeying, shapes
+from memora_ogm.transfer import validation
+from memora_ogm.transfer.format import ImportConflict, Record
+from memora_ogm.transfer.validation import Rekeying, shapes
 
 #: Rows an import transaction writes at most: one a record, and one a message.
 IMPORT_BATCH_ROWS = 5_000
@@ -43,7 +45,7 @@ NODE_TYPES = transfer.CONTENT_TYPES[:-1]  # all but contrary updates, which link
 
 
 def validated(
-    records: Iterable[Any], validator: transfer.Validator, rekeying: Rekeying | None
+    records: Iterable[Any], validator: validation.Validator, rekeying: Rekeying | None
 ) -> Iterator[tuple[int, Record, int]]:
     """The content records parsed (and re-keyed), with their line numbers and sizes."""
     read: Iterable[tuple[Any, int | None]] = (
