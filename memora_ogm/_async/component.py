@@ -8,16 +8,13 @@ interface puts in: its node classes first), and runs it through the graph's door
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from memora_ogm import observe
 from memora_ogm._async.base import BaseGraphDB
 from memora_ogm._async.graph import Graph
-from memora_ogm.engine.call import Batches, Call
+from memora_ogm.engine.call import Batches, Call, method_of
 from memora_ogm.engine.erasure import BATCH_SIZE, Erasure
 from memora_ogm.engine.nodes import Nodes
 
@@ -39,29 +36,13 @@ Method = Callable[Concatenate[GraphComponent, P], Coroutine[Any, Any, T]]
 """A method of the interface taking ``P``."""
 
 
-def _method(declare: Callable[..., Any], given: int, run: Method[P, T]) -> Method[P, T]:
-    """``run`` as the method of ``declare``: its name, documentation and signature, less
-    the ``given`` first parameters the interface puts in, returning what its call does."""
-    signature = inspect.signature(declare)
-    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
-    parameters = [this, *list(signature.parameters.values())[given:]]
-    declared = str(signature.return_annotation)  # "Call[models.User]" or "Batches"
-    returns = declared[5:-1] if declared.startswith("Call[") else "None"
-    functools.update_wrapper(run, declare, updated=())
-    del run.__wrapped__  # type: ignore[attr-defined]
-    run.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=parameters, return_annotation=returns
-    )
-    return observe.observed("neo4j")(run)
-
-
 def call(declare: Callable[Concatenate[Nodes, P], Call[T]]) -> Method[P, T]:
     """A method of a declaration that needs only the interface's node classes."""
 
     async def run(self: GraphComponent, /, *args: P.args, **kwargs: P.kwargs) -> T:
         return await self.graph.execute(declare, *args, **kwargs)
 
-    return _method(declare, 1, run)
+    return method_of(declare, 1, run)
 
 
 def resolving(declare: Callable[Concatenate[Nodes, bool, P], Call[T]]) -> Method[P, T]:
@@ -70,7 +51,7 @@ def resolving(declare: Callable[Concatenate[Nodes, bool, P], Call[T]]) -> Method
     async def run(self: GraphComponent, /, *args: P.args, **kwargs: P.kwargs) -> T:
         return await self.graph.execute(declare, await self.graph.has_apoc(), *args, **kwargs)
 
-    return _method(declare, 2, run)
+    return method_of(declare, 2, run)
 
 
 def erasing(
@@ -82,4 +63,4 @@ def erasing(
         erasure = Erasure(self.erase_batch_size, self.graph.vector_db is not None)
         await self.graph.execute(declare, erasure, *args, **kwargs)
 
-    return _method(declare, 2, run)
+    return method_of(declare, 2, run)

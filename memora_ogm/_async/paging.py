@@ -9,7 +9,7 @@ from typing import Any
 from memora_ogm import observe
 from memora_ogm._async.graph import Graph
 from memora_ogm.engine.call import Call, declared
-from memora_ogm.engine.pages import Part, page_read
+from memora_ogm.engine.pages import Part, page_read, weight
 from memora_ogm.engine.projection import projection, reading
 
 #: Nodes a page brings back at most (an interaction's messages and days count).
@@ -22,22 +22,6 @@ FIRST_PAGE = 500
 
 #: A node of a page: its inflated properties, and its row as read.
 Row = tuple[dict[str, Any], dict[str, Any]]
-
-
-def _weight(part: Part, page: list[Row]) -> tuple[int, int]:
-    nodes = chars = 0
-    for values, row in page:
-        nodes += 1
-        chars += sum(len(value) for value in values.values() if type(value) is str)
-        for name, _ in part.related:
-            reached = row[name]
-            nodes += len(reached)
-            for item in reached:
-                if type(item) is list:
-                    chars += sum(len(value) for value in item if type(value) is str)
-                elif type(item) is str:
-                    chars += len(item)
-    return nodes, chars
 
 
 async def pages(
@@ -63,7 +47,7 @@ async def pages(
         if len(page) < limit:
             return
         after = page[-1][0][part.key]
-        nodes, chars = _weight(part, page)
+        nodes, chars = weight(part, page)
         limit = max(
             1, min(PAGE_NODES * len(page) // nodes, PAGE_CHARS * len(page) // max(chars, 1))
         )

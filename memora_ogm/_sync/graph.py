@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from functools import partial
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
-from neo4j import Driver, GraphDatabase, Record, Session, Transaction
+from neo4j import Driver, GraphDatabase, Session, Transaction
 from neo4j.exceptions import IncompleteCommit
 
 from memora_ogm import observe
@@ -26,15 +26,26 @@ from memora_ogm._sync.connection import (
     open_transaction,
 )
 from memora_ogm._sync.nodes import NODES
-from memora_ogm._sync.retry import CONNECTION_LOST, ask_outcome, retried
+from memora_ogm._sync.retry import ask_outcome, retried
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import VectorCommit
-from memora_ogm.engine.call import Batches, Call, Landed, Query, VectorChanges, declared, nothing
+from memora_ogm.engine.call import (
+    Batches,
+    Call,
+    Landed,
+    Query,
+    VectorChanges,
+    answer,
+    declared,
+    nothing,
+    only_row,
+    row_of,
+)
 from memora_ogm.engine.constraints import EDITION
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.queries import APOC_AVAILABLE
 from memora_ogm.engine.unit_of_work import Statement
-from memora_ogm.errors import NodeVanished, NotFoundError
+from memora_ogm.errors import CONNECTION_LOST, NotFoundError
 from memora_ogm.vector_db.pending import journal_of
 
 __all__ = ["Graph", "Landed", "Work", "VectorChanges", "nothing"]
@@ -42,26 +53,6 @@ __all__ = ["Graph", "Landed", "Work", "VectorChanges", "nothing"]
 logger = logging.getLogger("memora_ogm")
 T = TypeVar("T")
 P = ParamSpec("P")
-
-
-def _row(record: Record) -> dict[str, Any]:
-    """A record as a dict of its values as they came: not ``record.data()``, which walks
-    every nested value for entities (a large share of a page read's client time)."""
-    return dict(zip(record.keys(), record, strict=True))
-
-
-def _answer(statement: Statement | Query, rows: list[dict[str, Any]]) -> Any:
-    """What a call's result is of: a hand-written read's rows, a unit of work's one row."""
-    return rows if isinstance(statement, Query) else _only_row(statement, rows)
-
-
-def _only_row(work: Statement, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The one row of a unit of work's statement, after raising what it found missing."""
-    if not rows:
-        # One row by construction; none means a concurrent transaction deleted a node.
-        raise NodeVanished("a node was deleted while the statement ran")
-    work.raise_missing(rows[0]["missing"])
-    return rows[0]
 
 
 class Work:
@@ -75,7 +66,7 @@ class Work:
     def run(self, statement: Statement | Query) -> Any:
         """Run ``statement`` here: a unit of work's one row, or a query's rows."""
         query, params = statement.compile()
-        return _answer(statement, self.graph._send(self.transaction, query, params))
+        return answer(statement, self.graph._send(self.transaction, query, params))
 
     def execute(self, call: Call[T]) -> T:
         """A declared call's result, run here (its vector changes are not recorded)."""
@@ -83,7 +74,7 @@ class Work:
         assert statement is not None
         query, params = statement.compile()
         rows = self.graph._send(self.transaction, query, params)
-        return call.result(_answer(statement, rows))
+        return call.result(answer(statement, rows))
 
 
 class Graph:
@@ -184,7 +175,7 @@ class Graph:
             return self._auto_commit(
                 query,
                 params,
-                lambda rows: call.result(_answer(statement, rows)),
+                lambda rows: call.result(answer(statement, rows)),
                 write=call.write,
                 landed=call.landed,
             )
@@ -208,7 +199,7 @@ class Graph:
 
         def step(work: Work) -> dict[str, Any]:
             rows = self._send(work.transaction, query, params)
-            row = _only_row(batches.statement, rows)
+            row = only_row(batches.statement, rows)
             batches.vectors(row, work.changes)
             return row
 
@@ -315,7 +306,7 @@ class Graph:
         self.statements += 1
         observe.sent(query)
         result = runner.run(query, params)
-        return [_row(record) for record in result]
+        return [row_of(record) for record in result]
 
     def _auto_commit(
         self,

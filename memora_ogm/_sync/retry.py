@@ -15,56 +15,20 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from neo4j.exceptions import ClientError, ServiceUnavailable, SessionExpired, TransientError
-from neomodel.exceptions import NodeClassNotDefined, UniqueProperty
-
 from memora_ogm import observe
 from memora_ogm._sync.compat import sleep
 from memora_ogm.engine.call import Landed
-from memora_ogm.errors import ConflictError, NodeVanished, OutcomeUnknown, RetriesExhausted
+from memora_ogm.errors import (
+    CONNECTION_LOST,
+    ConflictError,
+    OutcomeUnknown,
+    RetriesExhausted,
+    is_retryable,
+    violated_key,
+)
 
 T = TypeVar("T")
 logger = logging.getLogger("memora_ogm")
-
-CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
-#: A node found was deleted by a concurrent transaction before this one could lock it.
-ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
-#: Labels units of work ``MERGE`` (a user's days): the loser of a race on a new one's key
-#: runs again and finds it. A violation of any other key is a conflict.
-MERGED_LABELS = ("Date",)
-#: The driver's errors for a connection lost (or never made) under a statement.
-CONNECTION_LOST = (ServiceUnavailable, SessionExpired)
-#: Transient by its code, but the same work would not fit the next time either.
-OUT_OF_TRANSACTION_MEMORY = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
-#: Words of the server's message for a unique key that exists already (the same code
-#: also reports a node deleted while a concurrent transaction linked to it).
-KEY_EXISTS = "already exists with"
-
-
-def violated_key(error: BaseException) -> str | None:
-    """The server's message of a unique constraint violation, else None."""
-    if isinstance(error, UniqueProperty):
-        return str(error.message)
-    if isinstance(error, ClientError) and error.code == CONSTRAINT_FAILED:
-        message = str(error.message)
-        return message if KEY_EXISTS in message else None
-    return None
-
-
-def is_retryable(error: BaseException) -> bool:
-    """Whether running the work again is safe and may succeed (a lost connection is: an
-    unanswered commit reaches here only once resolved)."""
-    if isinstance(error, TransientError) and error.code == OUT_OF_TRANSACTION_MEMORY:
-        return False
-    if isinstance(error, (TransientError, ServiceUnavailable, SessionExpired, NodeVanished)):
-        return True
-    if isinstance(error, NodeClassNotDefined) and not error.db_node_rel_class.labels:
-        return True  # a node read while a concurrent transaction deleted it has no labels
-    violated = violated_key(error)
-    if violated is not None:
-        return any(f"label `{label}`" in violated for label in MERGED_LABELS)
-    # A node deleted while this transaction linked to it, or waited for its lock.
-    return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
 
 
 def retried(work: Callable[[], T], max_attempts: int, base_backoff: float) -> T:

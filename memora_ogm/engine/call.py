@@ -6,19 +6,25 @@ them offline.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from neo4j import Record
 from pydantic import BaseModel
 
+from memora_ogm import observe
 from memora_ogm.engine import convert
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.unit_of_work import Ref, Statement, UnitOfWork
+from memora_ogm.errors import NodeVanished
 from memora_ogm.schema.models import Memory as MemoryModel
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
+F = TypeVar("F", bound=Callable[..., Any])
 Row = dict[str, Any]
 
 
@@ -131,3 +137,39 @@ class Batches:
     landed: Callable[[Row], Landed | None]
     carried: Callable[[Row], dict[str, Any]] = field(default=lambda row: {})
     log: str = ""
+
+
+def row_of(record: Record) -> dict[str, Any]:
+    """A record as a dict of its values as they came: not ``record.data()``, which walks
+    every nested value for entities (a large share of a page read's client time)."""
+    return dict(zip(record.keys(), record, strict=True))
+
+
+def answer(statement: Statement | Query, rows: list[dict[str, Any]]) -> Any:
+    """What a call's result is of: a hand-written read's rows, a unit of work's one row."""
+    return rows if isinstance(statement, Query) else only_row(statement, rows)
+
+
+def only_row(work: Statement, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one row of a unit of work's statement, after raising what it found missing."""
+    if not rows:
+        # One row by construction; none means a concurrent transaction deleted a node.
+        raise NodeVanished("a node was deleted while the statement ran")
+    work.raise_missing(rows[0]["missing"])
+    return rows[0]
+
+
+def method_of(declare: Callable[..., Any], given: int, run: F) -> F:
+    """``run`` as the method of ``declare``: its name, documentation and signature, less
+    the ``given`` first parameters the interface puts in, returning what its call does."""
+    signature = inspect.signature(declare)
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    parameters = [this, *list(signature.parameters.values())[given:]]
+    declared = str(signature.return_annotation)  # "Call[models.User]" or "Batches"
+    returns = declared[5:-1] if declared.startswith("Call[") else "None"
+    functools.update_wrapper(run, declare, updated=())
+    del run.__wrapped__  # type: ignore[attr-defined]
+    run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=parameters, return_annotation=returns
+    )
+    return observe.observed("neo4j")(run)

@@ -222,3 +222,20 @@ def output_reached(
     values = cy("[", join(", ", (dot("node", stored[field][0]) for field in fields)), "]")
     reached = gather(path(node("start"), rel, None, node("node", label(cls))), values)
     work.output_value(name, each("start", starts.items, reached))
+
+
+def weight(part: Part, page: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[int, int]:
+    """Nodes and characters a page brought, which size the next page."""
+    nodes = chars = 0
+    for values, row in page:
+        nodes += 1
+        chars += sum(len(value) for value in values.values() if type(value) is str)
+        for name, _ in part.related:
+            reached = row[name]
+            nodes += len(reached)
+            for item in reached:
+                if type(item) is list:
+                    chars += sum(len(value) for value in item if type(value) is str)
+                elif type(item) is str:
+                    chars += len(item)
+    return nodes, chars
