@@ -2,15 +2,19 @@
 
 The prefork server test (gunicorn ``--preload -w 4``, six tenants, 3,000 requests, SIGTERM)
 is in ``test_fork_and_loops.py``; this module covers ``init_app`` (two apps, the app
-factory, the error naming it), the shell context, what an app context binds and undoes,
-and every ``flask memora-ogm`` command on success, on drift and on bad input.
+factory, the error naming it), the shell context, what an app context binds and undoes
+(also for apps on two servers behind one threaded server), and every ``flask memora-ogm``
+command on success, on drift and on bad input.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import threading
+import urllib.request
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +24,8 @@ from docs_blocks import follow
 from flask import Flask
 from neo4j import Driver
 from qdrant_standin import StandIn
+from werkzeug.middleware.dispatcher import DispatcherMiddleware
+from werkzeug.serving import make_server
 
 from memora_ogm import nodes
 from memora_ogm._sync.connection import unit_driver
@@ -27,6 +33,7 @@ from memora_ogm.config import ConfigurationError
 from memora_ogm.contrib.flask import MemoraOGM, state
 from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
+from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import SINGLE_VECTOR_COLLECTION_NAME
 from memora_ogm.vector_db.scope import MemorySearchScope
@@ -180,6 +187,79 @@ def test_an_app_context_binds_the_node_classes_to_its_app_and_teardown_undoes_it
     state(app).close()
     with pytest.raises(Exception, match="closed"):
         driver.verify_connectivity()
+
+
+#: The threaded server test's requests, and the client threads sending them.
+REQUESTS = 300
+CLIENTS = 16
+MISSING = "no database elsewhere"
+
+
+def answer(read: Callable[[], str]) -> str:
+    """What ``read`` returned, or :data:`MISSING` for the missing database's error."""
+    try:
+        return read()
+    except Exception as error:
+        return MISSING if "elsewhere" in str(error) else repr(error)
+
+
+def test_one_threaded_server_keeps_each_apps_requests_on_its_own_database(
+    neo4j_connection: Neo4jConnection,
+    clean_neo4j: Driver,
+    second_neo4j_connection: Neo4jConnection,
+    second_neo4j_driver: Driver,
+) -> None:
+    """Three apps of one extension behind one threaded werkzeug server (a thread per
+    request): on the test server, on a second server, and on a database the test server
+    lacks (Community has one user database: the name shows this way). 16 client threads
+    send 300 requests; each view reads the facade and the node classes, and every answer
+    is its own app's. (With neomodel 5's process-wide ``db._database_name`` in place of
+    neomodel 7's per-context one, about 4 answers in 10 came from another app's.)"""
+    clear_database(second_neo4j_driver, second_neo4j_connection.database)
+    ext = MemoraOGM()
+    apps = {
+        "first": make_app(settings(neo4j_connection), ext),
+        "second": make_app(settings(second_neo4j_connection), ext),
+        "missing": make_app(settings(neo4j_connection, NEO4J_DATABASE="elsewhere"), ext),
+    }
+    org_ids: dict[str, str] = {}
+    for name in ("first", "second"):
+        with apps[name].app_context():
+            org_ids[name] = ext.interface.create_organization(name).org_id
+    org_ids["missing"] = org_ids["first"]  # on the server, in the database it does not use
+    expected = {name: {"nodes": name, "facade": name} for name in org_ids}
+    expected["missing"] = {"nodes": MISSING, "facade": MISSING}
+
+    def read(org_id: str) -> dict[str, str]:
+        """The facade's read first: another request binds meanwhile, if binding can leak."""
+        return {
+            "facade": answer(lambda: ext.interface.get_organization(org_id).org_name),
+            "nodes": answer(lambda: ",".join(org.org_name for org in nodes.Org.nodes.all())),
+        }
+
+    for app in apps.values():
+        app.add_url_rule("/<org_id>", view_func=read)
+    mounted = DispatcherMiddleware(Flask(__name__), {f"/{name}": app for name, app in apps.items()})
+    server = make_server("127.0.0.1", 0, mounted, threaded=True)
+    serving = threading.Thread(target=server.serve_forever)
+    serving.start()
+
+    def ask(name: str) -> tuple[str, dict[str, str]]:
+        url = f"http://127.0.0.1:{server.port}/{name}/{org_ids[name]}"
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return name, json.load(response)
+
+    try:
+        with ThreadPoolExecutor(CLIENTS) as clients:
+            answers = list(clients.map(ask, list(apps) * (REQUESTS // len(apps))))
+    finally:
+        server.shutdown()
+        serving.join()
+        server.server_close()
+        for app in apps.values():
+            state(app).close()
+    wrong = [(name, got) for name, got in answers if got != expected[name]]
+    assert len(answers) == REQUESTS and not wrong, f"{len(wrong)} wrong, first: {wrong[:3]}"
 
 
 # --------------------------------------------------------------------------- commands

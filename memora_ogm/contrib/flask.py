@@ -94,6 +94,9 @@ class MemoraOGM:
         app.cli.add_command(commands)
         from flask import appcontext_pushed
 
+        from memora_ogm._sync.connection import view_unit_drivers
+
+        view_unit_drivers()  # at setup, once per process: no request writes it
         appcontext_pushed.connect(bind_nodes, app, weak=False)
 
     @property
@@ -107,13 +110,14 @@ class MemoraOGM:
 
 
 def bind_nodes(app: Flask, **_: Any) -> None:
-    """In a new app context, point neomodel at this app's Neo4j: a driver per context
-    (``unit_driver``), as neomodel's own is process-wide."""
+    """In a new app context, point neomodel at this app's Neo4j. Only context variables
+    are set, the driver (``unit_driver``: neomodel's is process-wide) and the database
+    (neomodel 7's ``_database_name`` is one), so each thread or task serving a request
+    sees its own app's, whichever apps the other requests are on."""
     from neomodel import db
 
-    from memora_ogm._sync.connection import unit_driver, view_unit_drivers
+    from memora_ogm._sync.connection import unit_driver
 
-    view_unit_drivers()
     found = state(app)
     setattr(g, _BOUND, (unit_driver.set(found.driver.get()), db._database_name))
     db._database_name = found.config.neo4j.database
