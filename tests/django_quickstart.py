@@ -20,7 +20,7 @@ def project_env(conn: Neo4jConnection) -> dict[str, str]:
 @functools.cache
 def quickstart_project(conn: Neo4jConnection) -> Path:
     """A folder with the quick start followed in it: project written, schema installed,
-    migrations applied, ``manage.py check`` passed."""
+    migrations applied, ``manage.py check --database default`` passed."""
     folder = Path(tempfile.mkdtemp(prefix="memora-ogm-django-quickstart-"))
     follow("django.md", folder, project_env(conn))
     return folder

@@ -10,6 +10,7 @@ are also checked where users see them, from ``manage.py`` in a shell.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from django_quickstart import project_env, quickstart_project
 from django_setup import EXAMPLE, example_project
 from neo4j import Driver
 from qdrant_standin import qdrant_standin
-from web_servers import free_port
+from web_servers import free_port, serve
 
 from memora_ogm import sync
 from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
@@ -203,6 +204,24 @@ def test_export_and_import_round_trip_with_their_exit_statuses(
     assert json.loads(exported.read_text().splitlines()[1])  # a record after the header
 
 
+def test_check_without_a_vector_store_names_the_settings(
+    memora_settings: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Nothing to compare the graph with: exit 2, saying which settings name a store."""
+    from django.test import override_settings
+
+    for name in ("QDRANT_URL", "QDRANT_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    with override_settings(MEMORA_OGM=saved_settings()):
+        assert run("memora_check") == 2
+    assert (
+        "no vector store to compare the graph with: name one with "
+        "MEMORA_OGM['QDRANT_URL'] or MEMORA_OGM['QDRANT_PATH']"
+    ) in capsys.readouterr().err
+
+
 def test_exit_statuses_reach_the_shell(
     saved: dict[str, str],
     memora_settings: dict[str, Any],
@@ -247,8 +266,12 @@ def test_exit_statuses_reach_the_shell(
 # --------------------------------------------------------------------------- checks
 
 
+#: What ``manage.py check --database default`` passes the checks.
+DATABASES = {"databases": ["default"]}
+
+
 def messages(*checks: Any) -> list[str]:
-    return [message.id for check in checks for message in check()]
+    return [message.id for check in checks for message in check(**DATABASES)]
 
 
 def test_checks_are_silent_on_a_good_setup(saved: dict[str, str]) -> None:
@@ -256,14 +279,14 @@ def test_checks_are_silent_on_a_good_setup(saved: dict[str, str]) -> None:
 
     from memora_ogm.contrib.django.checks import TAG
 
-    assert [m.id for m in run_checks(tags=[TAG])] == []
+    assert [m.id for m in run_checks(tags=[TAG], **DATABASES)] == []
     with qdrant_standin() as (url, _):
         from django.test import override_settings
 
         from memora_ogm.contrib.django.checks import check_vector_store
 
         with override_settings(MEMORA_OGM={**saved_settings(), "QDRANT_URL": url}):
-            assert check_vector_store() == []
+            assert check_vector_store(**DATABASES) == []
 
 
 def saved_settings() -> dict[str, Any]:
@@ -275,7 +298,7 @@ def saved_settings() -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("change", "check", "expected"),
     [
-        ({"NEO4J_URI": "", "NEO4J_PASSWORD": None}, "check_graph", "memora_ogm.E001"),
+        ({"NEO4J_URI": "", "NEO4J_PASSWORD": None}, "check_settings", "memora_ogm.E001"),
         ({"NEO4J_URI": "bolt://127.0.0.1:{port}"}, "check_graph", "memora_ogm.E002"),
         ({"NEO4J_PASSWORD": "not-the-password"}, "check_graph", "memora_ogm.E003"),
         (
@@ -283,7 +306,7 @@ def saved_settings() -> dict[str, Any]:
             "check_vector_store",
             "memora_ogm.E004",
         ),
-        ({"QDRANT_PATH": "{file}/vectors"}, "check_vector_store", "memora_ogm.E004"),
+        ({"QDRANT_PATH": "{file}/vectors"}, "check_settings", "memora_ogm.E004"),
     ],
     ids=["no-settings", "unreachable", "credentials", "qdrant-down", "qdrant-folder"],
 )
@@ -309,9 +332,44 @@ def test_each_error_fires_on_its_broken_setup(
         else:
             broken[name] = value.format(port=free_port(), file=a_file)
     with override_settings(MEMORA_OGM=broken):
-        (found,) = getattr(checks, check)()
+        (found,) = getattr(checks, check)(**DATABASES)
+        if check != "check_settings":  # a server is asked only with --database
+            assert getattr(checks, check)() == []
     assert found.id == expected
     assert found.hint  # each says the fix
+
+
+def test_only_check_database_waits_on_a_stopped_server(tmp_path: Path) -> None:
+    """The example project on a Neo4j that is not running (a closed port): ``runserver``
+    starts and answers, ``check`` and ``makemigrations --check`` pass as usual, and only
+    ``check --database default`` asks the server, reporting memora_ogm.E002."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "QDRANT_"))},
+        "NEO4J_URI": f"bolt://127.0.0.1:{free_port()}",
+        "NEO4J_PASSWORD": "stopped",
+        "QDRANT_PATH": str(tmp_path / "vectors"),
+        "DJANGO_SETTINGS_MODULE": "django_project.settings",
+    }
+
+    def manage(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "manage.py", *argv],
+            cwd=EXAMPLE,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    runserver = [sys.executable, "manage.py", "runserver", "--noreload", "127.0.0.1:{port}"]
+    with serve(runserver, env, "/", cwd=EXAMPLE), ThreadPoolExecutor(3) as pool:
+        commands = [("check",), ("makemigrations", "--check"), ("check", "--database", "default")]
+        plain, migrations, database = pool.map(lambda argv: manage(*argv), commands)
+    assert plain.returncode == 0 and "no issues" in plain.stdout, plain.stderr
+    assert migrations.returncode == 0 and "No changes detected" in migrations.stdout
+    assert database.returncode == 1 and "(memora_ogm.E002) Neo4j is not reachable" in (
+        database.stderr
+    ), database.stderr
 
 
 def test_constraints_and_migrations_warnings_fire_until_the_commands_ran(

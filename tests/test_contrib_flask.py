@@ -272,7 +272,7 @@ def test_setup_on_bad_input_exits_2_and_changes_nothing_then_sets_up_both_stores
 
     _drop_all_constraints(clean_neo4j)
     bad = flask_cli(app, "setup", "--qdrant-url", qdrant_server[0], "--qdrant-path", "/tmp/x")
-    assert bad.exit_code == 2 and "not allowed with" in bad.stderr
+    assert bad.exit_code == 2 and "name two vector stores" in bad.stderr
     assert constraints(clean_neo4j) == set()
     assert not qdrant_server[1].engine.collection_exists(COLLECTION)
 
@@ -339,6 +339,35 @@ def test_check_agrees_finds_drift_repairs_it_and_fails_on_a_missing_store(
     assert repaired.exit_code == 0, repaired.output
     assert points() == [memory_id]
     assert flask_cli(app, "check").exit_code == 0
+
+
+def test_check_without_a_vector_store_names_the_settings_to_set(
+    neo4j_connection: Neo4jConnection,
+    clean_neo4j: Driver,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Nothing to compare the graph with: exit 2, naming the app's config keys (and, for
+    ``memora-ogm check``, its options); the options are click's own (``--help``)."""
+    from memora_ogm import cli
+
+    for name in ("QDRANT_URL", "QDRANT_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    app = make_app(settings(neo4j_connection))
+    try:
+        done = flask_cli(app, "check")
+    finally:
+        state(app).close()
+    assert done.exit_code == 2
+    assert (
+        "no vector store to compare the graph with: name one with "
+        "MEMORA_OGM_QDRANT_URL or MEMORA_OGM_QDRANT_PATH"
+    ) in done.stderr
+    assert "--repair" in flask_cli(app, "check", "--help").stdout
+
+    capsys.readouterr()
+    assert cli.main(["check"], environ=neo4j_connection.env()) == 2
+    assert "name one with --qdrant-url or --qdrant-path" in capsys.readouterr().err
 
 
 def test_export_import_and_inspect_with_their_exit_codes(

@@ -1,7 +1,8 @@
 """The ``memora-ogm`` command (``--help`` and docs/ say what each subcommand takes).
 
 Each subcommand is an ``add_<name>_parser(subparsers)`` that registers its parser and sets
-``func``; ``build_parser`` lists them, some from their own modules (shell, inspector, cli_*).
+``func``; ``build_parser`` lists them, some from their own modules. Those the Django and
+Flask integrations also run are declared in :mod:`memora_ogm.cli.commands`.
 """
 
 from __future__ import annotations
@@ -14,14 +15,12 @@ import time
 from collections.abc import Mapping, Sequence
 
 from memora_ogm import __version__
-from memora_ogm.cli.check import add_check_parser
-from memora_ogm.cli.inspector import add_inspect_parser
+from memora_ogm.cli.commands import add_parsers
 from memora_ogm.cli.mcp import add_mcp_parsers
 from memora_ogm.cli.shell import add_shell_parser
-from memora_ogm.cli.transfer import TRANSFER_SUBCOMMANDS
+from memora_ogm.cli.transfer import add_move_parser
 from memora_ogm.cli.vectors import add_vectors_parser
 from memora_ogm.errors import NotFoundError
-from memora_ogm.migrations import MIGRATIONS
 from memora_ogm.server.chain import NoNeo4jAvailableError
 from memora_ogm.server.local import LocalNeo4jError, LocalNeo4jServer, stop_process
 from memora_ogm.server.private import make_private_dir
@@ -143,73 +142,6 @@ def add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     demo.set_defaults(func=cmd_demo)
 
 
-def cmd_migrate(args: argparse.Namespace) -> int:
-    from memora_ogm.sync import Neo4jGraphInterface
-
-    with Neo4jGraphInterface.from_connection(required_connection(args.environ, "migrate")) as graph:
-        if args.list:
-            applied = set(graph.applied_migrations())
-            for migration in MIGRATIONS:
-                mark = "X" if migration.version in applied else " "
-                print(f" [{mark}] {migration.version}_{migration.name}")
-            return 0
-        done = graph.migrate()
-    print(f"applied: {', '.join(done)}" if done else "already up to date")
-    return 0
-
-
-def add_migrate_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    migrate = subparsers.add_parser(
-        "migrate", help="apply pending schema and data migrations (memora_ogm.migrations)"
-    )
-    migrate.add_argument(
-        "--list", action="store_true", help="show applied [X] and pending [ ] migrations"
-    )
-    migrate.set_defaults(func=cmd_migrate)
-
-
-def cmd_setup(args: argparse.Namespace) -> int:
-    from memora_ogm.config import MEMORA_MODELS, ConfigurationError, MemoraConfig
-    from memora_ogm.sync import Neo4jGraphInterface, QdrantDB
-
-    conn = required_connection(args.environ, "set up")
-    store = None
-    if args.qdrant_url or args.qdrant_path:
-        where = MemoraConfig(
-            conn,
-            qdrant_url=args.qdrant_url,
-            qdrant_api_key=args.environ.get("QDRANT_API_KEY") if args.qdrant_url else None,
-            qdrant_path=args.qdrant_path,
-            collection=args.collection,
-            embedder=args.embedder or args.environ.get("EMBEDDER") or MEMORA_MODELS,
-        )
-        try:
-            store = QdrantDB(**where.store_options())
-        except ConfigurationError as error:
-            _info(str(error))
-            return 2
-    with Neo4jGraphInterface.from_connection(conn, store) as graph:
-        graph.setup()
-    print("constraints and indexes installed" + (", collection ready" if store else ""))
-    return 0
-
-
-def add_setup_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    setup = subparsers.add_parser(
-        "setup", help="install constraints and indexes (and the vector collection); idempotent"
-    )
-    where = setup.add_mutually_exclusive_group()
-    where.add_argument("--qdrant-path", help="folder of the embedded store, as QdrantDB(path=)")
-    where.add_argument("--qdrant-url", help="a Qdrant server (key: $QDRANT_API_KEY)")
-    setup.add_argument("--collection", help="collection (default: Memora's)")
-    setup.add_argument(
-        "--embedder",
-        help="the application's embedder, whose layout the collection takes: memora "
-        "(Memora's models, the default), hashing, or a dotted path to a function",
-    )
-    setup.set_defaults(func=cmd_setup)
-
-
 def cmd_graph(args: argparse.Namespace) -> int:
     from memora_ogm.sync import Neo4jGraphInterface
 
@@ -251,13 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (
         add_server_parser,
         add_demo_parser,
-        add_migrate_parser,
-        add_setup_parser,
+        add_parsers,  # setup, migrate, inspect, export, import, check
         add_shell_parser,
-        add_inspect_parser,
         add_graph_parser,
-        *TRANSFER_SUBCOMMANDS,
-        add_check_parser,
+        add_move_parser,
         add_vectors_parser,
         add_mcp_parsers,
     ):

@@ -8,20 +8,20 @@ written, not even the schema.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
 from memora_ogm.calls.picture import organization_overview, overview
+from memora_ogm.cli.transfer import reporting
 from memora_ogm.engine import convert
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.projection import reading
 from memora_ogm.schema import models
 from memora_ogm.schema.models import when
 from memora_ogm.server.connection import Neo4jConnection
-from memora_ogm.server.state import required_connection
 
 if TYPE_CHECKING:  # memora_ogm.sync loads qdrant-client: only when a command runs
+    from memora_ogm.config import MemoraConfig
     from memora_ogm.sync import Neo4jGraphInterface
 
 DEFAULT_LIMIT = 20
@@ -137,32 +137,20 @@ def inspect_lines(
         return lines
 
 
-def _limit(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("the limit must be at least 1")
-    return value
-
-
-def cmd_inspect(args: argparse.Namespace) -> int:
-    if args.user is not None and args.org is None:
+@reporting
+def run_inspect(
+    config: MemoraConfig,
+    *,
+    org: str | None = None,
+    user: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> int:
+    """Print :func:`inspect_lines`; exit 1 on an unknown id, 2 on options that clash."""
+    if user is not None and org is None:
         print("memora-ogm: --user needs --org", file=sys.stderr)
         return 2
-    conn = required_connection(args.environ, "inspect")
-    print("\n".join(inspect_lines(conn, args.org, args.user, args.limit)))
+    if limit < 1:
+        print("memora-ogm: --limit must be at least 1", file=sys.stderr)
+        return 2
+    print("\n".join(inspect_lines(config.neo4j, org, user, limit)))
     return 0
-
-
-def add_inspect_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    inspect = subparsers.add_parser(
-        "inspect", help="read-only: organisations, users, agents, counts, a user's timeline"
-    )
-    inspect.add_argument("--org", help="show this organisation (org_id)")
-    inspect.add_argument("--user", help="and this user's timeline (user_id)")
-    inspect.add_argument(
-        "--limit",
-        type=_limit,
-        default=DEFAULT_LIMIT,
-        help=f"at most this many organisations, users, agents, interactions ({DEFAULT_LIMIT})",
-    )
-    inspect.set_defaults(func=cmd_inspect)

@@ -1,6 +1,7 @@
 """``memora-ogm export``, ``import`` and ``move``: tenants out of and into a server.
 
-They move the graph only (no vector store), with the synchronous interface.
+They move the graph only (no vector store), with the synchronous interface. ``export``
+and ``import`` are plain functions (:mod:`memora_ogm.cli.commands` declares them).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 from collections.abc import Callable
 from contextlib import closing, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from tqdm import tqdm
 
@@ -31,7 +32,11 @@ from memora_ogm.transfer.format import (
 )
 
 if TYPE_CHECKING:
+    from memora_ogm.config import MemoraConfig
     from memora_ogm.sync import Neo4jGraphInterface
+    from memora_ogm.transfer.importing import OnConflict
+
+P = ParamSpec("P")
 
 ENV_TO_PASSWORD = "MEMORA_OGM_TO_PASSWORD"
 
@@ -42,14 +47,6 @@ class CommandError(Exception):
 
 def _info(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def source_connection(args: argparse.Namespace) -> Neo4jConnection:
-    """The server named by ``NEO4J_URI`` & co., else the one ``memora-ogm server start`` runs."""
-    conn = existing_connection(args.environ)
-    if conn is None:
-        raise CommandError(f"no server: {NO_SERVER_HINT}")
-    return conn
 
 
 def _interface(conn: Neo4jConnection) -> Neo4jGraphInterface:
@@ -96,13 +93,13 @@ class _Stages:
 EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
 
 
-def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+def reporting(command: Callable[P, int]) -> Callable[P, int]:
     """Expected failures print their message, not a traceback."""
 
     @functools.wraps(command)
-    def run(args: argparse.Namespace) -> int:
+    def run(*args: P.args, **kwargs: P.kwargs) -> int:
         try:
-            return command(args)
+            return command(*args, **kwargs)
         except (ImportFormatError, OSError) as error:
             _info(f"memora-ogm: {error}")
             return EXIT_BAD_INPUT
@@ -113,28 +110,21 @@ def _reporting(command: Callable[[argparse.Namespace], int]) -> Callable[[argpar
     return run
 
 
-def _on_conflict(parser: argparse.ArgumentParser, help: str) -> None:
-    parser.add_argument("--on-conflict", choices=("fail", "skip"), default="fail", help=help)
-
-
-@_reporting
-def cmd_export(args: argparse.Namespace) -> int:
+@reporting
+def run_export(
+    config: MemoraConfig, *, org: str, user: str | None = None, output: str | None = None
+) -> int:
     """Written to ``FILE.partial`` first: a failed export leaves no file that looks whole."""
-    conn = source_connection(args)
-    partial = Path(f"{args.output}.partial") if args.output else None
+    partial = Path(f"{output}.partial") if output else None
     try:
-        with _interface(conn) as graph, progress_bar("export") as bar:
-            records = (
-                graph.export_user(args.org, args.user)
-                if args.user
-                else graph.export_organization(args.org)
-            )
+        with _interface(config.neo4j) as graph, progress_bar("export") as bar:
+            records = graph.export_user(org, user) if user else graph.export_organization(org)
             with partial.open("w", encoding="utf-8") if partial else nullcontext(sys.stdout) as out:
                 for record in records:
                     out.write(dumps(record) + "\n")
                     bar.update(1)
         if partial:
-            partial.replace(args.output)
+            partial.replace(partial.with_suffix(""))  # FILE.partial to FILE
     except BaseException:
         if partial:
             partial.unlink(missing_ok=True)
@@ -142,25 +132,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_export_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    export = subparsers.add_parser(
-        "export", help="write an organisation (or one user) as memora-ogm-export JSON Lines"
-    )
-    export.add_argument("--org", required=True, help="the organisation's org_id")
-    export.add_argument("--user", default=None, help="only this user (with the org's agents)")
-    export.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
-    export.set_defaults(func=cmd_export)
-
-
-@_reporting
-def cmd_import(args: argparse.Namespace) -> int:
-    conn = source_connection(args)
-    with closing(_Stages()) as stages, _interface(conn) as graph:
+@reporting
+def run_import(
+    config: MemoraConfig,
+    *,
+    file: str,
+    on_conflict: OnConflict = "fail",
+    new_memory_ids: bool = False,
+) -> int:
+    with closing(_Stages()) as stages, _interface(config.neo4j) as graph:
         summary = graph.import_records(
-            JsonLinesFile(args.file),
-            on_conflict=args.on_conflict,
+            JsonLinesFile(file),
+            on_conflict=on_conflict,
             progress=functools.partial(stages, "import"),
-            rekey=args.new_memory_ids,
+            rekey=new_memory_ids,
         )
     created = ", ".join(f"{count} {kind}" for kind, count in summary.created.items() if count)
     skipped = sum(summary.skipped.values())
@@ -168,26 +153,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    imp = subparsers.add_parser(
-        "import", help="validate a memora-ogm-export file whole, then write it"
-    )
-    imp.add_argument("file", help="the .jsonl file an export wrote")
-    _on_conflict(imp, "fail (default) when any of it exists already, or skip what exists")
-    imp.add_argument(
-        "--new-memory-ids",
-        action="store_true",
-        help="give every memory a new id: import a copy of a tenant (under another org_id) "
-        "on the server that holds the original; memory ids are unique across the graph",
-    )
-    imp.set_defaults(func=cmd_import)
-
-
-@_reporting
+@reporting
 def cmd_move(args: argparse.Namespace) -> int:
-    from memora_ogm._sync.transfer import move_organization
+    from memora_ogm.sync import move_organization
 
-    source = source_connection(args)
+    source = existing_connection(args.environ)
+    if source is None:
+        raise CommandError(f"no server: {NO_SERVER_HINT}")
     password = args.to_password or args.environ.get(ENV_TO_PASSWORD)
     if password is None:
         raise CommandError(f"give the target's password (--to-password or ${ENV_TO_PASSWORD})")
@@ -224,10 +196,10 @@ def add_move_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         "--to-password", default=None, help=f"the target's password (default: ${ENV_TO_PASSWORD})"
     )
     move.add_argument("--to-database", default=DEFAULT_DATABASE)
-    _on_conflict(move, "skip resumes a move that stopped half-way")
+    move.add_argument(
+        "--on-conflict",
+        choices=("fail", "skip"),
+        default="fail",
+        help="skip resumes a move that stopped half-way",
+    )
     move.set_defaults(func=cmd_move)
-
-
-TRANSFER_SUBCOMMANDS: list[
-    Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]
-] = [add_export_parser, add_import_parser, add_move_parser]

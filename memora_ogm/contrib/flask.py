@@ -9,7 +9,7 @@ the app's Neo4j; ``flask memora-ogm ...`` runs the commands on the app's setting
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable
 from contextvars import Token
 from dataclasses import dataclass
 from functools import partial
@@ -20,6 +20,7 @@ from flask import Flask, current_app, g
 from flask.cli import AppGroup, with_appcontext
 from neo4j import Driver, GraphDatabase
 
+from memora_ogm.cli.commands import COMMANDS, Command, Option, run
 from memora_ogm.config import NAMES, MemoraConfig, PerProcess, close_sync
 
 if TYPE_CHECKING:
@@ -28,10 +29,6 @@ if TYPE_CHECKING:
 #: The key of the app's state in ``app.extensions``, and the prefix of its config keys.
 EXTENSION = "memora_ogm"
 CONFIG_PREFIX = "MEMORA_OGM_"
-#: The ``memora-ogm`` commands the ``flask memora-ogm`` group runs.
-COMMANDS = ("setup", "migrate", "check", "export", "import", "inspect")
-#: Commands whose vector store options default to the app's store.
-STORE_COMMANDS = ("setup", "check")
 #: Where an app context keeps what it bound (``g`` is per app context).
 _BOUND = "_memora_ogm_bound"
 
@@ -146,35 +143,34 @@ def shell_context() -> dict[str, Any]:
 commands = AppGroup("memora-ogm", help="memora-ogm's commands on this app's settings.")
 
 
-def command_line(name: str, args: Sequence[str], config: MemoraConfig) -> list[str]:
-    """``args``, after the app's store for the commands that take one and got none."""
-    defaults: list[str] = []
-    if name in STORE_COMMANDS and not any(arg.startswith("--qdrant-") for arg in args):
-        if config.qdrant_url:
-            defaults += ["--qdrant-url", config.qdrant_url]
-        elif config.qdrant_path:
-            defaults += ["--qdrant-path", config.qdrant_path]
-        if config.collection:
-            defaults += ["--collection", config.collection]
-    return [name, *defaults, *args]
-
-
-def _command(name: str) -> click.Command:
-    @click.command(
-        name,
-        help=f"memora-ogm {name} on this app's settings (memora-ogm {name} --help: options).",
-        context_settings={"ignore_unknown_options": True, "help_option_names": []},
+def _parameter(option: Option) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``option`` as click declares it."""
+    if option.positional:
+        return click.argument(option.dest, type=option.type)
+    if option.switch:
+        return click.option(*option.flags, is_flag=True, help=option.help)
+    default = {} if option.default is None else {"default": option.default}  # None: unset
+    return click.option(
+        *option.flags,
+        type=click.Choice(option.choices) if option.choices else option.type,
+        required=option.required,
+        help=option.help,
+        **default,
     )
-    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-    @with_appcontext
-    def run(args: tuple[str, ...]) -> None:
-        from memora_ogm import cli
 
+
+def _command(command: Command) -> click.Command:
+    """``flask memora-ogm <name>``: the function ``memora-ogm <name>`` runs, on the app's
+    settings (its vector store unless an option names one); exits with its status."""
+
+    def run_on_app(**values: Any) -> None:
         config = state(current_app).config
-        sys.exit(cli.main(command_line(name, args, config), environ=config.environ()))
+        sys.exit(run(command, config, values, lambda name: CONFIG_PREFIX + name))
 
-    return run
+    for option in reversed(command.options):
+        run_on_app = _parameter(option)(run_on_app)
+    return click.command(command.name, help=command.help)(with_appcontext(run_on_app))
 
 
-for _name in COMMANDS:
-    commands.add_command(_command(_name))
+for _shared in COMMANDS.values():
+    commands.add_command(_command(_shared))

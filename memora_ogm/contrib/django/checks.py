@@ -1,13 +1,16 @@
 """``manage.py check``'s memora-ogm checks: ids ``memora_ogm.E…`` and ``memora_ogm.W…``.
 
-Tagged ``memora_ogm``, not ``database`` (whose checks run only with ``--database``), so a
-plain ``manage.py check`` asks the server, over one short connection; the embedded vector
-store is a deploy check.
+All are tagged ``memora_ogm``. Those that ask a server (Neo4j, a Qdrant server) are also
+tagged ``database`` and, as Django's own database checks, run only when Django passes
+``databases`` (``manage.py check --database default``, ``migrate``): ``runserver`` and
+the other commands never wait on a server. The settings and an embedded store's folder
+are checked by every ``check``; an embedded store is also a deploy warning.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,16 +31,26 @@ TIMEOUT = 3.0
 
 def register() -> None:
     """Add the checks to Django's registry (the app's ``ready()``; idempotent)."""
-    checks.register(check_graph, TAG)
-    checks.register(check_vector_store, TAG)
+    checks.register(check_settings, TAG)
+    checks.register(check_graph, TAG, checks.Tags.database)
+    checks.register(check_vector_store, TAG, checks.Tags.database)
     checks.register(check_embedded_store_deployed, TAG, deploy=True)
 
 
-def _config() -> tuple[MemoraConfig | None, list[checks.CheckMessage]]:
+def _config() -> MemoraConfig | None:
+    """The settings, or None when they are unusable (:func:`check_settings` says so)."""
     try:
-        return memora_config(), []
+        return memora_config()
+    except ValueError:
+        return None
+
+
+def check_settings(**kwargs: Any) -> list[checks.CheckMessage]:
+    """The settings are usable, and an embedded store's folder can be written."""
+    try:
+        config = memora_config()
     except ValueError as error:  # ConfigurationError, Neo4jSettingsError
-        return None, [
+        return [
             checks.Error(
                 f"memora-ogm's settings are unusable: {error}",
                 hint="Set MEMORA_OGM['NEO4J_URI'] (or the NEO4J_URI environment variable) "
@@ -45,15 +58,17 @@ def _config() -> tuple[MemoraConfig | None, list[checks.CheckMessage]]:
                 id="memora_ogm.E001",
             )
         ]
+    problem = _folder_problem(Path(config.qdrant_path)) if config.qdrant_path else None
+    return [] if problem is None else [_unusable_store(config, problem)]
 
 
-def check_graph(**kwargs: Any) -> list[checks.CheckMessage]:
+def check_graph(databases: Sequence[str] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """Neo4j reachable with these credentials, with APOC, constraints and migrations."""
+    config = _config()
+    if not databases or config is None:
+        return []
     from memora_ogm.sync import Neo4jGraphInterface
 
-    config, errors = _config()
-    if config is None:
-        return errors
     conn = config.neo4j
     driver_config = {"connection_timeout": TIMEOUT, "connection_acquisition_timeout": TIMEOUT}
     with Neo4jGraphInterface(
@@ -129,48 +144,43 @@ def schema_findings(interface: sync.Neo4jGraphInterface) -> list[checks.CheckMes
     return found
 
 
-def check_vector_store(**kwargs: Any) -> list[checks.CheckMessage]:
-    """The vector store answers (``QDRANT_URL``) or its folder can be written
-    (``QDRANT_PATH``); silent when none is configured."""
-    config, errors = _config()
-    if config is None or not config.has_vector_store:
+def check_vector_store(
+    databases: Sequence[str] | None = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """A Qdrant server (``QDRANT_URL``) answers."""
+    config = _config()
+    if not databases or config is None or not config.qdrant_url:
         return []
-    problem = _vector_store_problem(config)
-    if problem is None:
-        return []
-    where = config.qdrant_url or config.qdrant_path
-    return [
-        checks.Error(
-            f"the vector store at {where} is not usable: {problem}",
-            hint="Start the Qdrant server or correct QDRANT_URL and QDRANT_API_KEY"
-            if config.qdrant_url
-            else "Point QDRANT_PATH at a folder this process may create and write.",
-            id="memora_ogm.E004",
-        )
-    ]
+    from qdrant_client import QdrantClient
+
+    from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME
+
+    client = QdrantClient(
+        url=config.qdrant_url,
+        api_key=config.qdrant_api_key,
+        timeout=int(TIMEOUT),
+        check_compatibility=False,
+    )
+    try:  # one request; a missing collection is memora_setup's business, not this
+        client.collection_exists(config.collection or MEMORA_COLLECTION_NAME)
+    except Exception as error:  # any failure to answer is the finding
+        return [_unusable_store(config, str(error) or type(error).__name__)]
+    finally:
+        client.close()
+    return []
 
 
-def _vector_store_problem(config: MemoraConfig) -> str | None:
-    if config.qdrant_url:
-        from qdrant_client import QdrantClient
+def _unusable_store(config: MemoraConfig, problem: str) -> checks.CheckMessage:
+    return checks.Error(
+        f"the vector store at {config.qdrant_url or config.qdrant_path} is not usable: {problem}",
+        hint="Start the Qdrant server or correct QDRANT_URL and QDRANT_API_KEY"
+        if config.qdrant_url
+        else "Point QDRANT_PATH at a folder this process may create and write.",
+        id="memora_ogm.E004",
+    )
 
-        from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME
 
-        client = QdrantClient(
-            url=config.qdrant_url,
-            api_key=config.qdrant_api_key,
-            timeout=int(TIMEOUT),
-            check_compatibility=False,
-        )
-        try:  # one request; a missing collection is memora_setup's business, not this
-            client.collection_exists(config.collection or MEMORA_COLLECTION_NAME)
-        except Exception as error:  # any failure to answer is the finding
-            return str(error) or type(error).__name__
-        finally:
-            client.close()
-        return None
-    assert config.qdrant_path is not None
-    folder = Path(config.qdrant_path)
+def _folder_problem(folder: Path) -> str | None:
     existing = next(parent for parent in (folder, *folder.parents) if parent.exists())
     if not existing.is_dir():
         return f"{existing} is not a folder"
@@ -181,7 +191,7 @@ def _vector_store_problem(config: MemoraConfig) -> str | None:
 
 def check_embedded_store_deployed(**kwargs: Any) -> list[checks.CheckMessage]:
     """An embedded store (``QDRANT_PATH``) is one process's: several workers need a server."""
-    config, _ = _config()
+    config = _config()
     if config is None or not config.qdrant_path:
         return []
     return [

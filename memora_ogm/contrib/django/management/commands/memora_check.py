@@ -1,6 +1,5 @@
 """``manage.py memora_check``: ``memora-ogm check`` on the project's ``MEMORA_OGM`` settings."""
 
-from memora_ogm.cli.check import add_check_parser
 from memora_ogm.contrib.django.management.wrapped import command
 
-Command = command(add_check_parser)
+Command = command("check")

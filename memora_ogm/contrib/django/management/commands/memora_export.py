@@ -1,6 +1,5 @@
 """``manage.py memora_export``: ``memora-ogm export`` on the project's ``MEMORA_OGM`` settings."""
 
-from memora_ogm.cli.transfer import add_export_parser
 from memora_ogm.contrib.django.management.wrapped import command
 
-Command = command(add_export_parser)
+Command = command("export")

@@ -1,6 +1,5 @@
 """``manage.py memora_import``: ``memora-ogm import`` on the project's ``MEMORA_OGM`` settings."""
 
-from memora_ogm.cli.transfer import add_import_parser
 from memora_ogm.contrib.django.management.wrapped import command
 
-Command = command(add_import_parser)
+Command = command("import")

@@ -1,6 +1,5 @@
 """``manage.py memora_inspect``: ``memora-ogm inspect`` on the project's ``MEMORA_OGM`` settings."""
 
-from memora_ogm.cli.inspector import add_inspect_parser
 from memora_ogm.contrib.django.management.wrapped import command
 
-Command = command(add_inspect_parser)
+Command = command("inspect")

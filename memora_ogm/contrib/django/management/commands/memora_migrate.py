@@ -1,6 +1,5 @@
 """``manage.py memora_migrate``: ``memora-ogm migrate`` on the project's ``MEMORA_OGM`` settings."""
 
-from memora_ogm.cli import add_migrate_parser
 from memora_ogm.contrib.django.management.wrapped import command
 
-Command = command(add_migrate_parser)
+Command = command("migrate")

@@ -1,6 +1,5 @@
 """``manage.py memora_setup``: ``memora-ogm setup`` on the project's ``MEMORA_OGM`` settings."""
 
-from memora_ogm.cli import add_setup_parser
 from memora_ogm.contrib.django.management.wrapped import command
 
-Command = command(add_setup_parser)
+Command = command("setup")
