@@ -19,6 +19,7 @@ without a vector store keeps them out of its processes.
 from typing import TYPE_CHECKING, Any
 
 from memora_ogm._sync.base import BaseGraphDB
+from memora_ogm._sync.connection import point_neomodel
 from memora_ogm._sync.interface import Neo4jGraphInterface
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.vector_db.embedding import SyncEmbeddingFunction as EmbeddingFunction
@@ -55,4 +56,5 @@ __all__ = [
     "Neo4jGraphInterface",
     "QdrantDB",
     "move_organization",
+    "point_neomodel",
 ]

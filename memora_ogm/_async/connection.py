@@ -32,15 +32,20 @@ from memora_ogm import fork
 from memora_ogm._async.compat import close_on, current_loop, forget_driver, watch_running_loop
 from memora_ogm._async.loop_bound import LoopBound
 
-#: The driver of the unit of work bound to neomodel in this context (:func:`bind_neomodel`).
+#: The driver neomodel uses in this context (:func:`bind_neomodel`, :func:`point_neomodel`).
 unit_driver: ContextVar[AsyncDriver | None] = ContextVar("memora_ogm_unit_driver", default=None)
+#: The database neomodel uses in this context, when one is bound (``(None,)``: the default).
+unit_database: ContextVar[tuple[str | None] | None] = ContextVar(
+    "memora_ogm_unit_database", default=None
+)
 
 
 class UnitDriverView(AsyncConnectionManager):
-    """neomodel's connection manager, which sees a unit of work's driver inside that unit.
+    """neomodel's connection manager, which sees the driver and database bound in this
+    context (a unit of work's, an app's), else its own.
 
     neomodel checks for a driver before every query, even on a bound transaction; its slot
-    is process-wide and the application's, so inside a bound unit neomodel reads the unit's.
+    is process-wide and the application's, so where one is bound neomodel reads that one.
     """
 
     @property
@@ -51,6 +56,15 @@ class UnitDriverView(AsyncConnectionManager):
     @driver.setter
     def driver(self, driver: AsyncDriver | None) -> None:
         self.__dict__["driver"] = driver
+
+    @property
+    def _database_name(self) -> str | None:
+        bound = unit_database.get()
+        return super()._database_name if bound is None else bound[0]
+
+    @_database_name.setter
+    def _database_name(self, name: str | None) -> None:
+        AsyncConnectionManager._database_name.fset(self, name)  # type: ignore[attr-defined]
 
 
 def view_unit_drivers() -> None:
@@ -215,6 +229,20 @@ async def open_transaction(
         await session.close()
 
 
+def point_neomodel(driver: AsyncDriver, database: str | None) -> Callable[[], None]:
+    """Make neomodel's queries in this context (a thread's, a task's) use ``driver`` and
+    ``database``; returns what undoes it. Sets context variables only: other threads and
+    tasks keep theirs."""
+    view_unit_drivers()
+    tokens = unit_driver.set(driver), unit_database.set((database,))
+
+    def undo() -> None:
+        unit_driver.reset(tokens[0])
+        unit_database.reset(tokens[1])
+
+    return undo
+
+
 @contextmanager
 def bind_neomodel(
     driver: AsyncDriver, database: str | None, session: AsyncSession, transaction: AsyncTransaction
@@ -223,16 +251,14 @@ def bind_neomodel(
     ``Graph.transaction(..., neomodel=True)``).
 
     Relies on neomodel's private per-context state of ``adb`` (``_session``,
-    ``_active_transaction``, ``_database_name``): every query runs on the active
-    transaction. ``driver`` is neomodel's in this context only (:class:`UnitDriverView`).
+    ``_active_transaction``): every query runs on the active transaction. ``driver`` and
+    ``database`` are neomodel's in this context only (:func:`point_neomodel`).
     """
-    view_unit_drivers()
-    saved = (adb._session, adb._active_transaction, adb._database_name, unit_driver.get())
+    undo = point_neomodel(driver, database)
+    saved = adb._session, adb._active_transaction
     adb._session, adb._active_transaction = session, transaction
-    adb._database_name = database
-    unit_driver.set(driver)
     try:
         yield
     finally:
-        adb._session, adb._active_transaction, adb._database_name, bound = saved
-        unit_driver.set(bound)
+        adb._session, adb._active_transaction = saved
+        undo()

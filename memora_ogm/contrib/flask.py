@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from contextvars import Token
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -91,9 +90,6 @@ class MemoraOGM:
         app.cli.add_command(commands)
         from flask import appcontext_pushed
 
-        from memora_ogm._sync.connection import view_unit_drivers
-
-        view_unit_drivers()  # at setup, once per process: no request writes it
         appcontext_pushed.connect(bind_nodes, app, weak=False)
 
     @property
@@ -107,29 +103,20 @@ class MemoraOGM:
 
 
 def bind_nodes(app: Flask, **_: Any) -> None:
-    """In a new app context, point neomodel at this app's Neo4j. Only context variables
-    are set, the driver (``unit_driver``: neomodel's is process-wide) and the database
-    (neomodel 7's ``_database_name`` is one), so each thread or task serving a request
-    sees its own app's, whichever apps the other requests are on."""
-    from neomodel import db
-
-    from memora_ogm._sync.connection import unit_driver
+    """In a new app context, point neomodel at this app's Neo4j (driver and database).
+    Only context variables are set (``memora_ogm.sync.point_neomodel``), so each thread
+    or task serving a request sees its own app's, whichever apps the others are on."""
+    from memora_ogm.sync import point_neomodel
 
     found = state(app)
-    setattr(g, _BOUND, (unit_driver.set(found.driver.get()), db._database_name))
-    db._database_name = found.config.neo4j.database
+    setattr(g, _BOUND, point_neomodel(found.driver.get(), found.config.neo4j.database))
 
 
 def unbind_nodes(_: BaseException | None = None) -> None:
     """What :func:`bind_nodes` bound for this app context, undone."""
-    from neomodel import db
-
-    from memora_ogm._sync.connection import unit_driver
-
-    bound: tuple[Token[Driver | None], str | None] | None = g.pop(_BOUND, None)
-    if bound is not None:
-        unit_driver.reset(bound[0])
-        db._database_name = bound[1]
+    undo: Callable[[], None] | None = g.pop(_BOUND, None)
+    if undo is not None:
+        undo()
 
 
 def shell_context() -> dict[str, Any]:
