@@ -13,8 +13,6 @@ import neo4j.time
 import pytz
 from neomodel.properties import Property, validator
 
-from memora_ogm.engine import plan
-
 #: The largest UTC offset Neo4j stores (Java's ``ZoneOffset``), either way, to the second.
 MAX_OFFSET = timedelta(hours=18)
 
@@ -83,7 +81,7 @@ def _zone(name: str) -> tzinfo:
 
 
 def from_compact(value: Sequence[Any]) -> datetime:
-    """A DATETIME from its ``ZonedDateTimeProperty.compact`` form."""
+    """A DATETIME from the compact form reads return (``memora_ogm.engine.plan.compact``)."""
     milliseconds, nanosecond, zone = value
     seconds, millisecond = divmod(milliseconds, 1000)
     microsecond = millisecond * 1000 + nanosecond // 1000 % 1000
@@ -104,18 +102,6 @@ class ZonedDateTimeProperty(Property[datetime]):
                 raise ValueError("default_now and default cannot both be set")
             kwargs["default"] = functools.partial(datetime.now, timezone.utc)
         super().__init__(**kwargs)
-
-    @staticmethod
-    def compact(expression: str) -> str:
-        """Cypher reading a DATETIME as ``[epochMillis, nanosecond, timezone]``: about 2
-        microseconds to decode, the driver's DATETIME 35. (``epochSeconds`` rounds toward
-        zero before 1970.)"""
-        return plan.compact(expression).render({})
-
-    @staticmethod
-    def expand(expression: str) -> str:
-        """Cypher building the DATETIME whose :func:`sent_form` is ``expression``."""
-        return plan.expand(expression).render({})
 
     @validator
     def inflate(self, value: Any) -> datetime:

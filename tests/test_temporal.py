@@ -1,8 +1,8 @@
 """DATETIMEs in their compact forms, both ways, are exactly what the driver would make.
 
-Read (``ZonedDateTimeProperty.compact``, then ``inflate``): the same Python datetime
+Read (``plan.compact``, then ``inflate``): the same Python datetime
 as the driver's own hydration, same instant, offset and zone. Written (``sent_form``,
-then ``ZonedDateTimeProperty.expand`` on the server): the same DATETIME as the driver's
+then ``plan.expand`` on the server): the same DATETIME as the driver's
 own encoding of the datetime as the graph stores it (``storable``: its offset, never
 a zone's name). Every facade call moves its timestamps this way, since
 the driver's encoding costs more than the rest of a memory; these values are where a
@@ -21,6 +21,7 @@ import pytest
 import pytz
 from neo4j import Driver
 
+from memora_ogm.engine import plan
 from memora_ogm.properties import ZonedDateTimeProperty, from_compact, sent_form, storable
 
 VALUES = [
@@ -43,7 +44,7 @@ VALUES = [
 
 def _read(driver: Driver, value: str | None) -> Any:
     records, _, _ = driver.execute_query(
-        f"WITH datetime($value) AS t RETURN t, {ZonedDateTimeProperty.compact('t')} AS compact",
+        f"WITH datetime($value) AS t RETURN t, {plan.compact('t').render({})} AS compact",
         value=value,
     )
     return records[0]
@@ -85,7 +86,7 @@ SENT = [
 @pytest.mark.parametrize("value", SENT, ids=lambda value: value.isoformat())
 def test_a_sent_datetime_is_the_driver_s_datetime(neo4j_driver: Driver, value: datetime) -> None:
     records, _, _ = neo4j_driver.execute_query(
-        f"WITH $value AS driver, {ZonedDateTimeProperty.expand('$sent')} AS ours "
+        f"WITH $value AS driver, {plan.expand('$sent').render({})} AS ours "
         "RETURN toString(driver) AS driver, toString(ours) AS ours, "
         "driver.timezone AS driver_zone, ours.timezone AS our_zone",
         value=storable(value),
@@ -101,8 +102,8 @@ def test_an_offset_with_seconds_is_sent_exactly(neo4j_driver: Driver) -> None:
         1850, 3, 1, 23, 59, 30, tzinfo=timezone(-timedelta(hours=4, minutes=56, seconds=2))
     )
     records, _, _ = neo4j_driver.execute_query(
-        f"WITH {ZonedDateTimeProperty.expand('$sent')} AS t "
-        f"RETURN toString(t) AS text, date(t) AS day, {ZonedDateTimeProperty.compact('t')} AS t",
+        f"WITH {plan.expand('$sent').render({})} AS t "
+        f"RETURN toString(t) AS text, date(t) AS day, {plan.compact('t').render({})} AS t",
         sent=sent_form(value),
     )
     assert records[0]["text"] == "1850-03-01T23:59:30-04:56:02"

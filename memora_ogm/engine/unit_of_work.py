@@ -3,7 +3,7 @@
 The head matches everything the call needs and lists what is missing; the body runs only
 when nothing is, so a failing call writes nothing in one round trip. The text depends on
 the call's shape, never on its list lengths (lists are parameters). Each distinct datetime
-travels once, in ``$times``, in the compact form ``ZonedDateTimeProperty.expand`` reads
+travels once, in ``$times``, in the compact form ``plan.expand`` reads
 (the driver's own datetime encoding costs more than the rest of a node). No I/O, Cypher
 text or Memora name here: domain modules extend a unit through ``add``, ``bind``,
 ``param``, ``rows`` and ``output_value``.
