@@ -38,6 +38,7 @@ LONGEST_FIRST = (
     "test_transfer_move.py",
     "test_isolation.py",
     "test_mcp.py",
+    "test_picture_install.py",
     "test_pending_vectors.py",
     "test_docs.py",
     "test_fork_and_loops.py",
