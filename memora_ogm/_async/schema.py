@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from neomodel import adb
 from neomodel.async_.schema import AsyncSchemaManager
 
-from memora_ogm._async.nodes import MemoraNode
+from memora_ogm._async.nodes import NODES
 from memora_ogm.engine.constraints import node_key_statement
 
 
@@ -27,7 +27,8 @@ def extend_neomodel_schema() -> None:
         self: AsyncSchemaManager, cls: Any, quiet: bool = True, stdout: TextIO | None = None
     ) -> None:
         await original(self, cls, quiet=quiet, stdout=stdout)
-        if isinstance(cls, type) and issubclass(cls, MemoraNode) and cls.__node_key__:
+        keyed = getattr(cls, "__node_key__", None) and issubclass(cls, NODES.schema)
+        if keyed:  # of the Memora graph: the migration record's is migrate()'s
             if not quiet and stdout is not None:
                 stdout.write(
                     f" + Creating node key {cls.__node_key__[0]} on label {cls.__label__}\n"
