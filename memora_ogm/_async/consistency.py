@@ -15,7 +15,7 @@ from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph
 from memora_ogm._async.paging import pages
 from memora_ogm._async.vector_base import BaseVectorDB
-from memora_ogm._async.vector_changes import add_to_vector_db
+from memora_ogm._async.vector_changes import write_points
 from memora_ogm.calls.consistency import (
     ConsistencyReport,
     Progress,
@@ -206,7 +206,7 @@ class Neo4jConsistency(GraphComponent):
         for start in range(0, len(orphans), DELETE_BATCH):
             await store.delete_memories(orphans[start : start + DELETE_BATCH])
         rewritten = [d.memory for d in report.missing] + [d.memory for d in report.wrong_payloads]
-        await add_to_vector_db(store, rewritten)
+        await write_points(store, rewritten, self.graph.memory_ids_held)
         report.repaired = True
         return report
 
@@ -241,7 +241,7 @@ class Neo4jConsistency(GraphComponent):
             gone = set(record.memory_ids) - {memory.memory_id for memory in kept}
             if gone:
                 await store.delete_memories(sorted(gone))
-            await add_to_vector_db(store, kept)
+            await write_points(store, kept, self.graph.memory_ids_held)
         for org_id, user_id in record.users:
             if await self.graph.execute(tenant_exists, org_id, user_id):
                 await self._rewrite(store, {(org_id, user_id)})
@@ -255,7 +255,8 @@ class Neo4jConsistency(GraphComponent):
 
     async def _rewrite(self, store: BaseVectorDB, tenants: set[Tenant]) -> None:
         """Write the points of every memory of ``tenants`` (a purge that may not have
-        landed: the graph's memories are all the points there should be)."""
+        landed: the graph's memories are all the points there should be), each page
+        checked against the graph once written."""
         for tenant in sorted(tenants):
             async for page in _memorypages(self.graph, tenant):
-                await add_to_vector_db(store, page)
+                await write_points(store, page, self.graph.memory_ids_held)

@@ -45,6 +45,7 @@ from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.queries import APOC_AVAILABLE
 from memora_ogm.engine.unit_of_work import Statement
 from memora_ogm.errors import CONNECTION_LOST, NotFoundError
+from memora_ogm.transfer.importing import memories_with_ids
 from memora_ogm.vector_db.pending import journal_of
 
 __all__ = ["Graph", "Landed", "Work", "VectorChanges", "nothing"]
@@ -236,7 +237,7 @@ class Graph:
         """
 
         async def attempt() -> T:
-            vectors = VectorCommit(self.vector_db if write else None)
+            vectors = VectorCommit(self.vector_db if write else None, self.memory_ids_held)
             ran: list[T] = []  # the work's result, once it ran
             try:
                 driver = await self.driver()
@@ -262,7 +263,7 @@ class Graph:
                     # Nothing to ask: the outcome is unknown to the vector store too.
                     await (vectors.outcome_unknown() if shows is None else vectors.commit_failed())
                     raise
-            vectors.committed()
+            await vectors.committed()
             return ran[0]
 
         return await retried(attempt, self.max_attempts, self.base_backoff)
@@ -279,6 +280,11 @@ class Graph:
             await settler()
         except Exception:
             logger.warning("pending vector changes are not settled yet", exc_info=True)
+
+    async def memory_ids_held(self, memory_ids: list[str]) -> set[str]:
+        """Those of ``memory_ids`` whose memories the graph holds now (any tenant's)."""
+        found = await self.execute(memories_with_ids, memory_ids)
+        return {values["memory_id"] for values in found}
 
     async def commit(self, transaction: AsyncTransaction) -> None:
         """Commit a transaction (its own method, so tests can make a commit fail)."""

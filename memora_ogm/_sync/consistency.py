@@ -16,7 +16,7 @@ from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.paging import pages
 from memora_ogm._sync.vector_base import BaseVectorDB
-from memora_ogm._sync.vector_changes import add_to_vector_db
+from memora_ogm._sync.vector_changes import write_points
 from memora_ogm.calls.consistency import (
     ConsistencyReport,
     Progress,
@@ -203,7 +203,7 @@ class Neo4jConsistency(GraphComponent):
         for start in range(0, len(orphans), DELETE_BATCH):
             store.delete_memories(orphans[start : start + DELETE_BATCH])
         rewritten = [d.memory for d in report.missing] + [d.memory for d in report.wrong_payloads]
-        add_to_vector_db(store, rewritten)
+        write_points(store, rewritten, self.graph.memory_ids_held)
         report.repaired = True
         return report
 
@@ -238,7 +238,7 @@ class Neo4jConsistency(GraphComponent):
             gone = set(record.memory_ids) - {memory.memory_id for memory in kept}
             if gone:
                 store.delete_memories(sorted(gone))
-            add_to_vector_db(store, kept)
+            write_points(store, kept, self.graph.memory_ids_held)
         for org_id, user_id in record.users:
             if self.graph.execute(tenant_exists, org_id, user_id):
                 self._rewrite(store, {(org_id, user_id)})
@@ -252,7 +252,8 @@ class Neo4jConsistency(GraphComponent):
 
     def _rewrite(self, store: BaseVectorDB, tenants: set[Tenant]) -> None:
         """Write the points of every memory of ``tenants`` (a purge that may not have
-        landed: the graph's memories are all the points there should be)."""
+        landed: the graph's memories are all the points there should be), each page
+        checked against the graph once written."""
         for tenant in sorted(tenants):
             for page in _memorypages(self.graph, tenant):
-                add_to_vector_db(store, page)
+                write_points(store, page, self.graph.memory_ids_held)

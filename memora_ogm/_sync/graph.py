@@ -46,6 +46,7 @@ from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.queries import APOC_AVAILABLE
 from memora_ogm.engine.unit_of_work import Statement
 from memora_ogm.errors import CONNECTION_LOST, NotFoundError
+from memora_ogm.transfer.importing import memories_with_ids
 from memora_ogm.vector_db.pending import journal_of
 
 __all__ = ["Graph", "Landed", "Work", "VectorChanges", "nothing"]
@@ -237,7 +238,7 @@ class Graph:
         """
 
         def attempt() -> T:
-            vectors = VectorCommit(self.vector_db if write else None)
+            vectors = VectorCommit(self.vector_db if write else None, self.memory_ids_held)
             ran: list[T] = []  # the work's result, once it ran
             try:
                 driver = self.driver()
@@ -280,6 +281,11 @@ class Graph:
             settler()
         except Exception:
             logger.warning("pending vector changes are not settled yet", exc_info=True)
+
+    def memory_ids_held(self, memory_ids: list[str]) -> set[str]:
+        """Those of ``memory_ids`` whose memories the graph holds now (any tenant's)."""
+        found = self.execute(memories_with_ids, memory_ids)
+        return {values["memory_id"] for values in found}
 
     def commit(self, transaction: Transaction) -> None:
         """Commit a transaction (its own method, so tests can make a commit fail)."""

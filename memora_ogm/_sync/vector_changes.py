@@ -1,11 +1,18 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
 """The vector store's half of a write: journalled and applied just before the graph
 commits, undone if the commit did not land, pending until the graph settles it if the
-commit's outcome is unknown; so that both stores change or neither does."""
+commit's outcome is unknown; so that both stores change or neither does.
+
+Points are removed before the commit and again after it, and a point written from what
+the graph held is checked against the graph once written (:func:`write_points`): so no
+write-back, however it interleaves with a delete in any process, leaves the point of a
+deleted memory (docs/vector-store.md#pending-changes).
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.engine.call import VectorChanges
@@ -13,6 +20,9 @@ from memora_ogm.schema.models import Memory as MemoryModel
 from memora_ogm.vector_db.pending import Journal, Pending, journal_of
 
 logger = logging.getLogger("memora_ogm")
+
+#: The ids of those given that the graph holds now (:meth:`Graph.memory_ids_held`).
+HeldIds = Callable[[list[str]], set[str]]
 
 
 def add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> None:
@@ -32,13 +42,31 @@ def add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> No
         )
 
 
+def write_points(vector_db: BaseVectorDB, memories: list[MemoryModel], held: HeldIds) -> None:
+    """Write the points of ``memories`` (read from the graph a moment ago), then remove
+    those whose memories the graph no longer holds.
+
+    A delete removes its points before its commit and again after it. If it committed
+    before the check, the check sees the memory gone; if after, its second removal comes
+    after this write. Either way no point of a deleted memory is left.
+    """
+    if not memories:
+        return
+    add_to_vector_db(vector_db, memories)
+    ids = [memory.memory_id for memory in memories]
+    gone = set(ids) - held(ids)
+    if gone:
+        vector_db.delete_memories(sorted(gone))
+
+
 class VectorCommit:
     """The hook around one write's commit: the work records :attr:`changes`, journalled
     and applied before the commit (a refusal rolls the graph back), undone if the commit
     did not land, and held pending if its outcome is unknown (:mod:`pending`)."""
 
-    def __init__(self, vector_db: BaseVectorDB | None) -> None:
+    def __init__(self, vector_db: BaseVectorDB | None, held: HeldIds) -> None:
         self.vector_db = vector_db
+        self.held = held
         self.changes = VectorChanges(tracked=vector_db is not None)
         #: The store's journal and this write's record in it, once journalled.
         self.journal: Journal | None = None
@@ -57,12 +85,7 @@ class VectorCommit:
             changes.purged_organizations,
         )
         try:
-            if changes.removed:
-                vector_db.delete_memories([memory.memory_id for memory in changes.removed])
-            for org_id, user_id in changes.purged_users:
-                vector_db.delete_all_user_memories(org_id, user_id)
-            for org_id in changes.purged_organizations:
-                vector_db.delete_all_organization_memories(org_id)
+            self._remove()
             if changes.added:
                 add_to_vector_db(vector_db, changes.added)
         except BaseException:
@@ -70,14 +93,37 @@ class VectorCommit:
             raise
 
     def committed(self) -> None:
-        """The commit landed: the changes stand."""
-        if self.journal is not None and self.record is not None:
-            self.journal.close(self.record)
+        """The commit landed: the changes stand. Removals are applied again, now that no
+        reader of the graph can find what they removed (a write-back that read it before
+        the commit may have put a point back since); if that fails, the record is left
+        for the graph to settle."""
+        record, journal, vector_db = self.record, self.journal, self.vector_db
+        if record is None or journal is None or vector_db is None:
+            return
+        try:
+            self._remove()
+        except Exception:
+            logger.warning("could not remove deleted points after a commit", exc_info=True)
+            journal.hold(record)
+            return
+        journal.close(record)
+
+    def _remove(self) -> None:
+        vector_db, changes = self.vector_db, self.changes
+        assert vector_db is not None
+        if changes.removed:
+            vector_db.delete_memories([memory.memory_id for memory in changes.removed])
+        for org_id, user_id in changes.purged_users:
+            vector_db.delete_all_user_memories(org_id, user_id)
+        for org_id in changes.purged_organizations:
+            vector_db.delete_all_organization_memories(org_id)
 
     def commit_failed(self) -> None:
-        """Undo what :meth:`before_commit` applied (both are idempotent). A purge of a
-        user's or an organisation's points, or an undo that fails, is left pending for
-        the graph to settle: only the graph still knows the points to put back."""
+        """Undo what :meth:`before_commit` applied (both are idempotent). Removed points
+        are written back as a settler writes them, checked against the graph (a delete
+        may have taken them since). A purge of a user's or an organisation's points, or
+        an undo that fails, is left pending for the graph to settle: only the graph still
+        knows the points to put back."""
         record, journal, changes = self.record, self.journal, self.changes
         vector_db = self.vector_db
         if record is None or journal is None or vector_db is None:
@@ -87,8 +133,7 @@ class VectorCommit:
         try:
             if changes.added:
                 vector_db.delete_memories([m.memory_id for m in changes.added])
-            if changes.removed:
-                add_to_vector_db(vector_db, changes.removed)
+            write_points(vector_db, changes.removed, self.held)
         except Exception:
             logger.warning("could not undo the vector changes of a failed write", exc_info=True)
             undone = False

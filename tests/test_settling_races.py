@@ -1,0 +1,267 @@
+"""Settling pending vector changes never brings a deleted memory's point back (issue 46).
+
+A settler reads the graph (the memories a pending record names, or a tenant's pages),
+then writes the points of what it found. Each test holds it between the two
+(:mod:`settling_gate`), runs a delete of the same memories meanwhile, then lets it go;
+after both, the graph's memory ids and the store's point ids must be the same. Two
+orders: the delete commits while the settler is held ("commits first"), or the delete is
+itself held after its vector half and commits only once the settler has written and
+checked ("commits last"). In both twins (the sync settler in a thread), and across two
+processes sharing one Neo4j and one Qdrant server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from interaction_helpers import World, chat, conversation, make_world, memory_ids, save
+from invariants import all_violations, graph_memories, vector_memories
+from neo4j import Driver
+from qdrant_client import models
+from qdrant_standin import StandIn, qdrant_standin
+from settling_gate import PATIENCE, GatedQdrant, SyncGatedQdrant, gated, held_record, hold_commits
+from sync_adapter import AwaitableTwin
+
+from memora_ogm import sync
+from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.server import Neo4jConnection
+from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.pending import journal_of
+from memora_ogm.vector_db.qdrant import QdrantDB
+
+TESTS = Path(__file__).parent
+#: What the pending record names: Ann's memories, a purge of Ann's points, or of her
+#: organisation's.
+KINDS = ("memories", "user", "organization")
+
+
+@dataclass
+class Tenants:
+    """Ann (two interactions, four memories) and Bob in one organisation, Cid in another."""
+
+    ann: World
+    bob: World
+    cid: World
+    interactions: list[str]
+    memories: list[str]
+
+
+Delete = Callable[[Any, Tenants], Awaitable[Any]]
+
+DELETES: dict[str, Delete] = {
+    "memory": lambda m, t: m.delete_user_memory(t.ann.org_id, t.ann.user_id, t.memories[0]),
+    "interaction": lambda m, t: m.delete_user_interaction_and_its_memories(
+        t.ann.org_id, t.ann.user_id, t.interactions[0]
+    ),
+    "all interactions": lambda m, t: m.delete_all_user_interactions_and_their_memories(
+        t.ann.org_id, t.ann.user_id
+    ),
+    "user": lambda m, t: m.delete_user(t.ann.org_id, t.ann.user_id),
+    "organization": lambda m, t: m.delete_organization(t.ann.org_id),
+}
+
+
+async def tenants(memora: Any) -> Tenants:
+    ann = await make_world(memora)
+    bob = await make_world(memora, "Bob", org_id=ann.org_id)
+    cid = await make_world(memora, "Cid")
+    interactions, memories = [], []
+    for place in ("Oslo", "Bergen"):
+        data = conversation(
+            chat(f"I live in {place}", "Nice"), memories=[(place, [0]), (f"not {place}", [1])]
+        )
+        interactions.append(await save(memora, ann, data))
+        memories += (await memory_ids(memora, ann, interactions[-1])).values()
+    await save(memora, bob, conversation(chat("jazz"), memories=[("jazz", [0])]))
+    await save(memora, cid, conversation(chat("tea"), memories=[("tea", [0])]))
+    return Tenants(ann, bob, cid, interactions, memories)
+
+
+@dataclass
+class Setting:
+    twin: str
+    memora: Any  # the facade itself (the sync one undressed, to run in threads)
+    dressed: Any  # the facade as async code sees it
+    store: Any
+    tenants: Tenants
+
+
+@pytest.fixture(params=["async", "sync"])
+async def setting(
+    request: pytest.FixtureRequest,
+    neo4j_connection: Neo4jConnection,
+    neo4j_driver: Driver,
+    tmp_path: Path,
+) -> AsyncIterator[Setting]:
+    clear_database(neo4j_driver, neo4j_connection.database)
+    conn = neo4j_connection
+    args = (conn.uri, conn.username, conn.password, conn.database)
+    path = tmp_path / "vectors"
+    if request.param == "async":
+        store: Any = gated(GatedQdrant(path=path, embedding_function=HashingEmbedding()))
+        memora: Any = Neo4jGraphInterface(*args, store)
+        dressed: Any = memora
+    else:
+        store = gated(SyncGatedQdrant(path=path, embedding_function=HashingEmbedding()))
+        memora = sync.Neo4jGraphInterface(*args, store)
+        dressed = AwaitableTwin(memora, Neo4jGraphInterface)
+    await dressed.setup()
+    yield Setting(request.param, memora, dressed, store, await tenants(dressed))
+    await dressed.close()
+    closed = store.close()
+    if asyncio.iscoroutine(closed):
+        await closed
+
+
+class Background:
+    """A facade call running beside the test: a task, or a thread for the sync twin."""
+
+    def __init__(self, twin: str, call: Callable[[], Any]) -> None:
+        self.result: list[Any] = []
+        self.task: asyncio.Task[Any] | None = None
+        self.thread: threading.Thread | None = None
+        if twin == "async":
+            self.task = asyncio.ensure_future(call())
+        else:
+            self.thread = threading.Thread(target=lambda: self.result.append(call()))
+            self.thread.start()
+
+    async def done(self) -> Any:
+        if self.task is not None:
+            return await asyncio.wait_for(self.task, PATIENCE)
+        assert self.thread is not None
+        await asyncio.to_thread(self.thread.join, PATIENCE)
+        assert self.result, "the call in the thread failed (see its traceback above)"
+        return self.result[0]
+
+
+async def waited(wait: Callable[[], None]) -> None:
+    await asyncio.to_thread(wait)
+
+
+async def _ids_agree(driver: Driver, store: Any) -> None:
+    graph = {entry[0] for entry in graph_memories(driver)}
+    points = {entry[0] for entry in await vector_memories(store)}
+    assert points == graph, f"points of deleted memories: {sorted(points - graph)}"
+    assert await all_violations(driver, store) == []
+
+
+@pytest.mark.parametrize("order", ["commits first", "commits last"])
+@pytest.mark.parametrize("delete", list(DELETES))
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_settler_held_across_a_delete_leaves_no_point_of_it(
+    setting: Setting, neo4j_driver: Driver, kind: str, delete: str, order: str
+) -> None:
+    s, t = setting, setting.tenants
+    await held_record(s.store, kind, t.ann.org_id, t.ann.user_id, t.memories)
+    s.store.gate.arm(t.ann.user_id)
+    settler = Background(s.twin, s.memora.settle_pending)
+    await waited(s.store.gate.wait_reached)  # the graph read: Ann's memories are there
+
+    if order == "commits first":
+        await DELETES[delete](s.dressed, t)
+        s.store.gate.open()
+        assert await settler.done() == 1
+    else:
+        commits = hold_commits(s.memora.graph)
+        commits.arm()
+        deleting = Background(s.twin, lambda: DELETES[delete](s.memora, t))
+        await waited(commits.wait_reached)  # its points removed, its commit not sent
+        s.store.gate.open()
+        assert await settler.done() == 1  # wrote Ann's points again: the graph has them
+        commits.open()
+        await deleting.done()
+
+    assert journal_of(s.store).pending() == []
+    await _ids_agree(neo4j_driver, s.store)
+    survivors = {entry[2] for entry in graph_memories(neo4j_driver)}
+    assert t.ann.user_id not in survivors or delete in ("memory", "interaction")
+    assert t.cid.user_id in survivors
+
+
+# ---------------------------------------------------------------- across two processes
+
+
+@dataclass
+class SettlerProcess:
+    """``held_settler.py`` running (the sync twin), on the same Neo4j and Qdrant server."""
+
+    process: subprocess.Popen[str]
+    url: str
+    standin: StandIn
+
+    def ask(self, line: str) -> str:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline().strip()
+
+
+@pytest.fixture(scope="module")
+def settler_process(
+    neo4j_connection: Neo4jConnection, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SettlerProcess]:
+    """One settling process for the module's tests, as an application's would live."""
+    env = {
+        **os.environ,
+        **neo4j_connection.env(),
+        "MEMORA_OGM_HOME": str(tmp_path_factory.mktemp("settler-home")),
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+    }
+    with qdrant_standin() as (url, standin):
+        process = subprocess.Popen(
+            [sys.executable, str(TESTS / "held_settler.py"), url],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            yield SettlerProcess(process, url, standin)
+            assert process.stdin is not None
+            process.stdin.close()
+            assert process.wait(PATIENCE) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+
+
+@pytest.mark.parametrize("delete", list(DELETES))
+@pytest.mark.parametrize("kind", ["memories", "user"])
+async def test_a_settler_in_another_process_leaves_no_point_of_a_delete(
+    neo4j_connection: Neo4jConnection,
+    neo4j_driver: Driver,
+    settler_process: SettlerProcess,
+    kind: str,
+    delete: str,
+) -> None:
+    """The settler runs in a process of its own, held at its vector write while this
+    process deletes through the same Neo4j and the same Qdrant server."""
+    clear_database(neo4j_driver, neo4j_connection.database)
+    conn = neo4j_connection
+    store = QdrantDB(url=settler_process.url, embedding_function=HashingEmbedding())
+    memora = Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, store)
+    try:
+        await memora.setup()
+        await store.async_client.delete(
+            store.collection_name, models.FilterSelector(filter=models.Filter())
+        )  # the points of earlier tests
+        t = await tenants(memora)
+        ids = " ".join([t.ann.org_id, t.ann.user_id, *t.memories])
+        assert settler_process.ask(f"hold {kind} {ids}") == "held"
+        await DELETES[delete](memora, t)
+        assert settler_process.ask("go") == "settled 1"
+        await _ids_agree(neo4j_driver, store)
+    finally:
+        await memora.close()
+        await store.close()
