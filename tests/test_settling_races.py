@@ -28,7 +28,15 @@ from invariants import all_violations, graph_memories, vector_memories
 from neo4j import Driver
 from qdrant_client import models
 from qdrant_standin import StandIn, qdrant_standin
-from settling_gate import PATIENCE, GatedQdrant, SyncGatedQdrant, gated, held_record, hold_commits
+from settling_gate import (
+    PATIENCE,
+    Gate,
+    GatedQdrant,
+    SyncGatedQdrant,
+    gated,
+    held_record,
+    hold_commits,
+)
 from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
@@ -128,20 +136,29 @@ class Background:
 
     def __init__(self, twin: str, call: Callable[[], Any]) -> None:
         self.result: list[Any] = []
+        self.error: list[BaseException] = []
         self.task: asyncio.Task[Any] | None = None
         self.thread: threading.Thread | None = None
         if twin == "async":
             self.task = asyncio.ensure_future(call())
         else:
-            self.thread = threading.Thread(target=lambda: self.result.append(call()))
+            self.thread = threading.Thread(target=self._run, args=(call,))
             self.thread.start()
+
+    def _run(self, call: Callable[[], Any]) -> None:
+        try:
+            self.result.append(call())
+        except BaseException as error:  # noqa: BLE001 - raised again by done()
+            self.error.append(error)
 
     async def done(self) -> Any:
         if self.task is not None:
             return await asyncio.wait_for(self.task, PATIENCE)
         assert self.thread is not None
         await asyncio.to_thread(self.thread.join, PATIENCE)
-        assert self.result, "the call in the thread failed (see its traceback above)"
+        if self.error:
+            raise self.error[0]
+        assert self.result, "the call in the thread never ended"
         return self.result[0]
 
 
@@ -187,6 +204,64 @@ async def test_a_settler_held_across_a_delete_leaves_no_point_of_it(
     survivors = {entry[2] for entry in graph_memories(neo4j_driver)}
     assert t.ann.user_id not in survivors or delete in ("memory", "interaction")
     assert t.cid.user_id in survivors
+
+
+class RefusedCommit(Exception):
+    """A commit the test refused (the transaction rolled back)."""
+
+
+def refuse_commits(graph: Any) -> Gate:
+    """The first commit after the gate is armed waits for it, then rolls back instead."""
+    gate, commit = Gate(), graph.commit
+    if asyncio.iscoroutinefunction(commit):
+
+        async def refused(transaction: Any) -> None:
+            if not gate.stops():
+                return await commit(transaction)
+            await asyncio.to_thread(gate.wait_opened)
+            await transaction.rollback()
+            raise RefusedCommit
+
+    else:
+
+        def refused(transaction: Any) -> None:  # type: ignore[misc]
+            if not gate.stops():
+                return commit(transaction)
+            gate.wait_opened()
+            transaction.rollback()
+            raise RefusedCommit
+
+    graph.commit = refused
+    return gate
+
+
+async def test_a_failed_delete_undone_after_another_delete_leaves_no_point(
+    setting: Setting, neo4j_driver: Driver
+) -> None:
+    """A delete whose commit fails puts its points back (its undo). Another delete of the
+    same memory, waiting for the first one's lock, commits before that undo writes: the
+    undo checks the graph once written, and removes the point again."""
+    s, t = setting, setting.tenants
+    memory_id = t.memories[0]
+    commits = refuse_commits(s.memora.graph)
+    commits.arm()
+    s.store.gate.arm(t.ann.user_id)  # the undo's write
+
+    def delete() -> Any:
+        return s.memora.delete_user_memory(t.ann.org_id, t.ann.user_id, memory_id)
+
+    failing = Background(s.twin, delete)
+    await waited(commits.wait_reached)  # its point removed, its lock held
+    second = Background(s.twin, delete)  # waits for that lock
+    commits.open()
+    await waited(s.store.gate.wait_reached)  # the first one's undo, held before its write
+    await second.done()
+    s.store.gate.open()
+    with pytest.raises(RefusedCommit):
+        await failing.done()
+
+    assert memory_id not in {entry[0] for entry in graph_memories(neo4j_driver)}
+    await _ids_agree(neo4j_driver, s.store)
 
 
 # ---------------------------------------------------------------- across two processes
