@@ -1,10 +1,13 @@
 """Soak: a bounded random mix of every facade operation from concurrent workers (issue 6).
 
     python tests/soak.py [--seconds 180] [--workers 8] [--seed 1] [--orgs 3] [--users 4]
-                         [--lost-replies 0.02]
+                         [--lost-replies 0.02] [--processes 1] [--qdrant-url URL]
 
 Workers are asyncio tasks sharing one async facade (each task has its own
-neomodel session and transactions) with an in-memory Qdrant store associated. They
+neomodel session and transactions) with a Qdrant store associated: in memory, or the
+server at ``--qdrant-url``. With ``--processes N``, N soak processes of their own
+organisations share one Neo4j and one Qdrant server (the tests' stand-in, unless
+``--qdrant-url`` names one), each with its own seed. They
 pick operations at random, weighted towards saves, updates and reads, on a small
 population of organisations, users, agents, interactions and memories, so that
 they keep meeting each other on the same users, interactions and days, and
@@ -18,10 +21,13 @@ commit was on its way (then nothing landed), so that writes of every kind meet a
 unanswered commit while others run. Each must still return as if the answer had come
 (or fail as it would have).
 
-When the time is up (or ``--max-ops`` operations ran) the workers stop and the
-invariants of :mod:`invariants` are checked over the whole graph and the vector
-store. The report gives operations, errors by type and throughput. The exit
-status is 1 when an invariant is violated or an operation failed unexpectedly.
+When the time is up (or ``--max-ops`` operations ran) the workers stop, the pending
+vector changes are settled as an application's ``setup()`` settles them (by a facade
+connected directly, not through the proxy; with several processes, once they all
+ended), and the invariants of :mod:`invariants` are checked over the whole graph and the
+vector store. The report gives operations, errors by type, throughput and pending
+changes settled. The exit status is 1 when an invariant is violated or an operation
+failed unexpectedly.
 
 Connects to ``NEO4J_URI`` & co. when set, else starts a local Neo4j (as the tests
 do). It empties that database first: point it at a throwaway one.
@@ -31,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import subprocess
@@ -48,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from interaction_helpers import NO_MEMORY  # noqa: E402
 from invariants import all_violations  # noqa: E402
 from neo4j import GraphDatabase  # noqa: E402
+from qdrant_standin import qdrant_standin  # noqa: E402
 
 from memora_ogm._async.interface import Neo4jGraphInterface  # noqa: E402
 from memora_ogm.errors import NotFoundError  # noqa: E402
@@ -58,7 +66,7 @@ from memora_ogm.schema.storage import (  # noqa: E402
 )
 from memora_ogm.server import connect_or_start  # noqa: E402
 from memora_ogm.testing import clear_database  # noqa: E402
-from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.embedding import HashingEmbedding  # noqa: E402
 from memora_ogm.vector_db.qdrant import QdrantDB  # noqa: E402
 
 FIRST_DAY = datetime(2030, 1, 1, 9, 0, tzinfo=timezone.utc)
@@ -286,6 +294,9 @@ class Tally:
     examples: dict[str, str] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
     lost_replies: int = 0
+    #: Pending vector changes settled while the workers ran, and at the end.
+    settled: int = 0
+    settled_at_end: int = 0
 
 
 async def worker(
@@ -309,69 +320,151 @@ async def worker(
         tally.latencies.append(time.monotonic() - started)
 
 
+def _store(args: argparse.Namespace) -> QdrantDB:
+    if args.qdrant_url:
+        return QdrantDB(url=args.qdrant_url, embedding_function=HashingEmbedding())
+    return QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
+
+
 async def soak(args: argparse.Namespace) -> int:
-    pop = Population(random.Random(args.seed))
+    if args.processes > 1:
+        return await soak_processes(args)
     with connect_or_start() as conn:
         driver = GraphDatabase.driver(conn.uri, auth=conn.auth)
-        clear_database(driver, conn.database)
-        vectors = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
-        proxy = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("lost_replies.py")), conn.uri]
-            + ["--rate", str(args.lost_replies), "--seed", str(args.seed)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
+        if not args.part:
+            clear_database(driver, conn.database)
+        vectors = _store(args)
+        tally, elapsed = await run_workers(args, conn, vectors)
+        settler = Neo4jGraphInterface(
+            conn.uri, conn.username, conn.password, conn.database, vectors
         )
-        assert proxy.stdin is not None and proxy.stdout is not None
-        uri = proxy.stdout.readline().strip()
-        graph = Neo4jGraphInterface(uri, conn.username, conn.password, conn.database, vectors)
-        await graph.setup()
-        for _ in range(args.orgs):
-            await create_organization(graph, pop)
-        for org in pop.orgs:
-            for _ in range(args.users - 2):
-                pop.users[org].append((await graph.create_user(org, "user")).user_id)
-
-        tally = Tally()
-        started = time.monotonic()
-        budget = [args.max_ops]
-        await asyncio.gather(
-            *(
-                worker(graph, pop, tally, started + args.seconds, budget)
-                for _ in range(args.workers)
-            )
-        )
-        elapsed = time.monotonic() - started
+        before = settler.graph.settled
+        await settler.setup()  # settles what is pending, as an application starting does
+        tally.settled_at_end = settler.graph.settled - before
+        await settler.close()
+        if args.part:  # one of several: the first process checks once all have ended
+            await vectors.close()
+            driver.close()
+            report(args, tally, elapsed, None, 0.0, {})
+            return 1 if tally.unexpected_errors else 0
         checked = time.monotonic()
         violations = await all_violations(driver, vectors, conn.database)
         check_seconds = time.monotonic() - checked
-        labels = driver.execute_query(
-            "MATCH (n) RETURN labels(n)[0] AS label, count(*) AS n ORDER BY label",
-            database_=conn.database,
-        ).records
-        await graph.close()
-        proxy.stdin.close()
-        tally.lost_replies = int(proxy.stdout.readline())
-        proxy.wait()
+        await vectors.close()
+        nodes = _labels(driver, conn.database)
         driver.close()
-
-    report(args, tally, elapsed, violations, check_seconds, {r["label"]: r["n"] for r in labels})
+    report(args, tally, elapsed, violations, check_seconds, nodes)
     return 1 if violations or tally.unexpected_errors else 0
+
+
+async def run_workers(
+    args: argparse.Namespace, conn: Any, vectors: QdrantDB
+) -> tuple[Tally, float]:
+    """The workers' run through the reply-losing proxy; its tally and seconds."""
+    pop = Population(random.Random(args.seed))
+    proxy = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("lost_replies.py")), conn.uri]
+        + ["--rate", str(args.lost_replies), "--seed", str(args.seed)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proxy.stdin is not None and proxy.stdout is not None
+    uri = proxy.stdout.readline().strip()
+    graph = Neo4jGraphInterface(uri, conn.username, conn.password, conn.database, vectors)
+    await graph.setup()
+    for _ in range(args.orgs):
+        await create_organization(graph, pop)
+    for org in pop.orgs:
+        for _ in range(args.users - 2):
+            pop.users[org].append((await graph.create_user(org, "user")).user_id)
+
+    tally = Tally()
+    started = time.monotonic()
+    budget = [args.max_ops]
+    await asyncio.gather(
+        *(worker(graph, pop, tally, started + args.seconds, budget) for _ in range(args.workers))
+    )
+    elapsed = time.monotonic() - started
+    tally.settled = graph.graph.settled
+    await graph.close()
+    proxy.stdin.close()
+    tally.lost_replies = int(proxy.stdout.readline())
+    proxy.wait()
+    return tally, elapsed
+
+
+async def soak_processes(args: argparse.Namespace) -> int:
+    """``--processes`` soaks at once, on one Neo4j and one Qdrant server, then settled
+    and checked here once they all ended."""
+    with connect_or_start() as conn, qdrant_standin() as (standin_url, _):
+        url = args.qdrant_url or standin_url
+        driver = GraphDatabase.driver(conn.uri, auth=conn.auth)
+        clear_database(driver, conn.database)
+        env = {**os.environ, **conn.env()}
+        shared = ["--qdrant-url", url, "--seconds", str(args.seconds), "--workers"]
+        shared += [str(args.workers), "--lost-replies", str(args.lost_replies)]
+        shared += ["--orgs", str(args.orgs), "--users", str(args.users)]
+        children = [
+            subprocess.Popen(
+                [sys.executable, __file__, *shared]
+                + ["--seed", str(args.seed * 100 + part), "--part", str(part)],
+                env=env,
+            )
+            for part in range(1, args.processes + 1)
+        ]
+        failed = [child.wait() for child in children]
+        vectors = _store(argparse.Namespace(qdrant_url=url))
+        settler = Neo4jGraphInterface(
+            conn.uri, conn.username, conn.password, conn.database, vectors
+        )
+        await settler.setup()  # the ended processes' journals, if they left any open
+        print(f"settled after all {args.processes} processes ended: {settler.graph.settled}")
+        await settler.close()
+        violations = await all_violations(driver, vectors, conn.database)
+        await vectors.close()
+        nodes = _labels(driver, conn.database)
+        driver.close()
+    print(f"{args.processes} processes ended with exit statuses {failed}")
+    print("graph at the end: " + ", ".join(f"{label} {n}" for label, n in nodes.items()))
+    print(f"invariants checked: {len(violations)} violated")
+    for violation in violations:
+        print(f"  VIOLATED {violation}")
+    return 1 if violations or any(failed) else 0
+
+
+def _direct(conn: Any, vectors: QdrantDB) -> Neo4jGraphInterface:
+    """A facade on the server itself, not through the proxy."""
+    return Neo4jGraphInterface(conn.uri, conn.username, conn.password, conn.database, vectors)
+
+
+def _labels(driver: Any, database: str | None) -> dict[str, int]:
+    records = driver.execute_query(
+        "MATCH (n) RETURN labels(n)[0] AS label, count(*) AS n ORDER BY label",
+        database_=database,
+    ).records
+    return {record["label"]: record["n"] for record in records}
 
 
 def report(
     args: argparse.Namespace,
     tally: Tally,
     elapsed: float,
-    violations: list[str],
+    violations: list[str] | None,
     check_seconds: float,
     nodes: dict[str, int],
 ) -> None:
+    """The run's figures; ``violations`` None: not checked here (one of several)."""
     total = sum(tally.operations.values())
     latencies = sorted(tally.latencies) or [0.0]
-    print(f"soak: {args.workers} workers, {elapsed:.0f} s, seed {args.seed}")
+    part = f", process {args.part}" if args.part else ""
+    print(f"soak: {args.workers} workers, {elapsed:.0f} s, seed {args.seed}{part}")
     print(f"operations: {total} ({total / elapsed:.1f}/s)")
     print(f"write commits lost, or their answers: {tally.lost_replies}")
+    print(
+        f"pending vector changes settled: {tally.settled} while running, "
+        f"{tally.settled_at_end} at the end"
+    )
     print(
         f"latency: median {statistics.median(latencies) * 1000:.0f} ms, "
         f"p95 {latencies[int(len(latencies) * 0.95)] * 1000:.0f} ms, "
@@ -386,6 +479,8 @@ def report(
     print(f"unexpected errors: {sum(tally.unexpected_errors.values())}")
     for name, count in tally.unexpected_errors.most_common():
         print(f"  {name:50} {count:7}  e.g. {tally.examples[name]}")
+    if violations is None:
+        return
     print("graph at the end: " + ", ".join(f"{label} {n}" for label, n in nodes.items()))
     print(f"invariants checked in {check_seconds:.1f} s: {len(violations)} violated")
     for violation in violations:
@@ -408,6 +503,11 @@ def main(argv: list[str] | None = None) -> int:
         default=0.02,
         help="share of write commits lost, or their answers (default 0.02)",
     )
+    parser.add_argument(
+        "--processes", type=int, default=1, help="soak processes sharing the servers (default 1)"
+    )
+    parser.add_argument("--qdrant-url", help="a Qdrant server (default: a store in memory)")
+    parser.add_argument("--part", type=int, default=0, help=argparse.SUPPRESS)
     return asyncio.run(soak(parser.parse_args(argv)))
 
 
