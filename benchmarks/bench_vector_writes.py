@@ -71,11 +71,11 @@ def one_run(threads: int, writes: int) -> dict[str, float]:
             before = memora.graph.statements
             started = time.perf_counter()
 
-            def calls(user: str) -> None:
+            def run(user: str) -> None:
                 for number in range(writes):
                     call(user, number)
 
-            workers = [threading.Thread(target=calls, args=(user,)) for user in users]
+            workers = [threading.Thread(target=run, args=(user,)) for user in users]
             for thread in workers:
                 thread.start()
             for thread in workers:

@@ -29,7 +29,7 @@ def main(url: str) -> None:
         os.environ["NEO4J_URI"],
         os.environ["NEO4J_USERNAME"],
         os.environ["NEO4J_PASSWORD"],
-        os.environ.get("NEO4J_DATABASE"),
+        os.environ.get("NEO4J_DATABASE", "neo4j"),
         store,
     )
     settled: list[int] = []

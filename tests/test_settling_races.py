@@ -83,7 +83,8 @@ async def tenants(memora: Any) -> Tenants:
     ann = await make_world(memora)
     bob = await make_world(memora, "Bob", org_id=ann.org_id)
     cid = await make_world(memora, "Cid")
-    interactions, memories = [], []
+    interactions: list[str] = []
+    memories: list[str] = []
     for place in ("Oslo", "Bergen"):
         data = conversation(
             chat(f"I live in {place}", "Nice"), memories=[(place, [0]), (f"not {place}", [1])]
@@ -217,7 +218,8 @@ def refuse_commits(graph: Any) -> Gate:
 
         async def refused(transaction: Any) -> None:
             if not gate.stops():
-                return await commit(transaction)
+                await commit(transaction)
+                return
             await asyncio.to_thread(gate.wait_opened)
             await transaction.rollback()
             raise RefusedCommit
@@ -226,7 +228,8 @@ def refuse_commits(graph: Any) -> Gate:
 
         def refused(transaction: Any) -> None:  # type: ignore[misc]
             if not gate.stops():
-                return commit(transaction)
+                commit(transaction)
+                return
             gate.wait_opened()
             transaction.rollback()
             raise RefusedCommit
