@@ -102,9 +102,11 @@ class VectorCommit:
             return
         try:
             self._remove()
-        except Exception:
-            logger.warning("could not remove deleted points after a commit", exc_info=True)
+        except BaseException as error:
             journal.hold(record)
+            if not isinstance(error, Exception):
+                raise  # cancelled: the commit stands, the graph settles the rest
+            logger.warning("could not remove deleted points after a commit", exc_info=True)
             return
         journal.close(record)
 
