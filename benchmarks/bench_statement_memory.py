@@ -26,6 +26,7 @@ from typing import Any
 from neo4j import GraphDatabase
 
 from memora_ogm import Neo4jGraphInterface
+from memora_ogm._async.nodes import NODES
 from memora_ogm.calls.interaction import (
     save_interaction_with_memories,
     update_interaction_and_memories,
@@ -87,8 +88,11 @@ async def main(heap_mb: int, sizes: list[tuple[int, int]]) -> None:
                 data = interaction(messages, memories, memory.memory_id)
                 # The declarations compile without a server: profile their statements.
                 statements = [
-                    ("save", save_interaction_with_memories(*ids, data).statement),
-                    ("update", update_interaction_and_memories(*ids, first, data).statement),
+                    ("save", save_interaction_with_memories(NODES, *ids, data).statement),
+                    (
+                        "update",
+                        update_interaction_and_memories(NODES, *ids, first, data).statement,
+                    ),
                 ]
                 for name, work in statements:
                     assert work is not None

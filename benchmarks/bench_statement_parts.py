@@ -24,9 +24,8 @@ from bench_api import StatementCounter, Twin, settle
 from bench_single_reads import main, replayed, shuffled, statement_of, tenant
 
 from memora_ogm._async.nodes import Interaction, Memory, MessageBlock
-from memora_ogm.engine import queries
+from memora_ogm.engine import plan, queries
 from memora_ogm.placeholders import PLACEHOLDER_PATTERN
-from memora_ogm.properties import ZonedDateTimeProperty
 
 USER_KEY = "MATCH (u:User {org_id: $org_id, user_id: $user_id})"
 USER_PROPERTIES = "u {.org_id, .user_id, .user_name"
@@ -36,7 +35,16 @@ OWNER_AND_AGENT = (
     "OPTIONAL MATCH (owner:User {org_id: mem.org_id, user_id: mem.user_id}) "
     "OPTIONAL MATCH (agent:Agent {org_id: mem.org_id, agent_id: mem.agent_id}) "
 )
-OBTAINED_AT = f"obtained_at: {ZonedDateTimeProperty.compact('mem.obtained_at')}"
+
+
+def compact(expression: str) -> str:
+    """The renderer's compact DATETIME read of ``expression``, as text."""
+    (text,) = plan.compact(expression).parts
+    assert isinstance(text, str)
+    return text
+
+
+OBTAINED_AT = f"obtained_at: {compact('mem.obtained_at')}"
 
 
 def steps(name: str, facade: str) -> dict[str, str]:
@@ -47,7 +55,7 @@ def steps(name: str, facade: str) -> dict[str, str]:
             "+ properties": f"{USER_KEY} RETURN {USER_PROPERTIES}}} AS user",
             "+ compact created_at": (
                 f"{USER_KEY} RETURN {USER_PROPERTIES}, created_at: "
-                f"{ZonedDateTimeProperty.compact('u.created_at')}}} AS user"
+                f"{compact('u.created_at')}}} AS user"
             ),
             "the facade's statement": facade,
         }
