@@ -64,3 +64,22 @@ RETURN
     .memory,
     obtained_at: CASE WHEN node.obtained_at IS NULL THEN null ELSE [node.obtained_at.epochMillis, node.obtained_at.nanosecond, node.obtained_at.timezone] END
   }] AS found
+
+// ---
+
+// parameters: memory_id_values, times
+WITH COLLECT {
+  MATCH (node:Memory) WHERE node.memory_id IN $memory_id_values
+  RETURN node
+} AS memories
+RETURN
+  [] AS missing,
+  [node IN memories | node {
+    .org_id,
+    .user_id,
+    .agent_id,
+    .interaction_id,
+    .memory_id,
+    .memory,
+    obtained_at: CASE WHEN node.obtained_at IS NULL THEN null ELSE [node.obtained_at.epochMillis, node.obtained_at.nanosecond, node.obtained_at.timezone] END
+  }] AS found
