@@ -249,9 +249,11 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             org.item.org_name,
             org=org,
             users=rows,
+            user_number=users.number,
             user_total=found.users.total,
             user_links=users.links(found.users.total),
             agents=found.agents.rows,
+            agent_number=agents.number,
             agent_total=found.agents.total,
             agent_links=agents.links(found.agents.total),
             search=search or "",
@@ -293,23 +295,37 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             skip=interaction_pages.skip,
             limit=INTERACTIONS_PER_PAGE,
         )
+        agents = memora.get_all_user_agents(org_id, user_id)
+        labels = {agent.agent_id: agent.agent_label for agent in agents}
         return self._render(
             request,
             "user.html",
             user.item.user_name,
-            user=user,
+            person=user,
             memories=[
-                (self._url("memory", org_id, user_id, m.memory_id), m, states.get(m.memory_id))
+                (
+                    self._url("memory", org_id, user_id, m.memory_id),
+                    m,
+                    states.get(m.memory_id),
+                    labels.get(m.agent_id, m.agent_id),
+                )
                 for m in memories
             ],
             memory_links=memory_links,
+            memory_number=memory_pages.number,
+            memory_total=None if search else user.counts["memories"],
             how=how,
             interactions=[
-                (self._url("interaction", org_id, user_id, i.interaction_id), i)
+                (
+                    self._url("interaction", org_id, user_id, i.interaction_id),
+                    i,
+                    labels.get(i.agent_id, i.agent_id),
+                )
                 for i in interactions
             ],
             interaction_links=interaction_pages.links(user.counts["interactions"]),
-            agents=memora.get_all_user_agents(org_id, user_id),
+            interaction_number=interaction_pages.number,
+            agents=agents,
             search=search or "",
             picture_url=self._url("picture", org_id, user_id),
             export_url=self._url("export", org_id, user_id),
@@ -340,7 +356,6 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             request,
             "memory.html",
             f"Memory {memory_id}",
-            user=user,
             memory=memory,
             history=[(self._url("memory", org_id, user_id, m.memory_id), m) for m in history[1:]],
             newest=[
@@ -365,7 +380,6 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             request,
             "interaction.html",
             f"Interaction {iid}",
-            user=user,
             interaction=interaction,
             memories=[
                 (self._url("memory", org_id, user_id, m.memory_id), m)
