@@ -53,6 +53,12 @@ class OrganizationPage:
     agents: Page[models.Agent]
 
 
+def _counts(nodes: Nodes, counts: Mapping[str, Count]) -> dict[str, Count]:
+    """``counts`` less ``superseded``: it walks every memory's updates, so a page that
+    shows it would cost what the tenant has, not what the page shows."""
+    return {name: count for name, count in counts.items() if name != "superseded"}
+
+
 def _node_map(cls: type, var: str, counts: Mapping[str, Count]) -> str:
     """The map of ``var`` (a node of ``cls``) with its counts, as the reads render it."""
     added = {name: count.cypher(var) for name, count in counts.items()}
@@ -75,7 +81,7 @@ def organizations_page(
     with its numbers of users, agents, interactions and memories."""
     _check_search(search)
     check_page(skip, limit)
-    counts = organization_counts(nodes)
+    counts = _counts(nodes, organization_counts(nodes))
     text = queries.with_maps(
         queries.ORGANIZATIONS_PAGE, ORG_MAP=_node_map(nodes.Org, "org", counts)
     )
@@ -101,7 +107,8 @@ def organization_page(
     _check_search(search)
     check_page(skip, limit)
     check_page(agents_skip, limit)
-    org_counts, each_user = organization_counts(nodes), user_counts(nodes)
+    org_counts = _counts(nodes, organization_counts(nodes))
+    each_user = _counts(nodes, user_counts(nodes))
     text = queries.with_maps(
         queries.ORGANIZATION_PAGE,
         ORG_MAP=_node_map(nodes.Org, "org", org_counts),
@@ -126,11 +133,11 @@ def organization_page(
 
 
 def user_with_counts(nodes: Nodes, org_id: str, user_id: str) -> Call[Counted[models.User]]:
-    """The user with its numbers of interactions, memories and superseded memories."""
+    """The user with its numbers of interactions and memories."""
     check_ids(org_id=org_id, user_id=user_id)
     work = UnitOfWork()
     user = match_user(nodes, work, org_id, user_id)
-    counts = user_counts(nodes)
+    counts = _counts(nodes, user_counts(nodes))
     output_each(work, "user", user, **counts)
     return Call(work, lambda row: _counted(nodes.User, models.User, row["user"], counts))
 

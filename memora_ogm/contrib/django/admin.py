@@ -436,6 +436,10 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             request, "confirm.html", title, action_url=action, going=going, **context
         )
 
+    @staticmethod
+    def _and_the_store() -> str:
+        return "" if get_interface().associated_vector_db is None else " and the vector store"
+
     def erase_confirm_view(self, request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
         user = get_interface().graph.execute(browse.user_with_counts, org_id, user_id)
         counts = user.counts
@@ -446,7 +450,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             [
                 f"the user {user.item.user_name} ({user_id})",
                 f"{counts['interactions']} interaction(s) with their messages",
-                f"{counts['memories']} memory(ies), from the graph and the vector store",
+                f"{counts['memories']} memory(ies), from the graph{self._and_the_store()}",
             ],
             back=self._url("user", org_id, user_id),
             crumbs=[*self._user_crumbs(org_id, user.item), ("erase", "")],
@@ -474,7 +478,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             request,
             "Delete this memory?",
             self._url("memory_delete", org_id, user_id, memory_id),
-            [f"1 memory: {memory.memory}", "its point in the vector store"],
+            [f"1 memory, from the graph{self._and_the_store()}: {memory.memory}"],
             back=self._url("memory", org_id, user_id, memory_id),
             crumbs=[*self._user_crumbs(org_id, user), ("delete memory", "")],
         )
@@ -501,8 +505,8 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             self._url("interaction_delete", org_id, user_id, iid),
             [
                 f"1 interaction ({iid}) with its {len(interaction.messages or [])} message(s)",
-                f"{len(interaction.memories or [])} memory(ies) taken from it, from the graph and "
-                "the vector store",
+                f"{len(interaction.memories or [])} memory(ies) taken from it, from the graph"
+                f"{self._and_the_store()}",
             ],
             back=self._url("interaction", org_id, user_id, iid),
             crumbs=[*self._user_crumbs(org_id, user), ("delete interaction", "")],
