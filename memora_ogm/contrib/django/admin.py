@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from django.contrib import admin, messages
 from django.contrib.admin.models import DELETION, LogEntry
@@ -25,6 +25,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.http import RFC3986_SUBDELIMS
 from django.views.decorators.http import require_GET, require_POST
 from neo4j.exceptions import DriverError, Neo4jError
 
@@ -44,6 +45,8 @@ PER_PAGE, INTERACTIONS_PER_PAGE = 50, 20
 ERASE_USER = "erase_user"
 
 View = Callable[..., HttpResponse]
+#: The last id a row's URL is reversed with, then replaced by each row's (``_urls``).
+ROW = "-row-"
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,11 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
         name = f"{self.opts.app_label}_{self.opts.model_name}_{kind}"
         return str(reverse(f"{self.admin_site.name}:{name}", args=args))
 
+    def _urls(self, kind: str, *args: str) -> Callable[[str], str]:
+        """The URL of ``kind`` for any last id: reversed once for all a page's rows."""
+        head, _, tail = self._url(kind, *args, ROW).rpartition(ROW)
+        return lambda last: f"{head}{quote(last, safe=RFC3986_SUBDELIMS + '/~:@')}{tail}"
+
     def _wrap(self, view: View, allowed: Callable[[HttpRequest], bool], destructive: bool) -> View:
         """``view`` behind the admin's login, ``allowed``'s permission (else 403), GET
         only or POST only (destructive), with a clear page for a fault of the graph."""
@@ -223,7 +231,8 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
         found = get_interface().graph.execute(
             browse.organizations_page, search, pages.skip, PER_PAGE
         )
-        rows = [(self._url("organization", org.item.org_id), org) for org in found.rows]
+        url = self._urls("organization")
+        rows = [(url(org.item.org_id), org) for org in found.rows]
         return self._render(
             request,
             "organizations.html",
@@ -242,7 +251,8 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             browse.organization_page, org_id, search, users.skip, agents.skip, PER_PAGE
         )
         org = found.organization
-        rows = [(self._url("user", org_id, user.item.user_id), user) for user in found.users.rows]
+        url = self._urls("user", org_id)
+        rows = [(url(user.item.user_id), user) for user in found.users.rows]
         return self._render(
             request,
             "organization.html",
@@ -297,6 +307,8 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
         )
         agents = memora.get_all_user_agents(org_id, user_id)
         labels = {agent.agent_id: agent.agent_label for agent in agents}
+        memory_url = self._urls("memory", org_id, user_id)
+        interaction_url = self._urls("interaction", org_id, user_id)
         return self._render(
             request,
             "user.html",
@@ -304,7 +316,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             person=user,
             memories=[
                 (
-                    self._url("memory", org_id, user_id, m.memory_id),
+                    memory_url(m.memory_id),
                     m,
                     states.get(m.memory_id),
                     labels.get(m.agent_id, m.agent_id),
@@ -317,7 +329,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             how=how,
             interactions=[
                 (
-                    self._url("interaction", org_id, user_id, i.interaction_id),
+                    interaction_url(i.interaction_id),
                     i,
                     labels.get(i.agent_id, i.agent_id),
                 )
