@@ -178,7 +178,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
                 )
             except Neo4jError as error:
                 return self._problem(
-                    request, "Neo4j refused the read", f"{error.code}: {error.message}", 503
+                    request, "Neo4j refused the request", f"{error.code}: {error.message}", 503
                 )
             except ValueError as error:  # ids from the URL that no node can have
                 return self._problem(request, "Bad request", str(error), 400)
