@@ -39,9 +39,11 @@ def test_the_admin_pages_with_djangos_test_client(
 def test_the_admin_pages_in_headless_chromium(
     neo4j_connection: Neo4jConnection, tmp_path: Path
 ) -> None:
-    """An operator's visit to a user of 10,000 memories; the screenshots' folder is
-    printed (``-s`` shows it)."""
-    shots = tmp_path / "screenshots"
+    """An operator's visit to a user of 10,000 memories; its screenshots are left in
+    ``tests/django_admin/screenshots/`` (the folder is printed: ``-s`` shows it)."""
+    shots = PROJECT / "screenshots"
+    for old in shots.glob("*.png"):
+        old.unlink()
     env = {**project_env(neo4j_connection), "ADMIN_SCREENSHOTS": str(shots)}
     env.pop("QDRANT_PATH", None)
     admin_tests("browser_tests.py", env)
