@@ -202,3 +202,90 @@ OPTIONAL CALL (requested_user) {{
 }}
 RETURN requested_user IS NOT NULL AS found, collect({column}) AS page
 """
+
+
+# The Django admin's pages (memora_ogm.calls.browse): each reads its page's rows only,
+# SKIP and LIMIT on the server, and counts what the page shows in the same statement.
+
+ORG = "Org"
+#: Slots of a page's node maps (a projection with its counts), filled by the caller.
+ORG_MAP, USER_MAP, AGENT_MAP = "//ORG_MAP//", "//USER_MAP//", "//AGENT_MAP//"
+
+
+def _matching(var: str, name: str, key: str) -> str:
+    """The admin's search: the name contains ``$search`` in any case, or the id is it."""
+    return (
+        f"($search IS NULL OR toLower({var}.{name}) CONTAINS toLower($search)"
+        f" OR {var}.{key} = $search)"
+    )
+
+
+#: A page of organisations by name, with the number of those matching.
+ORGANIZATIONS_PAGE = f"""
+CALL () {{
+    MATCH (org:{ORG}) WHERE org.org_id IS NOT NULL AND {_matching("org", "org_name", "org_id")}
+    WITH org ORDER BY org.org_name, org.org_id SKIP $skip LIMIT $limit
+    RETURN collect({ORG_MAP}) AS page
+}}
+RETURN COUNT {{
+    MATCH (org:{ORG}) WHERE org.org_id IS NOT NULL AND {_matching("org", "org_name", "org_id")}
+}} AS total, page
+"""
+
+#: An organisation with a page of its users (newest first) and one of its agents, and
+#: the number of each matching the search; ``found`` is false when it does not exist.
+ORGANIZATION_PAGE = f"""
+OPTIONAL MATCH (org:{ORG} {{org_id: $org_id}})
+CALL (org) {{
+    MATCH (user:{USER} {{org_id: $org_id}})
+    WHERE org IS NOT NULL AND user.user_id IS NOT NULL
+      AND {_matching("user", "user_name", "user_id")}
+    WITH user ORDER BY user.created_at DESC, user.user_id SKIP $skip LIMIT $limit
+    RETURN collect({USER_MAP}) AS users
+}}
+CALL (org) {{
+    MATCH (agent:{AGENT} {{org_id: $org_id}})
+    WHERE org IS NOT NULL AND agent.agent_id IS NOT NULL
+      AND {_matching("agent", "agent_label", "agent_id")}
+    WITH agent ORDER BY agent.agent_label, agent.agent_id SKIP $agents_skip LIMIT $limit
+    RETURN collect({AGENT_MAP}) AS agents
+}}
+RETURN org IS NOT NULL AS found, {ORG_MAP} AS org, users, agents,
+    COUNT {{
+        MATCH (user:{USER} {{org_id: $org_id}})
+        WHERE user.user_id IS NOT NULL AND {_matching("user", "user_name", "user_id")}
+    }} AS user_total,
+    COUNT {{
+        MATCH (agent:{AGENT} {{org_id: $org_id}})
+        WHERE agent.agent_id IS NOT NULL AND {_matching("agent", "agent_label", "agent_id")}
+    }} AS agent_total
+"""
+
+#: Of the given memories of a user, which a newer one superseded and which superseded
+#: an older one (``CONTRARY_UPDATE`` runs from the older to the newer).
+MEMORY_STATES = f"""
+UNWIND $memory_ids AS memory_id
+MATCH (mem:{MEMORY} {{org_id: $org_id, user_id: $user_id, memory_id: memory_id}})
+RETURN memory_id,
+    EXISTS {{ (mem)-[:CONTRARY_UPDATE]->(:{MEMORY}) }} AS superseded,
+    EXISTS {{ (mem)<-[:CONTRARY_UPDATE]-(:{MEMORY}) }} AS supersedes
+"""
+
+#: A page of the user's memories whose stored text contains ``$search`` (any case),
+#: newest first.
+MEMORIES_MATCHING = f"""
+MATCH (mem:{MEMORY} {{org_id: $org_id, user_id: $user_id}})
+WHERE mem.memory_id IS NOT NULL AND toLower(mem.memory) CONTAINS toLower($search)
+WITH mem ORDER BY mem.obtained_at DESC, mem.memory_id DESC SKIP $skip LIMIT $limit
+{MEMORY_SLOT}
+RETURN memory
+ORDER BY mem.obtained_at DESC, mem.memory_id DESC
+"""
+
+
+@functools.cache
+def with_maps(query: str, **maps: str) -> str:
+    """``query`` with its map slots (``ORG_MAP=...``) filled."""
+    for slot, text in maps.items():
+        query = query.replace(f"//{slot}//", text)
+    return query

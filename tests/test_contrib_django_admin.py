@@ -1,0 +1,51 @@
+"""memora-ogm's pages in Django's admin: ``tests/django_admin/`` in a pytest of its own
+(its project has the admin and a SQL database for logins and ``LogEntry`` rows, and
+pytest-django takes one settings module per process), on this session's server.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from django_quickstart import project_env
+
+from memora_ogm.server import Neo4jConnection
+
+PROJECT = Path(__file__).resolve().parent / "django_admin"
+
+
+def admin_tests(module: str, env: dict[str, str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", module],
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-5000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout
+
+
+def test_the_admin_pages_with_djangos_test_client(
+    neo4j_connection: Neo4jConnection, tmp_path: Path
+) -> None:
+    """Every page, permission, action and fault, with an embedded vector store."""
+    env = {**project_env(neo4j_connection), "QDRANT_PATH": str(tmp_path / "vectors")}
+    admin_tests("admin_tests.py", env)
+
+
+def test_the_admin_pages_in_headless_chromium(
+    neo4j_connection: Neo4jConnection, tmp_path: Path
+) -> None:
+    """An operator's visit to a user of 10,000 memories; its screenshots are left in
+    ``tests/django_admin/screenshots/`` (the folder is printed: ``-s`` shows it)."""
+    shots = PROJECT / "screenshots"
+    for old in shots.glob("*.png"):
+        old.unlink()
+    env = {**project_env(neo4j_connection), "ADMIN_SCREENSHOTS": str(shots)}
+    env.pop("QDRANT_PATH", None)
+    admin_tests("browser_tests.py", env)
+    print(f"screenshots of the admin's pages: {shots}")
+    assert len(list(shots.glob("*.png"))) == 7
