@@ -87,6 +87,13 @@ class ContraryUpdate(AsyncStructuredRel):
     """``(old:Memory)-[:CONTRARY_UPDATE]->(new:Memory)``: ``new`` supersedes ``old``."""
 
 
+def later(name: str) -> str:
+    """A class further down this module, named so that neomodel looks it up here: a bare
+    name is looked up in the first module up the import stack whose globals hold it,
+    which can be the importer's (a Django module holding its own ``User``)."""
+    return f"{__name__}.{name}"
+
+
 class Org(MemoraNode):
     __node_key__ = ("unique_org_id", ("org_id",))
 
@@ -94,8 +101,8 @@ class Org(MemoraNode):
     org_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    users = AsyncRelationshipFrom("User", "BELONGS_TO", model=BelongsTo)
-    has_agent = AsyncRelationshipTo("Agent", "HAS_AGENT", model=HasAgent)
+    users = AsyncRelationshipFrom(later("User"), "BELONGS_TO", model=BelongsTo)
+    has_agent = AsyncRelationshipTo(later("Agent"), "HAS_AGENT", model=HasAgent)
 
 
 class User(MemoraNode):
@@ -107,11 +114,13 @@ class User(MemoraNode):
     created_at = ZonedDateTimeProperty(default_now=True)
 
     belongs_to = AsyncRelationshipTo(Org, "BELONGS_TO", AsyncOne, BelongsTo)
-    has_agent = AsyncRelationshipTo("Agent", "HAS_AGENT", model=HasAgent)
+    has_agent = AsyncRelationshipTo(later("Agent"), "HAS_AGENT", model=HasAgent)
     interactions_in = AsyncRelationshipTo(
-        "InteractionCollection", "INTERACTIONS_IN", AsyncOne, InteractionsIn
+        later("InteractionCollection"), "INTERACTIONS_IN", AsyncOne, InteractionsIn
     )
-    has_memories = AsyncRelationshipTo("MemoryCollection", "HAS_MEMORIES", AsyncOne, HasMemories)
+    has_memories = AsyncRelationshipTo(
+        later("MemoryCollection"), "HAS_MEMORIES", AsyncOne, HasMemories
+    )
 
 
 class Agent(MemoraNode):
@@ -133,7 +142,9 @@ class InteractionCollection(MemoraNode):
     user_id = StringProperty(required=True)
 
     user = AsyncRelationshipFrom(User, "INTERACTIONS_IN", AsyncOne, InteractionsIn)
-    had_interaction = AsyncRelationshipTo("Interaction", "HAD_INTERACTION", model=HadInteraction)
+    had_interaction = AsyncRelationshipTo(
+        later("Interaction"), "HAD_INTERACTION", model=HadInteraction
+    )
 
 
 class MemoryCollection(MemoraNode):
@@ -141,7 +152,7 @@ class MemoryCollection(MemoraNode):
     user_id = StringProperty(required=True)
 
     user = AsyncRelationshipFrom(User, "HAS_MEMORIES", AsyncOne, HasMemories)
-    includes = AsyncRelationshipTo("Memory", "INCLUDES", model=Includes)
+    includes = AsyncRelationshipTo(later("Memory"), "INCLUDES", model=Includes)
 
 
 class Date(MemoraNode):
@@ -153,8 +164,10 @@ class Date(MemoraNode):
     user_id = StringProperty(required=True)
     date = NativeDateProperty(required=True)
 
-    interactions = AsyncRelationshipFrom("Interaction", "HAS_OCCURRENCE_ON", model=HasOccurrenceOn)
-    memories = AsyncRelationshipFrom("Memory", "DATE_OBTAINED", model=DateObtained)
+    interactions = AsyncRelationshipFrom(
+        later("Interaction"), "HAS_OCCURRENCE_ON", model=HasOccurrenceOn
+    )
+    memories = AsyncRelationshipFrom(later("Memory"), "DATE_OBTAINED", model=DateObtained)
 
 
 class Interaction(MemoraNode):
@@ -171,10 +184,10 @@ class Interaction(MemoraNode):
         InteractionCollection, "HAD_INTERACTION", AsyncOne, HadInteraction
     )
     first_message = AsyncRelationshipTo(
-        "MessageBlock", "FIRST_MESSAGE", AsyncZeroOrOne, FirstMessage
+        later("MessageBlock"), "FIRST_MESSAGE", AsyncZeroOrOne, FirstMessage
     )
     has_occurrence_on = AsyncRelationshipTo(Date, "HAS_OCCURRENCE_ON", model=HasOccurrenceOn)
-    memories = AsyncRelationshipFrom("Memory", "INTERACTION_SOURCE", model=InteractionSource)
+    memories = AsyncRelationshipFrom(later("Memory"), "INTERACTION_SOURCE", model=InteractionSource)
 
 
 class MessageBlock(MemoraNode):
@@ -184,10 +197,10 @@ class MessageBlock(MemoraNode):
     role = StringProperty(required=True)
     content = StringProperty(required=True)
 
-    is_next = AsyncRelationshipTo("MessageBlock", "IS_NEXT", AsyncZeroOrOne, IsNext)
-    previous = AsyncRelationshipFrom("MessageBlock", "IS_NEXT", AsyncZeroOrOne, IsNext)
+    is_next = AsyncRelationshipTo(later("MessageBlock"), "IS_NEXT", AsyncZeroOrOne, IsNext)
+    previous = AsyncRelationshipFrom(later("MessageBlock"), "IS_NEXT", AsyncZeroOrOne, IsNext)
     interaction = AsyncRelationshipFrom(Interaction, "FIRST_MESSAGE", AsyncZeroOrOne, FirstMessage)
-    memories = AsyncRelationshipFrom("Memory", "MESSAGE_SOURCE", model=MessageSource)
+    memories = AsyncRelationshipFrom(later("Memory"), "MESSAGE_SOURCE", model=MessageSource)
 
 
 class Memory(MemoraNode):
@@ -210,9 +223,9 @@ class Memory(MemoraNode):
     message_source = AsyncRelationshipTo(MessageBlock, "MESSAGE_SOURCE", model=MessageSource)
     date_obtained = AsyncRelationshipTo(Date, "DATE_OBTAINED", AsyncZeroOrOne, DateObtained)
     #: The newer memory that contradicts and supersedes this one.
-    contrary_update = AsyncRelationshipTo("Memory", "CONTRARY_UPDATE", model=ContraryUpdate)
+    contrary_update = AsyncRelationshipTo(later("Memory"), "CONTRARY_UPDATE", model=ContraryUpdate)
     #: The older memories this one superseded.
-    contradicts = AsyncRelationshipFrom("Memory", "CONTRARY_UPDATE", model=ContraryUpdate)
+    contradicts = AsyncRelationshipFrom(later("Memory"), "CONTRARY_UPDATE", model=ContraryUpdate)
 
 
 class AppliedMigration(MemoraNode):

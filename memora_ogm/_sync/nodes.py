@@ -88,6 +88,13 @@ class ContraryUpdate(StructuredRel):
     """``(old:Memory)-[:CONTRARY_UPDATE]->(new:Memory)``: ``new`` supersedes ``old``."""
 
 
+def later(name: str) -> str:
+    """A class further down this module, named so that neomodel looks it up here: a bare
+    name is looked up in the first module up the import stack whose globals hold it,
+    which can be the importer's (a Django module holding its own ``User``)."""
+    return f"{__name__}.{name}"
+
+
 class Org(MemoraNode):
     __node_key__ = ("unique_org_id", ("org_id",))
 
@@ -95,8 +102,8 @@ class Org(MemoraNode):
     org_name = StringProperty(required=True)
     created_at = ZonedDateTimeProperty(default_now=True)
 
-    users = RelationshipFrom("User", "BELONGS_TO", model=BelongsTo)
-    has_agent = RelationshipTo("Agent", "HAS_AGENT", model=HasAgent)
+    users = RelationshipFrom(later("User"), "BELONGS_TO", model=BelongsTo)
+    has_agent = RelationshipTo(later("Agent"), "HAS_AGENT", model=HasAgent)
 
 
 class User(MemoraNode):
@@ -108,11 +115,11 @@ class User(MemoraNode):
     created_at = ZonedDateTimeProperty(default_now=True)
 
     belongs_to = RelationshipTo(Org, "BELONGS_TO", One, BelongsTo)
-    has_agent = RelationshipTo("Agent", "HAS_AGENT", model=HasAgent)
+    has_agent = RelationshipTo(later("Agent"), "HAS_AGENT", model=HasAgent)
     interactions_in = RelationshipTo(
-        "InteractionCollection", "INTERACTIONS_IN", One, InteractionsIn
+        later("InteractionCollection"), "INTERACTIONS_IN", One, InteractionsIn
     )
-    has_memories = RelationshipTo("MemoryCollection", "HAS_MEMORIES", One, HasMemories)
+    has_memories = RelationshipTo(later("MemoryCollection"), "HAS_MEMORIES", One, HasMemories)
 
 
 class Agent(MemoraNode):
@@ -134,7 +141,7 @@ class InteractionCollection(MemoraNode):
     user_id = StringProperty(required=True)
 
     user = RelationshipFrom(User, "INTERACTIONS_IN", One, InteractionsIn)
-    had_interaction = RelationshipTo("Interaction", "HAD_INTERACTION", model=HadInteraction)
+    had_interaction = RelationshipTo(later("Interaction"), "HAD_INTERACTION", model=HadInteraction)
 
 
 class MemoryCollection(MemoraNode):
@@ -142,7 +149,7 @@ class MemoryCollection(MemoraNode):
     user_id = StringProperty(required=True)
 
     user = RelationshipFrom(User, "HAS_MEMORIES", One, HasMemories)
-    includes = RelationshipTo("Memory", "INCLUDES", model=Includes)
+    includes = RelationshipTo(later("Memory"), "INCLUDES", model=Includes)
 
 
 class Date(MemoraNode):
@@ -154,8 +161,10 @@ class Date(MemoraNode):
     user_id = StringProperty(required=True)
     date = NativeDateProperty(required=True)
 
-    interactions = RelationshipFrom("Interaction", "HAS_OCCURRENCE_ON", model=HasOccurrenceOn)
-    memories = RelationshipFrom("Memory", "DATE_OBTAINED", model=DateObtained)
+    interactions = RelationshipFrom(
+        later("Interaction"), "HAS_OCCURRENCE_ON", model=HasOccurrenceOn
+    )
+    memories = RelationshipFrom(later("Memory"), "DATE_OBTAINED", model=DateObtained)
 
 
 class Interaction(MemoraNode):
@@ -169,9 +178,9 @@ class Interaction(MemoraNode):
     updated_at = ZonedDateTimeProperty(default_now=True)
 
     collection = RelationshipFrom(InteractionCollection, "HAD_INTERACTION", One, HadInteraction)
-    first_message = RelationshipTo("MessageBlock", "FIRST_MESSAGE", ZeroOrOne, FirstMessage)
+    first_message = RelationshipTo(later("MessageBlock"), "FIRST_MESSAGE", ZeroOrOne, FirstMessage)
     has_occurrence_on = RelationshipTo(Date, "HAS_OCCURRENCE_ON", model=HasOccurrenceOn)
-    memories = RelationshipFrom("Memory", "INTERACTION_SOURCE", model=InteractionSource)
+    memories = RelationshipFrom(later("Memory"), "INTERACTION_SOURCE", model=InteractionSource)
 
 
 class MessageBlock(MemoraNode):
@@ -181,10 +190,10 @@ class MessageBlock(MemoraNode):
     role = StringProperty(required=True)
     content = StringProperty(required=True)
 
-    is_next = RelationshipTo("MessageBlock", "IS_NEXT", ZeroOrOne, IsNext)
-    previous = RelationshipFrom("MessageBlock", "IS_NEXT", ZeroOrOne, IsNext)
+    is_next = RelationshipTo(later("MessageBlock"), "IS_NEXT", ZeroOrOne, IsNext)
+    previous = RelationshipFrom(later("MessageBlock"), "IS_NEXT", ZeroOrOne, IsNext)
     interaction = RelationshipFrom(Interaction, "FIRST_MESSAGE", ZeroOrOne, FirstMessage)
-    memories = RelationshipFrom("Memory", "MESSAGE_SOURCE", model=MessageSource)
+    memories = RelationshipFrom(later("Memory"), "MESSAGE_SOURCE", model=MessageSource)
 
 
 class Memory(MemoraNode):
@@ -205,9 +214,9 @@ class Memory(MemoraNode):
     message_source = RelationshipTo(MessageBlock, "MESSAGE_SOURCE", model=MessageSource)
     date_obtained = RelationshipTo(Date, "DATE_OBTAINED", ZeroOrOne, DateObtained)
     #: The newer memory that contradicts and supersedes this one.
-    contrary_update = RelationshipTo("Memory", "CONTRARY_UPDATE", model=ContraryUpdate)
+    contrary_update = RelationshipTo(later("Memory"), "CONTRARY_UPDATE", model=ContraryUpdate)
     #: The older memories this one superseded.
-    contradicts = RelationshipFrom("Memory", "CONTRARY_UPDATE", model=ContraryUpdate)
+    contradicts = RelationshipFrom(later("Memory"), "CONTRARY_UPDATE", model=ContraryUpdate)
 
 
 class AppliedMigration(MemoraNode):
