@@ -24,6 +24,11 @@ if ! browser >/dev/null && command -v apt-get >/dev/null; then
     chromium_install=$!
 fi
 PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q -e '.[test]'
+# tests/test_contrib_django_admin.py also runs the admin's tests on the newest Django (6.x
+# needs Python 3.12+): an environment of its own with the newest Python 3.12+ found here
+# (PATH, else pyenv's), built the same way once memora-ogm's
+# dependencies are known (tests/django_latest_venv.py).
+python3 tests/django_latest_venv.py >/dev/null 2>&1 &
 # Memora's release, whose agent and graph layer tests/test_memora_*.py drive. Without its
 # dependencies: its pins (neo4j 5.20, pydantic 2.10, ...) conflict with neomodel 7, and
 # what it imports at import time (openai, groq, together) is in the test extra. Skipped

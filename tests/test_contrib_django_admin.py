@@ -9,31 +9,49 @@ import subprocess
 import sys
 from pathlib import Path
 
+import django_latest_venv
 from django_quickstart import project_env
 
 from memora_ogm.server import Neo4jConnection
 
 PROJECT = Path(__file__).resolve().parent / "django_admin"
+ROOT = PROJECT.parent.parent
 
 
-def admin_tests(module: str, env: dict[str, str]) -> None:
+def admin_tests(module: str, env: dict[str, str], python: str = sys.executable) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", module],
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", module],
         cwd=PROJECT,
         env=env,
         capture_output=True,
         text=True,
     )
-    assert done.returncode == 0, done.stdout[-5000:]
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
     assert " passed" in done.stdout and "failed" not in done.stdout
+    return done.stdout
 
 
 def test_the_admin_pages_with_djangos_test_client(
     neo4j_connection: Neo4jConnection, tmp_path: Path
 ) -> None:
-    """Every page, permission, action and fault, with an embedded vector store."""
+    """Every page, permission, action and fault, with an embedded vector store, on this
+    Python's Django (the 5.2 LTS on Python 3.11)."""
     env = {**project_env(neo4j_connection), "QDRANT_PATH": str(tmp_path / "vectors")}
     admin_tests("admin_tests.py", env)
+
+
+def test_the_admin_pages_on_the_newest_django(
+    neo4j_connection: Neo4jConnection, tmp_path: Path
+) -> None:
+    """The same tests on the newest Django (6 and later need Python 3.12+), in an
+    environment of its own with this checkout installed in it."""
+    python = django_latest_venv.venv_python(ROOT)
+    assert int(django_latest_venv.django_version(python).split(".")[0]) >= 6
+    env = {
+        **project_env(neo4j_connection),
+        "QDRANT_PATH": str(tmp_path / "vectors"),
+    }
+    admin_tests("admin_tests.py", env, str(python))
 
 
 def test_the_admin_pages_in_headless_chromium(

@@ -1,0 +1,120 @@
+"""The newest Django in a virtual environment of its own, for the admin's tests.
+
+Django 6 needs Python 3.12 or later, and the suite runs on the machine's Python 3.11 (so
+its ``django`` is the 5.2 LTS). This environment is made with the newest Python 3.12+
+this machine has (on ``PATH``, else pyenv's), with memora-ogm's dependencies (as the
+running environment has them installed), the newest Django and pytest-django.
+memora-ogm itself is installed from the checkout that asks, editable and without
+dependencies (seconds), each time. Built once per set of dependencies under the tests'
+cache (``MEMORA_OGM_TEST_CACHE``, else ``~/.cache/memora-ogm-tests``), under a file lock:
+``scripts/test.sh`` starts the build in the background (``python tests/django_latest_venv.py``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.metadata
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = ["django>=6", "pytest>=8", "pytest-asyncio>=1.0", "pytest-django"]
+
+
+def _cache() -> Path:
+    return Path(
+        os.environ.get("MEMORA_OGM_TEST_CACHE", Path.home() / ".cache" / "memora-ogm-tests")
+    )
+
+
+def _version(python: str) -> tuple[int, int] | None:
+    try:
+        done = subprocess.run(
+            [python, "-c", "import sys; print(*sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except OSError:
+        return None
+    if done.returncode != 0:
+        return None
+    major, minor = done.stdout.split()
+    return int(major), int(minor)
+
+
+def newest_python() -> str:
+    """The newest Python 3.12+ here: on ``PATH``, else one of pyenv's versions."""
+    candidates = [found for name in ("python3.13", "python3.12") if (found := shutil.which(name))]
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates += [str(path) for path in sorted(pyenv.glob("3.1[2-9]*/bin/python3"))]
+    usable: list[tuple[tuple[int, int], str]] = []
+    for python in candidates:
+        version = _version(python)
+        if version is not None and version >= (3, 12):
+            usable.append((version, python))
+    if not usable:
+        raise RuntimeError(
+            "Django 6 needs Python 3.12 or later and none was found (on PATH as python3.12 "
+            "or python3.13, or under pyenv's versions): install one, e.g. `pyenv install 3.12`."
+        )
+    return max(usable)[1]
+
+
+def requirements() -> list[str]:
+    """memora-ogm's own dependencies (as installed here, its extras left out), and the tools."""
+    listed = importlib.metadata.requires("memora-ogm") or []
+    return [*(line for line in listed if "extra ==" not in line), *TOOLS]
+
+
+def venv_python(checkout: Path | None = None) -> Path:
+    """The environment's Python, built on first use; with ``checkout`` installed in it."""
+    wanted = requirements()
+    key = hashlib.sha256("\n".join(wanted).encode()).hexdigest()[:12]
+    home = _cache() / f"django-latest-{key}"
+    python = home / "bin" / "python"
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with open(home.with_name(home.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not python.exists():
+            _build(home, wanted)
+        if checkout is not None:
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(checkout)],
+                check=True,
+                env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+            )
+    return python
+
+
+def _build(home: Path, wanted: list[str]) -> None:
+    building = home.with_name(home.name + ".building")
+    shutil.rmtree(building, ignore_errors=True)
+    subprocess.run([newest_python(), "-m", "venv", str(building)], check=True)
+    subprocess.run(
+        [str(building / "bin" / "python"), "-m", "pip", "install", "-q", *wanted],
+        check=True,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
+    building.rename(home)
+
+
+def django_version(python: Path) -> str:
+    done = subprocess.run(
+        [str(python), "-c", "import django; print(django.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+if __name__ == "__main__":
+    built = venv_python()
+    print(f"{built}: Django {django_version(built)}")
+    sys.exit(0 if re.match(r"\d", django_version(built)) else 1)
