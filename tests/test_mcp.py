@@ -9,6 +9,7 @@ limit and the shutdown; and over stdio, the server a desktop client launches.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import subprocess
 import sys
@@ -183,7 +184,22 @@ async def test_every_tool_does_its_work_on_both_stores(
 
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
 BAD_CALLS: dict[str, tuple[str, dict[str, Any], str]] = {
-    "messages of the wrong type": ("save_interaction", {"messages": "hello"}, "messages"),
+    "messages of the wrong type": (
+        "save_interaction",
+        {"messages": "hello"},
+        "messages: Input should be a valid list",
+    ),
+    "a message without content": (
+        "save_interaction",
+        {"messages": [{"role": "user"}]},
+        "messages[0].content: required",
+    ),
+    "a memory without text": (
+        "save_interaction",
+        {"messages": TURN, "memories": [{"source_msg_block_pos": [0]}]},
+        "memories[0].memory: required",
+    ),
+    "a limit that is no number": ("get_memories", {"limit": "many"}, "limit: "),
     "no messages": ("save_interaction", {"messages": []}, "messages"),
     "a position out of range": (
         "save_interaction",
@@ -209,10 +225,16 @@ BAD_CALLS: dict[str, tuple[str, dict[str, Any], str]] = {
     "deleting an unknown memory": ("delete_memory", {"memory_id": UNKNOWN}, "not found"),
     "a memory id that is no UUID": ("delete_memory", {"memory_id": "nope"}, "not a UUID"),
     "deleting an unknown interaction": ("delete_interaction", {"interaction_id": "x"}, "not found"),
-    "a limit too large": ("get_memories", {"limit": 100_000}, "limit"),
-    "a negative skip": ("get_interactions", {"skip": -1}, "skip"),
-    "a blank query": ("search_memories", {"query": ""}, "query"),
+    "a limit too large": ("get_memories", {"limit": 100_000}, "limit: "),
+    "a negative skip": ("get_interactions", {"skip": -1}, "skip: "),
+    "a blank query": ("search_memories", {"query": ""}, "query: "),
 }
+#: What never reaches a client: the SDK's wrapping, pydantic's report, a traceback.
+LEAKS = ("Error executing tool", "validation error for", "Arguments", "pydantic", "Traceback")
+
+
+def assert_no_leak(text: str) -> None:
+    assert not [leak for leak in LEAKS if leak in text], text
 
 
 @pytest.mark.parametrize("bad", list(BAD_CALLS))
@@ -226,6 +248,7 @@ async def test_bad_input_is_a_clear_tool_error_and_changes_nothing(
         before = await full_snapshot(neo4j_driver, memora.associated_vector_db)
         text = error_text(await client.call_tool(name, arguments))
     assert said in text, text
+    assert_no_leak(text)
     assert await full_snapshot(neo4j_driver, memora.associated_vector_db) == before
 
 
@@ -670,36 +693,93 @@ async def test_tokens_are_verified_by_keys_from_a_jwks_url(tmp_path: Path) -> No
         http.shutdown()
 
 
+STDIO_TENANT = ("mcp", "--org", "o", "--user", "u", "--agent", "a")
+HTTP_WITH_KEYS = ("mcp", "--http", "127.0.0.1:8765", "--api-keys", "api-keys")
+
+
 @pytest.mark.parametrize(
-    ("arguments", "said"),
+    ("arguments", "environ", "said"),
     [
-        (("mcp", "--http", "127.0.0.1:8765"), "--api-keys"),
-        (("mcp", "--http", "127.0.0.1:8765", "--public-key", "missing.pem"), "--issuer"),
+        (("mcp", "--http", "127.0.0.1:8765"), {}, "--api-keys"),
+        (("mcp", "--http", "127.0.0.1:8765", "--public-key", "missing.pem"), {}, "--issuer"),
         (
             ("mcp", "--http", "127.0.0.1:8765", "--issuer", ISSUER, "--public-key", "nope.pem"),
+            {},
             "nope.pem",
         ),
-        (("mcp",), "MEMORA_OGM_MCP_ORG"),
-        (("mcp-key", "--file", "keys", "--org", "o"), "--user"),
+        (("mcp",), {}, "MEMORA_OGM_MCP_ORG"),
+        (("mcp-key", "--file", "keys", "--org", "o"), {}, "--user"),
+        (STDIO_TENANT, {"NEO4J_PASSWORD": "wrong"}, "authentication failed for user neo4j"),
+        (HTTP_WITH_KEYS, {"NEO4J_PASSWORD": "wrong"}, "authentication failed for user neo4j"),
+        (STDIO_TENANT, {"NEO4J_URI": "bolt://127.0.0.1:9"}, "Neo4j unreachable at bolt://127."),
+        (HTTP_WITH_KEYS, {"NEO4J_URI": "bolt://127.0.0.1:9"}, "Neo4j unreachable at bolt://127."),
+        (
+            (*HTTP_WITH_KEYS, "--workers", "2", "--qdrant-path", "vectors"),
+            {},
+            "--qdrant-url",
+        ),
     ],
-    ids=["no tokens", "no issuer", "no key file", "no stdio tenant", "a key without a tenant"],
+    ids=[
+        "no tokens",
+        "no issuer",
+        "no key file",
+        "no stdio tenant",
+        "a key without a tenant",
+        "a wrong password over stdio",
+        "a wrong password over HTTP",
+        "no Neo4j over stdio",
+        "no Neo4j over HTTP",
+        "one store folder for two workers",
+    ],
 )
-def test_a_server_that_cannot_start_says_why_and_exits_2(
-    neo4j_connection: Neo4jConnection, tmp_path: Path, arguments: tuple[str, ...], said: str
+def test_a_server_that_cannot_start_says_why_in_one_line_and_exits_2(
+    neo4j_connection: Neo4jConnection,
+    tmp_path: Path,
+    arguments: tuple[str, ...],
+    environ: dict[str, str],
+    said: str,
 ) -> None:
     env = {
         name: value
         for name, value in server_env(neo4j_connection).items()
         if not name.startswith("MEMORA_OGM_MCP_")
     }
+    (tmp_path / "api-keys").write_text("")
     done = subprocess.run(
         [sys.executable, "-m", "memora_ogm.cli", *arguments],
-        env=env,
+        env={**env, **environ},
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     assert done.returncode == 2, done.stderr
-    assert said in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not (tmp_path / "keys").exists()
+
+
+def test_a_second_server_on_the_same_store_folder_says_so_and_exits_2(
+    neo4j_connection: Neo4jConnection, tmp_path: Path
+) -> None:
+    """The folder is held by a first server (a stdio one, waiting for its client)."""
+    env = {**server_env(neo4j_connection), "QDRANT_PATH": str(tmp_path / "vectors")}
+    command = [sys.executable, "-m", "memora_ogm.cli", *STDIO_TENANT, "--embedder", "hashing"]
+    first = subprocess.Popen(
+        command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        # Its answer to initialize: the first server serves, so it holds the folder.
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        assert first.stdin is not None and first.stdout is not None
+        first.stdin.write(json.dumps(hello).encode() + b"\n")
+        first.stdin.flush()
+        assert b'"id":1' in first.stdout.readline().replace(b" ", b"")
+        second = subprocess.run(
+            command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True
+        )
+        assert second.returncode == 2, second.stderr
+        assert "open in another process" in second.stderr, second.stderr
+        assert len(second.stderr.strip().splitlines()) == 1, second.stderr
+    finally:
+        first.kill()
+        first.communicate()

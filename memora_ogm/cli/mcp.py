@@ -59,21 +59,66 @@ def _host_port(value: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+class CannotStart(Exception):
+    """Why the server cannot start, in one line."""
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     from memora_ogm.config import ConfigurationError
-    from memora_ogm.mcp.server import open_facade, serve_stdio
+    from memora_ogm.mcp.server import serve_stdio
 
     try:
         config = _config(args)
         if args.http is not None:
             return _serve_http(args, config)
         tenant = _tenant(args)
-    except (ConfigurationError, ValueError, OSError) as error:
-        # Settings, tokens or keys the server cannot start with: said before it starts.
+        memora = _opened(config)
+        asyncio.run(serve_stdio(memora, tenant, _graph(config), ready=_failed_start))
+    except (ConfigurationError, ValueError, OSError, CannotStart) as error:
+        # Settings, tokens, keys, the graph or the store the server cannot start with:
+        # said in one line before it serves.
         print(f"memora-ogm mcp: {error}", file=sys.stderr)
         return 2
-    asyncio.run(serve_stdio(open_facade(config), tenant))
     return 0
+
+
+def _graph(config: Any) -> Any:
+    from memora_ogm.mcp.reasons import GraphAddress
+
+    return GraphAddress(config.neo4j.uri, config.neo4j.username)
+
+
+def _failed_start(error: BaseException, graph: Any) -> CannotStart:
+    """A start-up failure as one line: its reason, else what it was."""
+    from memora_ogm.mcp.reasons import reason
+    from memora_ogm.vector_db.edge_common import FolderInUseError
+
+    if isinstance(error, FolderInUseError):
+        return CannotStart(
+            "the vector store's folder is open in another process; an embedded store "
+            "belongs to one process at a time (stop the other server, or share a Qdrant "
+            "server with --qdrant-url)"
+        )
+    return CannotStart(reason(error, graph) or f"{type(error).__name__}: {error}")
+
+
+def _opened(config: Any) -> Any:
+    """The facade of ``config``, its store opened (an embedded store's folder locked)."""
+    from memora_ogm.mcp.server import open_facade
+
+    try:
+        return open_facade(config)
+    except Exception as error:
+        raise _failed_start(error, _graph(config)) from None
+
+
+async def _check(config: Any) -> None:
+    """What each worker will need, tried once before any starts: the graph's
+    credentials and schema, and the store."""
+    from memora_ogm.mcp.server import serving
+
+    async with serving(_opened(config), _graph(config), ready=_failed_start):
+        pass
 
 
 def _serve_http(args: argparse.Namespace, config: Any) -> int:
@@ -94,6 +139,12 @@ def _serve_http(args: argparse.Namespace, config: Any) -> int:
         allowed_hosts=args.allowed_host,
     )
     settings.verifier()  # fail here, not in every worker, on a bad key or keys file
+    if args.workers > 1 and config.qdrant_path:
+        raise CannotStart(
+            "an embedded store's folder (--qdrant-path) belongs to one process: with "
+            "--workers above 1, share a Qdrant server (--qdrant-url)"
+        )
+    asyncio.run(_check(config))
     # The workers read everything from the environment (uvicorn starts them afresh).
     os.environ.update(config.environ())
     os.environ[CONFIG_VARIABLE] = settings.to_environ()

@@ -9,9 +9,10 @@ not found and deletes nothing, since every facade call names the caller's own ke
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
@@ -20,10 +21,12 @@ from urllib.parse import urlsplit
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import ToolAnnotations
-from pydantic import AnyHttpUrl, BaseModel, Field
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import AnyHttpUrl, BaseModel, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Mount
@@ -42,6 +45,7 @@ from memora_ogm.mcp.auth import (
     TenantToken,
     TokenVerifier,
 )
+from memora_ogm.mcp.reasons import GraphAddress, field_errors, said
 from memora_ogm.schema.models import Interaction, Memory
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.vector_db.scope import MemorySearchScope
@@ -66,8 +70,9 @@ READS = ToolAnnotations(
 SAVES = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
+#: A second delete of the same id is a "not found" error, so deletes are not idempotent.
 DELETES = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
 
 
@@ -123,21 +128,60 @@ async def answered(call: Awaitable[T]) -> T:
     except NotFoundError as error:
         missing = next(reversed(error.ids.values()), "")
         raise ToolError(f"not found: {error.what} {missing!r}") from None
-    except (ValueError, TypeError) as error:  # bad input: nothing was written
-        raise ToolError(str(error)) from error
+    except ValidationError as error:  # bad input: nothing was written
+        raise ToolError(field_errors(error)) from None
+    except (ValueError, TypeError) as error:
+        raise ToolError(str(error)) from None
+
+
+def compact(content: Any) -> str:
+    """Structured content as its text block: complete (a client may read only the text),
+    without indentation (it doubles the answer's size at most)."""
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+
+
+class MemoryServer(MCPServer):
+    """The SDK's server, each tool error said in the caller's terms (:mod:`.reasons`) and
+    each answer's text block the compact copy of its structured content."""
+
+    def __init__(self, graph: GraphAddress, **settings: Any) -> None:
+        super().__init__(**settings)
+        self.graph = graph
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            result = await super().call_tool(name, arguments, context)
+        except MCPError:
+            raise
+        except ToolError as error:
+            # Our own refusals keep their text; the SDK's wrapping ("Error executing
+            # tool ...", pydantic's report) and everything unforeseen are said again.
+            cause = error.__cause__
+            if cause is None or (isinstance(cause, ToolError) and cause.__cause__ is None):
+                raise ToolError(str(cause or error)) from None
+            raise ToolError(said(cause, self.graph)) from None
+        if isinstance(result, CallToolResult) and result.structured_content is not None:
+            result.content = [TextContent(type="text", text=compact(result.structured_content))]
+        return result
 
 
 def build_server(
     memora: Neo4jGraphInterface,
     tenant: Tenant | None = None,
     *,
+    graph: GraphAddress | None = None,
     verifier: TokenVerifier | None = None,
     auth: AuthSettings | None = None,
 ) -> MCPServer:
     """The MCP server over ``memora`` (and its vector store, for search): ``tenant`` for
-    stdio and in-process use, ``verifier`` and ``auth`` for HTTP."""
-    server = MCPServer(
-        "memora-ogm",
+    stdio and in-process use, ``verifier`` and ``auth`` for HTTP; ``graph`` is what its
+    errors name (by default the facade's URI, its user unnamed)."""
+    graph = graph or GraphAddress(memora.graph.uri or "neomodel's connection", "(the configured)")
+    server = MemoryServer(
+        graph,
+        name="memora-ogm",
         version=__version__,
         instructions=INSTRUCTIONS,
         token_verifier=verifier,
@@ -147,7 +191,16 @@ def build_server(
         log_level="WARNING",
     )
 
-    @server.tool(annotations=SAVES)
+    def tool(hints: ToolAnnotations) -> Callable[[Callable[..., Any]], Any]:
+        """A tool, its description its docstring without the source's indentation."""
+
+        def register(function: Callable[..., Any]) -> Any:
+            description = inspect.cleandoc(function.__doc__ or "")
+            return server.tool(annotations=hints, description=description)(function)
+
+        return register
+
+    @tool(SAVES)
     async def save_interaction(
         messages: Annotated[list[Message], Field(min_length=1, description="The conversation.")],
         memories: Annotated[
@@ -169,14 +222,14 @@ def build_server(
                 memories=memories,
                 contrary_memories=contrary_memories,
             )
-        except ValueError as error:
-            raise ToolError(str(error)) from error
+        except ValidationError as error:
+            raise ToolError(field_errors(error)) from None
         saved = await answered(
             memora.save_interaction_with_memories(who.org_id, who.agent_id, who.user_id, data)
         )
         return Saved(interaction_id=saved[0], created_at=saved[1])
 
-    @server.tool(annotations=READS)
+    @tool(READS)
     async def search_memories(
         query: Annotated[str, Field(min_length=1, description="What to look for.")],
         limit: Annotated[int, Field(ge=1, le=MAX_SEARCH)] = 10,
@@ -207,7 +260,7 @@ def build_server(
         ]
         return Hits(hits=hits[:limit])
 
-    @server.tool(annotations=READS)
+    @tool(READS)
     async def get_memories(
         skip: Annotated[int, Field(ge=0)] = 0, limit: Annotated[int, Field(ge=1, le=1000)] = 50
     ) -> Memories:
@@ -219,7 +272,7 @@ def build_server(
         )
         return Memories(memories=found)
 
-    @server.tool(annotations=READS)
+    @tool(READS)
     async def get_interactions(
         skip: Annotated[int, Field(ge=0)] = 0, limit: Annotated[int, Field(ge=1, le=1000)] = 20
     ) -> Interactions:
@@ -231,13 +284,13 @@ def build_server(
         )
         return Interactions(interactions=found)
 
-    @server.tool(annotations=READS)
+    @tool(READS)
     async def get_interaction(interaction_id: str) -> Interaction:
         """One conversation with its messages and memories. Needs memory:read."""
         who = caller(tenant, READ)
         return await answered(memora.get_interaction(who.org_id, who.user_id, interaction_id))
 
-    @server.tool(annotations=READS)
+    @tool(READS)
     async def get_memory_history(memory_id: str) -> Memories:
         """The memory and those it superseded, newest first: how what is known changed.
         Needs memory:read."""
@@ -245,14 +298,14 @@ def build_server(
         found = await answered(memora.get_user_memory_history(who.org_id, who.user_id, memory_id))
         return Memories(memories=found)
 
-    @server.tool(annotations=DELETES)
+    @tool(DELETES)
     async def delete_memory(memory_id: str) -> Deleted:
         """Delete one memory (and its point in the vector store). Needs memory:delete."""
         who = caller(tenant, DELETE)
         await answered(memora.delete_user_memory(who.org_id, who.user_id, memory_id))
         return Deleted(deleted=memory_id)
 
-    @server.tool(annotations=DELETES)
+    @tool(DELETES)
     async def delete_interaction(interaction_id: str) -> Deleted:
         """Delete a conversation with its messages and the memories learnt from it.
         Needs memory:delete."""
@@ -262,7 +315,7 @@ def build_server(
         )
         return Deleted(deleted=interaction_id)
 
-    @server.tool(annotations=DELETES)
+    @tool(DELETES)
     async def forget_user() -> Deleted:
         """Erase the user: every conversation, memory and vector of theirs, and the user
         itself. It cannot be undone. Needs memory:delete and memory:forget."""
@@ -332,11 +385,11 @@ class HttpSettings:
         )
 
 
-def http_app(memora: Neo4jGraphInterface, settings: HttpSettings) -> Starlette:
+def http_app(memora: Neo4jGraphInterface, settings: HttpSettings, graph: GraphAddress) -> Starlette:
     """The ASGI app of the Streamable HTTP endpoint (``/mcp``, stateless, so any worker
     serves any call), with its protected-resource metadata; closes ``memora`` at
     shutdown."""
-    server = build_server(memora, verifier=settings.verifier(), auth=settings.auth())
+    server = build_server(memora, graph=graph, verifier=settings.verifier(), auth=settings.auth())
     endpoint = server.streamable_http_app(
         streamable_http_path=urlsplit(settings.resource_url).path or "/mcp",
         stateless_http=True,
@@ -347,7 +400,7 @@ def http_app(memora: Neo4jGraphInterface, settings: HttpSettings) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with server.session_manager.run(), serving(memora):
+        async with server.session_manager.run(), serving(memora, graph):
             yield
 
     middleware = [Middleware(RateLimit, rate=settings.rate)] if settings.rate else []
@@ -360,7 +413,8 @@ def app_from_environment() -> Starlette:
     from memora_ogm.config import MemoraConfig
 
     config = MemoraConfig.from_settings({})
-    return http_app(open_facade(config), HttpSettings.from_environ())
+    graph = GraphAddress(config.neo4j.uri, config.neo4j.username)
+    return http_app(open_facade(config), HttpSettings.from_environ(), graph)
 
 
 def open_facade(config: Any) -> Neo4jGraphInterface:
@@ -376,13 +430,24 @@ def open_facade(config: Any) -> Neo4jGraphInterface:
     return Neo4jGraphInterface.from_connection(config.neo4j, store)
 
 
+#: Turns a start-up failure into what the server says before it exits.
+Refusal = Callable[[BaseException, GraphAddress], Exception]
+
+
 @contextlib.asynccontextmanager
-async def serving(memora: Neo4jGraphInterface) -> AsyncIterator[None]:
+async def serving(
+    memora: Neo4jGraphInterface, graph: GraphAddress, ready: Refusal | None = None
+) -> AsyncIterator[None]:
     """``memora`` ready to serve, closed with its store afterwards: ``setup()`` first
     (idempotent: the constraints, the store's collection, and pending vector changes
-    settled)."""
+    settled), its failure raised as ``ready`` makes it."""
     try:
-        await memora.setup()
+        try:
+            await memora.setup()
+        except Exception as error:
+            if ready is None:
+                raise
+            raise ready(error, graph) from None
         yield
     finally:
         await memora.close()
@@ -391,7 +456,9 @@ async def serving(memora: Neo4jGraphInterface) -> AsyncIterator[None]:
             await store.close()
 
 
-async def serve_stdio(memora: Neo4jGraphInterface, tenant: Tenant) -> None:
+async def serve_stdio(
+    memora: Neo4jGraphInterface, tenant: Tenant, graph: GraphAddress, ready: Refusal | None = None
+) -> None:
     """Serve one desktop client over stdin and stdout as ``tenant``."""
-    async with serving(memora):
-        await build_server(memora, tenant).run_stdio_async()
+    async with serving(memora, graph, ready):
+        await build_server(memora, tenant, graph=graph).run_stdio_async()
