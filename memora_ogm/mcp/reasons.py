@@ -54,9 +54,10 @@ def _chain(error: BaseException | None) -> Iterator[BaseException]:
 
 
 def reason(error: BaseException, graph: GraphAddress) -> str | None:
-    """The cause of ``error`` (or of what it wraps) in the user's terms, or None for one
+    """The cause of ``error`` (or of what it wraps, the innermost cause first: a retry
+    that ran out on a lost server names the server) in the user's terms, or None for one
     nobody foresaw."""
-    for cause in _chain(error):
+    for cause in reversed(list(_chain(error))):
         if isinstance(cause, ValidationError):
             return field_errors(cause)
         if isinstance(cause, EmbedderUnavailableError | FolderInUseError | LocalModeFolderError):
@@ -69,10 +70,10 @@ def reason(error: BaseException, graph: GraphAddress) -> str | None:
             )
         if isinstance(cause, ServiceUnavailable | SessionExpired):
             return f"Neo4j unreachable at {graph.uri}: is it running? The next call tries again."
-        if isinstance(cause, RetriesExhausted):
-            return "the graph stayed busy with other writes; try the call again"
         if type(cause).__module__.startswith(("qdrant_client", "httpx")):
             return "the vector store did not answer; the next call tries again"
+        if isinstance(cause, RetriesExhausted):
+            return "the graph stayed busy with other writes; try the call again"
     return None
 
 
