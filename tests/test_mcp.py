@@ -911,3 +911,29 @@ def test_a_second_server_on_the_same_store_folder_says_so_and_exits_2(
     finally:
         first.kill()
         first.communicate()
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (("--lifetime", "-10"), "--lifetime: expected a number above 0, not '-10'"),
+        (("--scope", "memory:admin"), "--scope: invalid choice: 'memory:admin'"),
+    ],
+    ids=["a negative lifetime", "an unknown scope"],
+)
+def test_mcp_token_refuses_what_no_server_would_accept(
+    tmp_path: Path, option: tuple[str, str], said: str
+) -> None:
+    keys = new_keys(tmp_path)
+    private = tmp_path / "dev-key.pem"
+    private.write_text(keys.private)
+    arguments = ("--private-key", str(private), "--issuer", ISSUER, "--audience", "http://x/mcp")
+    tenant = ("--org", "o", "--user", "u", "--agent", "a")
+    done = subprocess.run(
+        [sys.executable, "-m", "memora_ogm.cli", "mcp-token", *arguments, *tenant, *option],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    assert said in done.stderr, done.stderr
