@@ -9,6 +9,7 @@ limit and the shutdown; and over stdio, the server a desktop client launches.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import random
 import subprocess
@@ -107,6 +108,9 @@ async def test_the_tools_are_the_contract_and_name_no_tenant(memora: Neo4jGraphI
         reads = name.startswith(("get_", "search_"))
         assert hints.read_only_hint is reads, name
         assert hints.destructive_hint is (name.startswith("delete_") or name == "forget_user")
+        # A second delete of the same id answers "not found": only reads are idempotent.
+        assert hints.idempotent_hint is reads, name
+        assert tool.description == inspect.cleandoc(tool.description), name
     assert set(tools["save_interaction"].input_schema["required"]) == {"messages"}
 
 
