@@ -27,6 +27,7 @@ from web_servers import serve
 
 from memora_ogm.mcp import SCOPES
 from memora_ogm.server import Neo4jConnection
+from memora_ogm.server.local import generate_password
 
 pytestmark = pytest.mark.local_server
 
@@ -99,6 +100,14 @@ async def test_neo4j_stopped_under_a_running_server_is_named_and_the_next_call_a
             neo4j.start()
         back = await client.call_tool("get_memories", {})
         assert [m["memory"] for m in json.loads(text_of(back))["memories"]] == ["lives in Oslo"]
+
+        # Started again with a new password (as `memora-ogm server start` does): the
+        # running server's credentials are refused, and its errors say so.
+        neo4j.stop()
+        neo4j.password = generate_password()
+        neo4j.start()
+        refused = refusal(await client.call_tool("get_memories", {}, raise_on_error=False))
+        assert "authentication failed for user neo4j" in refused, refused
 
 
 async def test_the_default_embedder_offline_gives_its_reason_to_the_client(
@@ -217,10 +226,11 @@ def test_the_log_has_the_start_a_line_per_request_and_no_token_or_content(keyed:
     """The start-up line, each request's line (its method, tool, status, milliseconds,
     and a refusal's reason), and neither a key nor what was said."""
     said = {"messages": [{"role": "user", "content": "my secret is Tromso"}]}
+    saves = keyed.log.read_text().count("tools/call save_interaction 200")
     assert raw_call(keyed.endpoint, None, "get_memories", {}).status_code == 401
     assert raw_call(keyed.endpoint, "mok_wrong", "get_memories", {}).status_code == 401
     assert raw_call(keyed.endpoint, keyed.key, "save_interaction", said).status_code == 200
-    lines = wait_for_lines(keyed.log, "tools/call save_interaction 200", 1)
+    lines = wait_for_lines(keyed.log, "tools/call save_interaction 200", saves + 1)
     started = [line for line in lines if "serving " in line]
     assert len(started) == 1, lines
     for part in ("http://127.0.0.1:", "API keys of", "store: embedded in", "tenant: each token's"):
