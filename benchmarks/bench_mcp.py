@@ -1,6 +1,7 @@
-"""What the MCP layer adds to a call (issue 41).
+"""What the MCP layer adds to a call (issue 41), how large its answers are, and how fast
+a server with workers starts and stops (issue 47).
 
-    python benchmarks/bench_mcp.py [--calls 200] [--memories 50]
+    python benchmarks/bench_mcp.py [--calls 200] [--memories 50] [--starts 3]
 
 Connects like the tests (``NEO4J_*`` variables, else Docker, else the embedded server)
 and starts ``memora-ogm mcp --http`` (one worker, an API key) on a free port. It times
@@ -9,7 +10,10 @@ directly in this process; the same tool over HTTP through the SDK's client on on
 kept-alive connection; and the same ``tools/call`` as a bare JSON-RPC POST on a
 kept-alive connection (the server's share, without the client SDK's own work: it
 validates each result against the tool's output schema). It prints each median, and the
-ratio and difference of each MCP way to the direct call.
+ratio and difference of each MCP way to the direct call. Then the size of
+``get_memories(limit=MEMORIES)``'s answer against its structured content's (compact
+JSON), and, ``--starts`` times, ``--workers 2``: seconds from launch to the first answer,
+and from SIGTERM until the master and its workers are gone.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -68,7 +73,38 @@ def started(command: list[str], env: dict[str, str], url: str) -> subprocess.Pop
     raise SystemExit("the MCP server did not start")
 
 
-async def main(calls: int, memories: int) -> None:
+def children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found |= {int(child) for child in (task / "children").read_text().split()}
+        except OSError:
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def lifecycle(command: list[str], env: dict[str, str], url: str) -> tuple[float, float]:
+    """Seconds from launch to the first answer, and from SIGTERM to every process gone."""
+    launched = time.monotonic()
+    server = started(command, env, url)
+    up = time.monotonic() - launched
+    workers = children(server.pid)
+    stopping = time.monotonic()
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=30)
+    while any(map(alive, workers)):
+        time.sleep(0.01)
+    return up, time.monotonic() - stopping
+
+
+async def main(calls: int, memories: int, starts: int) -> None:
     with connect_or_start() as conn, tempfile.TemporaryDirectory(prefix="bench-mcp-") as work:
         memora = Neo4jGraphInterface.from_connection(conn)
         await memora.setup()
@@ -83,7 +119,8 @@ async def main(calls: int, memories: int) -> None:
         port = free_port()
         url = f"http://127.0.0.1:{port}/mcp"
         command = [sys.executable, "-m", "memora_ogm.cli", "mcp", "--http", f"127.0.0.1:{port}"]
-        server = started([*command, "--api-keys", str(keys)], {**os.environ, **conn.env()}, url)
+        served = [*command, "--api-keys", str(keys), "--log-level", "warning"]
+        server = started(served, {**os.environ, **conn.env()}, url)
         times: dict[str, dict[str, list[float]]] = {
             "get_memories": {"direct": [], "mcp": [], "post": []},
             "save_interaction": {"direct": [], "mcp": [], "post": []},
@@ -151,20 +188,45 @@ async def main(calls: int, memories: int) -> None:
                                 assert side != "mcp" or not result.is_error, result
                                 if not warm:
                                     times[name][side].append(elapsed)
+                    answer = await post(name_read, read_args)()
+                    content = answer.json()["result"]["structuredContent"]
+                    structured = len(json.dumps(content, separators=(",", ":")).encode())
+                    text = len(answer.json()["result"]["content"][0]["text"].encode())
+                    size = len(answer.content)
         finally:
             server.terminate()
             server.wait(timeout=10)
-            await memora.delete_organization(org)
-            await memora.close()
+        env = {**os.environ, **conn.env()}
+        cycles = [
+            lifecycle(
+                [*command, "--api-keys", str(keys), "--workers", "2", "--log-level", "warning"],
+                env,
+                url,
+            )
+            for _ in range(starts)
+        ]
+        await memora.delete_organization(org)
+        await memora.close()
     print(f"{calls} calls each, interleaved; the user holds {memories}+ memories")
+    print(
+        f"  get_memories(limit={memories}) answers {size} bytes for {structured} bytes of "
+        f"structured content: {size / structured:.2f}x (its text block, decoded, "
+        f"{text / structured:.2f}x; the rest is the copy's escaped quotes and the envelope)"
+    )
+    ups, downs = zip(*cycles, strict=True)
+    print(
+        f"  --workers 2, {starts} starts: first answer after {statistics.median(ups):.2f} s "
+        f"(max {max(ups):.2f}), gone {statistics.median(downs):.2f} s after SIGTERM "
+        f"(max {max(downs):.2f})"
+    )
     for name, sides in times.items():
-        direct = statistics.median(sides["direct"]) * 1000
-        print(f"  {name:17s} direct        {direct:7.3f} ms")
+        alone = statistics.median(sides["direct"]) * 1000
+        print(f"  {name:17s} direct        {alone:7.3f} ms")
         for side, label in (("mcp", "SDK client"), ("post", "bare POST")):
             over = statistics.median(sides[side]) * 1000
             print(
-                f"  {'':17s} {label:13s} {over:7.3f} ms   ratio {over / direct:5.2f}   "
-                f"adds {over - direct:6.3f} ms"
+                f"  {'':17s} {label:13s} {over:7.3f} ms   ratio {over / alone:5.2f}   "
+                f"adds {over - alone:6.3f} ms"
             )
 
 
@@ -172,5 +234,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--memories", type=int, default=50, help="get_memories' page size")
+    parser.add_argument("--starts", type=int, default=3, help="starts and stops timed")
     args = parser.parse_args()
-    asyncio.run(main(args.calls, args.memories))
+    asyncio.run(main(args.calls, args.memories, args.starts))

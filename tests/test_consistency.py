@@ -50,6 +50,7 @@ from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.hybrid import DENSE_VECTOR, SPARSE_VECTOR
+from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME
 from memora_ogm.vector_db.qdrant import QdrantDB
 from memora_ogm.vector_db.scope import MemorySearchScope
 
@@ -682,3 +683,34 @@ def test_memoras_layout_is_checked_and_repaired_too(
             assert set(point.vector) == {DENSE_VECTOR, SPARSE_VECTOR}
     finally:
         reopened.close()
+
+
+def test_an_empty_collection_of_memoras_name_beside_ours_is_not_the_one_checked(
+    neo4j_connection: Neo4jConnection,
+    neo4j_driver: Driver,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without ``--collection``, the command checks the collection that holds the points,
+    not an empty one of Memora's name that something created beside it (issue 47)."""
+    folder = tmp_path / "beside"
+    saved_then_drifted(
+        neo4j_connection,
+        neo4j_driver,
+        monkeypatch,
+        sync.QdrantDB(path=folder, embedding_function=HashingEmbedding(256)),
+        ["lives in Oslo", "plays the cello"],
+        lambda shard, by_text: None,
+    )
+    beside = EdgeClient(folder)
+    try:
+        beside.create_collection(
+            MEMORA_COLLECTION_NAME,
+            vectors_config=qmodels.VectorParams(size=4, distance=qmodels.Distance.COSINE),
+        )
+    finally:
+        beside.close()
+    assert main(["check", "--qdrant-path", str(folder)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1].startswith("2 memories, 2 points: found 0 missing"), lines

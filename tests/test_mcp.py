@@ -9,6 +9,8 @@ limit and the shutdown; and over stdio, the server a desktop client launches.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 import random
 import subprocess
 import sys
@@ -17,10 +19,14 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
+from fastmcp import Client as FastMCPClient
+from fastmcp.client.transports import StreamableHttpTransport
 from interaction_helpers import World, make_world
 from invariants import full_snapshot
 from mcp import Client, StdioServerParameters
+from mcp.types import TextContent
 from mcp_helpers import (
     ISSUER,
     TOOLS,
@@ -102,6 +108,9 @@ async def test_the_tools_are_the_contract_and_name_no_tenant(memora: Neo4jGraphI
         reads = name.startswith(("get_", "search_"))
         assert hints.read_only_hint is reads, name
         assert hints.destructive_hint is (name.startswith("delete_") or name == "forget_user")
+        # A second delete of the same id answers "not found": only reads are idempotent.
+        assert hints.idempotent_hint is reads, name
+        assert tool.description == inspect.cleandoc(tool.description), name
     assert set(tools["save_interaction"].input_schema["required"]) == {"messages"}
 
 
@@ -183,7 +192,22 @@ async def test_every_tool_does_its_work_on_both_stores(
 
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
 BAD_CALLS: dict[str, tuple[str, dict[str, Any], str]] = {
-    "messages of the wrong type": ("save_interaction", {"messages": "hello"}, "messages"),
+    "messages of the wrong type": (
+        "save_interaction",
+        {"messages": "hello"},
+        "messages: Input should be a valid list",
+    ),
+    "a message without content": (
+        "save_interaction",
+        {"messages": [{"role": "user"}]},
+        "messages[0].content: required",
+    ),
+    "a memory without text": (
+        "save_interaction",
+        {"messages": TURN, "memories": [{"source_msg_block_pos": [0]}]},
+        "memories[0].memory: required",
+    ),
+    "a limit that is no number": ("get_memories", {"limit": "many"}, "limit: "),
     "no messages": ("save_interaction", {"messages": []}, "messages"),
     "a position out of range": (
         "save_interaction",
@@ -209,10 +233,32 @@ BAD_CALLS: dict[str, tuple[str, dict[str, Any], str]] = {
     "deleting an unknown memory": ("delete_memory", {"memory_id": UNKNOWN}, "not found"),
     "a memory id that is no UUID": ("delete_memory", {"memory_id": "nope"}, "not a UUID"),
     "deleting an unknown interaction": ("delete_interaction", {"interaction_id": "x"}, "not found"),
-    "a limit too large": ("get_memories", {"limit": 100_000}, "limit"),
-    "a negative skip": ("get_interactions", {"skip": -1}, "skip"),
-    "a blank query": ("search_memories", {"query": ""}, "query"),
+    "a limit too large": ("get_memories", {"limit": 101}, "limit: 101, at most 100"),
+    "too many messages": (
+        "save_interaction",
+        {"messages": [TURN[0]] * 1001},
+        "messages: 1001, at most 1000 (the server's --max-messages)",
+    ),
+    "a message too long": (
+        "save_interaction",
+        {"messages": [TURN[0], {"role": "user", "content": "x" * 20_001}]},
+        "messages[1].content: 20001, at most 20000 (the server's --max-text)",
+    ),
+    "a memory too long": (
+        "save_interaction",
+        {"messages": TURN, "memories": [{"memory": "x" * 20_001, "source_msg_block_pos": [0]}]},
+        "memories[0].memory: 20001, at most 20000",
+    ),
+    "a query too long": ("search_memories", {"query": "x" * 2001}, "query: 2001, at most 2000"),
+    "a negative skip": ("get_interactions", {"skip": -1}, "skip: "),
+    "a blank query": ("search_memories", {"query": ""}, "query: "),
 }
+#: What never reaches a client: the SDK's wrapping, pydantic's report, a traceback.
+LEAKS = ("Error executing tool", "validation error for", "Arguments", "pydantic", "Traceback")
+
+
+def assert_no_leak(text: str) -> None:
+    assert not [leak for leak in LEAKS if leak in text], text
 
 
 @pytest.mark.parametrize("bad", list(BAD_CALLS))
@@ -226,7 +272,54 @@ async def test_bad_input_is_a_clear_tool_error_and_changes_nothing(
         before = await full_snapshot(neo4j_driver, memora.associated_vector_db)
         text = error_text(await client.call_tool(name, arguments))
     assert said in text, text
+    assert_no_leak(text)
     assert await full_snapshot(neo4j_driver, memora.associated_vector_db) == before
+
+
+async def test_answers_show_a_few_source_messages_unless_asked_for_more(
+    memora: Neo4jGraphInterface,
+) -> None:
+    """A memory citing many messages shows 3 of them by default, ``sources=`` more; and
+    each answer's text block is its structured content, compact."""
+    world = await make_world(memora)
+    messages = [{"role": "user", "content": f"message {n}"} for n in range(10)]
+    memory = {
+        "memory": placeholder(world, "said ten things"),
+        "source_msg_block_pos": list(range(10)),
+    }
+    async with Client(build_server(memora, tenant_of(world))) as client:
+        saved = await client.call_tool(
+            "save_interaction", {"messages": messages, "memories": [memory]}
+        )
+        interaction_id = structured(saved)["interaction_id"]
+        for name, arguments, memories_of in (
+            ("get_memories", {}, lambda answer: answer["memories"]),
+            ("get_interactions", {}, lambda answer: answer["interactions"][0]["memories"]),
+            (
+                "get_interaction",
+                {"interaction_id": interaction_id},
+                lambda answer: answer["memories"],
+            ),
+            (
+                "search_memories",
+                {"query": "ten things"},
+                lambda answer: [h["memory"] for h in answer["hits"]],
+            ),
+        ):
+            result = await client.call_tool(name, arguments)
+            shown = memories_of(structured(result))[0]["message_sources"]
+            assert [m["content"] for m in shown] == ["message 0", "message 1", "message 2"], name
+            more = memories_of(
+                structured(await client.call_tool(name, {**arguments, "sources": 10}))
+            )
+            assert len(more[0]["message_sources"]) == 10, name
+            [block] = result.content
+            assert isinstance(block, TextContent)
+            assert block.text == json.dumps(result.structured_content, separators=(",", ":"))
+        whole = structured(
+            await client.call_tool("get_interaction", {"interaction_id": interaction_id})
+        )
+        assert len(whole["messages"]) == 10
 
 
 async def test_search_without_a_vector_store_says_how_to_attach_one(
@@ -337,14 +430,20 @@ COLLECTION = "mcp_tests"
 
 
 @pytest.fixture(scope="module")
-def served(neo4j_connection: Neo4jConnection, keys: Keys, api_keys: Path) -> Iterator[Any]:
+def served(
+    neo4j_connection: Neo4jConnection,
+    keys: Keys,
+    api_keys: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Any]:
     """``memora-ogm mcp --http`` with two uvicorn workers, JWTs and API keys, and a Qdrant
     server (the tests' stand-in) that both workers share, with offline embeddings."""
     options = ("--workers", "2", "--issuer", ISSUER, "--public-key", str(keys.public_file))
+    log = tmp_path_factory.mktemp("mcp-log") / "stderr"
     with qdrant_standin() as (qdrant_url, qdrant):
         store = ("--qdrant-url", qdrant_url, "--collection", COLLECTION, "--embedder", "hashing")
         command = server_command(*options, "--api-keys", str(api_keys), *store)
-        with serve(command, server_env(neo4j_connection), "/mcp") as server:
+        with serve(command, server_env(neo4j_connection), "/mcp", log=log) as server:
             server.endpoint = server.url + "/mcp"
             server.qdrant = qdrant
             yield server
@@ -365,37 +464,67 @@ def _interactions(driver: Driver) -> int:
     return int(driver.execute_query("MATCH (i:Interaction) RETURN count(i)").records[0][0])
 
 
-async def test_the_protected_resource_metadata_is_served(served: Any) -> None:
-    import httpx2
-
+async def test_the_protected_resource_metadata_names_the_issuer_exactly_as_given(
+    served: Any,
+) -> None:
+    """RFC 9728 with JWTs: the metadata at the well-known path before the endpoint's,
+    naming the resource and the identity provider as given (no slash added)."""
     answer = httpx2.get(served.url + "/.well-known/oauth-protected-resource/mcp", timeout=10)
     assert answer.status_code == 200
-    assert answer.json()["resource"] == served.endpoint
-    assert [url.rstrip("/") for url in answer.json()["authorization_servers"]] == [ISSUER]
+    assert answer.json() == {
+        "resource": served.endpoint,
+        "resource_name": "memora-ogm memory",
+        "authorization_servers": [ISSUER],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": list(SCOPES),
+    }
 
 
-BAD_TOKENS = {
-    "missing": lambda keys, tenant, aud: None,
-    "forged": lambda keys, tenant, aud: token(new_keys(Path("/tmp")), tenant, aud),
-    "expired": lambda keys, tenant, aud: token(keys, tenant, aud, lifetime=-60),
-    "not yet valid": lambda keys, tenant, aud: token(keys, tenant, aud, nbf=int(time.time()) + 600),
-    "wrong issuer": lambda keys, tenant, aud: token(keys, tenant, aud, iss="https://evil.test"),
-    "wrong audience": lambda keys, tenant, aud: token(keys, tenant, "https://other.test/mcp"),
-    "no tenant": lambda keys, tenant, aud: token(keys, tenant, aud, memora_user=""),
-    "unknown api key": lambda keys, tenant, aud: "mok_not-a-key",
+#: Each bad token, and the reason its 401 gives (None: no token, so no error code).
+BAD_TOKENS: dict[str, tuple[Any, str | None]] = {
+    "missing": (lambda keys, tenant, aud: None, None),
+    "forged": (
+        lambda keys, tenant, aud: token(new_keys(Path("/tmp")), tenant, aud),
+        "the token's signature does not verify",
+    ),
+    "expired": (lambda keys, tenant, aud: token(keys, tenant, aud, lifetime=-60), "expired"),
+    "not yet valid": (
+        lambda keys, tenant, aud: token(keys, tenant, aud, nbf=int(time.time()) + 600),
+        "not valid yet",
+    ),
+    "wrong issuer": (
+        lambda keys, tenant, aud: token(keys, tenant, aud, iss="https://evil.test"),
+        "another issuer",
+    ),
+    "wrong audience": (
+        lambda keys, tenant, aud: token(keys, tenant, "https://other.test/mcp"),
+        "another audience",
+    ),
+    "no tenant": (
+        lambda keys, tenant, aud: token(keys, tenant, aud, memora_user=""),
+        "names no tenant",
+    ),
+    "unknown api key": (lambda keys, tenant, aud: "mok_not-a-key", "unknown API key"),
 }
 
 
 @pytest.mark.parametrize("bad", list(BAD_TOKENS))
-async def test_a_bad_token_gets_401_and_writes_nothing(
+async def test_a_bad_token_gets_401_as_rfc_6750_has_it_and_writes_nothing(
     served: Any, keys: Keys, worlds: list[World], neo4j_driver: Driver, bad: str
 ) -> None:
-    bearer = BAD_TOKENS[bad](keys, tenant_of(worlds[0]), served.endpoint)
+    make, reason = BAD_TOKENS[bad]
+    bearer = make(keys, tenant_of(worlds[0]), served.endpoint)
     before = _interactions(neo4j_driver)
     answer = raw_call(served.endpoint, bearer, "save_interaction", {"messages": TURN})
     assert answer.status_code == 401, answer.text
-    assert answer.headers["www-authenticate"].startswith("Bearer")
-    assert "resource_metadata=" in answer.headers["www-authenticate"]
+    challenge = answer.headers["www-authenticate"]
+    assert challenge.startswith('Bearer realm="memora-ogm"'), challenge
+    metadata = served.url + "/.well-known/oauth-protected-resource/mcp"
+    assert f'resource_metadata="{metadata}"' in challenge, challenge
+    if reason is None:  # RFC 6750 3.1: a request without credentials gets no error code
+        assert "error=" not in challenge, challenge
+    else:
+        assert 'error="invalid_token"' in challenge and reason in challenge, challenge
     assert _interactions(neo4j_driver) == before
 
 
@@ -600,17 +729,43 @@ async def test_three_tenants_calling_every_tool_concurrently_never_see_each_othe
     assert points == set().union(*kept.values())
 
 
-async def test_the_rate_limit_answers_429_and_the_server_stops_on_sigterm(
+def raw_message(url: str, bearer: str, method: str) -> httpx2.Response:
+    """A JSON-RPC request that is no tool call, as a plain POST."""
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+        "Authorization": f"Bearer {bearer}",
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": method}
+    return httpx2.post(url, headers=headers, content=json.dumps(body), timeout=30)
+
+
+async def test_the_rate_limit_counts_tool_calls_only_and_the_server_stops_on_sigterm(
     neo4j_connection: Neo4jConnection, keys: Keys, memora: Neo4jGraphInterface
 ) -> None:
+    """``--rate 2``: fastmcp's client opens its session (initialize, the initialized
+    notification, tools/list: free) and makes its first two tool calls, all answered;
+    a burst of tool calls meets 429, a burst of tools/list never does."""
     world = await make_world(memora)
     options = ("--workers", "2", "--issuer", ISSUER, "--public-key", str(keys.public_file))
     command = server_command(*options, "--rate", "2")
     with serve(command, server_env(neo4j_connection), "/mcp") as server:
         endpoint = server.url + "/mcp"
         bearer = token(keys, tenant_of(world), endpoint)
-        first = raw_call(endpoint, bearer, "get_memories", {})
-        assert first.status_code == 200, first.text
+        transport = StreamableHttpTransport(endpoint, auth=bearer)
+        async with FastMCPClient(transport, timeout=60) as client:
+            assert {tool.name for tool in await client.list_tools()} == TOOLS
+            for _ in range(2):
+                first = await client.call_tool("get_memories", {})
+                [block] = first.content
+                assert isinstance(block, TextContent)
+                assert json.loads(block.text) == {"memories": []}
+        await asyncio.sleep(1.1)  # the buckets full again
+        listings = await asyncio.gather(
+            *(asyncio.to_thread(raw_message, endpoint, bearer, "tools/list") for _ in range(20))
+        )
+        assert {answer.status_code for answer in listings} == {200}
         # A burst of 30 at once: at most a bucket (2) and what refills pass, per worker.
         answers = await asyncio.gather(
             *(asyncio.to_thread(raw_call, endpoint, bearer, "get_memories", {}) for _ in range(30))
@@ -662,44 +817,127 @@ async def test_tokens_are_verified_by_keys_from_a_jwks_url(tmp_path: Path) -> No
         audience = "https://memory.test/mcp"
         verifier = JwtVerifier(ISSUER, audience, jwks_url=url)
         ann = Tenant("org", "ann", "bot", frozenset({READ}))
-        verified = await verifier.verify(token(keys, ann, audience, key_id="k1"))
-        assert verified is not None and verified.tenant() == ann
+        verified = await verifier.check(token(keys, ann, audience, key_id="k1"))
+        assert not isinstance(verified, str) and verified.tenant() == ann
         unknown_kid = token(keys, ann, audience, key_id="k2")
-        assert await verifier.verify(unknown_kid) is None
+        assert await verifier.check(unknown_kid) == "the token's signing key is not in the JWKS"
     finally:
         http.shutdown()
 
 
+STDIO_TENANT = ("mcp", "--org", "o", "--user", "u", "--agent", "a")
+HTTP_WITH_KEYS = ("mcp", "--http", "127.0.0.1:8765", "--api-keys", "api-keys")
+
+
 @pytest.mark.parametrize(
-    ("arguments", "said"),
+    ("arguments", "environ", "said"),
     [
-        (("mcp", "--http", "127.0.0.1:8765"), "--api-keys"),
-        (("mcp", "--http", "127.0.0.1:8765", "--public-key", "missing.pem"), "--issuer"),
+        (("mcp", "--http", "127.0.0.1:8765"), {}, "--api-keys"),
+        (("mcp", "--http", "127.0.0.1:8765", "--public-key", "missing.pem"), {}, "--issuer"),
         (
             ("mcp", "--http", "127.0.0.1:8765", "--issuer", ISSUER, "--public-key", "nope.pem"),
+            {},
             "nope.pem",
         ),
-        (("mcp",), "MEMORA_OGM_MCP_ORG"),
-        (("mcp-key", "--file", "keys", "--org", "o"), "--user"),
+        (("mcp",), {}, "MEMORA_OGM_MCP_ORG"),
+        (("mcp-key", "--file", "keys", "--org", "o"), {}, "--user"),
+        (STDIO_TENANT, {"NEO4J_PASSWORD": "wrong"}, "authentication failed for user neo4j"),
+        (HTTP_WITH_KEYS, {"NEO4J_PASSWORD": "wrong"}, "authentication failed for user neo4j"),
+        (STDIO_TENANT, {"NEO4J_URI": "bolt://127.0.0.1:9"}, "Neo4j unreachable at bolt://127."),
+        (HTTP_WITH_KEYS, {"NEO4J_URI": "bolt://127.0.0.1:9"}, "Neo4j unreachable at bolt://127."),
+        (
+            (*HTTP_WITH_KEYS, "--workers", "2", "--qdrant-path", "vectors"),
+            {},
+            "--qdrant-url",
+        ),
     ],
-    ids=["no tokens", "no issuer", "no key file", "no stdio tenant", "a key without a tenant"],
+    ids=[
+        "no tokens",
+        "no issuer",
+        "no key file",
+        "no stdio tenant",
+        "a key without a tenant",
+        "a wrong password over stdio",
+        "a wrong password over HTTP",
+        "no Neo4j over stdio",
+        "no Neo4j over HTTP",
+        "one store folder for two workers",
+    ],
 )
-def test_a_server_that_cannot_start_says_why_and_exits_2(
-    neo4j_connection: Neo4jConnection, tmp_path: Path, arguments: tuple[str, ...], said: str
+def test_a_server_that_cannot_start_says_why_in_one_line_and_exits_2(
+    neo4j_connection: Neo4jConnection,
+    tmp_path: Path,
+    arguments: tuple[str, ...],
+    environ: dict[str, str],
+    said: str,
 ) -> None:
     env = {
         name: value
         for name, value in server_env(neo4j_connection).items()
         if not name.startswith("MEMORA_OGM_MCP_")
     }
+    (tmp_path / "api-keys").write_text("")
     done = subprocess.run(
         [sys.executable, "-m", "memora_ogm.cli", *arguments],
-        env=env,
+        env={**env, **environ},
         cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (tmp_path / "keys").exists()
+
+
+def test_a_second_server_on_the_same_store_folder_says_so_and_exits_2(
+    neo4j_connection: Neo4jConnection, tmp_path: Path
+) -> None:
+    """The folder is held by a first server (a stdio one, waiting for its client)."""
+    env = {**server_env(neo4j_connection), "QDRANT_PATH": str(tmp_path / "vectors")}
+    command = [sys.executable, "-m", "memora_ogm.cli", *STDIO_TENANT, "--embedder", "hashing"]
+    first = subprocess.Popen(
+        command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        # Its answer to initialize: the first server serves, so it holds the folder.
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        assert first.stdin is not None and first.stdout is not None
+        first.stdin.write(json.dumps(hello).encode() + b"\n")
+        first.stdin.flush()
+        assert b'"id":1' in first.stdout.readline().replace(b" ", b"")
+        second = subprocess.run(
+            command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True
+        )
+        assert second.returncode == 2, second.stderr
+        assert "open in another process" in second.stderr, second.stderr
+        assert len(second.stderr.strip().splitlines()) == 1, second.stderr
+    finally:
+        first.kill()
+        first.communicate()
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (("--lifetime", "-10"), "--lifetime: expected a number above 0, not '-10'"),
+        (("--scope", "memory:admin"), "--scope: invalid choice: 'memory:admin'"),
+    ],
+    ids=["a negative lifetime", "an unknown scope"],
+)
+def test_mcp_token_refuses_what_no_server_would_accept(
+    tmp_path: Path, option: tuple[str, str], said: str
+) -> None:
+    keys = new_keys(tmp_path)
+    private = tmp_path / "dev-key.pem"
+    private.write_text(keys.private)
+    arguments = ("--private-key", str(private), "--issuer", ISSUER, "--audience", "http://x/mcp")
+    tenant = ("--org", "o", "--user", "u", "--agent", "a")
+    done = subprocess.run(
+        [sys.executable, "-m", "memora_ogm.cli", "mcp-token", *arguments, *tenant, *option],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert done.returncode == 2, done.stderr
-    assert said in done.stderr and "Traceback" not in done.stderr, done.stderr
-    assert not (tmp_path / "keys").exists()
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    assert said in done.stderr, done.stderr

@@ -89,19 +89,25 @@ class Served:
 
 @contextmanager
 def serve(
-    command: Sequence[str], env: dict[str, str], probe: str, cwd: Path | None = None
+    command: Sequence[str],
+    env: dict[str, str],
+    probe: str,
+    cwd: Path | None = None,
+    log: Path | None = None,
 ) -> Iterator[Served]:
     """``command`` with ``{port}`` filled in, until ``probe`` (a path) gets any HTTP
-    answer; stopped with :meth:`Served.stop` on the way out unless the test did."""
+    answer; stopped with :meth:`Served.stop` on the way out unless the test did. Its
+    stderr goes to ``log`` if given (a server that logs each request would fill a pipe)."""
     port = free_port()
-    process = subprocess.Popen(
-        [part.format(port=port) for part in command],
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    with open(log or os.devnull, "w") as written:
+        process = subprocess.Popen(
+            [part.format(port=port) for part in command],
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=written if log else subprocess.PIPE,
+            text=True,
+        )
     served = Served(f"http://127.0.0.1:{port}", process)
     deadline = time.monotonic() + 60
     while True:
@@ -113,9 +119,8 @@ def serve(
         except OSError as error:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                raise AssertionError(
-                    f"{command[0]} did not start: {process.communicate()[1]}"
-                ) from error
+                said = log.read_text() if log else process.communicate()[1]
+                raise AssertionError(f"{command[0]} did not start: {said}") from error
             time.sleep(0.1)
     try:
         yield served

@@ -59,21 +59,115 @@ def _host_port(value: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+class CannotStart(Exception):
+    """Why the server cannot start, in one line."""
+
+
+def _positive(value: str) -> float:
+    """A number above zero (a lifetime, a rate)."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, not {value!r}")
+    return number
+
+
+def _count(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number above 0, not {value!r}")
+    return int(value)
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     from memora_ogm.config import ConfigurationError
-    from memora_ogm.mcp.server import open_facade, serve_stdio
+    from memora_ogm.mcp.server import configure_log, serve_stdio
 
+    configure_log(args.log_level)
     try:
         config = _config(args)
         if args.http is not None:
             return _serve_http(args, config)
         tenant = _tenant(args)
-    except (ConfigurationError, ValueError, OSError) as error:
-        # Settings, tokens or keys the server cannot start with: said before it starts.
+        memora = _opened(config)
+        started = f"serving stdio; auth: none (one tenant); {_store(config)}; tenant: " + (
+            "--org/--user/--agent" if args.org else "MEMORA_OGM_MCP_ORG/_USER/_AGENT"
+        )
+        limits = _limits(args)
+        asyncio.run(serve_stdio(memora, tenant, _graph(config), _failed_start, started, limits))
+    except (ConfigurationError, ValueError, OSError, CannotStart) as error:
+        # Settings, tokens, keys, the graph or the store the server cannot start with:
+        # said in one line before it serves.
         print(f"memora-ogm mcp: {error}", file=sys.stderr)
         return 2
-    asyncio.run(serve_stdio(open_facade(config), tenant))
     return 0
+
+
+def _limits(args: argparse.Namespace) -> Any:
+    from memora_ogm.mcp import Limits
+
+    return Limits(args.max_messages, args.max_text, args.max_query, args.max_page)
+
+
+def _store(config: Any) -> str:
+    """The start-up line's store."""
+    collection = f", collection {config.collection}" if config.collection else ""
+    if config.qdrant_url:
+        return f"store: Qdrant at {config.qdrant_url}{collection}"
+    if config.qdrant_path:
+        return f"store: embedded in {config.qdrant_path}{collection}"
+    return "store: none (search_memories off)"
+
+
+def _auth(settings: Any) -> str:
+    """The start-up line's way of checking tokens."""
+    ways = []
+    if settings.jwks_url or settings.public_key_file:
+        keys = settings.jwks_url or settings.public_key_file
+        ways.append(f"JWTs of {settings.issuer} (keys: {keys})")
+    if settings.api_keys_file:
+        ways.append(f"API keys of {settings.api_keys_file}")
+    return " and ".join(ways)
+
+
+def _graph(config: Any) -> Any:
+    from memora_ogm.mcp.reasons import GraphAddress
+
+    return GraphAddress(config.neo4j.uri, config.neo4j.username)
+
+
+def _failed_start(error: BaseException, graph: Any) -> CannotStart:
+    """A start-up failure as one line: its reason, else what it was."""
+    from memora_ogm.mcp.reasons import reason
+    from memora_ogm.vector_db.edge_common import FolderInUseError
+
+    if isinstance(error, FolderInUseError):
+        return CannotStart(
+            "the vector store's folder is open in another process; an embedded store "
+            "belongs to one process at a time (stop the other server, or share a Qdrant "
+            "server with --qdrant-url)"
+        )
+    return CannotStart(reason(error, graph) or f"{type(error).__name__}: {error}")
+
+
+def _opened(config: Any) -> Any:
+    """The facade of ``config``, its store opened (an embedded store's folder locked)."""
+    from memora_ogm.mcp.server import open_facade
+
+    try:
+        return open_facade(config)
+    except Exception as error:
+        raise _failed_start(error, _graph(config)) from None
+
+
+async def _check(config: Any) -> None:
+    """What each worker will need, tried once before any starts: the graph's
+    credentials and schema, and the store."""
+    from memora_ogm.mcp.server import serving
+
+    async with serving(_opened(config), _graph(config), ready=_failed_start):
+        pass
 
 
 def _serve_http(args: argparse.Namespace, config: Any) -> int:
@@ -92,8 +186,23 @@ def _serve_http(args: argparse.Namespace, config: Any) -> int:
         api_keys_file=str(Path(args.api_keys).absolute()) if args.api_keys else None,
         rate=args.rate,
         allowed_hosts=args.allowed_host,
+        log_level=args.log_level,
+        limits=_limits(args),
     )
     settings.verifier()  # fail here, not in every worker, on a bad key or keys file
+    if args.workers > 1 and config.qdrant_path:
+        raise CannotStart(
+            "an embedded store's folder (--qdrant-path) belongs to one process: with "
+            "--workers above 1, share a Qdrant server (--qdrant-url)"
+        )
+    asyncio.run(_check(config))
+    from memora_ogm.mcp.reasons import log
+
+    rate = f"; rate: {args.rate:g} tool calls/s per token" if args.rate else ""
+    log.info(
+        f"serving {settings.resource_url} on {host}:{port} ({args.workers} worker(s)); "
+        f"auth: {_auth(settings)}; {_store(config)}; tenant: each token's{rate}"
+    )
     # The workers read everything from the environment (uvicorn starts them afresh).
     os.environ.update(config.environ())
     os.environ[CONFIG_VARIABLE] = settings.to_environ()
@@ -107,7 +216,7 @@ def _serve_http(args: argparse.Namespace, config: Any) -> int:
         port=port,
         workers=args.workers,
         timeout_graceful_shutdown=GRACE,
-        log_level="warning",
+        log_level="debug" if args.log_level == "debug" else "warning",
     )
     return 0
 
@@ -181,9 +290,13 @@ def _tenant_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _scope_option(parser: argparse.ArgumentParser) -> None:
-    from_auth = "memory:read, memory:write, memory:delete, memory:forget"
+    from memora_ogm.mcp import SCOPES
+
     parser.add_argument(
-        "--scope", action="append", help=f"a right to grant, repeated (default all: {from_auth})"
+        "--scope",
+        action="append",
+        choices=SCOPES,
+        help=f"a right to grant, repeated (default all: {', '.join(SCOPES)})",
     )
 
 
@@ -202,16 +315,34 @@ def add_mcp_parsers(
     serve.add_argument(
         "--http", type=_host_port, metavar="HOST:PORT", help="serve Streamable HTTP at /mcp"
     )
-    serve.add_argument("--workers", type=int, default=1, help="worker processes (HTTP)")
+    serve.add_argument("--workers", type=_count, default=1, help="worker processes (HTTP)")
     serve.add_argument("--resource-url", help="the URL clients use (default http://HOST:PORT/mcp)")
     serve.add_argument("--issuer", help="the identity provider's issuer (JWTs' iss)")
     keys = serve.add_mutually_exclusive_group()
     keys.add_argument("--jwks-url", help="the identity provider's JWKS URL")
     keys.add_argument("--public-key", help="a PEM public key that verifies the JWTs")
     serve.add_argument("--api-keys", help="a file of API keys (memora-ogm mcp-key adds one)")
-    serve.add_argument("--rate", type=float, help="calls per second per token (default: no limit)")
+    serve.add_argument(
+        "--rate", type=_positive, help="tool calls per second per token (default: no limit)"
+    )
     serve.add_argument(
         "--allowed-host", action="append", default=[], help="a Host header to accept (a proxy's)"
+    )
+    from memora_ogm.mcp import DEFAULT_LIMITS as default
+
+    limits = serve.add_argument_group("limits of one call (docs/mcp.md)")
+    for option, most, what in (
+        ("--max-messages", default.messages, "messages in one save"),
+        ("--max-text", default.text, "characters of a message or a memory"),
+        ("--max-query", default.query, "characters of a search query"),
+        ("--max-page", default.page, "memories or interactions in one page"),
+    ):
+        limits.add_argument(option, type=_count, default=most, help=f"{what} ({most})")
+    serve.add_argument(
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        default="info",
+        help="info (default): a start-up line and a line per HTTP request, on stderr",
     )
     serve.set_defaults(func=cmd_mcp)
 
@@ -221,7 +352,7 @@ def add_mcp_parsers(
     token.add_argument("--private-key", required=True, help="the PEM private key that signs it")
     token.add_argument("--issuer", required=True, help="its iss (the server's --issuer)")
     token.add_argument("--audience", required=True, help="its aud (the server's resource URL)")
-    token.add_argument("--lifetime", type=float, default=3600, help="seconds (default 3600)")
+    token.add_argument("--lifetime", type=_positive, default=3600, help="seconds (default 3600)")
     token.add_argument("--algorithm", default="RS256", help="RS256 (default), ES256, EdDSA, ...")
     token.add_argument("--key-id", help="its kid (the key's id in a JWKS)")
     token.set_defaults(func=cmd_mcp_token)

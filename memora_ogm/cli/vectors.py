@@ -144,23 +144,24 @@ def stored_layout(where: dict[str, Any], collection: str | None) -> dict[str, An
 
     ``where``: ``{"path": DIR}`` or ``{"url": URL, "api_key": KEY}``. The single-vector
     layout gets ``HashingEmbedding``, the one embedder a command knows. Without
-    ``collection``: Memora's default collection, else the earlier default one.
+    ``collection``: of Memora's default collection and the earlier default one, the first
+    that holds points (an empty one of Memora's name beside ours is not the store), else
+    the first that exists.
     """
     client: QdrantClient | EdgeClient = (
         EdgeClient(where["path"]) if "path" in where else QdrantClient(**where)
     )
     names = [collection] if collection else [MEMORA_COLLECTION_NAME, SINGLE_VECTOR_COLLECTION_NAME]
     try:
-        for name in names:
-            if client.collection_exists(name):
-                vectors = client.get_collection(name).config.params.vectors
-                if isinstance(vectors, models.VectorParams):
-                    return {
-                        "collection_name": name,
-                        "embedding_function": HashingEmbedding(vectors.size),
-                    }
-                return {"collection_name": name}
-        return None
+        found = [name for name in names if client.collection_exists(name)]
+        held = [name for name in found if client.count(name, exact=False).count > 0]
+        if not found:
+            return None
+        name = (held or found)[0]
+        vectors = client.get_collection(name).config.params.vectors
+        if isinstance(vectors, models.VectorParams):
+            return {"collection_name": name, "embedding_function": HashingEmbedding(vectors.size)}
+        return {"collection_name": name}
     finally:
         client.close()
 

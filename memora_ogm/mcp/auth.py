@@ -15,7 +15,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,11 +23,11 @@ from typing import Any
 import anyio
 import jwt
 from mcp.server.auth.provider import AccessToken
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-READ, WRITE, DELETE, FORGET = "memory:read", "memory:write", "memory:delete", "memory:forget"
-#: Every right, in the order the docs list them (a stdio server's one tenant has all).
-SCOPES = (READ, WRITE, DELETE, FORGET)
+from memora_ogm.mcp import SCOPES as SCOPES  # re-exported: the rights tokens carry
+
+#: Every right (a stdio server's one tenant has all).
+READ, WRITE, DELETE, FORGET = SCOPES
 #: The claims that name the tenant.
 ORG_CLAIM, USER_CLAIM, AGENT_CLAIM = "memora_org", "memora_user", "memora_agent"
 #: Signature algorithms accepted (never ``none``, never a shared secret: the server holds
@@ -91,9 +91,9 @@ class JwtVerifier:
             return self._jwks.get_signing_key_from_jwt(token).key
         return self._key
 
-    async def verify(self, token: str) -> TenantToken | None:
-        """The token's tenant and scopes, or None for a forged, expired, not yet valid,
-        foreign (issuer, audience) or tenant-less token."""
+    async def check(self, token: str) -> TenantToken | str:
+        """The token's tenant and scopes, or why it is refused: forged, expired, not yet
+        valid, foreign (issuer, audience) or tenant-less."""
         try:
             key: Any = (
                 await anyio.to_thread.run_sync(self._key_of, token)
@@ -109,11 +109,11 @@ class JwtVerifier:
                 leeway=LEEWAY,
                 options={"require": ["exp", "iss", "aud"]},
             )
-        except (jwt.PyJWTError, ValueError):
-            return None
+        except (jwt.PyJWTError, ValueError) as error:
+            return _refusal(error)
         tenant = _tenant_claims(claims)
         if tenant is None:
-            return None
+            return f"the token names no tenant ({ORG_CLAIM}, {USER_CLAIM}, {AGENT_CLAIM})"
         scope = claims.get("scope", "")
         return TenantToken(
             token=token,
@@ -126,6 +126,27 @@ class JwtVerifier:
             user_id=tenant[1],
             agent_id=tenant[2],
         )
+
+
+#: Why a JWT is refused, by PyJWT's error (the first that matches), for the 401 and the log.
+_REFUSALS: tuple[tuple[type[Exception], str], ...] = (
+    (jwt.ExpiredSignatureError, "the token expired"),
+    (jwt.ImmatureSignatureError, "the token is not valid yet"),
+    (jwt.InvalidIssuerError, "the token is from another issuer"),
+    (jwt.InvalidAudienceError, "the token is for another audience"),
+    (jwt.InvalidSignatureError, "the token's signature does not verify"),
+    (jwt.PyJWKClientError, "the token's signing key is not in the JWKS"),
+    (jwt.InvalidAlgorithmError, "the token's algorithm is not accepted"),
+    (jwt.DecodeError, "the token is not a well-formed JWT"),
+)
+
+
+def _refusal(error: Exception) -> str:
+    if isinstance(error, jwt.MissingRequiredClaimError):
+        return f"the token lacks its {error.claim!r} claim"
+    return next(
+        (said for kind, said in _REFUSALS if isinstance(error, kind)), "the token is invalid"
+    )
 
 
 def key_hash(key: str) -> str:
@@ -170,7 +191,8 @@ class ApiKeys:
             keys[digest] = Tenant(org_id, user_id, agent_id, frozenset(scopes.split(",")))
         self._keys, self._seen = keys, seen
 
-    async def verify(self, token: str) -> TenantToken | None:
+    async def check(self, token: str) -> TenantToken | str:
+        """The key's tenant, or why it is refused."""
         with self._lock:
             try:
                 self._load()
@@ -179,7 +201,7 @@ class ApiKeys:
         digest = key_hash(token)
         tenant = next((t for d, t in self._keys.items() if hmac.compare_digest(d, digest)), None)
         if tenant is None:
-            return None
+            return "unknown API key"
         return TenantToken(
             token=token,
             client_id=f"api-key:{digest[:12]}",
@@ -191,72 +213,45 @@ class ApiKeys:
 
 
 class TokenVerifier:
-    """The SDK's ``TokenVerifier``: a JWT (three dot-separated parts) goes to the JWT
-    verifier, anything else to the API keys; what neither admits is None (a 401)."""
+    """Who calls: a JWT (three dot-separated parts) goes to the JWT verifier, anything
+    else to the API keys."""
 
     def __init__(self, jwts: JwtVerifier | None = None, api_keys: ApiKeys | None = None) -> None:
         if jwts is None and api_keys is None:
             raise ValueError("an HTTP server needs tokens: --jwks-url/--public-key or --api-keys")
         self.jwts, self.api_keys = jwts, api_keys
 
-    async def verify_token(self, token: str) -> AccessToken | None:
+    async def check(self, token: str) -> TenantToken | str:
+        """The token's tenant, or why it is refused (a 401's reason)."""
         if token.count(".") == 2 and self.jwts is not None:
-            return await self.jwts.verify(token)
+            return await self.jwts.check(token)
         if self.api_keys is not None:
-            return await self.api_keys.verify(token)
-        return None
+            return await self.api_keys.check(token)
+        return "the server takes JWTs only, and this is none"
 
 
 class RateLimit:
-    """ASGI middleware: at most ``rate`` calls a second per bearer token (a bucket of
-    ``rate`` calls, refilled continuously), else ``429`` with ``Retry-After``. Each
-    worker process counts its own calls."""
+    """At most ``rate`` tool calls a second per token (a bucket of ``rate`` calls, at
+    least one, refilled continuously). Each worker process counts its own calls."""
 
-    def __init__(self, app: ASGIApp, rate: float) -> None:
-        self.app, self.rate = app, rate
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
         self._buckets: dict[str, tuple[float, float]] = {}  # token hash: (calls left, when)
         self._lock = threading.Lock()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        token = _bearer(scope) if scope["type"] == "http" else None
-        if token is not None and not self._take(key_hash(token)):
-            await _answer(send, 429, b'{"error": "rate_limited"}', [(b"retry-after", b"1")])
-            return
-        await self.app(scope, receive, send)
-
-    def _take(self, key: str) -> bool:
-        now = time.monotonic()
+    def take(self, token: str, calls: int = 1) -> bool:
+        """Whether ``token`` may make ``calls`` calls now (they are counted if so)."""
+        key, now, size = key_hash(token), time.monotonic(), max(self.rate, 1.0)
         with self._lock:
-            left, then = self._buckets.get(key, (self.rate, now))
-            left = min(self.rate, left + (now - then) * self.rate)
-            if left < 1:
+            left, then = self._buckets.get(key, (size, now))
+            left = min(size, left + (now - then) * self.rate)
+            if left < calls:
                 self._buckets[key] = (left, now)
                 return False
-            self._buckets[key] = (left - 1, now)
+            self._buckets[key] = (left - calls, now)
             if len(self._buckets) > 100_000:  # forget idle tokens
                 self._buckets = {key: self._buckets[key]}
             return True
-
-
-def _bearer(scope: Scope) -> str | None:
-    for name, value in scope.get("headers", ()):
-        if name == b"authorization":
-            kind, _, token = value.decode("latin-1").partition(" ")
-            return token.strip() if kind.lower() == "bearer" and token.strip() else None
-    return None
-
-
-async def _answer(
-    send: Send, status: int, body: bytes, headers: Iterable[tuple[bytes, bytes]] = ()
-) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), *headers],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 def mint_token(

@@ -1,0 +1,256 @@
+"""The MCP server as clients we did not write meet it (issue 47).
+
+fastmcp's client drives ``memora-ogm mcp`` over stdio and Streamable HTTP, and each
+answer is checked as that client shows it: the reason of every error (Neo4j stopped
+under a running server, then back; the default embedder on a machine that cannot
+download it), and a LangGraph-style reader that takes each result from the text block
+alone.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from fastmcp import Client
+from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
+from mcp_helpers import memora_ogm_command, raw_call, server_command
+from test_server_faults import RestartableServer
+from web_servers import serve
+
+from memora_ogm.mcp import SCOPES
+from memora_ogm.server import Neo4jConnection
+from memora_ogm.server.local import generate_password
+
+pytestmark = pytest.mark.local_server
+
+TURN = [
+    {"role": "user", "content": "I moved to Oslo last spring."},
+    {"role": "assistant", "content": "Oslo is lovely in spring."},
+]
+#: What never reaches a client.
+LEAKS = ("Traceback", "Error executing tool", "pydantic", "MATCH ", "site-packages")
+
+
+def text_of(result: Any) -> str:
+    """What a text-only client (a LangGraph agent's) reads: the text blocks."""
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def refusal(result: Any) -> str:
+    text = text_of(result)
+    assert result.is_error, text
+    assert not [leak for leak in LEAKS if leak in text], text
+    return text
+
+
+def stdio(env: dict[str, str], *options: str) -> Client[StdioTransport]:
+    """fastmcp's client of ``memora-ogm mcp`` launched over stdio with ``env``."""
+    command = [sys.executable, "-m", "memora_ogm.cli", "mcp", *options]
+    return Client(StdioTransport(command[0], command[1:], env=env), timeout=120)
+
+
+def tenant_env(conn: Neo4jConnection) -> dict[str, str]:
+    """The graph's variables and a new tenant's, as docs/mcp.md's quick start has them."""
+    import os
+
+    env = {**os.environ, **conn.env()}
+    printed = memora_ogm_command(env, "mcp-tenant", "Acme", "Ann", "Claude")
+    return env | dict(line.removeprefix("export ").split("=", 1) for line in printed.splitlines())
+
+
+@pytest.fixture(scope="module")
+def neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableServer]:
+    """The test's own Neo4j, to stop and start under a running MCP server."""
+    restartable = RestartableServer(tmp_path_factory.mktemp("mcp-neo4j"))
+    restartable.start()
+    try:
+        yield restartable
+    finally:
+        restartable.stop()
+
+
+async def test_neo4j_stopped_under_a_running_server_is_named_and_the_next_call_after_works(
+    neo4j: RestartableServer,
+) -> None:
+    assert neo4j.connection is not None
+    env = tenant_env(neo4j.connection)
+    async with stdio(env, "--embedder", "hashing") as client:
+        saved = await client.call_tool(
+            "save_interaction",
+            {
+                "messages": TURN,
+                "memories": [{"memory": "lives in Oslo", "source_msg_block_pos": [0]}],
+            },
+        )
+        assert not saved.is_error, text_of(saved)
+        neo4j.stop()
+        try:
+            away = await client.call_tool("get_memories", {}, raise_on_error=False)
+            said = refusal(away)
+            assert f"Neo4j unreachable at {neo4j.connection.uri}" in said, said
+        finally:
+            neo4j.start()
+        back = await client.call_tool("get_memories", {})
+        assert [m["memory"] for m in json.loads(text_of(back))["memories"]] == ["lives in Oslo"]
+
+        # Started again with a new password (as `memora-ogm server start` does): the
+        # running server's credentials are refused, and its errors say so.
+        neo4j.stop()
+        neo4j.password = generate_password()
+        neo4j.start()
+        refused = refusal(await client.call_tool("get_memories", {}, raise_on_error=False))
+        assert "authentication failed for user neo4j" in refused, refused
+
+
+async def test_the_default_embedder_offline_gives_its_reason_to_the_client(
+    neo4j: RestartableServer, tmp_path: Path
+) -> None:
+    """The desktop config of docs/mcp.md (the default embedder, an embedded store) on a
+    machine whose model hub does not resolve: the embedder's advice reaches the client."""
+    assert neo4j.connection is not None
+    env = tenant_env(neo4j.connection) | {
+        "HF_ENDPOINT": "https://hub.invalid",
+        "FASTEMBED_CACHE_PATH": str(tmp_path / "models"),
+    }
+    async with stdio(env, "--qdrant-path", str(tmp_path / "vectors")) as client:
+        for name, arguments in (
+            (
+                "save_interaction",
+                {
+                    "messages": TURN,
+                    "memories": [{"memory": "lives in Oslo", "source_msg_block_pos": [0]}],
+                },
+            ),
+            ("search_memories", {"query": "Oslo"}),
+        ):
+            said = refusal(await client.call_tool(name, arguments, raise_on_error=False))
+            assert "HashingEmbedding()" in said and "hub.invalid" in said, said
+
+
+# ------------------------------------------------------------------ over HTTP, API keys
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """A served server with API keys alone: its URL, endpoint, one key and its stderr."""
+
+    url: str
+    endpoint: str
+    key: str
+    log: Path
+
+
+@pytest.fixture(scope="module")
+def keyed(
+    neo4j_connection: Neo4jConnection, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Keyed]:
+    """``memora-ogm mcp --http`` with API keys alone (one worker, an embedded store,
+    offline embeddings), its stderr kept, and a key of a new tenant."""
+    folder = tmp_path_factory.mktemp("mcp-keyed")
+    env = tenant_env(neo4j_connection)
+    tenant = [
+        f"--{name}={env[f'MEMORA_OGM_MCP_{name.upper()}']}" for name in ("org", "user", "agent")
+    ]
+    keys = folder / "keys"
+    key = memora_ogm_command(env, "mcp-key", "--file", str(keys), *tenant).strip()
+    store = ("--qdrant-path", str(folder / "vectors"), "--embedder", "hashing")
+    command = server_command("--api-keys", str(keys), *store)
+    log = folder / "stderr"
+    with serve(command, env, "/mcp", log=log) as server:
+        yield Keyed(server.url, server.url + "/mcp", key, log)
+
+
+def test_api_keys_alone_advertise_no_authorization_server(keyed: Keyed) -> None:
+    """RFC 9728: no authorization server issues API keys, so the metadata names none
+    (a client asks its user for the key instead of registering somewhere)."""
+    answer = httpx2.get(keyed.url + "/.well-known/oauth-protected-resource/mcp", timeout=10)
+    assert answer.status_code == 200
+    assert answer.json() == {
+        "resource": keyed.endpoint,
+        "resource_name": "memora-ogm memory",
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": list(SCOPES),
+    }
+    assert answer.headers["access-control-allow-origin"] == "*"
+    missing = raw_call(keyed.endpoint, None, "get_memories", {})
+    assert missing.status_code == 401
+    assert "error=" not in missing.headers["www-authenticate"]
+    wrong = raw_call(keyed.endpoint, "mok_wrong", "get_memories", {})
+    assert wrong.status_code == 401
+    assert (
+        'error="invalid_token", error_description="unknown API key"'
+        in (wrong.headers["www-authenticate"])
+    )
+
+
+async def test_a_text_only_client_lists_saves_and_searches_from_the_text_block(
+    keyed: Keyed,
+) -> None:
+    """As a LangGraph agent reads a tool's answer (langchain-mcp-adapters hands it the text
+    blocks only): each answer's text is its complete structured content, compact."""
+    transport = StreamableHttpTransport(keyed.endpoint, auth=keyed.key)
+    async with Client(transport, timeout=60) as client:
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        assert "save_interaction" in tools and "search_memories" in tools
+        assert all("\n    " not in (tool.description or "") for tool in tools.values())
+        saved = await client.call_tool(
+            "save_interaction",
+            {
+                "messages": TURN,
+                "memories": [{"memory": "lives in Oslo", "source_msg_block_pos": [0]}],
+            },
+        )
+        found = await client.call_tool("search_memories", {"query": "Oslo"})
+        for result in (saved, found):
+            text = text_of(result)
+            assert json.loads(text) == result.structured_content
+            assert text == json.dumps(result.structured_content, separators=(",", ":"))
+        hits = json.loads(text_of(found))["hits"]
+        assert [hit["memory"]["memory"] for hit in hits] == ["lives in Oslo"]
+        assert hits[0]["memory"]["interaction_id"] == json.loads(text_of(saved))["interaction_id"]
+        refused = await client.call_tool(
+            "save_interaction", {"messages": [{"role": "user"}]}, raise_on_error=False
+        )
+        assert refusal(refused) == "messages[0].content: required"
+
+
+def test_the_log_has_the_start_a_line_per_request_and_no_token_or_content(keyed: Keyed) -> None:
+    """The start-up line, each request's line (its method, tool, status, milliseconds,
+    and a refusal's reason), and neither a key nor what was said."""
+    said = {"messages": [{"role": "user", "content": "my secret is Tromso"}]}
+    saves = keyed.log.read_text().count("tools/call save_interaction 200")
+    assert raw_call(keyed.endpoint, None, "get_memories", {}).status_code == 401
+    assert raw_call(keyed.endpoint, "mok_wrong", "get_memories", {}).status_code == 401
+    assert raw_call(keyed.endpoint, keyed.key, "save_interaction", said).status_code == 200
+    lines = wait_for_lines(keyed.log, "tools/call save_interaction 200", saves + 1)
+    started = [line for line in lines if "serving " in line]
+    assert len(started) == 1, lines
+    for part in ("http://127.0.0.1:", "API keys of", "store: embedded in", "tenant: each token's"):
+        assert part in started[0], started[0]
+    requests = [line.split("] INFO ", 1)[1] for line in lines if " /mcp " in line]
+    assert requests[-3].startswith("POST /mcp tools/call get_memories 401 "), requests
+    assert requests[-3].endswith(" ms refused: no token"), requests
+    assert requests[-2].endswith(" ms refused: unknown API key"), requests
+    assert requests[-1].startswith("POST /mcp tools/call save_interaction 200 "), requests
+    assert requests[-1].endswith(" ms"), requests
+    text = keyed.log.read_text()
+    assert keyed.key not in text and "mok_wrong" not in text and "Tromso" not in text
+
+
+def wait_for_lines(log: Path, wanted: str, count: int) -> list[str]:
+    """The log's lines, once ``count`` of them hold ``wanted`` (a line is written after
+    its answer is sent)."""
+    deadline = time.monotonic() + 10
+    while True:
+        lines = log.read_text().splitlines()
+        if sum(wanted in line for line in lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
