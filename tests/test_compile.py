@@ -15,7 +15,7 @@ import inspect
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from interaction_helpers import LATER, NO_MEMORY, chat, conversation
@@ -33,11 +33,11 @@ from memora_ogm.calls import (
     user,
 )
 from memora_ogm.engine import constraints
-from memora_ogm.engine.call import Batches, Call
+from memora_ogm.engine.call import Batches, Call, Query, batch_of
 from memora_ogm.engine.constraints import node_key_statement
 from memora_ogm.engine.erasure import BATCH_SIZE, Erasure
 from memora_ogm.engine.pages import Part, page_read
-from memora_ogm.engine.unit_of_work import Statement
+from memora_ogm.engine.unit_of_work import Statement, UnitOfWork
 from memora_ogm.transfer import export, validation
 from memora_ogm.transfer import format as transfer
 from memora_ogm.transfer.importing import (
@@ -213,6 +213,22 @@ SHAPES: dict[str, Callable[[], Call[Any] | Batches]] = {
 def test_each_call_compiles_to_its_golden_statements(shape: str) -> None:
     call = SHAPES[shape]()
     assert_compiles(shape, *sent(call, found=not shape.endswith("__not_found")))
+
+
+def test_the_batched_save_compiles_to_its_golden_statement() -> None:
+    """Concurrent saves of one shape share one statement: the single save's clauses run
+    once per row of ``$batch``, each parameter read from the row, the index returned."""
+    saves = [_save(), _save()]
+    works = [call.statement for call in saves]
+    assert all(isinstance(work, UnitOfWork) for work in works)
+    forms = [cast(UnitOfWork, work).compile(per_row=True) for work in works]
+    single, params = cast(UnitOfWork, works[0]).compile()
+    assert forms[0][0] == forms[1][0]
+    assert set(forms[0][1]) == set(params)
+    rows = [(call.batch_key or (), row) for call, (_, row) in zip(saves, forms, strict=True)]
+    assert_compiles("save_interaction_with_memories__batch", Query(forms[0][0], batch_of(rows)))
+    golden = (GOLDEN / "save_interaction_with_memories.cypher").read_text()
+    assert single == golden.split("\n", 1)[1].strip()  # the single save is unchanged
 
 
 def test_setup_compiles_to_its_golden_statements() -> None:

@@ -107,3 +107,15 @@ async def acquire(lock: threading.Lock) -> None:
     except BaseException:
         wait.abandon()
         raise
+
+
+#: Tasks started by :func:`start`, held until done (the loop holds tasks weakly).
+_started: set[asyncio.Task[Any]] = set()
+
+
+def start(work: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
+    """Run ``work(*args)`` on its own, as a task of the running loop: a caller cancelled
+    meanwhile does not cancel it."""
+    task = asyncio.get_running_loop().create_task(work(*args))
+    _started.add(task)
+    task.add_done_callback(_started.discard)

@@ -44,10 +44,12 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
         max_connection_pool_size: int | None = None,
         connection_acquisition_timeout: float | None = None,
         driver_config: Mapping[str, Any] | None = None,
+        coalesce_writes: bool | None = None,
     ) -> None:
         """``driver_config`` goes to ``neo4j.AsyncGraphDatabase.driver`` as keyword
         arguments (``max_connection_lifetime``, ``trusted_certificates``, ...); the pool
-        size and acquisition timeout are the two settings most deployments tune."""
+        size and acquisition timeout are the two settings most deployments tune.
+        ``coalesce_writes``: see the property."""
         config = dict(driver_config or {})
         if max_connection_pool_size is not None:
             config["max_connection_pool_size"] = max_connection_pool_size
@@ -55,6 +57,8 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
             config["connection_acquisition_timeout"] = connection_acquisition_timeout
         graph = Graph(uri, username, password, database, associated_vector_db, config)
         self._attach(graph, enable_logging)
+        if coalesce_writes is not None:
+            self.coalesce_writes = coalesce_writes
 
     @classmethod
     def from_connection(
@@ -117,6 +121,17 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     @associated_vector_db.setter
     def associated_vector_db(self, vector_db: BaseVectorDB | None) -> None:
         self.graph.vector_db = vector_db
+
+    @property
+    def coalesce_writes(self) -> bool:
+        """Whether concurrent saves share a transaction: below a few transactions in
+        flight a save goes alone, beyond them the waiting saves go together, each caller
+        still getting its own result or error (:mod:`memora_ogm._async.coalescing`)."""
+        return self.graph.coalesce_writes
+
+    @coalesce_writes.setter
+    def coalesce_writes(self, coalesce: bool) -> None:
+        self.graph.coalesce_writes = bool(coalesce)
 
     def get_associated_vector_db(self) -> BaseVectorDB | None:
         return self.associated_vector_db

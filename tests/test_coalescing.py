@@ -1,0 +1,244 @@
+"""Concurrent saves share a transaction (issue 48), on a real server, in both twins.
+
+Tasks on the async facade, threads (16 of them) on the sync twin. Each caller must get
+its own answer: the saves that should land land whole, the others fail alone and leave
+nothing behind; the graph's counts are exact and its invariants hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from interaction_helpers import DAY, LATER, World, chat, conversation, make_world, value
+from invariants import all_violations
+from neo4j import Driver
+from neo4j.exceptions import Neo4jError
+from sync_adapter import AwaitableTwin
+
+from memora_ogm.calls import interaction
+from memora_ogm.engine.call import declared
+from memora_ogm.engine.unit_of_work import UnitOfWork
+from memora_ogm.errors import AgentNotFound, UserNotFound
+from memora_ogm.schema.storage import MemoriesAndInteraction
+
+NO_ONE = "0d5e6c8a-9b1f-4c2e-8a7d-3f4b5c6d7e8f"
+#: Threads of the sync twin's callers.
+THREADS = 16
+
+
+def _data(n: int, when: Any = DAY) -> MemoriesAndInteraction:
+    """Caller ``n``'s save: its own messages and memory, so its answer can be checked."""
+    return conversation(chat(f"caller {n} asks", f"caller {n} hears"), when, [(f"fact {n}", [0])])
+
+
+async def _all_at_once(memora: Any, calls: list[Callable[..., Any]]) -> list[Any]:
+    """Each ``call(interface)`` at the same time: tasks, or threads of the sync twin; each
+    one's result or exception."""
+    if isinstance(memora, AwaitableTwin):
+        twin = memora._twin
+
+        def one(call: Callable[[Any], Any]) -> Any:
+            try:
+                return call(twin)
+            except Exception as error:
+                return error
+
+        with ThreadPoolExecutor(THREADS) as threads:
+            return await asyncio.to_thread(lambda: list(threads.map(one, calls)))
+
+    async def task(call: Callable[[Any], Any]) -> Any:
+        return await call(memora)
+
+    return await asyncio.gather(*(task(call) for call in calls), return_exceptions=True)
+
+
+def _graph(memora: Any) -> Any:
+    twin: Any = memora._twin if isinstance(memora, AwaitableTwin) else memora
+    return twin.graph
+
+
+def _count(driver: Driver, label: str) -> int:
+    return int(value(driver, f"MATCH (n:{label}) RETURN count(n)"))
+
+
+def _first_message(driver: Driver, interaction_id: str) -> str:
+    return str(
+        value(
+            driver,
+            "MATCH (:Interaction {interaction_id: $id})-[:FIRST_MESSAGE]->(m) RETURN m.content",
+            id=interaction_id,
+        )
+    )
+
+
+async def test_concurrent_saves_land_exactly_the_good_ones(memora: Any, driver: Driver) -> None:
+    """200 saves over 20 users at once, 10 of them bad (input, unknown user, unknown
+    agent): each good caller gets its own interaction, each bad one its own error."""
+    memora.coalesce_writes = True
+    first = await make_world(memora, "user 0")
+    users = [first.user_id] + [
+        (await memora.create_user(first.org_id, f"user {n}")).user_id for n in range(1, 20)
+    ]
+    bad: dict[int, type[Exception]] = {}
+    calls = []
+    for n in range(200):
+        org, agent, user, data = first.org_id, first.agent_id, users[n % 20], _data(n)
+        if n % 20 == n // 20:  # users 0 to 9 get one bad save each
+            kind = n // 20 % 3
+            bad[n] = (ValueError, UserNotFound, AgentNotFound)[kind]
+            if kind == 0:
+                data = conversation([{"role": "user"}])  # no content
+            elif kind == 1:
+                user = NO_ONE
+            else:
+                agent = NO_ONE
+        calls.append(
+            lambda m, o=org, a=agent, u=user, d=data: m.save_interaction_with_memories(o, a, u, d)
+        )
+    answers = await _all_at_once(memora, calls)
+    assert len(bad) == 10
+    saved: dict[int, str] = {}
+    for n, answer in enumerate(answers):
+        if n in bad:
+            assert type(answer) is bad[n], (n, answer)
+            continue
+        assert isinstance(answer, tuple), (n, answer)
+        interaction_id, when = answer
+        assert when == DAY
+        saved[n] = interaction_id
+    assert len(set(saved.values())) == 190
+    for n, interaction_id in saved.items():
+        assert _first_message(driver, interaction_id) == f"caller {n} asks"
+    assert _count(driver, "Interaction") == 190
+    assert _count(driver, "MessageBlock") == 380
+    assert _count(driver, "Memory") == 190
+    assert _count(driver, "Date") == 20  # one day per user
+    per_user = value(
+        driver,
+        "MATCH (u:User)-[:INTERACTIONS_IN]->()-[:HAD_INTERACTION]->(i) "
+        "WITH u, count(i) AS saved RETURN collect([u.user_name, saved])",
+    )
+    assert sorted(per_user) == sorted([f"user {n}", 9 if n < 10 else 10] for n in range(20))
+    assert not await all_violations(driver)
+    sizes = _graph(memora).coalescer.sizes
+    refused_before = list(bad.values()).count(ValueError)  # input checks: before any queue
+    assert sum(size * times for size, times in sizes.items()) == 200 - refused_before
+    assert max(sizes) > 1, sizes  # saves did share transactions
+
+
+def _busy(memora: Any) -> Any:
+    """The graph's coalescer with every slot taken, so the next saves queue."""
+    coalescer = _graph(memora).coalescer
+    coalescer.in_flight = coalescer.limit
+    return coalescer
+
+
+async def _queued(coalescer: Any, length: int) -> None:
+    for _ in range(500):
+        if len(coalescer.queue) == length:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{len(coalescer.queue)} saves queued, not {length}")
+
+
+async def test_a_batch_the_server_refuses_is_split(memora: Any, driver: Driver) -> None:
+    """One save of a batch fails on the server part-way (a property the server cannot
+    store): the batch is split until it is alone, and the others land."""
+    memora.coalesce_writes = True
+    world = await make_world(memora)
+    graph = _graph(memora)
+    calls = [
+        interaction.save_interaction_with_memories(
+            graph.nodes, world.org_id, world.agent_id, world.user_id, _data(n, LATER)
+        )
+        for n in range(8)
+    ]
+    poisoned = calls[5].statement
+    assert isinstance(poisoned, UnitOfWork)
+    poisoned.params["interaction"] = {**poisoned.params["interaction"], "poison": {"a": 1}}
+    coalescer = _busy(memora)
+    threads = ThreadPoolExecutor(len(calls))
+    if isinstance(memora, AwaitableTwin):
+        loop = asyncio.get_running_loop()
+        saving = [loop.run_in_executor(threads, graph.execute, declared, c) for c in calls]
+    else:
+        saving = [asyncio.ensure_future(graph.execute(declared, call)) for call in calls]
+    running = asyncio.gather(*saving, return_exceptions=True)
+    await _queued(coalescer, 8)
+    coalescer.in_flight -= 1
+    coalescer._release()  # a transaction returned: the eight go together
+    answers = await running
+    threads.shutdown()
+    assert isinstance(answers[5], Neo4jError), answers[5]
+    assert all(isinstance(answer, tuple) for n, answer in enumerate(answers) if n != 5), answers
+    assert coalescer.sizes[8] == 1
+    assert _count(driver, "Interaction") == 7
+    assert _count(driver, "Memory") == 7
+    assert not await all_violations(driver)
+
+
+async def test_a_save_cancelled_before_it_is_sent_leaves_the_queue(
+    memora: Any, driver: Driver
+) -> None:
+    """A task cancelled, or timed out, while its save waits: out of the queue, nothing
+    written; one cancelled after its batch was sent lands whole (never half)."""
+    if isinstance(memora, AwaitableTwin):
+        pytest.skip("a thread cannot be cancelled: the async twin's tasks can")
+    memora.coalesce_writes = True
+    world = await make_world(memora)
+    coalescer = _busy(memora)
+
+    def saving(n: int) -> Any:
+        return memora.save_interaction_with_memories(
+            world.org_id, world.agent_id, world.user_id, _data(n)
+        )
+
+    waiting = asyncio.ensure_future(saving(0))
+    await _queued(coalescer, 1)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert not coalescer.queue
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(saving(1), 0.2)
+    assert not coalescer.queue
+    assert _count(driver, "Interaction") == 0
+    # Sent, then cancelled: the batch runs to its end, the save lands whole.
+    sent, kept = asyncio.ensure_future(saving(2)), asyncio.ensure_future(saving(3))
+    await _queued(coalescer, 2)
+    coalescer.in_flight -= 1
+    coalescer._release()
+    sent.cancel()
+    interaction_id, _ = await kept
+    with pytest.raises(asyncio.CancelledError):
+        await sent
+    for _ in range(100):
+        if coalescer.in_flight == coalescer.limit - 1:
+            break
+        await asyncio.sleep(0.01)
+    assert _count(driver, "Interaction") == 2
+    assert _count(driver, "MessageBlock") == 4
+    assert _count(driver, "Memory") == 2
+    assert _first_message(driver, interaction_id) == "caller 3 asks"
+    assert not await all_violations(driver)
+
+
+async def test_a_lone_save_goes_alone_with_the_single_statement(
+    memora: Any, driver: Driver
+) -> None:
+    """Below the limit a save is not queued: one statement, today's, as without coalescing."""
+    world: World = await make_world(memora)
+    graph = _graph(memora)
+    for coalesce in (False, True):
+        memora.coalesce_writes = coalesce
+        before = graph.statements
+        await memora.save_interaction_with_memories(
+            world.org_id, world.agent_id, world.user_id, _data(int(coalesce))
+        )
+        assert graph.statements - before == 1
+    assert dict(graph.coalescer.sizes) == {1: 1}
+    assert _count(driver, "Interaction") == 2
