@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from interaction_helpers import DAY, LATER, World, chat, conversation, make_world, value
@@ -169,8 +169,7 @@ async def test_a_batch_the_server_refuses_is_split(memora: Any, driver: Driver) 
         saving = [asyncio.ensure_future(graph.execute(declared, call)) for call in calls]
     running = asyncio.gather(*saving, return_exceptions=True)
     await _queued(coalescer, 8)
-    coalescer.in_flight -= 1
-    coalescer._release()  # a transaction returned: the eight go together
+    coalescer._release([])  # a transaction returned: the eight go together
     answers = await running
     threads.shutdown()
     assert isinstance(answers[5], Neo4jError), answers[5]
@@ -210,8 +209,7 @@ async def test_a_save_cancelled_before_it_is_sent_leaves_the_queue(
     # Sent, then cancelled: the batch runs to its end, the save lands whole.
     sent, kept = asyncio.ensure_future(saving(2)), asyncio.ensure_future(saving(3))
     await _queued(coalescer, 2)
-    coalescer.in_flight -= 1
-    coalescer._release()
+    coalescer._release([])
     sent.cancel()
     interaction_id, _ = await kept
     with pytest.raises(asyncio.CancelledError):
@@ -242,3 +240,54 @@ async def test_a_lone_save_goes_alone_with_the_single_statement(
         assert graph.statements - before == 1
     assert dict(graph.coalescer.sizes) == {1: 1}
     assert _count(driver, "Interaction") == 2
+
+
+async def test_updates_of_one_interaction_keep_their_call_order(
+    memora: Any, driver: Driver
+) -> None:
+    """Six updates of one interaction queued in turn, with updates of four others: never
+    two of one interaction in a batch or in flight, so the last one called is the chain
+    that stays; the others' updates share the first batch."""
+    world = await make_world(memora)
+    ids = [
+        (await memora.save_interaction_with_memories(*_owner(world), _data(n)))[0] for n in range(5)
+    ]
+    memora.coalesce_writes = True
+    graph = _graph(memora)
+    coalescer = _busy(memora)
+    calls = [(ids[0], n) for n in range(6)] + [(ids[k], 10 + k) for k in range(1, 5)]
+    threads = ThreadPoolExecutor(len(calls))
+    loop = asyncio.get_running_loop()
+    running = []
+    for queued, (interaction_id, n) in enumerate(calls):
+        data = conversation(chat(f"update {n}", f"reply {n}"), LATER, [(f"changed {n}", [1])])
+        arguments = (*_owner(world), interaction_id, data)
+        if isinstance(memora, AwaitableTwin):
+            update = graph.execute
+            declare = interaction.update_interaction_and_memories
+            running.append(loop.run_in_executor(threads, update, declare, *arguments))
+        else:
+            running.append(
+                asyncio.ensure_future(memora.update_interaction_and_memories(*arguments))
+            )
+        await _queued(coalescer, queued + 1)
+    coalescer._release([])
+    answers = await asyncio.gather(*running, return_exceptions=True)
+    threads.shutdown()
+    assert [cast(tuple[str, Any], answer)[0] for answer in answers] == [i for i, _ in calls]
+    assert _first_message(driver, ids[0]) == "update 5"
+    for k in range(1, 5):
+        assert _first_message(driver, ids[k]) == f"update {10 + k}"
+    assert coalescer.sizes[5] == 1 and coalescer.sizes[1] == 5  # then one at a time
+    memories = value(
+        driver,
+        "MATCH (:Interaction {interaction_id: $id})<-[:INTERACTION_SOURCE]-(m) RETURN count(m)",
+        id=ids[0],
+    )
+    assert memories == 7
+    assert not coalescer.busy and not coalescer.queue
+    assert not await all_violations(driver)
+
+
+def _owner(world: World) -> tuple[str, str, str]:
+    return world.org_id, world.agent_id, world.user_id

@@ -215,20 +215,27 @@ def test_each_call_compiles_to_its_golden_statements(shape: str) -> None:
     assert_compiles(shape, *sent(call, found=not shape.endswith("__not_found")))
 
 
-def test_the_batched_save_compiles_to_its_golden_statement() -> None:
-    """Concurrent saves of one shape share one statement: the single save's clauses run
+@pytest.mark.parametrize(
+    "shape", ["save_interaction_with_memories", "update_interaction_and_memories__same_messages"]
+)
+def test_a_batched_write_compiles_to_its_golden_statement(shape: str) -> None:
+    """Concurrent writes of one shape share one statement: the single write's clauses run
     once per row of ``$batch``, each parameter read from the row, the index returned."""
-    saves = [_save(), _save()]
-    works = [call.statement for call in saves]
-    assert all(isinstance(work, UnitOfWork) for work in works)
+    writes = [SHAPES[shape](), SHAPES[shape]()]
+    works = [write.statement for write in writes if isinstance(write, Call)]
+    assert len(works) == 2 and all(isinstance(work, UnitOfWork) for work in works)
     forms = [cast(UnitOfWork, work).compile(per_row=True) for work in works]
     single, params = cast(UnitOfWork, works[0]).compile()
     assert forms[0][0] == forms[1][0]
     assert set(forms[0][1]) == set(params)
-    rows = [(call.batch_key or (), row) for call, (_, row) in zip(saves, forms, strict=True)]
-    assert_compiles("save_interaction_with_memories__batch", Query(forms[0][0], batch_of(rows)))
-    golden = (GOLDEN / "save_interaction_with_memories.cypher").read_text()
-    assert single == golden.split("\n", 1)[1].strip()  # the single save is unchanged
+    rows = [
+        (cast(Call[Any], write).batch_key or (), row)
+        for write, (_, row) in zip(writes, forms, strict=True)
+    ]
+    batched = shape.split("__")[0] + "__batch"
+    assert_compiles(batched, Query(forms[0][0], batch_of(rows)))
+    golden = (GOLDEN / f"{shape}.cypher").read_text()
+    assert single == golden.split("\n", 1)[1].strip()  # the single write is unchanged
 
 
 def test_setup_compiles_to_its_golden_statements() -> None:

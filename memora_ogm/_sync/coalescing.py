@@ -77,19 +77,24 @@ class Coalescer:
         self.queue: deque[Waiting] = deque()
         #: How many batches of each size were sent (a save sent alone is a batch of one).
         self.sizes: Counter[int] = Counter()
+        #: The serial keys (:attr:`Call.serial`) of the writes in flight.
+        self.busy: Counter[tuple[str, ...]] = Counter()
 
     def write(self, call: Call[T]) -> T:
         """``call``'s result: sent at once below the limit, else in the next batch."""
         with self.lock:
-            alone = self.in_flight < self.limit and not self.queue
+            alone = (
+                self.in_flight < self.limit
+                and not self.queue
+                and (call.serial is None or call.serial not in self.busy)
+            )
             if alone:
-                self.in_flight += 1
-                self.sizes[1] += 1
+                self._occupy([call])
         if alone:
             try:
                 return self.graph._call(call)
             finally:
-                self._release()
+                self._release([call])
         waiting = Waiting(call)  # checked and compiled before it joins the queue
         with self.lock:
             self.queue.append(waiting)
@@ -113,9 +118,15 @@ class Coalescer:
             return []
         batch: list[Waiting] = []
         kept: deque[Waiting] = deque()
+        held: set[tuple[str, ...]] = set()  # serial keys that wait for an earlier write
         size = 0
         while self.queue:
             waiting = self.queue.popleft()
+            serial = waiting.call.serial
+            if serial is not None and (serial in self.busy or serial in held):
+                held.add(serial)
+                kept.append(waiting)
+                continue
             fits = not batch or (
                 waiting.text == batch[0].text
                 and len(batch) < self.max_saves
@@ -123,22 +134,38 @@ class Coalescer:
             )
             if not fits:
                 kept.append(waiting)
+                if serial is not None:
+                    held.add(serial)
                 if len(batch) >= self.max_saves:
                     break
                 continue
             if waiting.future.set_running_or_notify_cancel():  # False: cancelled
                 batch.append(waiting)
                 size += waiting.weight
+                if serial is not None:
+                    held.add(serial)
         self.queue.extendleft(reversed(kept))
         if batch:
-            self.in_flight += 1
-            self.sizes[len(batch)] += 1
+            self._occupy([waiting.call for waiting in batch])
         return batch
 
-    def _release(self) -> None:
-        """A transaction returned: its slot goes to the next batch, if saves wait."""
+    def _occupy(self, calls: list[Call[Any]]) -> None:
+        """Take a slot for ``calls`` (under the lock), and their serial keys."""
+        self.in_flight += 1
+        self.sizes[len(calls)] += 1
+        for call in calls:
+            if call.serial is not None:
+                self.busy[call.serial] += 1
+
+    def _release(self, calls: list[Call[Any]]) -> None:
+        """A transaction returned: its slot goes to the next batch, if writes wait."""
         with self.lock:
             self.in_flight -= 1
+            for call in calls:
+                if call.serial is not None:
+                    self.busy[call.serial] -= 1
+                    if not self.busy[call.serial]:
+                        del self.busy[call.serial]
             batch = self._take()
         if batch:
             compat.start(self._send, batch)
@@ -147,7 +174,7 @@ class Coalescer:
         try:
             self._settle(batch)
         finally:
-            self._release()
+            self._release([waiting.call for waiting in batch])
 
     def _settle(self, batch: list[Waiting]) -> None:
         """Send ``batch`` and give each caller its answer; split it if the server refused it."""

@@ -269,6 +269,7 @@ def _written(
     landed: Landed | None,
     log: str,
     batch_key: tuple[str, ...] | None = None,
+    serial: tuple[str, ...] | None = None,
 ) -> Call[tuple[str, datetime]]:
     """A write's call: returns the interaction's id and date, adds ``memories`` to vectors."""
 
@@ -283,6 +284,7 @@ def _written(
         landed=landed,
         log=log,
         batch_key=batch_key,
+        serial=serial,
     )
 
 
@@ -375,9 +377,11 @@ def update_interaction_and_memories(
         nodes, work, interaction, chain, owner, data, {**key, "agent_id": agent_id}
     )
     log = f"updated interaction {interaction_id} of user {user_id}"
-    return _written(
-        nodes, work, (interaction_id, when), memories, first_memory(nodes, memories, True), log
-    )
+    landed = first_memory(nodes, memories, True)
+    # A batch locks the interaction first, then the user's collections, then the day.
+    locks = (org_id, user_id, interaction_id, when.date().isoformat())
+    serial = (org_id, user_id, interaction_id)
+    return _written(nodes, work, (interaction_id, when), memories, landed, log, locks, serial)
 
 
 def get_interaction(

@@ -121,6 +121,9 @@ class Call(Generic[T]):
     #: A write that may share a transaction with others of its shape (``None``: never):
     #: a batch takes its rows' locks in the order of this key (the user's, then the day's).
     batch_key: tuple[str, ...] | None = None
+    #: Writes of one node (an interaction) with the same key keep their call order: never
+    #: in one batch, never two in flight.
+    serial: tuple[str, ...] | None = None
 
 
 def batch_of(rows: Sequence[tuple[tuple[str, ...], dict[str, Any]]]) -> dict[str, Any]:
