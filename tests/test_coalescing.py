@@ -291,3 +291,29 @@ async def test_updates_of_one_interaction_keep_their_call_order(
 
 def _owner(world: World) -> tuple[str, str, str]:
     return world.org_id, world.agent_id, world.user_id
+
+
+async def test_the_bulk_save_reports_each_item(memora: Any, driver: Driver) -> None:
+    """150 saves from one caller over three users, three of them bad: each item's ids in
+    order, each bad one its own error, exactly the good ones in the graph."""
+    world = await make_world(memora)
+    users = [world.user_id] + [
+        (await memora.create_user(world.org_id, f"user {n}")).user_id for n in (1, 2)
+    ]
+    items: list[tuple[str, MemoriesAndInteraction]] = [(users[n % 3], _data(n)) for n in range(150)]
+    items[10] = (NO_ONE, _data(10))
+    items[70] = (users[1], conversation([{"role": "user"}]))
+    items[140] = (users[2], conversation(chat("a", "b"), DAY, [("fact", [5])]))
+    answers = await memora.save_interactions_with_memories(world.org_id, world.agent_id, items)
+    assert len(answers) == 150
+    assert isinstance(answers[10], UserNotFound)
+    assert isinstance(answers[70], ValueError) and isinstance(answers[140], ValueError)
+    for n, answer in enumerate(answers):
+        if n not in (10, 70, 140):
+            assert isinstance(answer, tuple), (n, answer)
+            assert _first_message(driver, answer[0]) == f"caller {n} asks"
+    assert _count(driver, "Interaction") == 147
+    assert _count(driver, "Memory") == 147
+    assert not await all_violations(driver)
+    sizes = _graph(memora).coalescer.sizes
+    assert sum(sizes.values()) == 3 and max(sizes) == 64  # 147 saves: 64, 64, 19

@@ -236,6 +236,8 @@ def test_a_batched_write_compiles_to_its_golden_statement(shape: str) -> None:
     assert_compiles(batched, Query(forms[0][0], batch_of(rows)))
     golden = (GOLDEN / f"{shape}.cypher").read_text()
     assert single == golden.split("\n", 1)[1].strip()  # the single write is unchanged
+    if shape == "save_interaction_with_memories":  # the bulk save sends the same
+        assert_compiles("save_interactions_with_memories", Query(forms[0][0], batch_of(rows)))
 
 
 def test_setup_compiles_to_its_golden_statements() -> None:
@@ -399,6 +401,7 @@ def test_every_public_method_is_compiled_here() -> None:
         if not name.startswith("_")
     }
     compiled_here = {shape.split("__")[0] for shape in SHAPES} | {
+        "save_interactions_with_memories",
         "setup",
         "migrate_to_schema_for_memora_v0_3_x",
         "migrate",

@@ -110,6 +110,45 @@ class Coalescer:
                     self.queue.remove(waiting)
             raise
 
+    async def write_each(self, calls: list[Call[Any]]) -> list[Any]:
+        """One caller's many writes, in batches within the caps, :attr:`limit` batches at
+        once: each call's result or its own exception, in order."""
+        batches: list[list[Waiting]] = []
+        size = 0
+        for call in calls:
+            waiting = Waiting(call)
+            waiting.future.set_running_or_notify_cancel()
+            last = batches[-1] if batches else []
+            if (
+                last
+                and waiting.text == last[0].text
+                and len(last) < self.max_saves
+                and size + waiting.weight <= self.max_bytes
+            ):
+                last.append(waiting)
+                size += waiting.weight
+            else:
+                batches.append([waiting])
+                size = waiting.weight
+        lanes = [batches[lane :: self.limit] for lane in range(self.limit)]
+        for lane in lanes[1:]:
+            if lane:
+                compat.start(self._lane, lane)
+        await self._lane(lanes[0])
+        outcomes: list[Any] = []
+        for batch in batches:
+            for waiting in batch:
+                try:
+                    outcomes.append(await compat.result_of(waiting.future))
+                except Exception as error:
+                    outcomes.append(error)
+        return outcomes
+
+    async def _lane(self, batches: list[list[Waiting]]) -> None:
+        for batch in batches:
+            self.sizes[len(batch)] += 1
+            await self._settle(batch)
+
     def _take(self) -> list[Waiting]:
         """The next batch, if a slot is free: the first waiting save and those after it of
         its shape, within the caps; cancelled ones are dropped. Called under the lock."""

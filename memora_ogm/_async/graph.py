@@ -172,6 +172,26 @@ class Graph:
             await self.settle()  # the server answers again
         return cast(T, answer)
 
+    async def execute_each(
+        self,
+        declare: Callable[..., Call[T]],
+        arguments: list[tuple[Any, ...]],
+    ) -> list[T | Exception]:
+        """Declare a write per argument tuple and run them all, in shared transactions
+        (:meth:`Coalescer.write_each`): each one's result, or its own exception (its
+        input refused, something it needs missing) in its place."""
+        declared: list[Call[T] | Exception] = []
+        for given in arguments:
+            try:
+                declared.append(declare(self.nodes, *given))
+            except ValueError as error:
+                declared.append(error)
+        calls = [call for call in declared if not isinstance(call, Exception)]
+        sent = iter(await self.coalescer.write_each(calls))
+        answers = [call if isinstance(call, Exception) else next(sent) for call in declared]
+        await self.settle()
+        return answers
+
     async def _call(self, call: Call[T]) -> T:
         statement = call.statement
         if statement is None:
