@@ -276,6 +276,22 @@ async def run(options: argparse.Namespace) -> None:
                             configs.append((mix, count, layer, coalesce))
             figures: dict[Any, Figures] = {config: Figures() for config in configs}
             figures["ceiling"] = Figures()
+            if options.bulk:
+                figures["bulk"] = Figures()
+            bulk_users = Users(world.users, "own")
+
+            async def bulk() -> tuple[int, list[float]]:
+                """``--bulk`` saves from one caller through the bulk method."""
+                items = [
+                    (user, specs[user].model())
+                    for user in (bulk_users.of(n) for n in range(options.bulk))
+                ]
+                began = time.perf_counter()
+                answers = await ogm.save_interactions_with_memories(org, agent, items)
+                elapsed = time.perf_counter() - began
+                assert not [answer for answer in answers if isinstance(answer, Exception)]
+                return len(answers), [elapsed]
+
             mixes = {mix: layers(mix) for mix in options.mix.split(",")}
             # Warm: connections opened, code and server warm, both statements planned.
             for mix, count, layer, coalesce in configs:
@@ -290,9 +306,16 @@ async def run(options: argparse.Namespace) -> None:
                 flush=True,
             )
             for round_ in range(options.rounds):
-                order: list[Any] = [*configs, "ceiling"]
+                order: list[Any] = [*configs, "ceiling", *(["bulk"] if options.bulk else [])]
                 for config in order if round_ % 2 == 0 else order[::-1]:
                     figure = figures[config]
+                    if config == "bulk":
+                        sizes = Counter(ogm.graph.coalescer.sizes)
+                        saves, latencies = await bulk()
+                        figure.rates.append(saves / latencies[0])
+                        figure.saves += saves
+                        figure.sizes += Counter(ogm.graph.coalescer.sizes) - sizes
+                        continue
                     if config == "ceiling":
                         saves, latencies = await ceiling(
                             bare, database, text, rows, options.seconds
@@ -334,6 +357,12 @@ async def run(options: argparse.Namespace) -> None:
                 )
                 + "   (latency: per transaction)"
             )
+            if options.bulk:
+                print(
+                    figures["bulk"].line(f"bulk: {options.bulk} saves, 1 async caller")
+                    + "   (latency: the whole call)"
+                )
+                print(f"{'':<6}batch sizes: {histogram(figures['bulk'].sizes)}")
             targets(figures, configs, options)
         finally:
             await loader.cleanup(prefix)
@@ -349,6 +378,9 @@ def targets(figures: dict[Any, Figures], configs: list[Any], options: argparse.N
     """Issue 48's targets, each with its measured ratio (medians of rounds)."""
     print("\ntargets (issue 48):")
     ceiling = statistics.median(figures["ceiling"].rates)
+    if "bulk" in figures:
+        ratio = statistics.median(figures["bulk"].rates) / ceiling
+        print(f"  bulk method, 1 caller: saves/s vs ceiling {ratio:.2f} (target >= 0.8)")
     for mix, count, layer, coalesce in configs:
         if layer == "memora" or not coalesce:
             continue
@@ -376,6 +408,7 @@ def main() -> None:
     parser.add_argument("--mix", default="own", help="own, hot, zipf (comma-separated)")
     parser.add_argument("--no-memora", action="store_true", help="leave Memora's layer out")
     parser.add_argument("--limit", type=int, default=2, help="coalescing transactions in flight")
+    parser.add_argument("--bulk", type=int, default=2000, help="saves of the bulk method (0: none)")
     asyncio.run(run(parser.parse_args()))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -17,6 +18,11 @@ from interaction_helpers import DAY, LATER, World, chat, conversation, make_worl
 from invariants import all_violations
 from neo4j import Driver
 from neo4j.exceptions import Neo4jError
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from sync_adapter import AwaitableTwin
 
 from memora_ogm.calls import interaction
@@ -24,7 +30,9 @@ from memora_ogm.engine.call import declared
 from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.errors import AgentNotFound, UserNotFound
 from memora_ogm.schema.storage import MemoriesAndInteraction
+from memora_ogm.telemetry import MemoraInstrumentor
 
+GOLDEN = Path(__file__).parent / "golden"
 NO_ONE = "0d5e6c8a-9b1f-4c2e-8a7d-3f4b5c6d7e8f"
 #: Threads of the sync twin's callers.
 THREADS = 16
@@ -317,3 +325,49 @@ async def test_the_bulk_save_reports_each_item(memora: Any, driver: Driver) -> N
     assert not await all_violations(driver)
     sizes = _graph(memora).coalescer.sizes
     assert sum(sizes.values()) == 3 and max(sizes) == 64  # 147 saves: 64, 64, 19
+
+
+async def test_each_coalesced_save_reports_its_batch_size(memora: Any, driver: Driver) -> None:
+    """OpenTelemetry: the span of each save that went in a batch carries
+    ``db.operation.batch.size`` and the batched statement; its queue wait is measured."""
+    exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    tracing = TracerProvider()
+    tracing.add_span_processor(SimpleSpanProcessor(exporter))
+    MemoraInstrumentor().instrument(
+        tracer_provider=tracing, meter_provider=MeterProvider(metric_readers=[reader])
+    )
+    try:
+        memora.coalesce_writes = True
+        world = await make_world(memora)
+        coalescer = _busy(memora)
+        saves = [
+            lambda m, n=n: m.save_interaction_with_memories(*_owner(world), _data(n))
+            for n in range(4)
+        ]
+        running = asyncio.ensure_future(_all_at_once(memora, saves))
+        await _queued(coalescer, 4)
+        coalescer._release([])
+        answers = await running
+    finally:
+        MemoraInstrumentor().uninstrument()
+    assert all(isinstance(answer, tuple) for answer in answers), answers
+    batched = [
+        span
+        for span in exporter.get_finished_spans()
+        if span.name == "save_interaction_with_memories"
+    ]
+    attributes = [dict(span.attributes or {}) for span in batched]
+    assert [found["db.operation.batch.size"] for found in attributes] == [4] * 4
+    batch = (GOLDEN / "save_interaction_with_memories__batch.cypher").read_text()
+    assert {found["db.query.text"] for found in attributes} == {batch.split("\n", 1)[1].strip()}
+    data = reader.get_metrics_data()
+    assert data is not None
+    waits = [
+        point
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == "memora.coalesce.wait"
+        for point in metric.data.data_points
+    ]
+    assert sum(cast(HistogramDataPoint, point).count for point in waits) == 4

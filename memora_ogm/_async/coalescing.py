@@ -12,12 +12,14 @@ until the save at fault is alone.
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter, deque
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from neo4j.exceptions import IncompleteCommit
 
+from memora_ogm import observe
 from memora_ogm._async import compat
 from memora_ogm.engine.call import Call
 from memora_ogm.engine.unit_of_work import UnitOfWork
@@ -36,7 +38,7 @@ SHARED_ERRORS = (RetriesExhausted, IncompleteCommit, *CONNECTION_LOST)
 class Waiting:
     """A queued save: its call, its batched form, and where its caller waits."""
 
-    __slots__ = ("call", "text", "params", "weight", "future")
+    __slots__ = ("call", "text", "params", "weight", "future", "queued", "waited", "size")
 
     def __init__(self, call: Call[Any]) -> None:
         statement = call.statement
@@ -45,6 +47,10 @@ class Waiting:
         self.text, self.params = statement.compile(per_row=True)
         self.weight = weight(self.params)
         self.future: Future[Any] = Future()
+        self.queued = time.perf_counter()
+        #: Seconds in the queue, and the size of the batch that took it, once taken.
+        self.waited = 0.0
+        self.size = 0
 
 
 def weight(value: Any) -> int:
@@ -109,6 +115,9 @@ class Coalescer:
                 if waiting in self.queue:
                     self.queue.remove(waiting)
             raise
+        finally:
+            if waiting.size:
+                observe.coalesced(waiting.size, waiting.text, waiting.waited)
 
     async def write_each(self, calls: list[Call[Any]]) -> list[Any]:
         """One caller's many writes, in batches within the caps, :attr:`limit` batches at
@@ -185,6 +194,9 @@ class Coalescer:
         self.queue.extendleft(reversed(kept))
         if batch:
             self._occupy([waiting.call for waiting in batch])
+            now = time.perf_counter()
+            for waiting in batch:
+                waiting.waited, waiting.size = now - waiting.queued, len(batch)
         return batch
 
     def _occupy(self, calls: list[Call[Any]]) -> None:
