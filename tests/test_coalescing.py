@@ -14,7 +14,17 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from interaction_helpers import DAY, LATER, World, chat, conversation, make_world, value
+from interaction_helpers import (
+    DAY,
+    LATER,
+    World,
+    chat,
+    conversation,
+    make_world,
+    value,
+    vector_ids,
+    with_vectors,
+)
 from invariants import all_violations
 from neo4j import Driver
 from neo4j.exceptions import Neo4jError
@@ -31,6 +41,8 @@ from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.errors import AgentNotFound, UserNotFound
 from memora_ogm.schema.storage import MemoriesAndInteraction
 from memora_ogm.telemetry import MemoraInstrumentor
+
+__all__ = ["with_vectors"]  # the fixture, imported so pytest finds it here
 
 GOLDEN = Path(__file__).parent / "golden"
 NO_ONE = "0d5e6c8a-9b1f-4c2e-8a7d-3f4b5c6d7e8f"
@@ -371,3 +383,29 @@ async def test_each_coalesced_save_reports_its_batch_size(memora: Any, driver: D
         for point in metric.data.data_points
     ]
     assert sum(cast(HistogramDataPoint, point).count for point in waits) == 4
+
+
+async def test_a_batch_changes_the_vector_store_with_the_graph(
+    with_vectors: tuple[Any, Any], driver: Driver
+) -> None:
+    """With a vector store a batch is one transaction whose vector half holds exactly the
+    memories of the rows that were written: the two stores agree."""
+    memora, vectors = with_vectors
+    memora.coalesce_writes = True
+    world = await make_world(memora)
+    coalescer = _busy(memora)
+    saves = [
+        lambda m, n=n: m.save_interaction_with_memories(
+            world.org_id, world.agent_id, NO_ONE if n in (3, 7) else world.user_id, _data(n)
+        )
+        for n in range(12)
+    ]
+    running = asyncio.ensure_future(_all_at_once(memora, saves))
+    await _queued(coalescer, 12)
+    coalescer._release([])
+    answers = await running
+    assert [n for n, answer in enumerate(answers) if isinstance(answer, UserNotFound)] == [3, 7]
+    assert coalescer.sizes[12] == 1
+    assert _count(driver, "Memory") == 10
+    assert len(await vector_ids(vectors)) == 10
+    assert not await all_violations(driver, vectors)
