@@ -8,6 +8,7 @@ nothing behind; the graph's counts are exact and its invariants hold.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -40,6 +41,7 @@ from memora_ogm.engine.call import declared
 from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.errors import AgentNotFound, UserNotFound
 from memora_ogm.schema.storage import MemoriesAndInteraction
+from memora_ogm.sync import Neo4jGraphInterface as SyncInterface
 from memora_ogm.telemetry import MemoraInstrumentor
 
 __all__ = ["with_vectors"]  # the fixture, imported so pytest finds it here
@@ -409,3 +411,23 @@ async def test_a_batch_changes_the_vector_store_with_the_graph(
     assert _count(driver, "Memory") == 10
     assert len(await vector_ids(vectors)) == 10
     assert not await all_violations(driver, vectors)
+
+
+def test_a_forked_child_starts_with_no_write_in_flight() -> None:
+    """A child forked while its parent had writes in flight and waiting does not wait for
+    them: its coalescer starts empty (their threads and tasks stayed in the parent)."""
+    graph = SyncInterface("bolt://localhost:1", "neo4j", "password", "neo4j").graph
+    coalescer = graph.coalescer
+    coalescer.in_flight = coalescer.limit
+    coalescer.busy[("org", "user", "interaction")] = 1
+    reading, writing = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        state = (coalescer.in_flight, len(coalescer.busy), coalescer.lock.acquire(blocking=False))
+        os.write(writing, repr(state).encode())
+        os._exit(0)
+    os.close(writing)
+    _, status = os.waitpid(child, 0)
+    assert status == 0
+    assert os.read(reading, 100).decode() == "(0, 0, True)"
+    os.close(reading)

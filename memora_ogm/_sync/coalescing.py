@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from neo4j.exceptions import IncompleteCommit
 
-from memora_ogm import observe
+from memora_ogm import fork, observe
 from memora_ogm._sync import compat
 from memora_ogm.engine.call import Call
 from memora_ogm.engine.unit_of_work import UnitOfWork
@@ -85,6 +85,15 @@ class Coalescer:
         self.sizes: Counter[int] = Counter()
         #: The serial keys (:attr:`Call.serial`) of the writes in flight.
         self.busy: Counter[tuple[str, ...]] = Counter()
+        fork.register(self)
+
+    def forget_inherited(self) -> None:
+        """In a forked child: the parent's writes in flight and waiting are not this
+        process's (their threads and tasks stayed behind), nor is a lock they held."""
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.queue.clear()
+        self.busy.clear()
 
     def write(self, call: Call[T]) -> T:
         """``call``'s result: sent at once below the limit, else in the next batch."""
