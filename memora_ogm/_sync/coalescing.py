@@ -68,8 +68,8 @@ def weight(value: Any) -> int:
 class Coalescer:
     """The queue of one graph's coalescing writes and the batches sent from it."""
 
-    #: Coalescing transactions in flight before saves queue: measured by
-    #: ``benchmarks/bench_coalesce.py`` (more keeps callers apart on a 2-core server).
+    #: Coalescing transactions in flight before writes queue. On the 2-core test machine
+    #: ``benchmarks/bench_coalesce.py --limit 4`` gave smaller batches and no clear gain.
     limit = 2
     #: Saves in one batch at most.
     max_saves = 64
