@@ -48,6 +48,10 @@ class Observer(Protocol):
     def batch(self) -> None:
         """The current call ran a batch of batched work."""
 
+    def coalesced(self, size: int, statement: str, waited: float) -> None:
+        """The current call's write went in a batch of ``size`` writes (``statement``),
+        after waiting ``waited`` seconds in the queue."""
+
     def retrying(self, error: BaseException, attempt: int, backoff: float) -> None:
         """The current call runs its work again after ``error``."""
 
@@ -67,6 +71,11 @@ def sent(statement: str) -> None:
 def batch() -> None:
     if (now := observer) is not None:
         now.batch()
+
+
+def coalesced(size: int, statement: str, waited: float) -> None:
+    if (now := observer) is not None:
+        now.coalesced(size, statement, waited)
 
 
 def retrying(error: BaseException, attempt: int, backoff: float) -> None:

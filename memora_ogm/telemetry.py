@@ -29,6 +29,8 @@ Attributes = dict[str, AttributeValue]
 #: The instrumentation scope's name, the tracer's and the meter's.
 SCOPE = "memora_ogm"
 DURATION = "db.client.operation.duration"
+#: Seconds a coalesced write waited in its interface's queue before its batch was sent.
+COALESCE_WAIT = "memora.coalesce.wait"
 #: The conventions' advised bucket boundaries of ``db.client.operation.duration``.
 DURATION_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)
 #: Neo4j's port when a URI names none.
@@ -91,6 +93,12 @@ class Telemetry:
             description="Duration of memora-ogm's database client operations.",
             explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
         )
+        self.wait = metrics.get_meter(SCOPE, __version__, meter_provider).create_histogram(
+            COALESCE_WAIT,
+            unit="s",
+            description="Time a coalesced write waited for its batch to be sent.",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
         self.record_tenant_ids = record_tenant_ids
 
     def start(
@@ -123,6 +131,12 @@ class Telemetry:
     def batch(self) -> None:
         if (call := _current.get()) is not None:
             call.batches += 1
+
+    def coalesced(self, size: int, statement: str, waited: float) -> None:
+        if (call := _current.get()) is not None:
+            call.statements[statement] = None
+            call.batches = size
+            self.wait.record(waited, call.measured)
 
     def retrying(self, error: BaseException, attempt: int, backoff: float) -> None:
         if (call := _current.get()) is not None:

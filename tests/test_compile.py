@@ -15,7 +15,7 @@ import inspect
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from interaction_helpers import LATER, NO_MEMORY, chat, conversation
@@ -33,11 +33,11 @@ from memora_ogm.calls import (
     user,
 )
 from memora_ogm.engine import constraints
-from memora_ogm.engine.call import Batches, Call
+from memora_ogm.engine.call import Batches, Call, Query, batch_of
 from memora_ogm.engine.constraints import node_key_statement
 from memora_ogm.engine.erasure import BATCH_SIZE, Erasure
 from memora_ogm.engine.pages import Part, page_read
-from memora_ogm.engine.unit_of_work import Statement
+from memora_ogm.engine.unit_of_work import Statement, UnitOfWork
 from memora_ogm.transfer import export, validation
 from memora_ogm.transfer import format as transfer
 from memora_ogm.transfer.importing import (
@@ -215,6 +215,31 @@ def test_each_call_compiles_to_its_golden_statements(shape: str) -> None:
     assert_compiles(shape, *sent(call, found=not shape.endswith("__not_found")))
 
 
+@pytest.mark.parametrize(
+    "shape", ["save_interaction_with_memories", "update_interaction_and_memories__same_messages"]
+)
+def test_a_batched_write_compiles_to_its_golden_statement(shape: str) -> None:
+    """Concurrent writes of one shape share one statement: the single write's clauses run
+    once per row of ``$batch``, each parameter read from the row, the index returned."""
+    writes = [SHAPES[shape](), SHAPES[shape]()]
+    works = [write.statement for write in writes if isinstance(write, Call)]
+    assert len(works) == 2 and all(isinstance(work, UnitOfWork) for work in works)
+    forms = [cast(UnitOfWork, work).compile(per_row=True) for work in works]
+    single, params = cast(UnitOfWork, works[0]).compile()
+    assert forms[0][0] == forms[1][0]
+    assert set(forms[0][1]) == set(params)
+    rows = [
+        (cast(Call[Any], write).batch_key or (), row)
+        for write, (_, row) in zip(writes, forms, strict=True)
+    ]
+    batched = shape.split("__")[0] + "__batch"
+    assert_compiles(batched, Query(forms[0][0], batch_of(rows)))
+    golden = (GOLDEN / f"{shape}.cypher").read_text()
+    assert single == golden.split("\n", 1)[1].strip()  # the single write is unchanged
+    if shape == "save_interaction_with_memories":  # the bulk save sends the same
+        assert_compiles("save_interactions_with_memories", Query(forms[0][0], batch_of(rows)))
+
+
 def test_setup_compiles_to_its_golden_statements() -> None:
     """``setup()`` on Community Edition: one composite uniqueness constraint per key."""
     assert_compiles(
@@ -381,6 +406,7 @@ def test_every_public_method_is_compiled_here() -> None:
         if not name.startswith("_")
     }
     compiled_here = {shape.split("__")[0] for shape in SHAPES} | {
+        "save_interactions_with_memories",
         "setup",
         "migrate_to_schema_for_memora_v0_3_x",
         "migrate",

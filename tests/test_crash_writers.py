@@ -1,7 +1,8 @@
-"""Neo4j killed again and again under four writer threads (issues 20 and 40).
+"""Neo4j killed again and again under writer threads (issues 20, 40 and 48).
 
 One sync interface with the embedded vector store (``QdrantDB(path=...)``) is shared by
-four threads saving interactions with memories, as a Flask or Django app shares it.
+four threads saving interactions with memories, as a Flask or Django app shares it (32
+threads with ``coalesce_writes``, their saves sharing transactions).
 The server is killed with SIGKILL several times and started again on the same port and
 data folder, each time only after the writers' ``outcome_timeout`` ran out, so that a
 commit in flight at the kill ends in ``OutcomeUnknown`` and its vector changes pending.
@@ -48,10 +49,12 @@ def crashing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableSe
         restartable.stop()
 
 
-async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_four_writers(
-    crashing: RestartableServer, tmp_path: Path
+@pytest.mark.parametrize(("writers", "coalesce"), [(WRITERS, False), (32, True)])
+async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_writers(
+    crashing: RestartableServer, tmp_path: Path, writers: int, coalesce: bool
 ) -> None:
-    """Between two crashes the writers get at least four writes acknowledged."""
+    """Between two crashes the writers get at least as many writes acknowledged as there
+    are writers; with ``coalesce_writes``, 32 writers whose saves share transactions."""
     conn = crashing.connection
     assert conn is not None
     vectors = QdrantDB(path=tmp_path / "vectors", embedding_function=HashingEmbedding())
@@ -59,10 +62,11 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_four_wri
         conn.uri, conn.username, conn.password, conn.database, associated_vector_db=vectors
     )
     memora.graph.outcome_timeout = OUTCOME_TIMEOUT
+    memora.coalesce_writes = coalesce
     memora.setup()
     org = memora.create_organization("Acme")
     agent = memora.create_agent(org.org_id, "Bot")
-    users = [memora.create_user(org.org_id, f"Writer {n}").user_id for n in range(WRITERS)]
+    users = [memora.create_user(org.org_id, f"Writer {n}").user_id for n in range(writers)]
     acknowledged: list[tuple[str, str, str]] = []  # (user, interaction, memory text)
     failures: list[str] = []
     unknown: list[str] = []  # memory texts of saves whose outcome was unknown
@@ -104,11 +108,11 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_four_wri
 
     try:
         for _ in range(CRASHES):
-            writes_land(WRITERS)
+            writes_land(writers)
             crashing.crash()
             time.sleep(OUTCOME_TIMEOUT + 2)  # every commit in flight has given up asking
             crashing.start()
-        writes_land(WRITERS)  # ... and the writes after the last restart settled them
+        writes_land(writers)  # ... and the writes after the last restart settled them
     finally:
         stop.set()
         for thread in threads:
@@ -122,7 +126,7 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_four_wri
                 "RETURN i.user_id AS user, i.interaction_id AS interaction, m.memory AS memory"
             ).records
         }
-        assert len(acknowledged) >= WRITERS * (CRASHES + 1), failures
+        assert len(acknowledged) >= writers * (CRASHES + 1), failures
         assert set(acknowledged) - stored == set(), "an acknowledged write was lost"
         assert journal_of(vectors).pending() == [], "pending vector changes were not settled"
         assert await all_violations(driver, vectors) == []
@@ -130,7 +134,8 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_four_wri
         print(
             f"{CRASHES} kills: {len(acknowledged)} acknowledged saves, {len(failures)} failed "
             f"calls, {len(unknown)} unknown outcomes ({landed} landed), "
-            f"{memora.graph.settled} pending changes settled"
+            f"{memora.graph.settled} pending changes settled; batch sizes "
+            f"{sorted(memora.graph.coalescer.sizes.items())}"
         )
     finally:
         driver.close()

@@ -97,8 +97,17 @@ def _update(messages: list[str], contrary: bool = False, found: bool = True) -> 
     return call
 
 
+def _save_many(memora: Any, t: Tenant) -> Any:
+    """Two saves of one shape from one caller: one batched statement."""
+    w = t.world
+    data = conversation(chat("message 0", "message 1"), when=LATER, memories=[("likes tea", [0])])
+    items = [(w.user_id, data), (w.user_id, data)]
+    return memora.save_interactions_with_memories(w.org_id, w.agent_id, items)
+
+
 #: Shape name -> the call whose statements its golden file holds.
 SHAPES: dict[str, Call] = {
+    "save_interactions_with_memories": _save_many,
     "setup": lambda m, t: m.setup(),
     "migrate_to_schema_for_memora_v0_3_x": lambda m, t: m.migrate_to_schema_for_memora_v0_3_x(),
     "create_organization": lambda m, t: m.create_organization("Globex"),

@@ -22,8 +22,17 @@ PACKAGE = Path(memora_ogm.__file__).parent
 SENDING = {"cypher_query", "execute_query", "execute_read", "execute_write", "run"}
 #: Owners of a ``run`` that is not a statement: processes, event loops, the ``Work`` of
 #: ``Graph.transaction`` (which sends through the graph's one path), the MCP server's
-#: web server and session manager, and a ``memora-ogm`` command's function.
-NOT_STATEMENTS = {"subprocess", "asyncio", "work", "uvicorn", "server.session_manager", "command"}
+#: web server and session manager, a ``memora-ogm`` command's function, and the empty
+#: context a batch of coalesced writes starts in.
+NOT_STATEMENTS = {
+    "subprocess",
+    "asyncio",
+    "work",
+    "uvicorn",
+    "server.session_manager",
+    "command",
+    "contextvars.Context()",
+}
 #: Where statements may leave, by module: the graph's one statement path, the schema
 #: install on neomodel's own connection (neomodel's ``install_labels``) and the test
 #: clean, which sends the compiler's plans on the test's bare driver.

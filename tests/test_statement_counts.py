@@ -11,6 +11,7 @@ transactions, and ``Graph.cypher`` inside explicit ones).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from interaction_helpers import (
     NO_MEMORY,
     World,
     chat,
+    concurrently,
     conversation,
     make_world,
     save,
@@ -280,3 +282,32 @@ async def test_a_write_with_a_vector_store_is_one_transaction(
     await save(memora, world, big_conversation(4))
     assert transactions == [neo4j.WRITE_ACCESS]
     assert len(await vector_ids(vectors)) == 2
+
+
+async def test_under_load_coalesced_saves_share_a_transaction(
+    memora: Any, world: World, transactions: list[str]
+) -> None:
+    """With ``coalesce_writes``, six saves waiting at the in-flight limit go as one
+    statement in one transaction: a sixth of a statement and of a transaction per save
+    (a save alone stays one auto-commit statement, above)."""
+    memora.coalesce_writes = True
+    coalescer = memora.graph.coalescer
+    coalescer.in_flight = coalescer.limit  # every slot taken: the saves queue
+    before = memora.graph.statements
+    who = (world.org_id, world.agent_id, world.user_id)
+    running = asyncio.ensure_future(
+        concurrently(
+            memora,
+            "save_interaction_with_memories",
+            [(*who, big_conversation(4)) for _ in range(6)],
+        )
+    )
+    for _ in range(500):
+        if len(coalescer.queue) == 6:
+            break
+        await asyncio.sleep(0.01)
+    coalescer._release([])
+    answers = await running
+    assert all(isinstance(answer, tuple) for answer in answers), answers
+    saves, sent = len(answers), memora.graph.statements - before
+    assert (sent / saves, len(transactions) / saves) == (1 / 6, 1 / 6)

@@ -1,6 +1,7 @@
 """The few calls that differ between the async source and its generated sync twin."""
 
 import asyncio
+import contextvars
 import threading
 from asyncio import sleep as sleep
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
@@ -107,3 +108,16 @@ async def acquire(lock: threading.Lock) -> None:
     except BaseException:
         wait.abandon()
         raise
+
+
+#: Tasks started by :func:`start`, held until done (the loop holds tasks weakly).
+_started: set[asyncio.Task[Any]] = set()
+
+
+def start(work: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
+    """Run ``work(*args)`` on its own, as a task of the running loop: a caller cancelled
+    meanwhile does not cancel it, nor does the task run as part of the caller's call
+    (an empty context, as a new thread has)."""
+    task = contextvars.Context().run(asyncio.get_running_loop().create_task, work(*args))
+    _started.add(task)
+    task.add_done_callback(_started.discard)

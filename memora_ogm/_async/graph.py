@@ -18,6 +18,7 @@ from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncSession, AsyncTransactio
 from neo4j.exceptions import IncompleteCommit
 
 from memora_ogm import observe
+from memora_ogm._async.coalescing import Coalescer
 from memora_ogm._async.connection import (
     Connection,
     bind_neomodel,
@@ -35,6 +36,7 @@ from memora_ogm.engine.call import (
     Query,
     VectorChanges,
     answer,
+    batch_of,
     declared,
     nothing,
     only_row,
@@ -44,7 +46,7 @@ from memora_ogm.engine.constraints import EDITION
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.queries import APOC_AVAILABLE
 from memora_ogm.engine.unit_of_work import Statement
-from memora_ogm.errors import CONNECTION_LOST, NotFoundError
+from memora_ogm.errors import CONNECTION_LOST, NodeVanished, NotFoundError
 from memora_ogm.transfer.importing import memories_with_ids
 from memora_ogm.vector_db.pending import journal_of
 
@@ -127,6 +129,9 @@ class Graph:
         self.settler: weakref.WeakMethod[Callable[[], Awaitable[int]]] | None = None
         #: Pending vector changes settled so far (for tests and operators).
         self.settled = 0
+        #: Concurrent saves share a transaction (:mod:`memora_ogm._async.coalescing`).
+        self.coalesce_writes = False
+        self.coalescer = Coalescer(self)
 
     async def driver(self) -> AsyncDriver:
         """This graph's driver for this process and event loop; for ``from_neomodel()``
@@ -158,6 +163,8 @@ class Graph:
         if isinstance(declared, Batches):
             await self._batches(declared)
             answer: Any = None
+        elif declared.batch_key is not None and self.coalesce_writes:
+            answer = await self.coalescer.write(declared)
         else:
             answer = await self._call(declared)
         if declared.log:
@@ -165,6 +172,26 @@ class Graph:
         if isinstance(declared, Batches) or declared.write:
             await self.settle()  # the server answers again
         return cast(T, answer)
+
+    async def execute_each(
+        self,
+        declare: Callable[..., Call[T]],
+        arguments: list[tuple[Any, ...]],
+    ) -> list[T | Exception]:
+        """Declare a write per argument tuple and run them all, in shared transactions
+        (:meth:`Coalescer.write_each`): each one's result, or its own exception (its
+        input refused, something it needs missing) in its place."""
+        declared: list[Call[T] | Exception] = []
+        for given in arguments:
+            try:
+                declared.append(declare(self.nodes, *given))
+            except ValueError as error:
+                declared.append(error)
+        calls = [call for call in declared if not isinstance(call, Exception)]
+        sent = iter(await self.coalescer.write_each(calls))
+        answers = [call if isinstance(call, Exception) else next(sent) for call in declared]
+        await self.settle()
+        return answers
 
     async def _call(self, call: Call[T]) -> T:
         statement = call.statement
@@ -189,6 +216,44 @@ class Graph:
             return call.result(row)
 
         return await self.transaction(attempt, call.landed)
+
+    async def _batch(
+        self,
+        calls: list[Call[Any]],
+        text: str,
+        rows: list[tuple[tuple[str, ...], dict[str, Any]]],
+    ) -> list[Any]:
+        """Coalesced writes of one shape (``text``, each call's ``rows`` entry its batch key
+        and parameters) in one retried transaction: each call's result, or the not-found
+        error of a call whose row found something missing (that row wrote nothing)."""
+        params = batch_of(rows)
+
+        async def attempt(work: Work) -> list[Any]:
+            answered = await self._send(work.transaction, text, params)
+            if len(answered) != len(calls):
+                raise NodeVanished("a node was deleted while the statement ran")
+            outcomes: list[Any] = [None] * len(calls)
+            for row in answered:
+                index = row["index"]
+                call = calls[index]
+                try:
+                    only_row(cast(Statement, call.statement), [row])
+                except NotFoundError as missing:
+                    outcomes[index] = missing
+                    continue
+                if call.vectors is not None:
+                    call.vectors(row, work.changes)
+                outcomes[index] = call.result(row)
+            return outcomes
+
+        def landed(outcomes: list[Any]) -> Landed | None:
+            """Any saved row shows the whole transaction landed."""
+            for call, outcome in zip(calls, outcomes, strict=True):
+                if not isinstance(outcome, Exception):
+                    return call.landed
+            return None
+
+        return await self.transaction(attempt, landed)
 
     async def _batches(self, batches: Batches) -> None:
         """Run ``batches``, each a retried write of its own, until one says it is done.

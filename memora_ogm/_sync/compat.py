@@ -57,3 +57,8 @@ def close_on(loop: Any, close: Callable[[], None]) -> None:
 def acquire(lock: threading.Lock) -> None:
     """Take a lock that other threads share."""
     lock.acquire()
+
+
+def start(work: Callable[..., None], *args: Any) -> None:
+    """Run ``work(*args)`` on its own, in a thread of its own."""
+    threading.Thread(target=work, args=args, daemon=True, name="memora-ogm-batch").start()

@@ -19,6 +19,7 @@ from neo4j import Driver, GraphDatabase, Session, Transaction
 from neo4j.exceptions import IncompleteCommit
 
 from memora_ogm import observe
+from memora_ogm._sync.coalescing import Coalescer
 from memora_ogm._sync.connection import (
     Connection,
     bind_neomodel,
@@ -36,6 +37,7 @@ from memora_ogm.engine.call import (
     Query,
     VectorChanges,
     answer,
+    batch_of,
     declared,
     nothing,
     only_row,
@@ -45,7 +47,7 @@ from memora_ogm.engine.constraints import EDITION
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.queries import APOC_AVAILABLE
 from memora_ogm.engine.unit_of_work import Statement
-from memora_ogm.errors import CONNECTION_LOST, NotFoundError
+from memora_ogm.errors import CONNECTION_LOST, NodeVanished, NotFoundError
 from memora_ogm.transfer.importing import memories_with_ids
 from memora_ogm.vector_db.pending import journal_of
 
@@ -128,6 +130,9 @@ class Graph:
         self.settler: weakref.WeakMethod[Callable[[], int]] | None = None
         #: Pending vector changes settled so far (for tests and operators).
         self.settled = 0
+        #: Concurrent saves share a transaction (:mod:`memora_ogm._async.coalescing`).
+        self.coalesce_writes = False
+        self.coalescer = Coalescer(self)
 
     def driver(self) -> Driver:
         """This graph's driver for this process and event loop; for ``from_neomodel()``
@@ -159,6 +164,8 @@ class Graph:
         if isinstance(declared, Batches):
             self._batches(declared)
             answer: Any = None
+        elif declared.batch_key is not None and self.coalesce_writes:
+            answer = self.coalescer.write(declared)
         else:
             answer = self._call(declared)
         if declared.log:
@@ -166,6 +173,26 @@ class Graph:
         if isinstance(declared, Batches) or declared.write:
             self.settle()  # the server answers again
         return cast(T, answer)
+
+    def execute_each(
+        self,
+        declare: Callable[..., Call[T]],
+        arguments: list[tuple[Any, ...]],
+    ) -> list[T | Exception]:
+        """Declare a write per argument tuple and run them all, in shared transactions
+        (:meth:`Coalescer.write_each`): each one's result, or its own exception (its
+        input refused, something it needs missing) in its place."""
+        declared: list[Call[T] | Exception] = []
+        for given in arguments:
+            try:
+                declared.append(declare(self.nodes, *given))
+            except ValueError as error:
+                declared.append(error)
+        calls = [call for call in declared if not isinstance(call, Exception)]
+        sent = iter(self.coalescer.write_each(calls))
+        answers = [call if isinstance(call, Exception) else next(sent) for call in declared]
+        self.settle()
+        return answers
 
     def _call(self, call: Call[T]) -> T:
         statement = call.statement
@@ -190,6 +217,44 @@ class Graph:
             return call.result(row)
 
         return self.transaction(attempt, call.landed)
+
+    def _batch(
+        self,
+        calls: list[Call[Any]],
+        text: str,
+        rows: list[tuple[tuple[str, ...], dict[str, Any]]],
+    ) -> list[Any]:
+        """Coalesced writes of one shape (``text``, each call's ``rows`` entry its batch key
+        and parameters) in one retried transaction: each call's result, or the not-found
+        error of a call whose row found something missing (that row wrote nothing)."""
+        params = batch_of(rows)
+
+        def attempt(work: Work) -> list[Any]:
+            answered = self._send(work.transaction, text, params)
+            if len(answered) != len(calls):
+                raise NodeVanished("a node was deleted while the statement ran")
+            outcomes: list[Any] = [None] * len(calls)
+            for row in answered:
+                index = row["index"]
+                call = calls[index]
+                try:
+                    only_row(cast(Statement, call.statement), [row])
+                except NotFoundError as missing:
+                    outcomes[index] = missing
+                    continue
+                if call.vectors is not None:
+                    call.vectors(row, work.changes)
+                outcomes[index] = call.result(row)
+            return outcomes
+
+        def landed(outcomes: list[Any]) -> Landed | None:
+            """Any saved row shows the whole transaction landed."""
+            for call, outcome in zip(calls, outcomes, strict=True):
+                if not isinstance(outcome, Exception):
+                    return call.landed
+            return None
+
+        return self.transaction(attempt, landed)
 
     def _batches(self, batches: Batches) -> None:
         """Run ``batches``, each a retried write of its own, until one says it is done.

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from neomodel import db
@@ -20,6 +21,7 @@ from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.calls import agent, interaction, memory, migration, organization, picture, user
 from memora_ogm.engine import constraints
 from memora_ogm.migrations import MIGRATIONS
+from memora_ogm.schema.storage import MemoriesAndInteraction
 
 if TYPE_CHECKING:
     from memora_ogm.server import Neo4jConnection
@@ -44,10 +46,12 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
         max_connection_pool_size: int | None = None,
         connection_acquisition_timeout: float | None = None,
         driver_config: Mapping[str, Any] | None = None,
+        coalesce_writes: bool | None = None,
     ) -> None:
         """``driver_config`` goes to ``neo4j.AsyncGraphDatabase.driver`` as keyword
         arguments (``max_connection_lifetime``, ``trusted_certificates``, ...); the pool
-        size and acquisition timeout are the two settings most deployments tune."""
+        size and acquisition timeout are the two settings most deployments tune.
+        ``coalesce_writes``: see the property."""
         config = dict(driver_config or {})
         if max_connection_pool_size is not None:
             config["max_connection_pool_size"] = max_connection_pool_size
@@ -55,6 +59,8 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
             config["connection_acquisition_timeout"] = connection_acquisition_timeout
         graph = Graph(uri, username, password, database, associated_vector_db, config)
         self._attach(graph, enable_logging)
+        if coalesce_writes is not None:
+            self.coalesce_writes = coalesce_writes
 
     @classmethod
     def from_connection(
@@ -117,6 +123,17 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     @associated_vector_db.setter
     def associated_vector_db(self, vector_db: BaseVectorDB | None) -> None:
         self.graph.vector_db = vector_db
+
+    @property
+    def coalesce_writes(self) -> bool:
+        """Whether concurrent saves share a transaction: below a few transactions in
+        flight a save goes alone, beyond them the waiting saves go together, each caller
+        still getting its own result or error (:mod:`memora_ogm._async.coalescing`)."""
+        return self.graph.coalesce_writes
+
+    @coalesce_writes.setter
+    def coalesce_writes(self, coalesce: bool) -> None:
+        self.graph.coalesce_writes = bool(coalesce)
 
     def get_associated_vector_db(self) -> BaseVectorDB | None:
         return self.associated_vector_db
@@ -192,6 +209,25 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     # Interactions
     save_interaction_with_memories = call(interaction.save_interaction_with_memories)
     update_interaction_and_memories = call(interaction.update_interaction_and_memories)
+
+    @observe.observed("neo4j")
+    def save_interactions_with_memories(
+        self,
+        org_id: str,
+        agent_id: str,
+        items: Sequence[tuple[str, MemoriesAndInteraction]],
+    ) -> list[tuple[str, datetime] | Exception]:
+        """Save many interactions at once, for importers: each item a ``(user_id,
+        memories_and_interaction)`` as ``save_interaction_with_memories`` takes them, saved
+        in shared transactions. Returns, in order, each save's ``(interaction_id, date)``
+        or the exception that refused it alone (bad input, an unknown user or agent)."""
+        if not isinstance(items, list | tuple) or not all(
+            isinstance(item, list | tuple) and len(item) == 2 for item in items
+        ):
+            raise ValueError("`items` must be a list of (user_id, memories_and_interaction) pairs.")
+        arguments = [(org_id, agent_id, user_id, data) for user_id, data in items]
+        return self.graph.execute_each(interaction.save_interaction_with_memories, arguments)
+
     get_interaction = resolving(interaction.get_interaction)
     get_all_user_interactions = resolving(interaction.get_all_user_interactions)
     delete_user_interaction_and_its_memories = erasing(

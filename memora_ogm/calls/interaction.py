@@ -268,13 +268,24 @@ def _written(
     memories: list[dict[str, Any]],
     landed: Landed | None,
     log: str,
+    batch_key: tuple[str, ...] | None = None,
+    serial: tuple[str, ...] | None = None,
 ) -> Call[tuple[str, datetime]]:
     """A write's call: returns the interaction's id and date, adds ``memories`` to vectors."""
 
     def record(_: Row, changes: VectorChanges) -> None:
         changes.add(convert.memory_for_vector(nodes, memory) for memory in memories)
 
-    return Call(work, lambda _: id_and_date, write=True, vectors=record, landed=landed, log=log)
+    return Call(
+        work,
+        lambda _: id_and_date,
+        write=True,
+        vectors=record,
+        landed=landed,
+        log=log,
+        batch_key=batch_key,
+        serial=serial,
+    )
 
 
 def _chain(nodes: Nodes, work: UnitOfWork, interactions: Ref) -> Ref:
@@ -325,9 +336,10 @@ def save_interaction_with_memories(
     interaction_id = props["interaction_id"]
     key = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
     log = f"saved interaction {interaction_id} of user {user_id}"
-    return _written(
-        nodes, work, (interaction_id, when), memories, Landed(nodes.Interaction, key), log
-    )
+    landed = Landed(nodes.Interaction, key)
+    # A batch of saves locks the user's collections, then the day: by user, then by day.
+    locks = (org_id, user_id, when.date().isoformat())
+    return _written(nodes, work, (interaction_id, when), memories, landed, log, locks)
 
 
 def update_interaction_and_memories(
@@ -365,9 +377,11 @@ def update_interaction_and_memories(
         nodes, work, interaction, chain, owner, data, {**key, "agent_id": agent_id}
     )
     log = f"updated interaction {interaction_id} of user {user_id}"
-    return _written(
-        nodes, work, (interaction_id, when), memories, first_memory(nodes, memories, True), log
-    )
+    landed = first_memory(nodes, memories, True)
+    # A batch locks the interaction first, then the user's collections, then the day.
+    locks = (org_id, user_id, interaction_id, when.date().isoformat())
+    serial = (org_id, user_id, interaction_id)
+    return _written(nodes, work, (interaction_id, when), memories, landed, log, locks, serial)
 
 
 def get_interaction(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from memora_ogm import observe
 from memora_ogm.engine import convert
 from memora_ogm.engine.nodes import Nodes
+from memora_ogm.engine.plan import BATCH
 from memora_ogm.engine.unit_of_work import Ref, Statement, UnitOfWork
 from memora_ogm.errors import NodeVanished
 from memora_ogm.schema.models import Memory as MemoryModel
@@ -117,6 +118,20 @@ class Call(Generic[T]):
     before: tuple[Statement | Query, ...] = ()
     #: What the facade's log says once the call succeeded (ids only, never a caller's text).
     log: str = ""
+    #: A write that may share a transaction with others of its shape (``None``: never):
+    #: a batch takes its rows' locks in the order of this key (the user's, then the day's).
+    batch_key: tuple[str, ...] | None = None
+    #: Writes of one node (an interaction) with the same key keep their call order: never
+    #: in one batch, never two in flight.
+    serial: tuple[str, ...] | None = None
+
+
+def batch_of(rows: Sequence[tuple[tuple[str, ...], dict[str, Any]]]) -> dict[str, Any]:
+    """The parameters of a batched write (``UnitOfWork.compile(per_row=True)``): a row per
+    call, each its parameters and its ``index`` in ``rows``, in the order of the calls'
+    batch keys, so that concurrent batches lock shared nodes in one order."""
+    ordered = sorted(range(len(rows)), key=lambda index: rows[index][0])
+    return {BATCH: [{**rows[index][1], "index": index} for index in ordered]}
 
 
 def changed(work: UnitOfWork, ref: Ref, name: str, model: type[M], **values: Any) -> Call[M]:

@@ -23,7 +23,7 @@ _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 LOCAL_NAMES = frozenset(
     {"node", "row", "start", "key", "found", "pair", "a", "b", "n", "t", "k", "acc", "chain"}
     | {"kept", "known", "last", "nearest", "missing", "written", "proceed"}
-    | {"reached", "counted", "linked", "r"}
+    | {"reached", "counted", "linked", "r", "one", "index"}
 )
 
 
@@ -490,8 +490,14 @@ def _call(clause: Subquery, imports: frozenset[Var], scope: Scope) -> str:
     return f"CALL ({listed}) {{{clause.text.render(scope.names)}}}"
 
 
-def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Scope) -> list[str]:
-    """A body's lines, each ``WITH`` carrying only what ``live`` says is read later."""
+def render(
+    clauses: Sequence[Clause],
+    live: Sequence[frozenset[Var]],
+    scope: Scope,
+    imported: frozenset[Var] = frozenset(),
+) -> list[str]:
+    """A body's lines, each ``WITH`` carrying only what ``live`` says is read later; each
+    subquery imports what it reads and ``imported``."""
     lines: list[str] = []
     after_update = False
     for clause, after in zip(clauses, live[1:], strict=True):
@@ -500,7 +506,7 @@ def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Sco
             value = clause.text.render(scope.names)
             lines.append(_with(carried, f"{value} AS {scope.names[clause.var]}"))
         elif isinstance(clause, Subquery):
-            imports = reads(clause)
+            imports = reads(clause) | imported
             carried = scope.listed((after - frozenset(clause.binds)) | imports)
             # Drop what is no longer read from the subquery's rows (a write needs a WITH).
             if carried:
@@ -516,11 +522,13 @@ def render(clauses: Sequence[Clause], live: Sequence[frozenset[Var]], scope: Sco
     return lines
 
 
-def render_head(clauses: Sequence[Clause], scope: Scope) -> list[str]:
+def render_head(
+    clauses: Sequence[Clause], scope: Scope, imported: frozenset[Var] = frozenset()
+) -> list[str]:
     lines = []
     for clause in clauses:
         if isinstance(clause, Subquery):
-            lines.append(_call(clause, reads(clause), scope))
+            lines.append(_call(clause, reads(clause) | imported, scope))
         elif isinstance(clause, Match):
             lines.append(f"OPTIONAL MATCH {clause.text.render(scope.names)}")
         else:
@@ -550,13 +558,17 @@ def statement(
     *,
     writes: bool,
     keep_plan: bool,
+    per_row: bool = False,
 ) -> str:
     """The statement's text: a write runs ``body`` only when ``missing`` is empty; a read
-    is its matches and one RETURN."""
-    key = shape(head, missing, body, outputs, writes, keep_plan)
+    is its matches and one RETURN. ``per_row``: a write's batched form (:func:`_per_row`)."""
+    key = shape(head, missing, body, outputs, writes, keep_plan, per_row)
     text = _statements.get(key)
     if text is None:
-        lines = (_write if writes else _read)(head, missing, body, outputs)
+        if per_row:
+            lines = _per_row(head, missing, body, outputs)
+        else:
+            lines = (_write if writes else _read)(head, missing, body, outputs)
         if keep_plan:
             lines.insert(0, KEEP_PLAN)
         text = "\n".join(lines)
@@ -611,24 +623,53 @@ def _flatten(piece: Piece, pieces: list[Any], numbers: dict[Var, int]) -> None:
             pieces.append(_ITEM_END)
 
 
-def _write(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> list[str]:
+#: The parameter of a batched write: one row per call, each that call's parameters and
+#: its ``index`` in the batch.
+BATCH = "batch"
+#: The variable of a batched write holding the current row.
+ENTRY = "one"
+_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _write(
+    head: Clauses,
+    missing: Cypher,
+    body: Clauses,
+    outputs: Outputs,
+    row: Var | None = None,
+) -> list[str]:
+    """A write's lines; with ``row``, every clause sees it (carried and imported)."""
     flag = Var("missing", exact=True)
     scope = Scope.of([*head, Bind(flag, missing), *body])
+    carried = frozenset() if row is None else frozenset({row})
+    if row is not None:
+        scope.names[row], scope.order[row] = ENTRY, -1
     returned = frozenset(var for var, _ in outputs)
-    live = live_before(body, returned)
-    imports = live[0] | {flag}
+    live = live_before(body, returned | carried)
+    imports = live[0] | {flag} | carried
     names = ", ".join(scope.listed(imports))
     inner = [scope.names[var] for var, _ in outputs]
+    index = [] if row is None else [f"{ENTRY}.index AS index"]
     return [
-        *render_head(head, scope),
+        *render_head(head, scope, carried),
         _with(scope.listed(imports - {flag}), f"{missing.render(scope.names)} AS missing"),
         f"OPTIONAL CALL ({names}) {{",
         indent(f"WITH {names} WHERE missing = []"),
-        *map(indent, render(body, live, scope)),
+        *map(indent, render(body, live, scope, carried)),
         indent(_return(inner or ["true AS written"])),
         "}",
-        _return(["missing", *_returned(outputs, scope, {})]),
+        _return([*index, "missing", *_returned(outputs, scope, {})]),
     ]
+
+
+def _per_row(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> list[str]:
+    """A write run once per row of ``$batch``: the single write's clauses, each of its
+    parameters read from the row instead (``$user_id`` is ``one.user_id``), the row
+    carried through every clause, and the row's index returned with what it missed.
+    Rows run in turn, so the nodes they lock are taken in the rows' order."""
+    lines = _write(head, missing, body, outputs, Var(ENTRY, exact=True))
+    rows = [_PARAMETER.sub(rf"{ENTRY}.\1", line) for line in lines]
+    return [f"UNWIND {parameter(BATCH)} AS {ENTRY}", *rows]
 
 
 def _read(head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs) -> list[str]:

@@ -433,8 +433,11 @@ class UnitOfWork:
     def compiled(self) -> Compiled:
         return Compiled(self.compile(), self.raise_missing)
 
-    def compile(self) -> tuple[str, dict[str, Any]]:
-        """The statement and its parameters; ``missing`` lists ``[check, key or null]``."""
+    def compile(self, per_row: bool = False) -> tuple[str, dict[str, Any]]:
+        """The statement and its parameters; ``missing`` lists ``[check, key or null]``.
+
+        ``per_row``: a write's batched form, run once per row of ``$batch``, each row one
+        call's parameters (see :func:`memora_ogm.engine.call.batch_of`)."""
         missing = (
             cy(items([check for check, _ in self._checks], " +")) if self._checks else cy("[]")
         )
@@ -445,6 +448,7 @@ class UnitOfWork:
             self._outputs,
             writes=self._writes,
             keep_plan=self.batched,
+            per_row=per_row,
         )
         return query, {**self.params, "times": [sent_form(time) for time, _ in self._times]}
 

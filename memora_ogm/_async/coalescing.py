@@ -1,0 +1,269 @@
+"""Natural batching of a graph's saves: concurrent saves share a transaction.
+
+While fewer than :attr:`Coalescer.limit` of a graph's coalescing writes are in flight, a
+save goes at once, alone, as it always did. At the limit, later saves queue; each time a
+transaction returns, the saves waiting (of one statement shape, within the caps) go
+together as one batched statement in one transaction. No timer: a lone caller never
+waits for company. Each caller gets its own result or its own exception: a row whose
+user or agent is missing fails alone, and a batch the server refuses is split in halves
+until the save at fault is alone.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, deque
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from neo4j.exceptions import IncompleteCommit
+
+from memora_ogm import fork, observe
+from memora_ogm._async import compat
+from memora_ogm.engine.call import Call
+from memora_ogm.engine.unit_of_work import UnitOfWork
+from memora_ogm.errors import CONNECTION_LOST, RetriesExhausted
+
+if TYPE_CHECKING:
+    from memora_ogm._async.graph import Graph
+
+T = TypeVar("T")
+
+#: Errors that say nothing about one save of a batch (the server away, a commit
+#: unanswered, transient conflicts that outlasted their retries): every caller gets them.
+SHARED_ERRORS = (RetriesExhausted, IncompleteCommit, *CONNECTION_LOST)
+
+
+class Waiting:
+    """A queued save: its call, its batched form, and where its caller waits."""
+
+    __slots__ = ("call", "text", "params", "weight", "future", "queued", "waited", "size")
+
+    def __init__(self, call: Call[Any]) -> None:
+        statement = call.statement
+        assert isinstance(statement, UnitOfWork)
+        self.call = call
+        self.text, self.params = statement.compile(per_row=True)
+        self.weight = weight(self.params)
+        self.future: Future[Any] = Future()
+        self.queued = time.perf_counter()
+        #: Seconds in the queue, and the size of the batch that took it, once taken.
+        self.waited = 0.0
+        self.size = 0
+
+
+def weight(value: Any) -> int:
+    """About how many bytes ``value`` takes as a parameter (strings by their length)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(key) + weight(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return 2 + sum(weight(item) for item in value)
+    return 8
+
+
+class Coalescer:
+    """The queue of one graph's coalescing writes and the batches sent from it."""
+
+    #: Coalescing transactions in flight before writes queue. On the 2-core test machine
+    #: ``benchmarks/bench_coalesce.py --limit 4`` gave smaller batches and no clear gain.
+    limit = 2
+    #: Saves in one batch at most.
+    max_saves = 64
+    #: Parameter bytes in one batch at most (about: :func:`weight`).
+    max_bytes = 4 << 20
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.lock = threading.Lock()  # callers may wait in several threads and loops
+        self.in_flight = 0
+        self.queue: deque[Waiting] = deque()
+        #: How many batches of each size were sent (a save sent alone is a batch of one).
+        self.sizes: Counter[int] = Counter()
+        #: The serial keys (:attr:`Call.serial`) of the writes in flight.
+        self.busy: Counter[tuple[str, ...]] = Counter()
+        fork.register(self)
+
+    def forget_inherited(self) -> None:
+        """In a forked child: the parent's writes in flight and waiting are not this
+        process's (their threads and tasks stayed behind), nor is a lock they held."""
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.queue.clear()
+        self.busy.clear()
+
+    async def write(self, call: Call[T]) -> T:
+        """``call``'s result: sent at once below the limit, else in the next batch."""
+        with self.lock:
+            alone = (
+                self.in_flight < self.limit
+                and not self.queue
+                and (call.serial is None or call.serial not in self.busy)
+            )
+            if alone:
+                self._occupy([call])
+        if alone:
+            try:
+                return await self.graph._call(call)
+            finally:
+                self._release([call])
+        waiting = Waiting(call)  # checked and compiled before it joins the queue
+        with self.lock:
+            self.queue.append(waiting)
+            batch = self._take()
+        if batch:
+            compat.start(self._send, batch)
+        try:
+            return cast(T, await compat.result_of(waiting.future))
+        except BaseException:
+            # Cancelled before its batch took it: out of the queue (once taken, its batch
+            # runs to the end, and the rules of unknown outcomes apply).
+            with self.lock:
+                if waiting in self.queue:
+                    self.queue.remove(waiting)
+            raise
+        finally:
+            if waiting.size:
+                observe.coalesced(waiting.size, waiting.text, waiting.waited)
+
+    async def write_each(self, calls: list[Call[Any]]) -> list[Any]:
+        """One caller's many writes, in batches within the caps, :attr:`limit` batches at
+        once: each call's result or its own exception, in order."""
+        batches: list[list[Waiting]] = []
+        size = 0
+        for call in calls:
+            waiting = Waiting(call)
+            waiting.future.set_running_or_notify_cancel()
+            last = batches[-1] if batches else []
+            if (
+                last
+                and waiting.text == last[0].text
+                and len(last) < self.max_saves
+                and size + waiting.weight <= self.max_bytes
+            ):
+                last.append(waiting)
+                size += waiting.weight
+            else:
+                batches.append([waiting])
+                size = waiting.weight
+        lanes = [batches[lane :: self.limit] for lane in range(self.limit)]
+        for lane in lanes[1:]:
+            if lane:
+                compat.start(self._lane, lane)
+        await self._lane(lanes[0])
+        outcomes: list[Any] = []
+        for batch in batches:
+            for waiting in batch:
+                try:
+                    outcomes.append(await compat.result_of(waiting.future))
+                except Exception as error:
+                    outcomes.append(error)
+        return outcomes
+
+    async def _lane(self, batches: list[list[Waiting]]) -> None:
+        for batch in batches:
+            self.sizes[len(batch)] += 1
+            await self._settle(batch)
+
+    def _take(self) -> list[Waiting]:
+        """The next batch, if a slot is free: the first waiting save and those after it of
+        its shape, within the caps; cancelled ones are dropped. Called under the lock."""
+        if self.in_flight >= self.limit:
+            return []
+        batch: list[Waiting] = []
+        kept: deque[Waiting] = deque()
+        held: set[tuple[str, ...]] = set()  # serial keys that wait for an earlier write
+        size = 0
+        while self.queue:
+            waiting = self.queue.popleft()
+            serial = waiting.call.serial
+            if serial is not None and (serial in self.busy or serial in held):
+                held.add(serial)
+                kept.append(waiting)
+                continue
+            fits = not batch or (
+                waiting.text == batch[0].text
+                and len(batch) < self.max_saves
+                and size + waiting.weight <= self.max_bytes
+            )
+            if not fits:
+                kept.append(waiting)
+                if serial is not None:
+                    held.add(serial)
+                if len(batch) >= self.max_saves:
+                    break
+                continue
+            if waiting.future.set_running_or_notify_cancel():  # False: cancelled
+                batch.append(waiting)
+                size += waiting.weight
+                if serial is not None:
+                    held.add(serial)
+        self.queue.extendleft(reversed(kept))
+        if batch:
+            self._occupy([waiting.call for waiting in batch])
+            now = time.perf_counter()
+            for waiting in batch:
+                waiting.waited, waiting.size = now - waiting.queued, len(batch)
+        return batch
+
+    def _occupy(self, calls: list[Call[Any]]) -> None:
+        """Take a slot for ``calls`` (under the lock), and their serial keys."""
+        self.in_flight += 1
+        self.sizes[len(calls)] += 1
+        for call in calls:
+            if call.serial is not None:
+                self.busy[call.serial] += 1
+
+    def _release(self, calls: list[Call[Any]]) -> None:
+        """A transaction returned: its slot goes to the next batch, if writes wait."""
+        with self.lock:
+            self.in_flight -= 1
+            for call in calls:
+                if call.serial is not None:
+                    self.busy[call.serial] -= 1
+                    if not self.busy[call.serial]:
+                        del self.busy[call.serial]
+            batch = self._take()
+        if batch:
+            compat.start(self._send, batch)
+
+    async def _send(self, batch: list[Waiting]) -> None:
+        try:
+            await self._settle(batch)
+        finally:
+            self._release([waiting.call for waiting in batch])
+
+    async def _settle(self, batch: list[Waiting]) -> None:
+        """Send ``batch`` and give each caller its answer; split it if the server refused it."""
+        if len(batch) == 1:
+            (waiting,) = batch
+            try:
+                waiting.future.set_result(await self.graph._call(waiting.call))
+            except BaseException as error:
+                waiting.future.set_exception(error)
+                if not isinstance(error, Exception):
+                    raise
+            return
+        rows = [(w.call.batch_key or (), w.params) for w in batch]
+        try:
+            outcomes = await self.graph._batch([w.call for w in batch], batch[0].text, rows)
+        except Exception as error:
+            if isinstance(error, SHARED_ERRORS):
+                for waiting in batch:
+                    waiting.future.set_exception(error)
+                return
+            half = len(batch) // 2
+            await self._settle(batch[:half])
+            await self._settle(batch[half:])
+            return
+        except BaseException as error:
+            for waiting in batch:
+                waiting.future.set_exception(error)
+            raise
+        for waiting, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                waiting.future.set_exception(outcome)
+            else:
+                waiting.future.set_result(outcome)

@@ -1,0 +1,433 @@
+"""Concurrent saves share a transaction (issue 48), on a real server, in both twins.
+
+Tasks on the async facade, threads (16 of them) on the sync twin. Each caller must get
+its own answer: the saves that should land land whole, the others fail alone and leave
+nothing behind; the graph's counts are exact and its invariants hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from interaction_helpers import (
+    DAY,
+    LATER,
+    World,
+    chat,
+    conversation,
+    make_world,
+    value,
+    vector_ids,
+    with_vectors,
+)
+from invariants import all_violations
+from neo4j import Driver
+from neo4j.exceptions import Neo4jError
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from sync_adapter import AwaitableTwin
+
+from memora_ogm.calls import interaction
+from memora_ogm.engine.call import declared
+from memora_ogm.engine.unit_of_work import UnitOfWork
+from memora_ogm.errors import AgentNotFound, UserNotFound
+from memora_ogm.schema.storage import MemoriesAndInteraction
+from memora_ogm.sync import Neo4jGraphInterface as SyncInterface
+from memora_ogm.telemetry import MemoraInstrumentor
+
+__all__ = ["with_vectors"]  # the fixture, imported so pytest finds it here
+
+GOLDEN = Path(__file__).parent / "golden"
+NO_ONE = "0d5e6c8a-9b1f-4c2e-8a7d-3f4b5c6d7e8f"
+#: Threads of the sync twin's callers.
+THREADS = 16
+
+
+def _data(n: int, when: Any = DAY) -> MemoriesAndInteraction:
+    """Caller ``n``'s save: its own messages and memory, so its answer can be checked."""
+    return conversation(chat(f"caller {n} asks", f"caller {n} hears"), when, [(f"fact {n}", [0])])
+
+
+async def _all_at_once(memora: Any, calls: list[Callable[..., Any]]) -> list[Any]:
+    """Each ``call(interface)`` at the same time: tasks, or threads of the sync twin; each
+    one's result or exception."""
+    if isinstance(memora, AwaitableTwin):
+        twin = memora._twin
+
+        def one(call: Callable[[Any], Any]) -> Any:
+            try:
+                return call(twin)
+            except Exception as error:
+                return error
+
+        with ThreadPoolExecutor(THREADS) as threads:
+            return await asyncio.to_thread(lambda: list(threads.map(one, calls)))
+
+    async def task(call: Callable[[Any], Any]) -> Any:
+        return await call(memora)
+
+    return await asyncio.gather(*(task(call) for call in calls), return_exceptions=True)
+
+
+def _graph(memora: Any) -> Any:
+    twin: Any = memora._twin if isinstance(memora, AwaitableTwin) else memora
+    return twin.graph
+
+
+def _count(driver: Driver, label: str) -> int:
+    return int(value(driver, f"MATCH (n:{label}) RETURN count(n)"))
+
+
+def _first_message(driver: Driver, interaction_id: str) -> str:
+    return str(
+        value(
+            driver,
+            "MATCH (:Interaction {interaction_id: $id})-[:FIRST_MESSAGE]->(m) RETURN m.content",
+            id=interaction_id,
+        )
+    )
+
+
+async def test_concurrent_saves_land_exactly_the_good_ones(memora: Any, driver: Driver) -> None:
+    """200 saves over 20 users at once, 10 of them bad (input, unknown user, unknown
+    agent): each good caller gets its own interaction, each bad one its own error."""
+    memora.coalesce_writes = True
+    first = await make_world(memora, "user 0")
+    users = [first.user_id] + [
+        (await memora.create_user(first.org_id, f"user {n}")).user_id for n in range(1, 20)
+    ]
+    bad: dict[int, type[Exception]] = {}
+    calls = []
+    for n in range(200):
+        org, agent, user, data = first.org_id, first.agent_id, users[n % 20], _data(n)
+        if n % 20 == n // 20:  # users 0 to 9 get one bad save each
+            kind = n // 20 % 3
+            bad[n] = (ValueError, UserNotFound, AgentNotFound)[kind]
+            if kind == 0:
+                data = conversation([{"role": "user"}])  # no content
+            elif kind == 1:
+                user = NO_ONE
+            else:
+                agent = NO_ONE
+        calls.append(
+            lambda m, o=org, a=agent, u=user, d=data: m.save_interaction_with_memories(o, a, u, d)
+        )
+    answers = await _all_at_once(memora, calls)
+    assert len(bad) == 10
+    saved: dict[int, str] = {}
+    for n, answer in enumerate(answers):
+        if n in bad:
+            assert type(answer) is bad[n], (n, answer)
+            continue
+        assert isinstance(answer, tuple), (n, answer)
+        interaction_id, when = answer
+        assert when == DAY
+        saved[n] = interaction_id
+    assert len(set(saved.values())) == 190
+    for n, interaction_id in saved.items():
+        assert _first_message(driver, interaction_id) == f"caller {n} asks"
+    assert _count(driver, "Interaction") == 190
+    assert _count(driver, "MessageBlock") == 380
+    assert _count(driver, "Memory") == 190
+    assert _count(driver, "Date") == 20  # one day per user
+    per_user = value(
+        driver,
+        "MATCH (u:User)-[:INTERACTIONS_IN]->()-[:HAD_INTERACTION]->(i) "
+        "WITH u, count(i) AS saved RETURN collect([u.user_name, saved])",
+    )
+    assert sorted(per_user) == sorted([f"user {n}", 9 if n < 10 else 10] for n in range(20))
+    assert not await all_violations(driver)
+    sizes = _graph(memora).coalescer.sizes
+    refused_before = list(bad.values()).count(ValueError)  # input checks: before any queue
+    assert sum(size * times for size, times in sizes.items()) == 200 - refused_before
+    assert max(sizes) > 1, sizes  # saves did share transactions
+
+
+def _busy(memora: Any) -> Any:
+    """The graph's coalescer with every slot taken, so the next saves queue."""
+    coalescer = _graph(memora).coalescer
+    coalescer.in_flight = coalescer.limit
+    return coalescer
+
+
+async def _queued(coalescer: Any, length: int) -> None:
+    for _ in range(500):
+        if len(coalescer.queue) == length:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{len(coalescer.queue)} saves queued, not {length}")
+
+
+async def test_a_batch_the_server_refuses_is_split(memora: Any, driver: Driver) -> None:
+    """One save of a batch fails on the server part-way (a property the server cannot
+    store): the batch is split until it is alone, and the others land."""
+    memora.coalesce_writes = True
+    world = await make_world(memora)
+    graph = _graph(memora)
+    calls = [
+        interaction.save_interaction_with_memories(
+            graph.nodes, world.org_id, world.agent_id, world.user_id, _data(n, LATER)
+        )
+        for n in range(8)
+    ]
+    poisoned = calls[5].statement
+    assert isinstance(poisoned, UnitOfWork)
+    poisoned.params["interaction"] = {**poisoned.params["interaction"], "poison": {"a": 1}}
+    coalescer = _busy(memora)
+    threads = ThreadPoolExecutor(len(calls))
+    if isinstance(memora, AwaitableTwin):
+        loop = asyncio.get_running_loop()
+        saving = [loop.run_in_executor(threads, graph.execute, declared, c) for c in calls]
+    else:
+        saving = [asyncio.ensure_future(graph.execute(declared, call)) for call in calls]
+    running = asyncio.gather(*saving, return_exceptions=True)
+    await _queued(coalescer, 8)
+    coalescer._release([])  # a transaction returned: the eight go together
+    answers = await running
+    threads.shutdown()
+    assert isinstance(answers[5], Neo4jError), answers[5]
+    assert all(isinstance(answer, tuple) for n, answer in enumerate(answers) if n != 5), answers
+    assert coalescer.sizes[8] == 1
+    assert _count(driver, "Interaction") == 7
+    assert _count(driver, "Memory") == 7
+    assert not await all_violations(driver)
+
+
+async def test_a_save_cancelled_before_it_is_sent_leaves_the_queue(
+    memora: Any, driver: Driver
+) -> None:
+    """A task cancelled, or timed out, while its save waits: out of the queue, nothing
+    written; one cancelled after its batch was sent lands whole (never half)."""
+    if isinstance(memora, AwaitableTwin):
+        pytest.skip("a thread cannot be cancelled: the async twin's tasks can")
+    memora.coalesce_writes = True
+    world = await make_world(memora)
+    coalescer = _busy(memora)
+
+    def saving(n: int) -> Any:
+        return memora.save_interaction_with_memories(
+            world.org_id, world.agent_id, world.user_id, _data(n)
+        )
+
+    waiting = asyncio.ensure_future(saving(0))
+    await _queued(coalescer, 1)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert not coalescer.queue
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(saving(1), 0.2)
+    assert not coalescer.queue
+    assert _count(driver, "Interaction") == 0
+    # Sent, then cancelled: the batch runs to its end, the save lands whole.
+    sent, kept = asyncio.ensure_future(saving(2)), asyncio.ensure_future(saving(3))
+    await _queued(coalescer, 2)
+    coalescer._release([])
+    sent.cancel()
+    interaction_id, _ = await kept
+    with pytest.raises(asyncio.CancelledError):
+        await sent
+    for _ in range(100):
+        if coalescer.in_flight == coalescer.limit - 1:
+            break
+        await asyncio.sleep(0.01)
+    assert _count(driver, "Interaction") == 2
+    assert _count(driver, "MessageBlock") == 4
+    assert _count(driver, "Memory") == 2
+    assert _first_message(driver, interaction_id) == "caller 3 asks"
+    assert not await all_violations(driver)
+
+
+async def test_a_lone_save_goes_alone_with_the_single_statement(
+    memora: Any, driver: Driver
+) -> None:
+    """Below the limit a save is not queued: one statement, today's, as without coalescing."""
+    world: World = await make_world(memora)
+    graph = _graph(memora)
+    for coalesce in (False, True):
+        memora.coalesce_writes = coalesce
+        before = graph.statements
+        await memora.save_interaction_with_memories(
+            world.org_id, world.agent_id, world.user_id, _data(int(coalesce))
+        )
+        assert graph.statements - before == 1
+    assert dict(graph.coalescer.sizes) == {1: 1}
+    assert _count(driver, "Interaction") == 2
+
+
+async def test_updates_of_one_interaction_keep_their_call_order(
+    memora: Any, driver: Driver
+) -> None:
+    """Six updates of one interaction queued in turn, with updates of four others: never
+    two of one interaction in a batch or in flight, so the last one called is the chain
+    that stays; the others' updates share the first batch."""
+    world = await make_world(memora)
+    ids = [
+        (await memora.save_interaction_with_memories(*_owner(world), _data(n)))[0] for n in range(5)
+    ]
+    memora.coalesce_writes = True
+    graph = _graph(memora)
+    coalescer = _busy(memora)
+    calls = [(ids[0], n) for n in range(6)] + [(ids[k], 10 + k) for k in range(1, 5)]
+    threads = ThreadPoolExecutor(len(calls))
+    loop = asyncio.get_running_loop()
+    running = []
+    for queued, (interaction_id, n) in enumerate(calls):
+        data = conversation(chat(f"update {n}", f"reply {n}"), LATER, [(f"changed {n}", [1])])
+        arguments = (*_owner(world), interaction_id, data)
+        if isinstance(memora, AwaitableTwin):
+            update = graph.execute
+            declare = interaction.update_interaction_and_memories
+            running.append(loop.run_in_executor(threads, update, declare, *arguments))
+        else:
+            running.append(
+                asyncio.ensure_future(memora.update_interaction_and_memories(*arguments))
+            )
+        await _queued(coalescer, queued + 1)
+    coalescer._release([])
+    answers = await asyncio.gather(*running, return_exceptions=True)
+    threads.shutdown()
+    assert [cast(tuple[str, Any], answer)[0] for answer in answers] == [i for i, _ in calls]
+    assert _first_message(driver, ids[0]) == "update 5"
+    for k in range(1, 5):
+        assert _first_message(driver, ids[k]) == f"update {10 + k}"
+    assert coalescer.sizes[5] == 1 and coalescer.sizes[1] == 5  # then one at a time
+    memories = value(
+        driver,
+        "MATCH (:Interaction {interaction_id: $id})<-[:INTERACTION_SOURCE]-(m) RETURN count(m)",
+        id=ids[0],
+    )
+    assert memories == 7
+    assert not coalescer.busy and not coalescer.queue
+    assert not await all_violations(driver)
+
+
+def _owner(world: World) -> tuple[str, str, str]:
+    return world.org_id, world.agent_id, world.user_id
+
+
+async def test_the_bulk_save_reports_each_item(memora: Any, driver: Driver) -> None:
+    """150 saves from one caller over three users, three of them bad: each item's ids in
+    order, each bad one its own error, exactly the good ones in the graph."""
+    world = await make_world(memora)
+    users = [world.user_id] + [
+        (await memora.create_user(world.org_id, f"user {n}")).user_id for n in (1, 2)
+    ]
+    items: list[tuple[str, MemoriesAndInteraction]] = [(users[n % 3], _data(n)) for n in range(150)]
+    items[10] = (NO_ONE, _data(10))
+    items[70] = (users[1], conversation([{"role": "user"}]))
+    items[140] = (users[2], conversation(chat("a", "b"), DAY, [("fact", [5])]))
+    answers = await memora.save_interactions_with_memories(world.org_id, world.agent_id, items)
+    assert len(answers) == 150
+    assert isinstance(answers[10], UserNotFound)
+    assert isinstance(answers[70], ValueError) and isinstance(answers[140], ValueError)
+    for n, answer in enumerate(answers):
+        if n not in (10, 70, 140):
+            assert isinstance(answer, tuple), (n, answer)
+            assert _first_message(driver, answer[0]) == f"caller {n} asks"
+    assert _count(driver, "Interaction") == 147
+    assert _count(driver, "Memory") == 147
+    assert not await all_violations(driver)
+    sizes = _graph(memora).coalescer.sizes
+    assert sum(sizes.values()) == 3 and max(sizes) == 64  # 147 saves: 64, 64, 19
+
+
+async def test_each_coalesced_save_reports_its_batch_size(memora: Any, driver: Driver) -> None:
+    """OpenTelemetry: the span of each save that went in a batch carries
+    ``db.operation.batch.size`` and the batched statement; its queue wait is measured."""
+    exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    tracing = TracerProvider()
+    tracing.add_span_processor(SimpleSpanProcessor(exporter))
+    MemoraInstrumentor().instrument(
+        tracer_provider=tracing, meter_provider=MeterProvider(metric_readers=[reader])
+    )
+    try:
+        memora.coalesce_writes = True
+        world = await make_world(memora)
+        coalescer = _busy(memora)
+        saves = [
+            lambda m, n=n: m.save_interaction_with_memories(*_owner(world), _data(n))
+            for n in range(4)
+        ]
+        running = asyncio.ensure_future(_all_at_once(memora, saves))
+        await _queued(coalescer, 4)
+        coalescer._release([])
+        answers = await running
+    finally:
+        MemoraInstrumentor().uninstrument()
+    assert all(isinstance(answer, tuple) for answer in answers), answers
+    batched = [
+        span
+        for span in exporter.get_finished_spans()
+        if span.name == "save_interaction_with_memories"
+    ]
+    attributes = [dict(span.attributes or {}) for span in batched]
+    assert [found["db.operation.batch.size"] for found in attributes] == [4] * 4
+    batch = (GOLDEN / "save_interaction_with_memories__batch.cypher").read_text()
+    assert {found["db.query.text"] for found in attributes} == {batch.split("\n", 1)[1].strip()}
+    data = reader.get_metrics_data()
+    assert data is not None
+    waits = [
+        point
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == "memora.coalesce.wait"
+        for point in metric.data.data_points
+    ]
+    assert sum(cast(HistogramDataPoint, point).count for point in waits) == 4
+
+
+async def test_a_batch_changes_the_vector_store_with_the_graph(
+    with_vectors: tuple[Any, Any], driver: Driver
+) -> None:
+    """With a vector store a batch is one transaction whose vector half holds exactly the
+    memories of the rows that were written: the two stores agree."""
+    memora, vectors = with_vectors
+    memora.coalesce_writes = True
+    world = await make_world(memora)
+    coalescer = _busy(memora)
+    saves = [
+        lambda m, n=n: m.save_interaction_with_memories(
+            world.org_id, world.agent_id, NO_ONE if n in (3, 7) else world.user_id, _data(n)
+        )
+        for n in range(12)
+    ]
+    running = asyncio.ensure_future(_all_at_once(memora, saves))
+    await _queued(coalescer, 12)
+    coalescer._release([])
+    answers = await running
+    assert [n for n, answer in enumerate(answers) if isinstance(answer, UserNotFound)] == [3, 7]
+    assert coalescer.sizes[12] == 1
+    assert _count(driver, "Memory") == 10
+    assert len(await vector_ids(vectors)) == 10
+    assert not await all_violations(driver, vectors)
+
+
+def test_a_forked_child_starts_with_no_write_in_flight() -> None:
+    """A child forked while its parent had writes in flight and waiting does not wait for
+    them: its coalescer starts empty (their threads and tasks stayed in the parent)."""
+    graph = SyncInterface("bolt://localhost:1", "neo4j", "password", "neo4j").graph
+    coalescer = graph.coalescer
+    coalescer.in_flight = coalescer.limit
+    coalescer.busy[("org", "user", "interaction")] = 1
+    reading, writing = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        state = (coalescer.in_flight, len(coalescer.busy), coalescer.lock.acquire(blocking=False))
+        os.write(writing, repr(state).encode())
+        os._exit(0)
+    os.close(writing)
+    _, status = os.waitpid(child, 0)
+    assert status == 0
+    assert os.read(reading, 100).decode() == "(0, 0, True)"
+    os.close(reading)
