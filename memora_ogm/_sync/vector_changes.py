@@ -59,6 +59,13 @@ def write_points(vector_db: BaseVectorDB, memories: list[MemoryModel], held: Hel
         vector_db.delete_memories(sorted(gone))
 
 
+def _any_point(vector_db: BaseVectorDB, memory_ids: list[str]) -> bool:
+    """Whether any of ``memory_ids`` has a point, if the store can tell without writing
+    (memora-ogm's ``QdrantDB.payloads``); else assumed so."""
+    payloads = getattr(vector_db, "payloads", None)
+    return payloads is None or bool(payloads(memory_ids))
+
+
 class VectorCommit:
     """The hook around one write's commit: the work records :attr:`changes`, journalled
     and applied before the commit (a refusal rolls the graph back), undone if the commit
@@ -101,7 +108,7 @@ class VectorCommit:
         if record is None or journal is None or vector_db is None:
             return
         try:
-            self._remove()
+            self._remove(again=True)
         except BaseException as error:
             journal.hold(record)
             if not isinstance(error, Exception):
@@ -110,11 +117,15 @@ class VectorCommit:
             return
         journal.close(record)
 
-    def _remove(self) -> None:
+    def _remove(self, again: bool = False) -> None:
+        """Apply the removals; ``again`` after the commit, when points are seldom back:
+        ids are looked up first where the store can (a delete is a write, and the embedded
+        store flushes each)."""
         vector_db, changes = self.vector_db, self.changes
         assert vector_db is not None
-        if changes.removed:
-            vector_db.delete_memories([memory.memory_id for memory in changes.removed])
+        removed = [memory.memory_id for memory in changes.removed]
+        if removed and (not again or _any_point(vector_db, removed)):
+            vector_db.delete_memories(removed)
         for org_id, user_id in changes.purged_users:
             vector_db.delete_all_user_memories(org_id, user_id)
         for org_id in changes.purged_organizations:
