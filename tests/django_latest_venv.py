@@ -51,8 +51,12 @@ def _version(python: str) -> tuple[int, int] | None:
 def newest_python() -> str:
     """The newest Python 3.12+ here: on ``PATH``, else one of pyenv's versions."""
     candidates = [found for name in ("python3.13", "python3.12") if (found := shutil.which(name))]
-    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    candidates += [str(path) for path in sorted(pyenv.glob("3.1[2-9]*/bin/python3"))]
+    roots = {Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))}
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if Path(folder).name == "shims":  # pyenv's, wherever it lives
+            roots.add(Path(folder).parent)
+    for root in sorted(roots):
+        candidates += [str(path) for path in sorted(root.glob("versions/3.1[2-9]*/bin/python3"))]
     usable: list[tuple[tuple[int, int], str]] = []
     for python in candidates:
         version = _version(python)
