@@ -6,14 +6,12 @@ this machine has (on ``PATH``, else pyenv's), with memora-ogm's dependencies (as
 running environment has them installed), the newest Django and pytest-django.
 memora-ogm itself is installed from the checkout that asks, editable and without
 dependencies (seconds), each time. Built once per set of dependencies under the tests'
-cache (``MEMORA_OGM_TEST_CACHE``, else ``~/.cache/memora-ogm-tests``), under a file lock:
-``scripts/test.sh`` starts the build in the background (``python tests/django_latest_venv.py``).
+cache (:mod:`side_venvs`): ``scripts/test.sh`` starts the build in the background
+(``python tests/django_latest_venv.py``).
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import importlib.metadata
 import os
 import re
@@ -22,14 +20,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from side_venvs import cached_venv
+
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = ["django>=6", "pytest>=8", "pytest-asyncio>=1.0", "pytest-django"]
-
-
-def _cache() -> Path:
-    return Path(
-        os.environ.get("MEMORA_OGM_TEST_CACHE", Path.home() / ".cache" / "memora-ogm-tests")
-    )
 
 
 def _version(python: str) -> tuple[int, int] | None:
@@ -78,34 +72,7 @@ def requirements() -> list[str]:
 
 def venv_python(checkout: Path | None = None) -> Path:
     """The environment's Python, built on first use; with ``checkout`` installed in it."""
-    wanted = requirements()
-    key = hashlib.sha256("\n".join(wanted).encode()).hexdigest()[:12]
-    home = _cache() / f"django-latest-{key}"
-    python = home / "bin" / "python"
-    home.parent.mkdir(parents=True, exist_ok=True)
-    with open(home.with_name(home.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not python.exists():
-            _build(home, wanted)
-        if checkout is not None:
-            subprocess.run(
-                [str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(checkout)],
-                check=True,
-                env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
-            )
-    return python
-
-
-def _build(home: Path, wanted: list[str]) -> None:
-    building = home.with_name(home.name + ".building")
-    shutil.rmtree(building, ignore_errors=True)
-    subprocess.run([newest_python(), "-m", "venv", str(building)], check=True)
-    subprocess.run(
-        [str(building / "bin" / "python"), "-m", "pip", "install", "-q", *wanted],
-        check=True,
-        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
-    )
-    building.rename(home)
+    return cached_venv("django-latest", requirements(), newest_python(), editable=checkout)
 
 
 def django_version(python: Path) -> str:

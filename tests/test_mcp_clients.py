@@ -10,6 +10,7 @@ alone.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from mcp_helpers import memora_ogm_command, raw_call, server_command
+from side_venvs import cached_venv
 from test_server_faults import RestartableServer
 from web_servers import serve
 
@@ -35,6 +37,8 @@ TURN = [
     {"role": "user", "content": "I moved to Oslo last spring."},
     {"role": "assistant", "content": "Oslo is lovely in spring."},
 ]
+#: LangGraph's MCP client, pinned (it needs mcp<2: an environment of its own).
+LANGCHAIN_MCP = "langchain-mcp-adapters==0.3.2"
 #: What never reaches a client.
 LEAKS = ("Traceback", "Error executing tool", "pydantic", "MATCH ", "site-packages")
 
@@ -220,6 +224,51 @@ async def test_a_text_only_client_lists_saves_and_searches_from_the_text_block(
             "save_interaction", {"messages": [{"role": "user"}]}, raise_on_error=False
         )
         assert refusal(refused) == "messages[0].content: required"
+
+
+def test_langgraphs_own_client_lists_saves_and_searches_through_the_text_block(
+    neo4j_connection: Neo4jConnection, tmp_path: Path
+) -> None:
+    """langchain-mcp-adapters, LangGraph's MCP client (in an environment of its own: it
+    needs mcp<2), launches the server over stdio as a desktop config would, lists the
+    tools, saves and searches; the agent is handed each answer's text, and a bad argument
+    gives it the field's reason."""
+    python = cached_venv("langchain-mcp", [LANGCHAIN_MCP])
+    env = tenant_env(neo4j_connection)
+    request = {
+        "command": [sys.executable, "-m", "memora_ogm.cli", "mcp", "--embedder", "hashing"]
+        + ["--qdrant-path", str(tmp_path / "vectors")],
+        "env": env,
+        "calls": [
+            [
+                "save_interaction",
+                {
+                    "messages": TURN,
+                    "memories": [{"memory": "lives in Oslo", "source_msg_block_pos": [0]}],
+                },
+            ],
+            ["search_memories", {"query": "Oslo"}],
+            ["save_interaction", {"messages": [{"role": "user"}]}],
+        ],
+    }
+    done = subprocess.run(
+        [str(python), str(Path(__file__).with_name("langchain_mcp_client.py"))],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout)
+    assert {"save_interaction", "search_memories", "get_memories"} <= set(seen["tools"])
+    saved, found, refused = seen["answers"]
+    assert "error" not in saved and "error" not in found, seen["answers"]
+    interaction_id = json.loads(saved["text"])["interaction_id"]
+    hits = json.loads(found["text"])["hits"]
+    assert [hit["memory"]["memory"] for hit in hits] == ["lives in Oslo"]
+    assert hits[0]["memory"]["interaction_id"] == interaction_id
+    assert "messages[0].content: required" in refused["text"]
+    assert not [leak for leak in LEAKS if leak in refused["text"]], refused
 
 
 def test_the_log_has_the_start_a_line_per_request_and_no_token_or_content(keyed: Keyed) -> None:
