@@ -82,7 +82,7 @@ async def memora(
 
 
 async def _save(client: Client, world: World, text: str = "lives in Oslo") -> dict[str, Any]:
-    return structured(
+    saved: dict[str, Any] = structured(
         await client.call_tool(
             "save_interaction",
             {
@@ -91,6 +91,7 @@ async def _save(client: Client, world: World, text: str = "lives in Oslo") -> di
             },
         )
     )
+    return saved
 
 
 async def test_the_tools_are_the_contract_and_name_no_tenant(memora: Neo4jGraphInterface) -> None:
@@ -180,7 +181,7 @@ async def test_every_tool_does_its_work_on_both_stores(
         left = "MATCH (m:Memory) RETURN m.memory_id"
         assert neo4j_driver.execute_query(left).records == []
         store = memora.associated_vector_db
-        assert store is not None and await store.tenants() == {}
+        assert isinstance(store, QdrantDB) and await store.tenants() == {}
 
         forgotten = await client.call_tool("forget_user", {})
         assert structured(forgotten) == {"deleted": world.user_id}
@@ -443,7 +444,8 @@ def served(
     with qdrant_standin() as (qdrant_url, qdrant):
         store = ("--qdrant-url", qdrant_url, "--collection", COLLECTION, "--embedder", "hashing")
         command = server_command(*options, "--api-keys", str(api_keys), *store)
-        with serve(command, server_env(neo4j_connection), "/mcp", log=log) as server:
+        with serve(command, server_env(neo4j_connection), "/mcp", log=log) as served:
+            server: Any = served  # with the two attributes the tests read
             server.endpoint = server.url + "/mcp"
             server.qdrant = qdrant
             yield server
@@ -791,12 +793,14 @@ async def test_tokens_are_verified_by_keys_from_a_jwks_url(tmp_path: Path) -> No
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     import jwt
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
     from memora_ogm.mcp.auth import JwtVerifier, Tenant
 
     keys = new_keys(tmp_path)
     private_key = load_pem_private_key(keys.private.encode(), password=None)
+    assert isinstance(private_key, RSAPrivateKey)
     jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(private_key.public_key()))
     document = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig", "alg": "RS256"}]})
 
