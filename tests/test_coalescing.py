@@ -202,13 +202,12 @@ async def test_a_batch_the_server_refuses_is_split(memora: Any, driver: Driver) 
     assert not await all_violations(driver)
 
 
+@pytest.mark.parametrize("memora", ["async"], indirect=True)  # a thread cannot be cancelled
 async def test_a_save_cancelled_before_it_is_sent_leaves_the_queue(
     memora: Any, driver: Driver
 ) -> None:
     """A task cancelled, or timed out, while its save waits: out of the queue, nothing
     written; one cancelled after its batch was sent lands whole (never half)."""
-    if isinstance(memora, AwaitableTwin):
-        pytest.skip("a thread cannot be cancelled: the async twin's tasks can")
     memora.coalesce_writes = True
     world = await make_world(memora)
     coalescer = _busy(memora)

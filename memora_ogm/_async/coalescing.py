@@ -14,8 +14,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from neo4j.exceptions import IncompleteCommit
 
@@ -24,9 +25,6 @@ from memora_ogm._async import compat
 from memora_ogm.engine.call import Call
 from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.errors import CONNECTION_LOST, RetriesExhausted
-
-if TYPE_CHECKING:
-    from memora_ogm._async.graph import Graph
 
 T = TypeVar("T")
 
@@ -64,6 +62,15 @@ def weight(value: Any) -> int:
     return 8
 
 
+#: Send one write as today (``Graph._call``).
+SendAlone = Callable[[Call[Any]], Awaitable[Any]]
+#: Send writes of one shape as one statement (``Graph._batch``): the calls, the batched
+#: statement's text, each row's batch key and parameters; each call's result or error.
+SendTogether = Callable[
+    [list[Call[Any]], str, list[tuple[tuple[str, ...], dict[str, Any]]]], Awaitable[list[Any]]
+]
+
+
 class Coalescer:
     """The queue of one graph's coalescing writes and the batches sent from it."""
 
@@ -75,8 +82,9 @@ class Coalescer:
     #: Parameter bytes in one batch at most (about: :func:`weight`).
     max_bytes = 4 << 20
 
-    def __init__(self, graph: Graph) -> None:
-        self.graph = graph
+    def __init__(self, alone: SendAlone, together: SendTogether) -> None:
+        #: The graph's ways to send a write alone and writes of one shape together.
+        self.send_alone, self.send_together = alone, together
         self.lock = threading.Lock()  # callers may wait in several threads and loops
         self.in_flight = 0
         self.queue: deque[Waiting] = deque()
@@ -106,7 +114,7 @@ class Coalescer:
                 self._occupy([call])
         if alone:
             try:
-                return await self.graph._call(call)
+                return cast(T, await self.send_alone(call))
             finally:
                 self._release([call])
         waiting = Waiting(call)  # checked and compiled before it joins the queue
@@ -240,7 +248,7 @@ class Coalescer:
         if len(batch) == 1:
             (waiting,) = batch
             try:
-                waiting.future.set_result(await self.graph._call(waiting.call))
+                waiting.future.set_result(await self.send_alone(waiting.call))
             except BaseException as error:
                 waiting.future.set_exception(error)
                 if not isinstance(error, Exception):
@@ -248,7 +256,7 @@ class Coalescer:
             return
         rows = [(w.call.batch_key or (), w.params) for w in batch]
         try:
-            outcomes = await self.graph._batch([w.call for w in batch], batch[0].text, rows)
+            outcomes = await self.send_together([w.call for w in batch], batch[0].text, rows)
         except Exception as error:
             if isinstance(error, SHARED_ERRORS):
                 for waiting in batch:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from neo4j.exceptions import IncompleteCommit
 
@@ -25,9 +26,6 @@ from memora_ogm._sync import compat
 from memora_ogm.engine.call import Call
 from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.errors import CONNECTION_LOST, RetriesExhausted
-
-if TYPE_CHECKING:
-    from memora_ogm._sync.graph import Graph
 
 T = TypeVar("T")
 
@@ -65,6 +63,15 @@ def weight(value: Any) -> int:
     return 8
 
 
+#: Send one write as today (``Graph._call``).
+SendAlone = Callable[[Call[Any]], Any]
+#: Send writes of one shape as one statement (``Graph._batch``): the calls, the batched
+#: statement's text, each row's batch key and parameters; each call's result or error.
+SendTogether = Callable[
+    [list[Call[Any]], str, list[tuple[tuple[str, ...], dict[str, Any]]]], list[Any]
+]
+
+
 class Coalescer:
     """The queue of one graph's coalescing writes and the batches sent from it."""
 
@@ -76,8 +83,9 @@ class Coalescer:
     #: Parameter bytes in one batch at most (about: :func:`weight`).
     max_bytes = 4 << 20
 
-    def __init__(self, graph: Graph) -> None:
-        self.graph = graph
+    def __init__(self, alone: SendAlone, together: SendTogether) -> None:
+        #: The graph's ways to send a write alone and writes of one shape together.
+        self.send_alone, self.send_together = alone, together
         self.lock = threading.Lock()  # callers may wait in several threads and loops
         self.in_flight = 0
         self.queue: deque[Waiting] = deque()
@@ -107,7 +115,7 @@ class Coalescer:
                 self._occupy([call])
         if alone:
             try:
-                return self.graph._call(call)
+                return cast(T, self.send_alone(call))
             finally:
                 self._release([call])
         waiting = Waiting(call)  # checked and compiled before it joins the queue
@@ -241,7 +249,7 @@ class Coalescer:
         if len(batch) == 1:
             (waiting,) = batch
             try:
-                waiting.future.set_result(self.graph._call(waiting.call))
+                waiting.future.set_result(self.send_alone(waiting.call))
             except BaseException as error:
                 waiting.future.set_exception(error)
                 if not isinstance(error, Exception):
@@ -249,7 +257,7 @@ class Coalescer:
             return
         rows = [(w.call.batch_key or (), w.params) for w in batch]
         try:
-            outcomes = self.graph._batch([w.call for w in batch], batch[0].text, rows)
+            outcomes = self.send_together([w.call for w in batch], batch[0].text, rows)
         except Exception as error:
             if isinstance(error, SHARED_ERRORS):
                 for waiting in batch:

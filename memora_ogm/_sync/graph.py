@@ -132,7 +132,7 @@ class Graph:
         self.settled = 0
         #: Concurrent saves share a transaction (:mod:`memora_ogm._async.coalescing`).
         self.coalesce_writes = False
-        self.coalescer = Coalescer(self)
+        self.coalescer = Coalescer(self._call, self._batch)
 
     def driver(self) -> Driver:
         """This graph's driver for this process and event loop; for ``from_neomodel()``
