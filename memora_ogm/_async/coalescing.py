@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
@@ -84,7 +85,10 @@ class Coalescer:
 
     def __init__(self, alone: SendAlone, together: SendTogether) -> None:
         #: The graph's ways to send a write alone and writes of one shape together.
-        self.send_alone, self.send_together = alone, together
+        #: Held weakly: a graph let go is freed at once (and with it an embedded store's
+        #: folder), as no cycle through its coalescer keeps it for the collector.
+        self._alone = weakref.WeakMethod(alone)
+        self._together = weakref.WeakMethod(together)
         self.lock = threading.Lock()  # callers may wait in several threads and loops
         self.in_flight = 0
         self.queue: deque[Waiting] = deque()
@@ -93,6 +97,16 @@ class Coalescer:
         #: The serial keys (:attr:`Call.serial`) of the writes in flight.
         self.busy: Counter[tuple[str, ...]] = Counter()
         fork.register(self)
+
+    def _send_alone(self) -> SendAlone:
+        send = self._alone()
+        assert send is not None, "the graph of this coalescer was freed"
+        return send
+
+    def _send_together(self) -> SendTogether:
+        send = self._together()
+        assert send is not None, "the graph of this coalescer was freed"
+        return send
 
     def forget_inherited(self) -> None:
         """In a forked child: the parent's writes in flight and waiting are not this
@@ -114,7 +128,7 @@ class Coalescer:
                 self._occupy([call])
         if alone:
             try:
-                return cast(T, await self.send_alone(call))
+                return cast(T, await self._send_alone()(call))
             finally:
                 self._release([call])
         waiting = Waiting(call)  # checked and compiled before it joins the queue
@@ -248,7 +262,7 @@ class Coalescer:
         if len(batch) == 1:
             (waiting,) = batch
             try:
-                waiting.future.set_result(await self.send_alone(waiting.call))
+                waiting.future.set_result(await self._send_alone()(waiting.call))
             except BaseException as error:
                 waiting.future.set_exception(error)
                 if not isinstance(error, Exception):
@@ -256,7 +270,7 @@ class Coalescer:
             return
         rows = [(w.call.batch_key or (), w.params) for w in batch]
         try:
-            outcomes = await self.send_together([w.call for w in batch], batch[0].text, rows)
+            outcomes = await self._send_together()([w.call for w in batch], batch[0].text, rows)
         except Exception as error:
             if isinstance(error, SHARED_ERRORS):
                 for waiting in batch:
