@@ -129,3 +129,19 @@ def is_retryable(error: BaseException) -> bool:
         return any(f"label `{label}`" in violated for label in MERGED_LABELS)
     # A node deleted while this transaction linked to it, or waited for its lock.
     return isinstance(error, ClientError) and error.code in (CONSTRAINT_FAILED, ENTITY_NOT_FOUND)
+
+
+# The vector store's errors live here, not beside the store, so that naming them (the MCP
+# server's reasons do) imports no Qdrant client.
+
+
+class FolderInUseError(RuntimeError):
+    """The folder is open already, by another store in this process or in another one."""
+
+
+class LocalModeFolderError(RuntimeError):
+    """The folder holds qdrant-client's local mode, which Qdrant Edge cannot open."""
+
+
+class EmbedderUnavailableError(RuntimeError):
+    """fastembed or one of Memora's models cannot be had (not installed, not downloadable)."""

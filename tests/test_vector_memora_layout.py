@@ -303,7 +303,7 @@ def test_without_fastembed_the_error_names_the_install_and_the_offline_choice() 
     )
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("memora_ogm.vector_db.hybrid.EmbedderUnavailableError: ")
+    assert last.startswith("memora_ogm.errors.EmbedderUnavailableError: ")
     assert "pip install fastembed" in last and "embedding_function=HashingEmbedding()" in last
 
 
@@ -376,7 +376,7 @@ def test_an_unresolvable_model_hub_fails_the_first_embedding_at_once(tmp_path: P
     assert done.returncode == 1, done.stderr[-2000:]
     assert done.stdout.strip() == str(home / ".cache" / "memora-ogm" / "fastembed")
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("memora_ogm.vector_db.hybrid.EmbedderUnavailableError: ")
+    assert last.startswith("memora_ogm.errors.EmbedderUnavailableError: ")
     assert "'hub.memora-ogm.invalid' does not resolve" in last
     assert "embedding_function=HashingEmbedding()" in last
     assert seconds < 15, seconds

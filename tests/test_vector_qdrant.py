@@ -21,9 +21,9 @@ from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
 from memora_ogm._async.edge import AsyncEdgeClient
+from memora_ogm.errors import FolderInUseError, LocalModeFolderError
 from memora_ogm.schema.models import Memory
 from memora_ogm.vector_db.base import MemorySearchScope
-from memora_ogm.vector_db.edge_common import FolderInUseError, LocalModeFolderError
 from memora_ogm.vector_db.embedding import DEFAULT_DIMENSION, HashingEmbedding
 from memora_ogm.vector_db.layouts import SINGLE_VECTOR_COLLECTION_NAME, vector_params
 from memora_ogm.vector_db.qdrant import QdrantDB

@@ -42,10 +42,10 @@ from sync_adapter import AwaitableTwin
 from memora_ogm import sync
 from memora_ogm._async import compat
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.errors import FolderInUseError
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.base import MemorySearchScope
-from memora_ogm.vector_db.edge_common import FolderInUseError
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import SINGLE_VECTOR_COLLECTION_NAME, QdrantDB
 

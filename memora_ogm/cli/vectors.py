@@ -17,15 +17,12 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from qdrant_client import QdrantClient, models
+if TYPE_CHECKING:  # the store's client is imported when a command needs it
+    from qdrant_client import QdrantClient
 
-from memora_ogm.sync import EdgeClient
-from memora_ogm.vector_db import edge_common, layouts
-from memora_ogm.vector_db.embedding import HashingEmbedding
-from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME, SINGLE_VECTOR_COLLECTION_NAME
-from memora_ogm.vector_db.qdrant_common import TENANT_HNSW, positive_int
+    from memora_ogm.sync import EdgeClient
 
 EXIT_DONE, EXIT_ERROR = 0, 2
 PAGE = 4096
@@ -53,6 +50,12 @@ class Migration:
 def migrate(path: str | os.PathLike[str], page: int = PAGE) -> Migration:
     """Move the local-mode store in ``path`` into Edge; an Edge store is left alone
     (``moved`` is empty), anything else raises ``MigrationError``."""
+    from qdrant_client import QdrantClient
+
+    from memora_ogm.sync import EdgeClient
+    from memora_ogm.vector_db import edge_common
+    from memora_ogm.vector_db.qdrant_common import positive_int
+
     folder = edge_common.folder_path(path)
     positive_int("page", page)
     backup = folder.with_name(folder.name + ".local-mode")
@@ -96,6 +99,11 @@ def migrate(path: str | os.PathLike[str], page: int = PAGE) -> Migration:
 
 
 def _move(source: QdrantClient, target: EdgeClient, name: str, page: int) -> MovedCollection:
+    from qdrant_client import models
+
+    from memora_ogm.vector_db import layouts
+    from memora_ogm.vector_db.qdrant_common import TENANT_HNSW
+
     config = source.get_collection(name).config
     params = config.params
     vectors = params.vectors
@@ -148,6 +156,12 @@ def stored_layout(where: dict[str, Any], collection: str | None) -> dict[str, An
     that holds points (an empty one of Memora's name beside ours is not the store), else
     the first that exists.
     """
+    from qdrant_client import QdrantClient, models
+
+    from memora_ogm.sync import EdgeClient
+    from memora_ogm.vector_db.embedding import HashingEmbedding
+    from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME, SINGLE_VECTOR_COLLECTION_NAME
+
     client: QdrantClient | EdgeClient = (
         EdgeClient(where["path"]) if "path" in where else QdrantClient(**where)
     )

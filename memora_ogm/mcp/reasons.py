@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from neo4j.exceptions import AuthError, ServiceUnavailable, SessionExpired
 from pydantic import ValidationError
 
-from memora_ogm.errors import RetriesExhausted
-from memora_ogm.vector_db.edge_common import FolderInUseError, LocalModeFolderError
-from memora_ogm.vector_db.hybrid import EmbedderUnavailableError
+from memora_ogm.errors import (
+    EmbedderUnavailableError,
+    FolderInUseError,
+    LocalModeFolderError,
+    RetriesExhausted,
+)
 
 log = logging.getLogger("memora_ogm.mcp")
 

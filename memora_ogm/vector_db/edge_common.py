@@ -19,6 +19,7 @@ from qdrant_client import models
 from qdrant_client.http import models as rest
 
 from memora_ogm import fork
+from memora_ogm.errors import FolderInUseError, LocalModeFolderError
 
 #: So that a second opener of a folder fails at once and clearly.
 LOCK_FILE = ".memora-ogm.lock"
@@ -32,14 +33,6 @@ _DISTANCES = {
     models.Distance.EUCLID: edge.Distance.Euclid,
     models.Distance.MANHATTAN: edge.Distance.Manhattan,
 }
-
-
-class FolderInUseError(RuntimeError):
-    """The folder is open already, by another store in this process or in another one."""
-
-
-class LocalModeFolderError(RuntimeError):
-    """The folder holds qdrant-client's local mode, which Qdrant Edge cannot open."""
 
 
 def is_local_mode_folder(folder: Path) -> bool:

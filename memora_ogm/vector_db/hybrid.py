@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from qdrant_client import models
 
+from memora_ogm.errors import EmbedderUnavailableError
+
 if TYPE_CHECKING:
     from fastembed import SparseTextEmbedding, TextEmbedding
 
@@ -33,10 +35,6 @@ OFFLINE_CHOICE = (
     "(from memora_ogm.vector_db.embedding: lexical, offline; it keeps memora-ogm's "
     "single-vector collection, not Memora's)."
 )
-
-
-class EmbedderUnavailableError(RuntimeError):
-    """fastembed or one of Memora's models cannot be had (not installed, not downloadable)."""
 
 
 @dataclass(frozen=True)
