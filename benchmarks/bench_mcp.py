@@ -191,8 +191,11 @@ async def main(calls: int, memories: int, starts: int) -> None:
                     answer = await post(name_read, read_args)()
                     content = answer.json()["result"]["structuredContent"]
                     structured = len(json.dumps(content, separators=(",", ":")).encode())
-                    text = len(answer.json()["result"]["content"][0]["text"].encode())
+                    copy = answer.json()["result"]["content"][0]["text"]
+                    text = len(copy.encode())
+                    escapes = len(json.dumps(copy, ensure_ascii=False).encode()) - 2 - text
                     size = len(answer.content)
+                    wire = answer.num_bytes_downloaded
         finally:
             server.terminate()
             server.wait(timeout=10)
@@ -211,7 +214,10 @@ async def main(calls: int, memories: int, starts: int) -> None:
     print(
         f"  get_memories(limit={memories}) answers {size} bytes for {structured} bytes of "
         f"structured content: {size / structured:.2f}x (its text block, decoded, "
-        f"{text / structured:.2f}x; the rest is the copy's escaped quotes and the envelope)"
+        f"{text / structured:.2f}x; escaping the copy inside the answer's JSON adds "
+        f"{escapes} bytes, {escapes / structured:.2f}x, the envelope "
+        f"{size - structured - text - escapes}); "
+        f"on the wire, gzip: {wire} bytes, {wire / structured:.2f}x"
     )
     ups, downs = zip(*cycles, strict=True)
     print(

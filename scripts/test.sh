@@ -11,6 +11,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # tests wait for it under its lock. No model is downloaded: tests/fastembed_standins.py
 # builds stand-ins of Memora's models (onnx, tokenizers).
 python3 tests/memora_core_venv.py >/dev/null 2>&1 &
+# tests/test_mcp_clients.py drives the MCP server with the MCP Inspector's CLI (npm, pinned),
+# installed the same way.
+python3 tests/side_venvs.py >/dev/null 2>&1 &
 # tests/test_picture.py draws a graph page in headless Chromium: the system's (Debian's
 # chromium package, installed here in the background when missing), else the build
 # Playwright fetches for itself once it is installed.

@@ -1,5 +1,6 @@
-"""Virtual environments beside the suite's, for what cannot live in it: memora-core 0.3.1
-with its own pins, the newest Django (Python 3.12+), and LangGraph's MCP client (mcp<2).
+"""Environments beside the suite's, for what cannot live in it: memora-core 0.3.1 with its
+own pins, the newest Django (Python 3.12+), LangGraph's MCP client (mcp<2), and the MCP
+Inspector's CLI (npm).
 
 Each is made once per set of requirements under the tests' cache
 (``MEMORA_OGM_TEST_CACHE``, else ``~/.cache/memora-ogm-tests``), under a file lock so
@@ -15,7 +16,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -33,6 +35,31 @@ def pip(python: Path, *arguments: str) -> None:
     )
 
 
+def _home(name: str, requirements: Sequence[str]) -> Path:
+    key = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:12]
+    home = cache() / f"{name}-{key}"
+    home.parent.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+@contextmanager
+def _held(home: Path) -> Iterator[None]:
+    """``home``'s lock, held by one process at a time (released when the file closes)."""
+    with open(home.with_name(home.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _made(home: Path, build: Callable[[Path], object]) -> None:
+    """``home`` built by ``build`` in a folder beside it, moved into place once complete."""
+    if home.exists():
+        return
+    building = home.with_name(home.name + ".building")
+    shutil.rmtree(building, ignore_errors=True)
+    build(building)
+    building.rename(home)
+
+
 def cached_venv(
     name: str,
     requirements: Sequence[str],
@@ -41,19 +68,44 @@ def cached_venv(
 ) -> Path:
     """The Python of environment ``name`` with ``requirements`` (built on first use), and
     ``editable`` installed in it without dependencies, each time, if given."""
-    key = hashlib.sha256("\n".join([python, *requirements]).encode()).hexdigest()[:12]
-    home = cache() / f"{name}-{key}"
-    built = home / "bin" / "python"
-    home.parent.mkdir(parents=True, exist_ok=True)
-    with open(home.with_name(home.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not built.exists():
-            building = home.with_name(home.name + ".building")
-            shutil.rmtree(building, ignore_errors=True)
-            subprocess.run([python, "-m", "venv", str(building)], check=True)
-            pip(building / "bin" / "python", *requirements)
-            # venv scripts name their folder; a moved environment runs through its python.
-            building.rename(home)
+
+    def build(folder: Path) -> None:
+        subprocess.run([python, "-m", "venv", str(folder)], check=True)
+        # venv scripts name their folder; a moved environment runs through its python.
+        pip(folder / "bin" / "python", *requirements)
+
+    home = _home(name, [python, *requirements])
+    with _held(home):
+        _made(home, build)
         if editable is not None:
-            pip(built, "--no-deps", "-e", str(editable))
-    return built
+            pip(home / "bin" / "python", "--no-deps", "-e", str(editable))
+    return home / "bin" / "python"
+
+
+def cached_npm(name: str, package: str) -> Path:
+    """The ``node_modules/.bin`` folder with npm ``package`` (pinned), installed on first
+    use (its links are relative, so the folder may move into place)."""
+
+    def build(folder: Path) -> None:
+        npm = shutil.which("npm")
+        assert npm is not None, "npm is needed (Debian: apt-get install npm)"
+        quiet = ("--no-audit", "--no-fund", "--silent")
+        subprocess.run([npm, "install", "--prefix", str(folder), *quiet, package], check=True)
+
+    home = _home(name, [package])
+    with _held(home):
+        _made(home, build)
+    return home / "node_modules" / ".bin"
+
+
+#: The MCP Inspector, pinned: its 0.x CLI runs on Debian's Node 20 (2.x needs Node 22).
+INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
+
+
+def inspector() -> Path:
+    """The Inspector's ``mcp-inspector`` command, installed on first use."""
+    return cached_npm("mcp-inspector", INSPECTOR) / "mcp-inspector"
+
+
+if __name__ == "__main__":  # scripts/test.sh installs the Inspector ahead, in the background
+    inspector()

@@ -9,10 +9,12 @@ framework pages, which their own tests (``tests/test_contrib_*.py``) follow and 
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -21,6 +23,8 @@ from typing import Any
 
 import pytest
 from docs_blocks import DOCS, follow, steps
+from fastmcp import Client as FastMCPClient
+from fastmcp.client.transports import StdioTransport
 from neo4j import Driver
 
 from memora_ogm.server import Neo4jConnection
@@ -138,6 +142,37 @@ def check_observability(driver: Driver, conn: Neo4jConnection, ran: Ran, folder:
 
 
 Check = Callable[[Driver, Neo4jConnection, Ran, Path], None]
+
+
+def check_mcp(driver: Driver, conn: Neo4jConnection, ran: Ran, folder: Path) -> None:
+    """The desktop client's config as written, its ``...`` filled in with the printed
+    tenant and this graph, its folder put in ``folder``, and ``--embedder hashing`` (this
+    machine cannot download Memora's models): fastmcp's client launches the server from
+    it, saves a conversation and finds its memory."""
+    tenant = dict(line.removeprefix("export ").split("=", 1) for line in ran[0].stdout.splitlines())
+    server = json.loads((folder / "claude_desktop_config.json").read_text())["mcpServers"]
+    written = server["memory"]
+    env = {**os.environ, **written["env"], **conn.env(), **tenant}
+    assert set(written["env"]) <= {*conn.env(), *tenant}  # each value the docs leave to fill
+    args = [str(folder / "vectors") if arg.startswith("/home/") else arg for arg in written["args"]]
+    command = shutil.which(written["command"], path=str(Path(sys.executable).parent))
+    assert command is not None, written["command"]
+    transport = StdioTransport(command, [*args, "--embedder", "hashing"], env=env)
+
+    async def converse() -> list[str]:
+        async with FastMCPClient(transport, timeout=120) as client:
+            turn = [{"role": "user", "content": "I moved to Oslo."}]
+            memory = {"memory": "lives in Oslo", "source_msg_block_pos": [0]}
+            await client.call_tool("save_interaction", {"messages": turn, "memories": [memory]})
+            found = await client.call_tool("search_memories", {"query": "Oslo"})
+            return [hit["memory"]["memory"] for hit in json.loads(found.content[0].text)["hits"]]
+
+    assert asyncio.run(converse()) == ["lives in Oslo"]
+    (row,) = _rows(driver, conn, _ANNS_MEMORIES)
+    assert (row["org"], row["user"], row["memory"]) == ("Acme", "Ann", "lives in Oslo")
+    assert (folder / "vectors").is_dir()
+
+
 CHECKS: dict[str, Check] = {
     "index.md": check_quick_start,
     "vector-store.md": check_vector_store,
@@ -146,6 +181,7 @@ CHECKS: dict[str, Check] = {
     "migrations.md": check_migrations,
     "graph.md": check_graph,
     "observability.md": check_observability,
+    "mcp.md": check_mcp,
 }
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -45,7 +47,7 @@ from mcp_helpers import (
 )
 from neo4j import Driver
 from qdrant_standin import qdrant_standin
-from web_servers import serve
+from web_servers import children, serve
 
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.mcp.auth import READ, SCOPES
@@ -731,16 +733,36 @@ async def test_three_tenants_calling_every_tool_concurrently_never_see_each_othe
     assert points == set().union(*kept.values())
 
 
-def raw_message(url: str, bearer: str, method: str) -> httpx2.Response:
-    """A JSON-RPC request that is no tool call, as a plain POST."""
+def raw_message(
+    url: str, bearer: str, method: str, encodings: str = "gzip, deflate"
+) -> httpx2.Response:
+    """A JSON-RPC request that is no tool call, as a plain POST accepting ``encodings``."""
     headers = {
         "Accept": "application/json, text/event-stream",
+        "Accept-Encoding": encodings,
         "Content-Type": "application/json",
         "MCP-Protocol-Version": "2025-11-25",
         "Authorization": f"Bearer {bearer}",
     }
     body = {"jsonrpc": "2.0", "id": 1, "method": method}
     return httpx2.post(url, headers=headers, content=json.dumps(body), timeout=30)
+
+
+async def test_answers_are_compressed_for_clients_that_accept_gzip(
+    served: Any, keys: Keys, memora: Neo4jGraphInterface
+) -> None:
+    """A large answer (tools/list's) goes gzip-compressed to a client that accepts it
+    (httpx, under the SDK's and fastmcp's clients, does by default), and as it is to one
+    that does not; both decode to the same JSON."""
+    world = await make_world(memora)
+    bearer = token(keys, tenant_of(world), served.endpoint)
+    packed = raw_message(served.endpoint, bearer, "tools/list")
+    plain = raw_message(served.endpoint, bearer, "tools/list", encodings="identity")
+    assert packed.status_code == plain.status_code == 200
+    assert packed.headers["content-encoding"] == "gzip"
+    assert "content-encoding" not in plain.headers
+    assert packed.json() == plain.json()
+    assert packed.num_bytes_downloaded < len(plain.content) / 3
 
 
 async def test_the_rate_limit_counts_tool_calls_only_and_the_server_stops_on_sigterm(
@@ -784,6 +806,37 @@ async def test_the_rate_limit_counts_tool_calls_only_and_the_server_stops_on_sig
     print(
         f"stopped {seconds:.2f} s after SIGTERM, {len(server.workers)} children gone"
     )  # the workers (and multiprocessing's helper)
+
+
+async def test_workers_are_forked_and_one_that_dies_is_replaced(
+    neo4j_connection: Neo4jConnection, keys: Keys, memora: Neo4jGraphInterface
+) -> None:
+    """``--workers 2``: two workers forked from the server (no interpreter started
+    afresh: each worker's command line is the server's); while one killed is down the
+    other answers, it is replaced, and SIGTERM the moment the new one is forked (still
+    starting) ends the server and every worker."""
+    world = await make_world(memora)
+    options = ("--workers", "2", "--issuer", ISSUER, "--public-key", str(keys.public_file))
+    with serve(server_command(*options), server_env(neo4j_connection), "/mcp") as server:
+        endpoint = server.url + "/mcp"
+        bearer = token(keys, tenant_of(world), endpoint)
+        first = children(server.process.pid)
+        assert len(first) == 2
+        master = Path(f"/proc/{server.process.pid}/cmdline").read_bytes()
+        assert {Path(f"/proc/{pid}/cmdline").read_bytes() for pid in first} == {master}
+        killed = min(first)
+        os.kill(killed, signal.SIGKILL)
+        for _ in range(3):
+            answer = raw_call(endpoint, bearer, "get_memories", {})
+            assert answer.status_code == 200, answer.text
+        deadline = time.monotonic() + 30
+        while (now := children(server.process.pid)) == first or len(now) < 2:
+            assert time.monotonic() < deadline, f"no worker replaced {killed}: {now}"
+            await asyncio.sleep(0.01)
+        assert killed not in now and len(now) == 2
+        server.workers |= now
+        server.stop()  # asserts that the server and all its workers are gone
+    assert server.process.returncode == 0
 
 
 async def test_tokens_are_verified_by_keys_from_a_jwks_url(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ alone.
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from mcp_helpers import memora_ogm_command, raw_call, server_command
-from side_venvs import cached_venv
+from side_venvs import cached_venv, inspector
 from test_server_faults import RestartableServer
 from web_servers import serve
 
@@ -82,36 +83,50 @@ def neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableServe
 
 
 async def test_neo4j_stopped_under_a_running_server_is_named_and_the_next_call_after_works(
-    neo4j: RestartableServer,
+    neo4j: RestartableServer, tmp_path: Path
 ) -> None:
+    """Over stdio, and over HTTP with two forked workers: while Neo4j is away each call
+    names it, the next call once it is back works, and credentials refused after a
+    restart with a new password are named too."""
     assert neo4j.connection is not None
     env = tenant_env(neo4j.connection)
-    async with stdio(env, "--embedder", "hashing") as client:
-        saved = await client.call_tool(
-            "save_interaction",
-            {
-                "messages": TURN,
-                "memories": [{"memory": "lives in Oslo", "source_msg_block_pos": [0]}],
-            },
-        )
-        assert not saved.is_error, text_of(saved)
-        neo4j.stop()
-        try:
-            away = await client.call_tool("get_memories", {}, raise_on_error=False)
-            said = refusal(away)
-            assert f"Neo4j unreachable at {neo4j.connection.uri}" in said, said
-        finally:
-            neo4j.start()
-        back = await client.call_tool("get_memories", {})
-        assert [m["memory"] for m in json.loads(text_of(back))["memories"]] == ["lives in Oslo"]
+    tenant = [f"--{name}={env[f'MEMORA_OGM_MCP_{name.upper()}']}" for name in ("org", "user")]
+    keys = tmp_path / "keys"
+    agent = f"--agent={env['MEMORA_OGM_MCP_AGENT']}"
+    key = memora_ogm_command(env, "mcp-key", "--file", str(keys), *tenant, agent).strip()
+    command = server_command("--api-keys", str(keys), "--workers", "2", "--embedder", "hashing")
+    with serve(command, env, "/mcp", log=tmp_path / "stderr") as served:
+        http = Client(StreamableHttpTransport(served.url + "/mcp", auth=key), timeout=60)
+        async with stdio(env, "--embedder", "hashing") as client, http:
+            saved = await client.call_tool(
+                "save_interaction",
+                {
+                    "messages": TURN,
+                    "memories": [{"memory": "lives in Oslo", "source_msg_block_pos": [0]}],
+                },
+            )
+            assert not saved.is_error, text_of(saved)
+            neo4j.stop()
+            try:
+                for each in (client, http, http):  # both workers, whichever answers
+                    away = await each.call_tool("get_memories", {}, raise_on_error=False)
+                    said = refusal(away)
+                    assert f"Neo4j unreachable at {neo4j.connection.uri}" in said, said
+            finally:
+                neo4j.start()
+            for each in (client, http, http):
+                back = await each.call_tool("get_memories", {})
+                memories = json.loads(text_of(back))["memories"]
+                assert [m["memory"] for m in memories] == ["lives in Oslo"]
 
-        # Started again with a new password (as `memora-ogm server start` does): the
-        # running server's credentials are refused, and its errors say so.
-        neo4j.stop()
-        neo4j.password = generate_password()
-        neo4j.start()
-        refused = refusal(await client.call_tool("get_memories", {}, raise_on_error=False))
-        assert "authentication failed for user neo4j" in refused, refused
+            # Started again with a new password (as `memora-ogm server start` does): the
+            # running servers' credentials are refused, and their errors say so.
+            neo4j.stop()
+            neo4j.password = generate_password()
+            neo4j.start()
+            for each in (client, http):
+                said = refusal(await each.call_tool("get_memories", {}, raise_on_error=False))
+                assert "authentication failed for user neo4j" in said, said
 
 
 async def test_the_default_embedder_offline_gives_its_reason_to_the_client(
@@ -137,6 +152,62 @@ async def test_the_default_embedder_offline_gives_its_reason_to_the_client(
         ):
             said = refusal(await client.call_tool(name, arguments, raise_on_error=False))
             assert "HashingEmbedding()" in said and "hub.invalid" in said, said
+
+
+def test_the_inspectors_cli_lists_the_tools_saves_and_gets_the_reason_as_the_docs_run_it(
+    neo4j: RestartableServer,
+) -> None:
+    """docs/mcp.md's MCP Inspector command (the pinned Inspector for ``npx``, this graph and
+    tenant for its ``...``): tools/list shows clean descriptions, then the same command
+    makes a save, a bad save gets its field's reason, and get_memories reads it back."""
+    assert neo4j.connection is not None
+    env = tenant_env(neo4j.connection)
+    block = _fenced_after("docs/mcp.md", "To try the server from a terminal")
+    written = shlex.split(block.replace("\\\n", " "))
+    assert written[:3] == ["npx", "@modelcontextprotocol/inspector", "--cli"], written
+    filled = [
+        f"{pair.split('=', 1)[0]}={env[pair.split('=', 1)[0]]}" if "=" in pair else pair
+        for pair in written[3:]
+    ]
+    command = [str(inspector()), "--cli", *filled]
+    path = f"{Path(sys.executable).parent}:{env['PATH']}"  # memora-ogm on PATH, as installed
+
+    def run(*method: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [*command[: command.index("--method")], *method],
+            env=env | {"PATH": path},
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        answer: dict[str, Any] = json.loads(done.stdout)
+        return answer
+
+    listed = run(*command[command.index("--method") :])
+    assert {tool["name"] for tool in listed["tools"]} >= {"save_interaction", "get_memories"}
+    assert all("\n    " not in tool["description"] for tool in listed["tools"])
+    call = ("--method", "tools/call", "--tool-name")
+    turn = json.dumps(TURN)
+    memory = json.dumps([{"memory": "lives in Oslo", "source_msg_block_pos": [0]}])
+    saved = run(*call, "save_interaction", "--tool-arg", f"messages={turn}", f"memories={memory}")
+    assert not saved.get("isError"), saved
+    bad = run(*call, "save_interaction", "--tool-arg", 'messages=[{"role": "user"}]')
+    assert bad["isError"] and [block["text"] for block in bad["content"]] == [
+        "messages[0].content: required"
+    ]
+    read = run(*call, "get_memories")
+    memories = json.loads(read["content"][0]["text"])["memories"]
+    assert "lives in Oslo" in [m["memory"] for m in memories]
+
+
+def _fenced_after(page: str, words: str) -> str:
+    """The first fenced block after the paragraph of ``page`` that has ``words``."""
+    text = (Path(__file__).resolve().parent.parent / page).read_text(encoding="utf-8")
+    after = text[text.index(words) :]
+    start = after.index("```")
+    body = after[after.index("\n", start) + 1 :]
+    return body[: body.index("```")]
 
 
 # ------------------------------------------------------------------ over HTTP, API keys

@@ -29,6 +29,7 @@ NOT_STATEMENTS = {
     "asyncio",
     "work",
     "uvicorn",
+    "app_server",
     "server.session_manager",
     "command",
     "contextvars.Context()",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import sys
 from pathlib import Path
@@ -139,8 +140,8 @@ def _graph(config: Any) -> Any:
 
 def _failed_start(error: BaseException, graph: Any) -> CannotStart:
     """A start-up failure as one line: its reason, else what it was."""
+    from memora_ogm.errors import FolderInUseError
     from memora_ogm.mcp.reasons import reason
-    from memora_ogm.vector_db.edge_common import FolderInUseError
 
     if isinstance(error, FolderInUseError):
         return CannotStart(
@@ -173,7 +174,8 @@ async def _check(config: Any) -> None:
 def _serve_http(args: argparse.Namespace, config: Any) -> int:
     import uvicorn
 
-    from memora_ogm.mcp.server import CONFIG_VARIABLE, HttpSettings
+    from memora_ogm.mcp.server import HttpSettings, served_app
+    from memora_ogm.mcp.workers import serve_forked
 
     host, port = args.http
     settings = HttpSettings(
@@ -203,21 +205,21 @@ def _serve_http(args: argparse.Namespace, config: Any) -> int:
         f"serving {settings.resource_url} on {host}:{port} ({args.workers} worker(s)); "
         f"auth: {_auth(settings)}; {_store(config)}; tenant: each token's{rate}"
     )
-    # The workers read everything from the environment (uvicorn starts them afresh).
-    os.environ.update(config.environ())
-    os.environ[CONFIG_VARIABLE] = settings.to_environ()
-    store = {"QDRANT_PATH": config.qdrant_path, "QDRANT_URL": config.qdrant_url}
-    store |= {"COLLECTION": config.collection}
-    os.environ.update({name: value for name, value in store.items() if value})
-    uvicorn.run(
-        "memora_ogm.mcp.server:app_from_environment",
+    served = uvicorn.Config(
+        functools.partial(served_app, config, settings),
         factory=True,
         host=host,
         port=port,
-        workers=args.workers,
         timeout_graceful_shutdown=GRACE,
         log_level="debug" if args.log_level == "debug" else "warning",
     )
+    if args.workers == 1:
+        app_server = uvicorn.Server(served)
+        app_server.run()
+        if not app_server.started:
+            raise CannotStart("the server did not start: uvicorn's reason is above")
+    else:
+        serve_forked(served, args.workers)
     return 0
 
 

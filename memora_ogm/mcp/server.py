@@ -12,9 +12,8 @@ import contextlib
 import inspect
 import json
 import logging
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 from urllib.parse import urlsplit
@@ -29,9 +28,11 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import BaseModel, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.routing import Mount, Route
 
 from memora_ogm import Neo4jGraphInterface, __version__
+from memora_ogm.config import MemoraConfig
 from memora_ogm.errors import NotFoundError
 from memora_ogm.mcp import DEFAULT_LIMITS, Limits
 from memora_ogm.mcp.auth import (
@@ -92,9 +93,6 @@ def _saved_within(limits: Limits, messages: list[Message], memories: list[Memory
         count = len(memory.source_msg_block_pos)
         _within(count, limits.messages, f"{field}.source_msg_block_pos", "--max-messages")
 
-
-#: What the HTTP server's settings travel in to its worker processes.
-CONFIG_VARIABLE = "MEMORA_OGM_MCP_CONFIG"
 
 INSTRUCTIONS = (
     "Long-term memory of the user you talk with. Save each conversation with what you "
@@ -385,7 +383,7 @@ def build_server(
 
 @dataclass(frozen=True)
 class HttpSettings:
-    """How ``memora-ogm mcp --http`` serves, passed to each worker process."""
+    """How ``memora-ogm mcp --http`` serves."""
 
     host: str
     port: int
@@ -402,14 +400,6 @@ class HttpSettings:
     #: How much the server logs: ``debug``, ``info`` (a line per request), ``warning``...
     log_level: str = "info"
     limits: Limits = field(default_factory=Limits)
-
-    def to_environ(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_environ(cls, environ: dict[str, str] | None = None) -> HttpSettings:
-        settings = json.loads((environ or dict(os.environ))[CONFIG_VARIABLE])
-        return cls(**settings | {"limits": Limits(**settings["limits"])})
 
     def verifier(self) -> TokenVerifier:
         jwts = None
@@ -435,10 +425,19 @@ class HttpSettings:
         )
 
 
-def http_app(memora: Neo4jGraphInterface, settings: HttpSettings, graph: GraphAddress) -> Starlette:
+#: Bytes from which an answer is sent gzip-compressed to a client that accepts it.
+COMPRESSED_FROM = 1024
+
+
+def http_app(
+    memora: Neo4jGraphInterface,
+    settings: HttpSettings,
+    graph: GraphAddress,
+    set_up: bool = True,
+) -> Starlette:
     """The ASGI app of the Streamable HTTP endpoint (``/mcp``, stateless, so any worker
-    serves any call), with its protected-resource metadata; closes ``memora`` at
-    shutdown."""
+    serves any call), with its protected-resource metadata; sets ``memora`` up at start
+    unless told it was (``set_up``), and closes it at shutdown."""
     server = build_server(memora, graph=graph, limits=settings.limits)
     path = urlsplit(settings.resource_url).path.rstrip("/") or "/mcp"
     endpoint = server.streamable_http_app(
@@ -457,7 +456,7 @@ def http_app(memora: Neo4jGraphInterface, settings: HttpSettings, graph: GraphAd
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with server.session_manager.run(), serving(memora, graph):
+        async with server.session_manager.run(), serving(memora, graph, set_up=set_up):
             yield
 
     gate = Middleware(
@@ -467,21 +466,21 @@ def http_app(memora: Neo4jGraphInterface, settings: HttpSettings, graph: GraphAd
         resource_url=settings.resource_url,
         rate=settings.rate,
     )
+    # An answer carries its structured content twice (the text block is its copy, for
+    # clients that read only text): compressed, the copy costs little on the wire.
+    compressed = Middleware(GZipMiddleware, minimum_size=COMPRESSED_FROM, compresslevel=6)
     return Starlette(
-        routes=[metadata, Mount("/", app=endpoint)], middleware=[gate], lifespan=lifespan
+        routes=[metadata, Mount("/", app=endpoint)],
+        middleware=[compressed, gate],
+        lifespan=lifespan,
     )
 
 
-def app_from_environment() -> Starlette:
-    """uvicorn's factory in each worker: the settings from :data:`CONFIG_VARIABLE`, the
-    graph and the store from the same variables as every ``memora-ogm`` command."""
-    from memora_ogm.config import MemoraConfig
-
-    config = MemoraConfig.from_settings({})
-    settings = HttpSettings.from_environ()
-    configure_log(settings.log_level)
+def served_app(config: MemoraConfig, settings: HttpSettings) -> Starlette:
+    """uvicorn's factory, called in each worker: the app with the worker's own facade,
+    which the server set up before it started any worker."""
     graph = GraphAddress(config.neo4j.uri, config.neo4j.username)
-    return http_app(open_facade(config), settings, graph)
+    return http_app(open_facade(config), settings, graph, set_up=False)
 
 
 def configure_log(level: str) -> None:
@@ -495,8 +494,8 @@ def configure_log(level: str) -> None:
     log.propagate = False
 
 
-def open_facade(config: Any) -> Neo4jGraphInterface:
-    """The async facade of ``config`` (a ``MemoraConfig``), its store able to return a
+def open_facade(config: MemoraConfig) -> Neo4jGraphInterface:
+    """The async facade of ``config``, its store able to return a
     search's largest page."""
     from memora_ogm.vector_db.qdrant import QdrantDB
 
@@ -514,14 +513,18 @@ Refusal = Callable[[BaseException, GraphAddress], Exception]
 
 @contextlib.asynccontextmanager
 async def serving(
-    memora: Neo4jGraphInterface, graph: GraphAddress, ready: Refusal | None = None
+    memora: Neo4jGraphInterface,
+    graph: GraphAddress,
+    ready: Refusal | None = None,
+    set_up: bool = True,
 ) -> AsyncIterator[None]:
-    """``memora`` ready to serve, closed with its store afterwards: ``setup()`` first
-    (idempotent: the constraints, the store's collection, and pending vector changes
-    settled), its failure raised as ``ready`` makes it."""
+    """``memora`` ready to serve, closed with its store afterwards: ``setup()`` first unless
+    done already (idempotent: the constraints, the store's collection, and pending vector
+    changes settled), its failure raised as ``ready`` makes it."""
     try:
         try:
-            await memora.setup()
+            if set_up:
+                await memora.setup()
         except Exception as error:
             if ready is None:
                 raise
