@@ -266,6 +266,27 @@ def test_api_keys_alone_advertise_no_authorization_server(keyed: Keyed) -> None:
     )
 
 
+def test_fastmcps_cli_lists_the_tools_with_a_key_as_the_docs_send_it(keyed: Keyed) -> None:
+    """docs/mcp.md's fastmcp command (its URL this server's, ``$TOKEN`` an API key) lists
+    every tool; without the key the same command is refused, and never tries to register
+    a client anywhere."""
+    block = _fenced_after("docs/mcp.md", "A client sends its token or key")
+    (line,) = [line for line in block.splitlines() if line.startswith("fastmcp ")]
+    written = shlex.split(line)
+    assert written[:3] == ["fastmcp", "list", "http://127.0.0.1:8765/mcp"], written
+    fastmcp = str(Path(sys.executable).with_name("fastmcp"))
+    command = [fastmcp, "list", keyed.endpoint, *written[3:], "--json"]
+    with_key = [keyed.key if part == "$TOKEN" else part for part in command]
+    listed = subprocess.run(with_key, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    names = {tool["name"] for tool in json.loads(listed.stdout)["tools"]}
+    assert {"save_interaction", "search_memories", "forget_user"} <= names
+    without = [part if part != "$TOKEN" else "none" for part in command]
+    refused = subprocess.run(without, capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0
+    assert "regist" not in (refused.stdout + refused.stderr).lower()
+
+
 async def test_a_text_only_client_lists_saves_and_searches_from_the_text_block(
     keyed: Keyed,
 ) -> None:
