@@ -23,6 +23,7 @@ from django.contrib.admin.models import DELETION, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.http import RFC3986_SUBDELIMS
@@ -84,6 +85,18 @@ class Pages:
                 found.append((None, ""))
             found.append((page, "?" + urlencode({**self.request.GET.dict(), self.param: page})))
         return found
+
+
+def _memories(number: int) -> str:
+    return f"{number} memor{pluralize(number, 'y,ies')}"
+
+
+def _interactions(number: int) -> str:
+    return f"{number} interaction{pluralize(number)}"
+
+
+def _messages(number: int) -> str:
+    return f"{number} message{pluralize(number)}"
 
 
 def _search(request: HttpRequest) -> str | None:
@@ -262,7 +275,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             user_number=users.number,
             user_total=found.users.total,
             user_links=users.links(found.users.total),
-            agents=found.agents.rows,
+            agents=[(url(a.item.user_id) if a.item.user_id else "", a) for a in found.agents.rows],
             agent_number=agents.number,
             agent_total=found.agents.total,
             agent_links=agents.links(found.agents.total),
@@ -305,8 +318,14 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             skip=interaction_pages.skip,
             limit=INTERACTIONS_PER_PAGE,
         )
-        agents = memora.get_all_user_agents(org_id, user_id)
-        labels = {agent.agent_id: agent.agent_label for agent in agents}
+        serving = memora.graph.execute(
+            browse.user_agents,
+            org_id,
+            user_id,
+            [m.agent_id for m in memories] + [i.agent_id for i in interactions],
+            PER_PAGE,
+        )
+        labels = serving.labels
         memory_url = self._urls("memory", org_id, user_id)
         interaction_url = self._urls("interaction", org_id, user_id)
         return self._render(
@@ -337,7 +356,8 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             ],
             interaction_links=interaction_pages.links(user.counts["interactions"]),
             interaction_number=interaction_pages.number,
-            agents=agents,
+            agents=serving.agents,
+            agent_total=serving.total,
             search=search or "",
             picture_url=self._url("picture", org_id, user_id),
             export_url=self._url("export", org_id, user_id),
@@ -461,8 +481,8 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             self._url("erase", org_id, user_id),
             [
                 f"the user {user.item.user_name} ({user_id})",
-                f"{counts['interactions']} interaction(s) with their messages",
-                f"{counts['memories']} memory(ies), from the graph{self._and_the_store()}",
+                f"{_interactions(counts['interactions'])} with their messages",
+                f"{_memories(counts['memories'])}, from the graph{self._and_the_store()}",
             ],
             back=self._url("user", org_id, user_id),
             crumbs=[*self._user_crumbs(org_id, user.item), ("erase", "")],
@@ -475,7 +495,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
         counts = user.counts
         text = (
             f"Erased user {user.item.user_name} ({user_id}) of organisation {org_id}: "
-            f"{counts['interactions']} interaction(s), {counts['memories']} memory(ies)."
+            f"{_interactions(counts['interactions'])}, {_memories(counts['memories'])}."
         )
         self._log(request, f"{org_id}/{user_id}", f"user {user.item.user_name}", text)
         messages.success(request, text)
@@ -516,8 +536,8 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             "Delete this interaction?",
             self._url("interaction_delete", org_id, user_id, iid),
             [
-                f"1 interaction ({iid}) with its {len(interaction.messages or [])} message(s)",
-                f"{len(interaction.memories or [])} memory(ies) taken from it, from the graph"
+                f"1 interaction ({iid}) with its {_messages(len(interaction.messages or []))}",
+                f"{_memories(len(interaction.memories or []))} taken from it, from the graph"
                 f"{self._and_the_store()}",
             ],
             back=self._url("interaction", org_id, user_id, iid),
@@ -532,7 +552,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
         memora.delete_user_interaction_and_its_memories(org_id, user_id, iid)
         text = (
             f"Deleted interaction {iid} of user {user_id} and its "
-            f"{len(interaction.memories or [])} memory(ies)."
+            f"{_memories(len(interaction.memories or []))}."
         )
         self._log(request, f"{org_id}/{user_id}/{iid}", f"interaction {iid}", text)
         messages.success(request, text)
