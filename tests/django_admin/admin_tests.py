@@ -178,6 +178,8 @@ def test_a_viewer_sees_every_page_and_no_destructive_link(
     assert re.findall(r"<td>(\d+)</td>", acme_row[1]) == ["1", "1", "3", "4"]
     org = text(viewer.get(f"{BASE}org/{acme.org_id}/"))
     assert "Ann" in org and "assistant" in org
+    assert "1 user, 1 agent, 3 interactions, 4 memories." in " ".join(org.split())
+    assert re.search(r"\b1 user\s*</p>", org) and re.search(r"\b1 agent\s*</p>", org)
     user = text(viewer.get(acme.user))
     for shown in ("Ann likes green tea", "Ann prefers coffee", "Ann lives in Lyon", "superseded"):
         assert shown in user
