@@ -26,6 +26,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, Streami
 from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html_join
 from django.utils.http import RFC3986_SUBDELIMS
 from django.views.decorators.http import require_GET, require_POST
 from neo4j.exceptions import DriverError, Neo4jError
@@ -41,6 +42,7 @@ from memora_ogm.contrib.django.conf import (
 )
 from memora_ogm.contrib.django.interfaces import get_interface
 from memora_ogm.contrib.django.models import MemoryGraph
+from memora_ogm.contrib.django.templatetags.memora_admin import moment
 from memora_ogm.errors import NotFoundError, RetriesExhausted
 from memora_ogm.schema import models
 from memora_ogm.transfer.format import dumps
@@ -94,6 +96,32 @@ class Pages:
                 found.append((None, ""))
             found.append((page, "?" + urlencode({**self.request.GET.dict(), self.param: page})))
         return found
+
+
+# A user's page's rows, built as Django's changelist builds its cells (format_html): in
+# the template, 70 rows took most of the page's rendering (benchmarks/bench_admin.py).
+MEMORY_ROW = (
+    '<tr><th><a href="{}" class="memora-memory{}">{}</a></th><td>{}</td><td>{}</td><td>{}</td></tr>'
+)
+INTERACTION_ROW = '<tr><th><a href="{}">{}</a></th><td>{}</td><td>{}</td><td>{}</td></tr>'
+
+
+def _memory_cells(
+    url: str, memory: models.Memory, state: browse.MemoryState | None, labels: dict[str, str]
+) -> tuple[str, ...]:
+    """A memory's row: its link, marked when superseded, its state, time and agent."""
+    superseded = state is not None and state.superseded
+    said = ("superseded" if superseded else "current") + (
+        ", has history" if state is not None and state.supersedes else ""
+    )
+    return (
+        url,
+        " memora-superseded" if superseded else "",
+        memory.memory,
+        said,
+        moment(memory.obtained_at),
+        labels.get(memory.agent_id, memory.agent_id),
+    )
 
 
 def _memories(number: int) -> str:
@@ -382,27 +410,32 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             "user.html",
             user.item.user_name,
             person=user,
-            memories=[
+            memory_rows=format_html_join(
+                "\n",
+                MEMORY_ROW,
                 (
-                    memory_url(m.memory_id),
-                    m,
-                    states.get(m.memory_id),
-                    labels.get(m.agent_id, m.agent_id),
-                )
-                for m in memories
-            ],
+                    _memory_cells(memory_url(m.memory_id), m, states.get(m.memory_id), labels)
+                    for m in memories
+                ),
+            ),
             memory_links=memory_links,
             memory_number=memory_pages.number,
             memory_total=None if search else user.counts["memories"],
             how=how,
-            interactions=[
+            interaction_rows=format_html_join(
+                "\n",
+                INTERACTION_ROW,
                 (
-                    interaction_url(i.interaction_id),
-                    i,
-                    labels.get(i.agent_id, i.agent_id),
-                )
-                for i in interactions
-            ],
+                    (
+                        interaction_url(i.interaction_id),
+                        i.interaction_id,
+                        labels.get(i.agent_id, i.agent_id),
+                        moment(i.created_at),
+                        moment(i.updated_at),
+                    )
+                    for i in interactions
+                ),
+            ),
             interaction_links=interaction_pages.links(user.counts["interactions"]),
             interaction_number=interaction_pages.number,
             agents=serving.agents,
