@@ -49,7 +49,7 @@ def test_the_admin_on_two_databases(
     second = {f"SECOND_{name}": value for name, value in second_neo4j_connection.env().items()}
     env = {**project_env(neo4j_connection), **second}
     env.pop("QDRANT_PATH", None)
-    assert "5 passed" in admin_tests("databases_tests.py", env)
+    assert "6 passed" in admin_tests("databases_tests.py", env)
 
 
 def test_the_admin_pages_on_the_newest_django(

@@ -131,3 +131,15 @@ def test_a_page_of_the_default_database_has_no_selector_with_one_database(
 ) -> None:
     viewer: Client = logged_in(staff("viewer", "view_memorygraph"))
     assert 'id="databases"' not in text(viewer.get(BASE))
+
+
+def test_the_checks_name_a_database_whose_settings_are_unusable(settings: Any) -> None:
+    from memora_ogm.contrib.django.checks import check_settings
+
+    settings.MEMORA_OGM = {"default": {}, "archive": {"EMBEDDER": "hashing"}}
+    (error,) = check_settings()
+    assert error.id == "memora_ogm.E001"
+    assert "of the database 'archive'" in error.msg and "NEO4J_URI is not set" in error.msg
+    assert "MEMORA_OGM['archive']['NEO4J_URI']" in error.hint
+    settings.MEMORA_OGM = {"default": {}, "archive": archive_settings()}
+    assert check_settings() == []
