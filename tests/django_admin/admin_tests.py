@@ -226,6 +226,10 @@ def test_agents_are_named_and_marked_organisation_wide_or_one_users(
         ("assistant", acme.agent_id, "organisation-wide"),
     ]
     assert "Cid" not in user and tutor.agent_id not in user
+    memory = text(viewer.get(f"{acme.user}memory/{acme.memory_ids[0]}/"))
+    assert f"by agent assistant (<code>{acme.agent_id}</code>)" in memory
+    interaction = text(viewer.get(f"{acme.user}interaction/{acme.interaction_ids[0]}/"))
+    assert f"With agent assistant (<code>{acme.agent_id}</code>)" in interaction
     org = text(viewer.get(f"{BASE}org/{acme.org_id}/"))
     assert re.search(
         rf"<th>assistant</th><td>{acme.agent_id}</td>\s*"

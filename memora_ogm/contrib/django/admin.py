@@ -473,6 +473,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             "memory.html",
             f"Memory {memory_id}",
             memory=memory,
+            agent=self._agent_label(request, org_id, user_id, memory.agent_id),
             history=[
                 (self._url(request, "memory", org_id, user_id, m.memory_id), m) for m in history[1:]
             ],
@@ -501,6 +502,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             "interaction.html",
             f"Interaction {iid}",
             interaction=interaction,
+            agent=self._agent_label(request, org_id, user_id, interaction.agent_id),
             memories=[
                 (self._url(request, "memory", org_id, user_id, m.memory_id), m)
                 for m in interaction.memories or []
@@ -508,6 +510,13 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             delete_url=self._url(request, "interaction_delete_confirm", org_id, user_id, iid),
             crumbs=[*self._user_crumbs(request, org_id, user), (f"interaction {iid}", "")],
         )
+
+    def _agent_label(self, request: HttpRequest, org_id: str, user_id: str, agent_id: str) -> str:
+        """The agent's label (its id when it is gone)."""
+        found = self._memora(request).graph.execute(
+            browse.user_agents, org_id, user_id, [agent_id], 0
+        )
+        return found.labels.get(agent_id, agent_id)
 
     def picture_view(self, request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
         user = self._memora(request).get_user(org_id, user_id)
