@@ -40,6 +40,18 @@ def test_the_admin_pages_with_djangos_test_client(
     admin_tests("admin_tests.py", env)
 
 
+def test_the_admin_on_two_databases(
+    neo4j_connection: Neo4jConnection, second_neo4j_connection: Neo4jConnection
+) -> None:
+    """``MEMORA_OGM`` naming a ``default`` and an ``archive`` database, on two servers
+    (Neo4j Community has one database a server; Enterprise's second database on the same
+    server is the same settings with another ``NEO4J_DATABASE``)."""
+    second = {f"SECOND_{name}": value for name, value in second_neo4j_connection.env().items()}
+    env = {**project_env(neo4j_connection), **second}
+    env.pop("QDRANT_PATH", None)
+    assert "6 passed" in admin_tests("databases_tests.py", env)
+
+
 def test_the_admin_pages_on_the_newest_django(
     neo4j_connection: Neo4jConnection, tmp_path: Path
 ) -> None:

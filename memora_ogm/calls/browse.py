@@ -1,6 +1,7 @@
 """The reads of Django's admin (:mod:`memora_ogm.contrib.django.admin`): pages of
 organisations, of an organisation's users and agents, a user with its counts, which
-memories of a page were superseded, and a text match over a user's memories. Each is
+memories of a page were superseded, the agents serving a user with the labels of a
+page's agents, and a text match over a user's memories. Each is
 one statement that reads only its page's rows (SKIP and LIMIT on the server).
 """
 
@@ -162,6 +163,38 @@ def memory_states(
         return {row["memory_id"]: MemoryState(row["superseded"], row["supersedes"]) for row in rows}
 
     return Call(Query(queries.MEMORY_STATES, params), states)
+
+
+@dataclass(frozen=True)
+class UserAgents:
+    """The agents serving a user (``total`` in all) and the labels of the agents asked
+    for by id, so that a page's rows name their agents, organisation-wide ones included."""
+
+    agents: list[models.Agent]
+    total: int
+    labels: dict[str, str]
+
+
+def user_agents(
+    nodes: Nodes, org_id: str, user_id: str, agent_ids: list[str], limit: int = 50
+) -> Call[UserAgents]:
+    """The first ``limit`` agents serving the user (theirs, then the organisation's of no
+    user, by label) and the labels of ``agent_ids``."""
+    check_ids(org_id=org_id, user_id=user_id)
+    for agent_id in agent_ids:
+        check_ids(agent_id=agent_id)
+    check_page(0, limit)
+    text = queries.with_maps(
+        queries.USER_AGENTS_PAGE, AGENT_MAP=_node_map(nodes.Agent, "agent", {})
+    )
+
+    def found(rows: list[Row]) -> UserAgents:
+        row = rows[0]
+        agents = [_counted(nodes.Agent, models.Agent, agent, ()).item for agent in row["agents"]]
+        return UserAgents(agents, row["total"], dict(row["labels"]))
+
+    values = {"org_id": org_id, "user_id": user_id, "agent_ids": sorted(set(agent_ids))}
+    return Call(Query(text, {**values, "limit": limit}), found)
 
 
 def memories_matching(

@@ -261,6 +261,28 @@ RETURN org IS NOT NULL AS found, {ORG_MAP} AS org, users, agents,
     }} AS agent_total
 """
 
+#: An agent that serves ``$user_id``: the organisation's agents of no user, and the user's.
+_SERVES_USER = "agent.agent_id IS NOT NULL AND (agent.user_id IS NULL OR agent.user_id = $user_id)"
+
+#: The agents that serve a user (the user's own first, then the organisation-wide ones,
+#: by label) with their number, and the labels of the agents ``$agent_ids`` (a page's
+#: rows name them).
+USER_AGENTS_PAGE = f"""
+CALL () {{
+    MATCH (agent:{AGENT} {{org_id: $org_id}})
+    WHERE {_SERVES_USER}
+    WITH agent ORDER BY agent.user_id IS NULL, agent.agent_label, agent.agent_id LIMIT $limit
+    RETURN collect({AGENT_MAP}) AS agents
+}}
+CALL () {{
+    MATCH (agent:{AGENT} {{org_id: $org_id}})
+    WHERE agent.agent_id IN $agent_ids
+    RETURN collect([agent.agent_id, agent.agent_label]) AS labels
+}}
+RETURN agents, labels,
+    COUNT {{ MATCH (agent:{AGENT} {{org_id: $org_id}}) WHERE {_SERVES_USER} }} AS total
+"""
+
 #: Of the given memories of a user, which a newer one superseded and which superseded
 #: an older one (``CONTRARY_UPDATE`` runs from the older to the newer).
 MEMORY_STATES = f"""

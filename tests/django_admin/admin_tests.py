@@ -178,10 +178,13 @@ def test_a_viewer_sees_every_page_and_no_destructive_link(
     assert re.findall(r"<td>(\d+)</td>", acme_row[1]) == ["1", "1", "3", "4"]
     org = text(viewer.get(f"{BASE}org/{acme.org_id}/"))
     assert "Ann" in org and "assistant" in org
+    assert "1 user, 1 agent, 3 interactions, 4 memories." in " ".join(org.split())
+    assert re.search(r"\b1 user\s*</p>", org) and re.search(r"\b1 agent\s*</p>", org)
     user = text(viewer.get(acme.user))
     for shown in ("Ann likes green tea", "Ann prefers coffee", "Ann lives in Lyon", "superseded"):
         assert shown in user
     assert acme.interaction_ids[0] in user and "Export" in user
+    assert "3 interactions, 4 memories." in user
     assert "Erase this user" not in user and "erase/" not in user
     memory = text(viewer.get(f"{acme.user}memory/{acme.memory_ids[-1]}/"))
     assert "Ann prefers coffee" in memory and "Ann likes green tea" in memory  # its history
@@ -201,6 +204,44 @@ def test_a_viewer_sees_every_page_and_no_destructive_link(
     ):
         assert viewer.get(destructive).status_code == 403
     assert memora_graph.get_user(acme.org_id, acme.user_id).user_name == "Ann"
+
+
+def test_agents_are_named_and_marked_organisation_wide_or_one_users(
+    acme: Tenant, viewer: Client, memora_graph: sync.Neo4jGraphInterface
+) -> None:
+    """Ann's rows name the organisation-wide assistant that wrote them; her agents are
+    hers and the organisation's, each marked; another user's agent is not hers."""
+    coach = memora_graph.create_agent(acme.org_id, "Ann's coach", user_id=acme.user_id)
+    cid = memora_graph.create_user(acme.org_id, "Cid")
+    tutor = memora_graph.create_agent(acme.org_id, "Cid's tutor", user_id=cid.user_id)
+    user = text(viewer.get(acme.user))
+    # 4 memory rows and 3 interaction rows, each naming its agent by its label
+    assert user.count("<td>assistant</td>") == 7
+    agents = re.findall(
+        r'<tr><th>([^<]+)</th><td>([^<]+)</td><td><span class="memora-scope">([^<]+)</span>',
+        user,
+    )
+    assert agents == [
+        ("Ann&#x27;s coach", coach.agent_id, "this user only"),
+        ("assistant", acme.agent_id, "organisation-wide"),
+    ]
+    assert "Cid" not in user and tutor.agent_id not in user
+    memory = text(viewer.get(f"{acme.user}memory/{acme.memory_ids[0]}/"))
+    assert f"by agent assistant (<code>{acme.agent_id}</code>)" in memory
+    interaction = text(viewer.get(f"{acme.user}interaction/{acme.interaction_ids[0]}/"))
+    assert f"With agent assistant (<code>{acme.agent_id}</code>)" in interaction
+    org = text(viewer.get(f"{BASE}org/{acme.org_id}/"))
+    assert re.search(
+        rf"<th>assistant</th><td>{acme.agent_id}</td>\s*"
+        r'<td><span class="memora-scope">organisation-wide</span>',
+        org,
+    )
+    assert re.search(
+        rf"<th>Cid&#x27;s tutor</th><td>{tutor.agent_id}</td>\s*"
+        r'<td><span class="memora-scope">one user</span> '
+        rf'<a href="{BASE}org/{acme.org_id}/user/{cid.user_id}/">{cid.user_id}</a>',
+        org,
+    )
 
 
 def test_the_pages_work_on_another_admin_site(acme: Tenant, viewer: Client) -> None:
@@ -297,7 +338,7 @@ def test_erase_removes_the_user_from_both_stores_and_is_logged(
     assert points() == 4 and nodes() > 0
     confirm = operator.get(f"{acme.user}erase/")
     page = text(confirm)
-    assert "3 interaction(s)" in page and "4 memory(ies)" in page
+    assert "3 interactions with their messages" in page and "4 memories, from the graph" in page
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
     assert token is not None
     url = f"{acme.user}erase/confirmed/"
@@ -309,15 +350,18 @@ def test_erase_removes_the_user_from_both_stores_and_is_logged(
     assert nodes() == 0 and points() == 0
     entry = LogEntry.objects.get()
     assert entry.action_flag == DELETION and entry.object_id == f"{acme.org_id}/{acme.user_id}"
-    assert "3 interaction(s), 4 memory(ies)" in entry.change_message
+    assert "3 interactions, 4 memories" in entry.change_message
     assert operator.get(acme.user).status_code == 404
 
 
 def test_delete_a_memory_and_an_interaction(
     acme: Tenant, operator: Client, memora_graph: sync.Neo4jGraphInterface
 ) -> None:
+    confirmed: list[str] = []
+
     def post(url: str) -> Any:
         page = text(operator.get(url))
+        confirmed.append(page)
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
         assert token is not None
         return operator.post(f"{url}confirmed/", {"csrfmiddlewaretoken": token[1]})
@@ -330,6 +374,8 @@ def test_delete_a_memory_and_an_interaction(
     assert post(f"{acme.user}interaction/{interaction}/delete/").status_code == 302
     left = memora_graph.get_all_user_memories(acme.org_id, acme.user_id)
     assert {m.memory for m in left} == {"Ann likes green tea", "Ann prefers coffee"}
+    # Django's plurals: one memory was left of the two, the interaction had two messages
+    assert "with its 2 messages" in confirmed[1] and "1 memory taken from it" in confirmed[1]
     assert LogEntry.objects.count() == 2
 
 

@@ -15,7 +15,7 @@ import functools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from django.contrib import admin, messages
@@ -23,21 +23,33 @@ from django.contrib.admin.models import DELETION, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html_join
 from django.utils.http import RFC3986_SUBDELIMS
 from django.views.decorators.http import require_GET, require_POST
 from neo4j.exceptions import DriverError, Neo4jError
 
 from memora_ogm.calls import browse
 from memora_ogm.config import ConfigurationError
-from memora_ogm.contrib.django.conf import memora_config
+from memora_ogm.contrib.django.conf import (
+    DEFAULT,
+    SETTING,
+    databases,
+    memora_config,
+    setting_name,
+)
 from memora_ogm.contrib.django.interfaces import get_interface
 from memora_ogm.contrib.django.models import MemoryGraph
+from memora_ogm.contrib.django.templatetags.memora_admin import moment
 from memora_ogm.errors import NotFoundError, RetriesExhausted
 from memora_ogm.schema import models
 from memora_ogm.transfer.format import dumps
 from memora_ogm.vector_db.scope import MemorySearchScope
+
+if TYPE_CHECKING:
+    from memora_ogm import sync
 
 #: Rows per page: organisations, users, agents, memories; interactions.
 PER_PAGE, INTERACTIONS_PER_PAGE = 50, 20
@@ -84,6 +96,57 @@ class Pages:
                 found.append((None, ""))
             found.append((page, "?" + urlencode({**self.request.GET.dict(), self.param: page})))
         return found
+
+
+# A user's page's rows, built as Django's changelist builds its cells (format_html): in
+# the template, 70 rows took most of the page's rendering (benchmarks/bench_admin.py).
+MEMORY_ROW = (
+    '<tr><th><a href="{}" class="memora-memory{}">{}</a></th><td>{}</td><td>{}</td><td>{}</td></tr>'
+)
+INTERACTION_ROW = '<tr><th><a href="{}">{}</a></th><td>{}</td><td>{}</td><td>{}</td></tr>'
+
+
+def _memory_cells(
+    url: str, memory: models.Memory, state: browse.MemoryState | None, labels: dict[str, str]
+) -> tuple[str, ...]:
+    """A memory's row: its link, marked when superseded, its state, time and agent."""
+    superseded = state is not None and state.superseded
+    said = ("superseded" if superseded else "current") + (
+        ", has history" if state is not None and state.supersedes else ""
+    )
+    return (
+        url,
+        " memora-superseded" if superseded else "",
+        memory.memory,
+        said,
+        moment(memory.obtained_at),
+        labels.get(memory.agent_id, memory.agent_id),
+    )
+
+
+def _memories(number: int) -> str:
+    return f"{number} memor{pluralize(number, 'y,ies')}"
+
+
+def _interactions(number: int) -> str:
+    return f"{number} interaction{pluralize(number)}"
+
+
+def _messages(number: int) -> str:
+    return f"{number} message{pluralize(number)}"
+
+
+def _database(request: HttpRequest) -> str:
+    """The alias of ``MEMORA_OGM`` the request's URL names (``db/<alias>/...``), else
+    the default database's."""
+    match = request.resolver_match
+    return str(match.kwargs.get("database", DEFAULT)) if match else DEFAULT
+
+
+def _elsewhere(request: HttpRequest) -> str:
+    """Where an action happened, for the admin's history, unless the default database."""
+    database = _database(request)
+    return "" if database == DEFAULT else f" in database {database!r}"
 
 
 def _search(request: HttpRequest) -> str | None:
@@ -136,22 +199,30 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
                 can_delete,
             ),
         ]
-        return [
-            path(
-                route,
-                self._wrap(view, allowed, destructive=kind.endswith(("erase", "delete"))),
-                name=f"{name}_{kind}",
-            )
+        wrapped = [
+            (route, kind, self._wrap(view, allowed, destructive=kind.endswith(("erase", "delete"))))
             for route, kind, view, allowed in routes
         ]
+        # the default database's pages, then the same pages of any other under db/<alias>/
+        return [path(route, view, name=f"{name}_{kind}") for route, kind, view in wrapped] + [
+            path(f"db/<str:database>/{route}", view, name=f"{name}_db_{kind}")
+            for route, kind, view in wrapped
+        ]
 
-    def _url(self, kind: str, *args: str) -> str:
+    def _url_in(self, database: str, kind: str, *args: str) -> str:
+        """The URL of the page ``kind`` of ``database``."""
+        if database != DEFAULT:
+            kind, args = f"db_{kind}", (database, *args)
         name = f"{self.opts.app_label}_{self.opts.model_name}_{kind}"
         return str(reverse(f"{self.admin_site.name}:{name}", args=args))
 
-    def _urls(self, kind: str, *args: str) -> Callable[[str], str]:
+    def _url(self, request: HttpRequest, kind: str, *args: str) -> str:
+        """The URL of the page ``kind`` of the request's database."""
+        return self._url_in(_database(request), kind, *args)
+
+    def _urls(self, request: HttpRequest, kind: str, *args: str) -> Callable[[str], str]:
         """The URL of ``kind`` for any last id: reversed once for all a page's rows."""
-        head, _, tail = self._url(kind, *args, ROW).rpartition(ROW)
+        head, _, tail = self._url(request, kind, *args, ROW).rpartition(ROW)
         return lambda last: f"{head}{quote(last, safe=RFC3986_SUBDELIMS + '/~:@')}{tail}"
 
     def _wrap(self, view: View, allowed: Callable[[HttpRequest], bool], destructive: bool) -> View:
@@ -162,7 +233,11 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
         def guarded(request: HttpRequest, **kwargs: str) -> HttpResponse:
             if not allowed(request):
                 raise PermissionDenied
+            database = kwargs.pop("database", DEFAULT)  # _database(request) reads it
             try:
+                if database not in databases():
+                    detail = f"{SETTING} has no database {database!r}."
+                    return self._problem(request, "Not found", detail, 404)
                 return view(request, **kwargs)
             except NotFoundError as error:
                 return self._problem(request, "Not found", str(error.message), 404)
@@ -172,8 +247,8 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
                 return self._problem(
                     request,
                     "Neo4j is not reachable",
-                    f"{self._server()} did not answer ({type(error).__name__}: {error}). "
-                    "Start the server or correct MEMORA_OGM['NEO4J_URI'].",
+                    f"{self._server(database)} did not answer ({type(error).__name__}: "
+                    f"{error}). Start the server or correct {setting_name('NEO4J_URI', database)}.",
                     503,
                 )
             except Neo4jError as error:
@@ -187,11 +262,16 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
         return self.admin_site.admin_view(method(guarded))  # type: ignore[no-any-return]
 
     @staticmethod
-    def _server() -> str:
+    def _server(database: str) -> str:
         try:
-            return f"Neo4j at {memora_config().neo4j.uri}"
+            return f"Neo4j at {memora_config(database).neo4j.uri}"
         except ValueError:
             return "Neo4j"
+
+    @staticmethod
+    def _memora(request: HttpRequest) -> sync.Neo4jGraphInterface:
+        """The facade of the request's database."""
+        return get_interface(_database(request))
 
     # Rendering
 
@@ -199,6 +279,8 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
         self, request: HttpRequest, template: str, title: str, status: int = 200, **context: Any
     ) -> HttpResponse:
         crumbs = context.pop("crumbs", [])
+        if len(databases()) > 1:  # which database the page shows
+            crumbs = [(_database(request), self._url(request, "changelist")), *crumbs]
         return TemplateResponse(
             request,
             f"memora_ogm/admin/{template}",
@@ -206,7 +288,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
                 **self.admin_site.each_context(request),
                 "opts": self.opts,
                 "title": title,
-                "crumbs": [("memory graph", self._url("changelist")), *crumbs],
+                "crumbs": [("memory graph", self._url_in(DEFAULT, "changelist")), *crumbs],
                 "can_delete": self.has_delete_permission(request),
                 "can_erase": self.has_erase_permission(request),
                 **context,
@@ -217,22 +299,29 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
     def _problem(self, request: HttpRequest, title: str, detail: str, status: int) -> HttpResponse:
         return self._render(request, "problem.html", title, status, detail=detail).render()
 
-    def _org_crumb(self, org: models.Organization) -> tuple[str, str]:
-        return org.org_name, self._url("organization", org.org_id)
+    def _org_crumb(self, request: HttpRequest, org: models.Organization) -> tuple[str, str]:
+        return org.org_name, self._url(request, "organization", org.org_id)
 
-    def _user_crumbs(self, org_id: str, user: models.User) -> list[tuple[str, str]]:
-        org = get_interface().get_organization(org_id)
-        return [self._org_crumb(org), (user.user_name, self._url("user", org_id, user.user_id))]
+    def _user_crumbs(
+        self, request: HttpRequest, org_id: str, user: models.User
+    ) -> list[tuple[str, str]]:
+        org = self._memora(request).get_organization(org_id)
+        return [
+            self._org_crumb(request, org),
+            (user.user_name, self._url(request, "user", org_id, user.user_id)),
+        ]
 
     # Pages
 
     def organizations_view(self, request: HttpRequest) -> HttpResponse:
         search, pages = _search(request), Pages(request, "p", PER_PAGE)
-        found = get_interface().graph.execute(
+        found = self._memora(request).graph.execute(
             browse.organizations_page, search, pages.skip, PER_PAGE
         )
-        url = self._urls("organization")
+        url = self._urls(request, "organization")
         rows = [(url(org.item.org_id), org) for org in found.rows]
+        aliases = list(databases())
+        choices = [(a, self._url_in(a, "changelist"), a == _database(request)) for a in aliases]
         return self._render(
             request,
             "organizations.html",
@@ -242,16 +331,17 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             links=pages.links(found.total),
             total=found.total,
             search=search or "",
+            databases=choices if len(choices) > 1 else [],
         )
 
     def organization_view(self, request: HttpRequest, org_id: str) -> HttpResponse:
         search = _search(request)
         users, agents = Pages(request, "p", PER_PAGE), Pages(request, "ap", PER_PAGE)
-        found = get_interface().graph.execute(
+        found = self._memora(request).graph.execute(
             browse.organization_page, org_id, search, users.skip, agents.skip, PER_PAGE
         )
         org = found.organization
-        url = self._urls("user", org_id)
+        url = self._urls(request, "user", org_id)
         rows = [(url(user.item.user_id), user) for user in found.users.rows]
         return self._render(
             request,
@@ -262,16 +352,16 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             user_number=users.number,
             user_total=found.users.total,
             user_links=users.links(found.users.total),
-            agents=found.agents.rows,
+            agents=[(url(a.item.user_id) if a.item.user_id else "", a) for a in found.agents.rows],
             agent_number=agents.number,
             agent_total=found.agents.total,
             agent_links=agents.links(found.agents.total),
             search=search or "",
-            crumbs=[self._org_crumb(org.item)],
+            crumbs=[self._org_crumb(request, org.item)],
         )
 
     def user_view(self, request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
-        memora, search = get_interface(), _search(request)
+        memora, search = self._memora(request), _search(request)
         user = memora.graph.execute(browse.user_with_counts, org_id, user_id)
         memory_pages = Pages(request, "p", PER_PAGE)
         interaction_pages = Pages(request, "ip", INTERACTIONS_PER_PAGE)
@@ -282,7 +372,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             )
             memory_links = memory_pages.links(user.counts["memories"])
         elif memora.associated_vector_db is not None:
-            memories, how = self._closest(org_id, user_id, search), "closest in meaning"
+            memories, how = self._closest(request, org_id, user_id, search), "closest in meaning"
             memory_links = []
         else:
             memories = memora.graph.execute(
@@ -305,49 +395,63 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             skip=interaction_pages.skip,
             limit=INTERACTIONS_PER_PAGE,
         )
-        agents = memora.get_all_user_agents(org_id, user_id)
-        labels = {agent.agent_id: agent.agent_label for agent in agents}
-        memory_url = self._urls("memory", org_id, user_id)
-        interaction_url = self._urls("interaction", org_id, user_id)
+        serving = memora.graph.execute(
+            browse.user_agents,
+            org_id,
+            user_id,
+            [m.agent_id for m in memories] + [i.agent_id for i in interactions],
+            PER_PAGE,
+        )
+        labels = serving.labels
+        memory_url = self._urls(request, "memory", org_id, user_id)
+        interaction_url = self._urls(request, "interaction", org_id, user_id)
         return self._render(
             request,
             "user.html",
             user.item.user_name,
             person=user,
-            memories=[
+            memory_rows=format_html_join(
+                "\n",
+                MEMORY_ROW,
                 (
-                    memory_url(m.memory_id),
-                    m,
-                    states.get(m.memory_id),
-                    labels.get(m.agent_id, m.agent_id),
-                )
-                for m in memories
-            ],
+                    _memory_cells(memory_url(m.memory_id), m, states.get(m.memory_id), labels)
+                    for m in memories
+                ),
+            ),
             memory_links=memory_links,
             memory_number=memory_pages.number,
             memory_total=None if search else user.counts["memories"],
             how=how,
-            interactions=[
+            interaction_rows=format_html_join(
+                "\n",
+                INTERACTION_ROW,
                 (
-                    interaction_url(i.interaction_id),
-                    i,
-                    labels.get(i.agent_id, i.agent_id),
-                )
-                for i in interactions
-            ],
+                    (
+                        interaction_url(i.interaction_id),
+                        i.interaction_id,
+                        labels.get(i.agent_id, i.agent_id),
+                        moment(i.created_at),
+                        moment(i.updated_at),
+                    )
+                    for i in interactions
+                ),
+            ),
             interaction_links=interaction_pages.links(user.counts["interactions"]),
             interaction_number=interaction_pages.number,
-            agents=agents,
+            agents=serving.agents,
+            agent_total=serving.total,
             search=search or "",
-            picture_url=self._url("picture", org_id, user_id),
-            export_url=self._url("export", org_id, user_id),
-            erase_url=self._url("erase_confirm", org_id, user_id),
-            crumbs=self._user_crumbs(org_id, user.item),
+            picture_url=self._url(request, "picture", org_id, user_id),
+            export_url=self._url(request, "export", org_id, user_id),
+            erase_url=self._url(request, "erase_confirm", org_id, user_id),
+            crumbs=self._user_crumbs(request, org_id, user.item),
         )
 
-    def _closest(self, org_id: str, user_id: str, search: str) -> list[models.Memory]:
+    def _closest(
+        self, request: HttpRequest, org_id: str, user_id: str, search: str
+    ) -> list[models.Memory]:
         """The vector store's hybrid search, read back from the graph (one statement)."""
-        memora = get_interface()
+        memora = self._memora(request)
         store = memora.associated_vector_db
         assert store is not None
         hits = store.search_memory(search, MemorySearchScope.USER, org_id, user_id=user_id)
@@ -358,7 +462,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
     def memory_view(
         self, request: HttpRequest, org_id: str, user_id: str, memory_id: str
     ) -> HttpResponse:
-        memora = get_interface()
+        memora = self._memora(request)
         history = memora.get_user_memory_history(org_id, user_id, memory_id)
         key = {"org_id": org_id, "user_id": user_id, "memory_id": memory_id}
         newest = memora.fetch_user_memories_resolved([key])
@@ -369,23 +473,28 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             "memory.html",
             f"Memory {memory_id}",
             memory=memory,
-            history=[(self._url("memory", org_id, user_id, m.memory_id), m) for m in history[1:]],
+            agent=self._agent_label(request, org_id, user_id, memory.agent_id),
+            history=[
+                (self._url(request, "memory", org_id, user_id, m.memory_id), m) for m in history[1:]
+            ],
             newest=[
-                (self._url("memory", org_id, user_id, m.memory_id), m)
+                (self._url(request, "memory", org_id, user_id, m.memory_id), m)
                 for m in newest
                 if m.memory_id != memory_id
             ],
-            interaction_url=self._url("interaction", org_id, user_id, memory.interaction_id)
+            interaction_url=self._url(
+                request, "interaction", org_id, user_id, memory.interaction_id
+            )
             if memory.interaction_id
             else "",
-            delete_url=self._url("memory_delete_confirm", org_id, user_id, memory_id),
-            crumbs=[*self._user_crumbs(org_id, user), (f"memory {memory_id[:8]}", "")],
+            delete_url=self._url(request, "memory_delete_confirm", org_id, user_id, memory_id),
+            crumbs=[*self._user_crumbs(request, org_id, user), (f"memory {memory_id[:8]}", "")],
         )
 
     def interaction_view(
         self, request: HttpRequest, org_id: str, user_id: str, iid: str
     ) -> HttpResponse:
-        memora = get_interface()
+        memora = self._memora(request)
         interaction = memora.get_interaction(org_id, user_id, iid)
         user = memora.get_user(org_id, user_id)
         return self._render(
@@ -393,27 +502,35 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             "interaction.html",
             f"Interaction {iid}",
             interaction=interaction,
+            agent=self._agent_label(request, org_id, user_id, interaction.agent_id),
             memories=[
-                (self._url("memory", org_id, user_id, m.memory_id), m)
+                (self._url(request, "memory", org_id, user_id, m.memory_id), m)
                 for m in interaction.memories or []
             ],
-            delete_url=self._url("interaction_delete_confirm", org_id, user_id, iid),
-            crumbs=[*self._user_crumbs(org_id, user), (f"interaction {iid}", "")],
+            delete_url=self._url(request, "interaction_delete_confirm", org_id, user_id, iid),
+            crumbs=[*self._user_crumbs(request, org_id, user), (f"interaction {iid}", "")],
         )
 
+    def _agent_label(self, request: HttpRequest, org_id: str, user_id: str, agent_id: str) -> str:
+        """The agent's label (its id when it is gone)."""
+        found = self._memora(request).graph.execute(
+            browse.user_agents, org_id, user_id, [agent_id], 0
+        )
+        return found.labels.get(agent_id, agent_id)
+
     def picture_view(self, request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
-        user = get_interface().get_user(org_id, user_id)
+        user = self._memora(request).get_user(org_id, user_id)
         return self._render(
             request,
             "picture.html",
             f"{user.user_name}'s graph",
-            page_url=self._url("picture_page", org_id, user_id),
-            crumbs=[*self._user_crumbs(org_id, user), ("graph", "")],
+            page_url=self._url(request, "picture_page", org_id, user_id),
+            crumbs=[*self._user_crumbs(request, org_id, user), ("graph", "")],
         )
 
     def picture_page_view(self, request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
         """The package's picture page, shown in the picture view's frame."""
-        response = HttpResponse(get_interface().graph_of(org_id, user_id).html())
+        response = HttpResponse(self._memora(request).graph_of(org_id, user_id).html())
         response["X-Frame-Options"] = "SAMEORIGIN"
         return response
 
@@ -421,7 +538,7 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
 
     def export_view(self, request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
         """The user in the package's export format (JSON Lines), as a download."""
-        memora = get_interface()
+        memora = self._memora(request)
         memora.get_user(org_id, user_id)  # a missing user is a 404 page, not a broken file
         records = memora.export_user(org_id, user_id)
         lines: Iterator[str] = (dumps(record) + "\n" for record in records)
@@ -448,95 +565,95 @@ class MemoryGraphAdmin(admin.ModelAdmin):  # type: ignore[misc]  # Django ships 
             request, "confirm.html", title, action_url=action, going=going, **context
         )
 
-    @staticmethod
-    def _and_the_store() -> str:
-        return "" if get_interface().associated_vector_db is None else " and the vector store"
+    def _and_the_store(self, request: HttpRequest) -> str:
+        return "" if self._memora(request).associated_vector_db is None else " and the vector store"
 
     def erase_confirm_view(self, request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
-        user = get_interface().graph.execute(browse.user_with_counts, org_id, user_id)
+        user = self._memora(request).graph.execute(browse.user_with_counts, org_id, user_id)
         counts = user.counts
         return self._confirm(
             request,
             f"Erase {user.item.user_name}?",
-            self._url("erase", org_id, user_id),
+            self._url(request, "erase", org_id, user_id),
             [
                 f"the user {user.item.user_name} ({user_id})",
-                f"{counts['interactions']} interaction(s) with their messages",
-                f"{counts['memories']} memory(ies), from the graph{self._and_the_store()}",
+                f"{_interactions(counts['interactions'])} with their messages",
+                f"{_memories(counts['memories'])}, from the graph{self._and_the_store(request)}",
             ],
-            back=self._url("user", org_id, user_id),
-            crumbs=[*self._user_crumbs(org_id, user.item), ("erase", "")],
+            back=self._url(request, "user", org_id, user_id),
+            crumbs=[*self._user_crumbs(request, org_id, user.item), ("erase", "")],
         )
 
     def erase_view(self, request: HttpRequest, org_id: str, user_id: str) -> HttpResponse:
-        memora = get_interface()
+        memora = self._memora(request)
         user = memora.graph.execute(browse.user_with_counts, org_id, user_id)
         memora.delete_user(org_id, user_id)
         counts = user.counts
         text = (
-            f"Erased user {user.item.user_name} ({user_id}) of organisation {org_id}: "
-            f"{counts['interactions']} interaction(s), {counts['memories']} memory(ies)."
+            f"Erased user {user.item.user_name} ({user_id}) of organisation {org_id}"
+            f"{_elsewhere(request)}: "
+            f"{_interactions(counts['interactions'])}, {_memories(counts['memories'])}."
         )
         self._log(request, f"{org_id}/{user_id}", f"user {user.item.user_name}", text)
         messages.success(request, text)
-        return HttpResponseRedirect(self._url("organization", org_id))
+        return HttpResponseRedirect(self._url(request, "organization", org_id))
 
     def memory_confirm_view(
         self, request: HttpRequest, org_id: str, user_id: str, memory_id: str
     ) -> HttpResponse:
-        memory = get_interface().get_user_memory(org_id, user_id, memory_id)
-        user = get_interface().get_user(org_id, user_id)
+        memory = self._memora(request).get_user_memory(org_id, user_id, memory_id)
+        user = self._memora(request).get_user(org_id, user_id)
         return self._confirm(
             request,
             "Delete this memory?",
-            self._url("memory_delete", org_id, user_id, memory_id),
-            [f"1 memory, from the graph{self._and_the_store()}: {memory.memory}"],
-            back=self._url("memory", org_id, user_id, memory_id),
-            crumbs=[*self._user_crumbs(org_id, user), ("delete memory", "")],
+            self._url(request, "memory_delete", org_id, user_id, memory_id),
+            [f"1 memory, from the graph{self._and_the_store(request)}: {memory.memory}"],
+            back=self._url(request, "memory", org_id, user_id, memory_id),
+            crumbs=[*self._user_crumbs(request, org_id, user), ("delete memory", "")],
         )
 
     def memory_delete_view(
         self, request: HttpRequest, org_id: str, user_id: str, memory_id: str
     ) -> HttpResponse:
-        memora = get_interface()
+        memora = self._memora(request)
         memory = memora.get_user_memory(org_id, user_id, memory_id)
         memora.delete_user_memory(org_id, user_id, memory_id)
-        text = f"Deleted memory {memory_id} of user {user_id}: {memory.memory}"
+        text = f"Deleted memory {memory_id} of user {user_id}{_elsewhere(request)}: {memory.memory}"
         self._log(request, f"{org_id}/{user_id}/{memory_id}", f"memory {memory_id}", text)
         messages.success(request, text)
-        return HttpResponseRedirect(self._url("user", org_id, user_id))
+        return HttpResponseRedirect(self._url(request, "user", org_id, user_id))
 
     def interaction_confirm_view(
         self, request: HttpRequest, org_id: str, user_id: str, iid: str
     ) -> HttpResponse:
-        interaction = get_interface().get_interaction(org_id, user_id, iid)
-        user = get_interface().get_user(org_id, user_id)
+        interaction = self._memora(request).get_interaction(org_id, user_id, iid)
+        user = self._memora(request).get_user(org_id, user_id)
         return self._confirm(
             request,
             "Delete this interaction?",
-            self._url("interaction_delete", org_id, user_id, iid),
+            self._url(request, "interaction_delete", org_id, user_id, iid),
             [
-                f"1 interaction ({iid}) with its {len(interaction.messages or [])} message(s)",
-                f"{len(interaction.memories or [])} memory(ies) taken from it, from the graph"
-                f"{self._and_the_store()}",
+                f"1 interaction ({iid}) with its {_messages(len(interaction.messages or []))}",
+                f"{_memories(len(interaction.memories or []))} taken from it, from the graph"
+                f"{self._and_the_store(request)}",
             ],
-            back=self._url("interaction", org_id, user_id, iid),
-            crumbs=[*self._user_crumbs(org_id, user), ("delete interaction", "")],
+            back=self._url(request, "interaction", org_id, user_id, iid),
+            crumbs=[*self._user_crumbs(request, org_id, user), ("delete interaction", "")],
         )
 
     def interaction_delete_view(
         self, request: HttpRequest, org_id: str, user_id: str, iid: str
     ) -> HttpResponse:
-        memora = get_interface()
+        memora = self._memora(request)
         interaction = memora.get_interaction(org_id, user_id, iid, with_messages=False)
         memora.delete_user_interaction_and_its_memories(org_id, user_id, iid)
         text = (
-            f"Deleted interaction {iid} of user {user_id} and its "
-            f"{len(interaction.memories or [])} memory(ies)."
+            f"Deleted interaction {iid} of user {user_id}{_elsewhere(request)} and its "
+            f"{_memories(len(interaction.memories or []))}."
         )
         self._log(request, f"{org_id}/{user_id}/{iid}", f"interaction {iid}", text)
         messages.success(request, text)
-        return HttpResponseRedirect(self._url("user", org_id, user_id))
+        return HttpResponseRedirect(self._url(request, "user", org_id, user_id))
 
 
 admin.site.register(MemoryGraph, MemoryGraphAdmin)

@@ -18,7 +18,7 @@ from django.core import checks
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
 from memora_ogm.config import MemoraConfig
-from memora_ogm.contrib.django.conf import memora_config
+from memora_ogm.contrib.django.conf import DEFAULT, databases, memora_config, setting_name
 from memora_ogm.migrations import MIGRATIONS
 
 if TYPE_CHECKING:
@@ -46,20 +46,34 @@ def _config() -> MemoraConfig | None:
 
 
 def check_settings(**kwargs: Any) -> list[checks.CheckMessage]:
-    """The settings are usable, and an embedded store's folder can be written."""
+    """The settings of every database are usable, and an embedded store's folder can be
+    written."""
     try:
-        config = memora_config()
-    except ValueError as error:  # ConfigurationError, Neo4jSettingsError
-        return [
-            checks.Error(
-                f"memora-ogm's settings are unusable: {error}",
-                hint="Set MEMORA_OGM['NEO4J_URI'] (or the NEO4J_URI environment variable) "
-                "and the other names docs/django.md lists, and only those.",
-                id="memora_ogm.E001",
-            )
-        ]
-    problem = _folder_problem(Path(config.qdrant_path)) if config.qdrant_path else None
-    return [] if problem is None else [_unusable_store(config, problem)]
+        aliases = list(databases())
+    except ValueError as error:  # named databases without a default
+        return [_unusable_settings(str(error), DEFAULT)]
+    found = []
+    for alias in aliases:
+        try:
+            config = memora_config(alias)
+        except ValueError as error:  # ConfigurationError, Neo4jSettingsError
+            found.append(_unusable_settings(str(error), alias))
+            continue
+        problem = _folder_problem(Path(config.qdrant_path)) if config.qdrant_path else None
+        if problem is not None:
+            found.append(_unusable_store(config, problem))
+    return found
+
+
+def _unusable_settings(error: str, database: str) -> checks.CheckMessage:
+    which = "" if database == DEFAULT else f" of the database {database!r}"
+    fallback = " (or the NEO4J_URI environment variable)" if database == DEFAULT else ""
+    return checks.Error(
+        f"memora-ogm's settings{which} are unusable: {error}",
+        hint=f"Set {setting_name('NEO4J_URI', database)}{fallback} "
+        "and the other names docs/django.md lists, and only those.",
+        id="memora_ogm.E001",
+    )
 
 
 def check_graph(databases: Sequence[str] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:

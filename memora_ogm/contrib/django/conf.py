@@ -1,13 +1,16 @@
 """The project's settings as memora-ogm's: ``MEMORA_OGM``, and django_neomodel's ``NEOMODEL_*``.
 
-A project that drops django_neomodel keeps its settings (``NEOMODEL_NEO4J_BOLT_URL`` also
-names memora-ogm's server when nothing else does); one with ``MEMORA_OGM`` alone gets
-neomodel pointed at that server, so the node classes work in views and the shell.
+``MEMORA_OGM`` is one database's settings, or, as Django's ``DATABASES``, several by
+alias with ``default`` among them. A project that drops django_neomodel keeps its settings
+(``NEOMODEL_NEO4J_BOLT_URL`` also names memora-ogm's default server when nothing else
+does); one with ``MEMORA_OGM`` alone gets neomodel pointed at the default server, so the
+node classes work in views and the shell.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,6 +21,8 @@ from memora_ogm.config import ConfigurationError, MemoraConfig
 
 #: The Django setting holding memora-ogm's settings.
 SETTING = "MEMORA_OGM"
+#: The alias of the one database of a flat ``MEMORA_OGM``, and the first of several.
+DEFAULT = "default"
 #: Every setting a django_neomodel release gave neomodel's config, and its field
 #: (``NEOMODEL_SIGNALS`` drove ``DjangoNode``'s signals, left out: docs/django.md).
 NEOMODEL_SETTINGS = {
@@ -76,10 +81,49 @@ def neo4j_settings_from_url(url: str) -> dict[str, str]:
     return found
 
 
-def memora_config() -> MemoraConfig:
-    """The project's memora-ogm settings, read now: ``MEMORA_OGM``, then the environment,
-    then ``NEOMODEL_NEO4J_BOLT_URL`` for the server when neither names one."""
-    chosen: dict[str, Any] = dict(getattr(settings, SETTING, {}))
+def _by_alias(chosen: Mapping[str, Any]) -> bool:
+    """Whether ``MEMORA_OGM`` names its databases: every value a dict of settings."""
+    return bool(chosen) and all(isinstance(value, Mapping) for value in chosen.values())
+
+
+def databases() -> dict[str, dict[str, Any]]:
+    """``MEMORA_OGM`` by alias, ``default`` first: a dict of settings is the ``default``
+    database's; a dict of such dicts names each database."""
+    chosen: Mapping[str, Any] = getattr(settings, SETTING, {})
+    if not _by_alias(chosen):
+        return {DEFAULT: dict(chosen)}
+    if DEFAULT not in chosen:
+        raise ConfigurationError(
+            f"{SETTING} names the databases {sorted(chosen)}; one must be {DEFAULT!r}"
+        )
+    return {DEFAULT: dict(chosen[DEFAULT])} | {
+        alias: dict(values) for alias, values in chosen.items() if alias != DEFAULT
+    }
+
+
+def check_database(database: str) -> str:
+    """``database`` if ``MEMORA_OGM`` has it, else a :class:`ConfigurationError` naming
+    the aliases it has."""
+    found = databases()
+    if database not in found:
+        raise ConfigurationError(f"{SETTING} has no database {database!r}; it has {list(found)}")
+    return database
+
+
+def setting_name(name: str, database: str = DEFAULT) -> str:
+    """Where the user sets ``name`` of ``database``: ``MEMORA_OGM['NEO4J_URI']``, or
+    ``MEMORA_OGM['archive']['NEO4J_URI']`` when ``MEMORA_OGM`` names its databases."""
+    inside = f"[{database!r}]" if _by_alias(getattr(settings, SETTING, {})) else ""
+    return f"{SETTING}{inside}[{name!r}]"
+
+
+def memora_config(database: str = DEFAULT) -> MemoraConfig:
+    """The memora-ogm settings of ``database``, read now. The default database's names
+    left out come from the environment, then ``NEOMODEL_NEO4J_BOLT_URL`` names its server;
+    another database's come from its own dict alone (the environment names one server)."""
+    chosen = databases()[check_database(database)]
+    if database != DEFAULT:
+        return MemoraConfig.from_settings(chosen, environ={})
     url = getattr(settings, "NEOMODEL_NEO4J_BOLT_URL", None)
     if url and not chosen.get("NEO4J_URI") and not os.environ.get("NEO4J_URI"):
         chosen = {**neo4j_settings_from_url(url), **chosen}

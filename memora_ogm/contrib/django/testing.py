@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 def _reopen_interfaces() -> None:
     """Close this process's facades: the next use opens them on the settings now in force."""
-    interfaces._sync_interface.close()
-    interfaces._async_interface.close()
+    interfaces._sync_interfaces.close()
+    interfaces._async_interfaces.close()
 
 
 def _test_settings(conn: Neo4jConnection) -> dict[str, Any]:
