@@ -99,6 +99,23 @@ class Command:
 
 QDRANT_PATH = Option(("--qdrant-path",), "folder of the embedded store, as QdrantDB(path=)")
 QDRANT_URL = Option(("--qdrant-url",), "a Qdrant server (key: $QDRANT_API_KEY)")
+COLLECTION = Option(("--collection",), "collection (default: Memora's)")
+EMBEDDER = Option(
+    ("--embedder",),
+    "the application's embedder, whose layout the collection takes: memora (Memora's "
+    "models, the default), hashing (offline), or a dotted path to a function",
+)
+
+
+def add_store_options(parser: argparse.ArgumentParser, *more: Option) -> None:
+    """How a command of its own (``mcp``, ``shell``) names its vector store: one of
+    ``--qdrant-path`` and ``--qdrant-url``, and ``more`` of the store's options."""
+    where = parser.add_mutually_exclusive_group()
+    for option in (QDRANT_PATH, QDRANT_URL):
+        where.add_argument(*option.flags, help=option.help)
+    for option in more:
+        parser.add_argument(*option.flags, help=option.help)
+
 
 COMMANDS = {
     command.name: command
@@ -110,12 +127,8 @@ COMMANDS = {
             (
                 QDRANT_PATH,
                 QDRANT_URL,
-                Option(("--collection",), "collection (default: Memora's)"),
-                Option(
-                    ("--embedder",),
-                    "the application's embedder, whose layout the collection takes: memora "
-                    "(Memora's models, the default), hashing, or a dotted path to a function",
-                ),
+                COLLECTION,
+                EMBEDDER,
             ),
         ),
         Command(

@@ -277,13 +277,9 @@ def cmd_mcp_tenant(args: argparse.Namespace) -> int:
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--qdrant-path", help="folder of the embedded store, as QdrantDB(path=)")
-    where.add_argument("--qdrant-url", help="a Qdrant server (key: $QDRANT_API_KEY)")
-    parser.add_argument("--collection", help="collection (default: Memora's)")
-    parser.add_argument(
-        "--embedder", help="memora (default), hashing (offline), or module.function"
-    )
+    from memora_ogm.cli.commands import COLLECTION, EMBEDDER, add_store_options
+
+    add_store_options(parser, COLLECTION, EMBEDDER)
 
 
 def _tenant_options(parser: argparse.ArgumentParser) -> None:

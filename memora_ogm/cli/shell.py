@@ -21,6 +21,7 @@ from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from memora_ogm import __version__, nodes
+from memora_ogm.cli.commands import add_store_options
 from memora_ogm.cli.inspector import DEFAULT_LIMIT, timeline_lines
 from memora_ogm.cli.pretty import format_value
 from memora_ogm.errors import NotFoundError
@@ -219,9 +220,5 @@ def add_shell_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     shell.add_argument(
         "--plain", action="store_true", help="the standard library REPL even if IPython is here"
     )
-    where = shell.add_mutually_exclusive_group()
-    where.add_argument(
-        "--qdrant-path", help="the embedded store (Qdrant Edge) in this folder, as QdrantDB(path=)"
-    )
-    where.add_argument("--qdrant-url", help="a Qdrant server")
+    add_store_options(shell)
     shell.set_defaults(func=cmd_shell)
