@@ -60,11 +60,13 @@ from memora_ogm.engine.plan import (
     join,
     match,
     merge,
+    negate,
     node,
     order,
     parameter,
     properties,
     returning,
+    set_,
     set_label,
     statement,
     unwind,
@@ -397,7 +399,10 @@ class UnitOfWork:
         self.add(
             call(
                 unwind(param, "pair"),
-                with_(cy(source.items, "[pair[0]] AS a"), cy(target.items, "[pair[1]] AS b")),
+                with_(
+                    alias(cy(source.items, "[pair[0]]"), "a"),
+                    alias(cy(target.items, "[pair[1]]"), "b"),
+                ),
                 _pair_link(write, rel),
             ),
             writes=True,
@@ -409,13 +414,13 @@ class UnitOfWork:
     def delete_emptied(self, ref: Ref, rels: Sequence[Any]) -> None:
         """Detach and delete the node(s) left with no relationship along any of ``rels``."""
         left = join(" OR ", (exists(path(node("n"), rel)) for rel in rels))
-        emptied = each("n", ref.items, condition=cy("NOT (", left, ")"))
+        emptied = each("n", ref.items, condition=negate(left, grouped=True))
         self.add(Update(foreach("node", emptied, delete("node"))))
 
     def delete_unlinked(self, ref: Ref) -> None:
         """Delete the node(s) no relationship touches any more."""
         linked = exists(cy(node("n"), hop(), node()))
-        unlinked = each("n", ref.items, condition=cy("NOT ", linked))
+        unlinked = each("n", ref.items, condition=negate(linked))
         self.add(Update(foreach("node", unlinked, delete("node", detach=False))))
 
     def output(self, name: str, ref: Ref, **added: Callable[[str | Var], Cypher]) -> None:
@@ -575,7 +580,7 @@ def create_rows(cls: type, rows: Cypher, assigned: Cypher, var: Var) -> Subquery
     return call(
         unwind(rows, "row"),
         _created(cls),
-        cy("SET ", assigned),
+        set_(assigned),
         returning(alias(collected("node"), var)),
         binds=(var,),
     )
