@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 
-from memora_ogm import __version__
+from memora_ogm._version import __version__
 from memora_ogm.cli.commands import add_parsers
 from memora_ogm.cli.mcp import add_mcp_parsers
 from memora_ogm.cli.shell import add_shell_parser
