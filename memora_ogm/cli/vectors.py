@@ -14,13 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from qdrant_client import QdrantClient, models
 
+from memora_ogm.cli.transfer import info
 from memora_ogm.sync import EdgeClient
 from memora_ogm.vector_db import edge_common, layouts
 from memora_ogm.vector_db.embedding import HashingEmbedding
@@ -170,7 +170,7 @@ def cmd_vectors_migrate(args: argparse.Namespace) -> int:
     try:
         done = migrate(args.qdrant_path)
     except Exception as error:  # exit status 2 for any failure, with its message
-        print(f"memora-ogm: {error}", file=sys.stderr, flush=True)
+        info(str(error))
         return EXIT_ERROR
     if not done.moved:
         print(f"nothing to migrate: {done.folder} is a Qdrant Edge store already")
