@@ -26,7 +26,6 @@ from memora_ogm.engine.mapping import (
     path,
     present,
     relation_name,
-    target_class,
 )
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.plan import (
@@ -73,6 +72,7 @@ from memora_ogm.engine.plan import (
     with_,
 )
 from memora_ogm.engine.projection import projection, reading, table
+from memora_ogm.neomodel_compat import target_class
 from memora_ogm.properties import sent_form
 
 #: The parameter holding each distinct datetime of a statement once.
@@ -461,26 +461,6 @@ class UnitOfWork:
         if missing:
             number, entry = missing[0]
             raise self._checks[number][1](entry)
-
-    def explain(self) -> str:
-        """The clauses, the statement and its parameters (long lists by length)."""
-        clauses = [
-            *(f"head   {clause!r}" for clause in self._head),
-            *(f"check  {check!r}" for check, _ in self._checks),
-            *(f"lock   {clause!r}" for clause in self._locks),
-            *(f"body   {clause!r}" for clause in self._body),
-        ]
-        query, params = self.compile()
-        values = [
-            f"{parameter(name)} = "
-            + (
-                f"<{len(value)} items>"
-                if isinstance(value, list) and len(value) > 3
-                else repr(value)
-            )
-            for name, value in params.items()
-        ]
-        return "\n".join(["plan:", *clauses, "statement:", query, "parameters:", *values])
 
     def __repr__(self) -> str:
         kind = "write" if self._writes else "read"
