@@ -12,11 +12,21 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
-#: The private attributes used here, by the neomodel object (of both twins) that has them.
-PRIVATE = {
-    "AsyncDatabase, Database (adb, db)": ("_connection", "_database_name"),
-    "AsyncConnectionManager, ConnectionManager": ("_database_name",),
-    "AsyncRelationshipDefinition, RelationshipDefinition": ("_raw_class",),
+from neomodel.async_.connection import AsyncConnectionManager
+from neomodel.async_.database import AsyncDatabase
+from neomodel.async_.relationship_manager import AsyncRelationshipDefinition
+from neomodel.sync_.connection import ConnectionManager
+from neomodel.sync_.database import Database
+from neomodel.sync_.relationship_manager import RelationshipDefinition
+
+#: The private attributes used here, by the neomodel class whose objects have them.
+PRIVATE: dict[type, tuple[str, ...]] = {
+    AsyncDatabase: ("_connection", "_database_name"),
+    Database: ("_connection", "_database_name"),
+    AsyncConnectionManager: ("_database_name",),
+    ConnectionManager: ("_database_name",),
+    AsyncRelationshipDefinition: ("_raw_class",),
+    RelationshipDefinition: ("_raw_class",),
 }
 
 
