@@ -22,7 +22,8 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import SpanKind, StatusCode, TracerProvider
 from opentelemetry.util.types import AttributeValue
 
-from memora_ogm import __version__, observe
+from memora_ogm import observe
+from memora_ogm._version import __version__
 
 Attributes = dict[str, AttributeValue]
 

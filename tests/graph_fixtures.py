@@ -7,14 +7,18 @@ the whole behavioural suite checks both twins without a second copy of any test.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from neo4j import Driver
+from neomodel import adb, db
 from sync_adapter import AwaitableTwin
 
-from memora_ogm import sync
+from memora_ogm import fork, sync
+from memora_ogm._async.connection import point_neomodel as point_async
+from memora_ogm._async.graph import Work as AsyncWork
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
@@ -42,3 +46,31 @@ async def memora(
     await interface.setup()
     yield interface
     await interface.close()
+
+
+def links(connection: Any) -> list[Any]:
+    """The links of a graph's connection in this process, on every event loop."""
+    return [
+        link
+        for (generation, _), link in connection._links.items()
+        if generation == fork.generation()
+    ]
+
+
+@contextmanager
+def neomodel_on(work: Any, driver: Any) -> Iterator[None]:
+    """Run neomodel's queries of this context on the explicit transaction of ``work`` (a
+    ``Work`` of either twin) and on ``driver``, its graph's, through neomodel's private
+    per-context transaction slot. The package never binds neomodel so: tests show that
+    the node classes' own queries may still join the facade's transactions."""
+    neomodel_db, point = (
+        (adb, point_async) if isinstance(work, AsyncWork) else (db, sync.point_neomodel)
+    )
+    undo = point(driver, work.graph.database)
+    saved = neomodel_db._active_transaction
+    neomodel_db._active_transaction = work.transaction
+    try:
+        yield
+    finally:
+        neomodel_db._active_transaction = saved
+        undo()

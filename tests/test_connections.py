@@ -19,6 +19,7 @@ from typing import Any
 
 import neo4j
 import pytest
+from graph_fixtures import links
 from interaction_helpers import chat, conversation
 from neo4j import READ_ACCESS, WRITE_ACCESS, Driver
 from neo4j.exceptions import ConnectionAcquisitionTimeoutError
@@ -210,7 +211,7 @@ async def test_direct_uri_reuses_sessions_without_bookmarks_and_reads_its_writes
     assert sorted(opened).count(WRITE_ACCESS) <= 2, opened  # setup's own, and the calls'
 
     graph = memora.graph
-    (link,) = graph.connection.links()
+    (link,) = links(graph.connection)
     (idle_reader,) = link.idle[(conn.database, False)]
     with pytest.raises(neo4j.exceptions.ClientError):
         await settle(
@@ -222,8 +223,8 @@ async def test_direct_uri_reuses_sessions_without_bookmarks_and_reads_its_writes
         {"n": 1}
     ]
     await memora.close()
-    assert link.kept() == [] and link.closed
-    assert graph.connection.links() == []
+    assert link.idle == {} and link.closed
+    assert links(graph.connection) == []
 
 
 async def _blocked_transactions(driver: Driver) -> int:

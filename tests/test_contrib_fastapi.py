@@ -13,6 +13,7 @@ import pytest
 import web_servers
 from fastapi import Depends, FastAPI, Request
 from fastapi.testclient import TestClient
+from graph_fixtures import links
 from neo4j import Driver
 from qdrant_standin import StandIn
 from served_tenants import serve_tenants
@@ -55,9 +56,9 @@ def test_the_lifespan_composes_with_the_apps_own_and_closes_the_facade(
         assert events == ["own started"]
         reply = client.post("/orgs/Acme")
         assert reply.status_code == 200 and reply.json()["startup"] == "Made at startup"
-        assert memora.graph.connection.links(), "the facade is open while the app runs"
+        assert links(memora.graph.connection), "the facade is open while the app runs"
     assert events == ["own started", "own stopped"]
-    assert memora.graph.connection.links() == [], "closed at shutdown"
+    assert links(memora.graph.connection) == [], "closed at shutdown"
     names = clean_neo4j.execute_query("MATCH (o:Org) RETURN o.org_name AS name ORDER BY name")
     assert [record["name"] for record in names.records] == ["Acme", "Made at startup"]
 

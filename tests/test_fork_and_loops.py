@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import neo4j
 import pytest
 import web_servers
+from graph_fixtures import links
 from neo4j import Driver
 from qdrant_standin import StandIn
 from served_tenants import serve_tenants
@@ -130,7 +131,7 @@ def _in_thread(work: Callable[[], T]) -> T:
 
 
 def _links(memora: Neo4jGraphInterface) -> list[Any]:
-    return memora.graph.connection.links()
+    return links(memora.graph.connection)
 
 
 def test_an_async_interface_works_from_asyncio_run_per_call(

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from graph_fixtures import neomodel_on
 from neo4j.exceptions import TransientError
 
 from memora_ogm import ConflictError, RetriesExhausted
@@ -111,15 +112,16 @@ async def test_a_key_that_exists_is_a_conflict_at_once(graph: Any) -> None:
     async def statement(transaction: Work) -> None:
         await transaction.run(duplicate())
 
-    async def neomodel_save(_: Work) -> None:
+    async def neomodel_save(work: Work) -> None:
         attempts.append("neomodel")
-        await Org(org_id=org["org_id"], org_name="copy").save()
+        with neomodel_on(work, await graph.driver()):
+            await Org(org_id=org["org_id"], org_name="copy").save()
 
     graph.base_backoff = 0.001
     for name, write in (
         ("transaction", lambda: graph.transaction(statement)),
         ("auto-commit", lambda: graph.execute(declared, Call(duplicate(), nothing, write=True))),
-        ("neomodel", lambda: graph.transaction(neomodel_save, neomodel=True)),
+        ("neomodel", lambda: graph.transaction(neomodel_save)),
     ):
         attempts.clear()
         before = graph.statements

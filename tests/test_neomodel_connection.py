@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from graph_fixtures import links, neomodel_on
 from neo4j import Driver, GraphDatabase
 from neo4j.exceptions import AuthError, ServiceUnavailable
 from neomodel import adb, db, get_config
@@ -88,7 +89,7 @@ def interface(twin: str, conn: Neo4jConnection) -> Any:
 
 def ours(memora: Any) -> set[Any]:
     """The drivers the interface opened."""
-    return {link.driver for link in memora.graph.connection.links()}
+    return {link.driver for link in links(memora.graph.connection)}
 
 
 def _url(conn: Neo4jConnection, username: str, password: str, port: int | None = None) -> str:
@@ -273,28 +274,30 @@ async def test_node_classes_in_a_unit_of_work_run_on_its_transaction_only_there(
     seen: dict[str, Any] = {}
     inside, done = asyncio.Event(), asyncio.Event()
 
-    async def save(_: Work) -> None:
-        await AsyncOrg(org_id="org-1", org_name="Initech").save()
-        seen["inside"] = adb.driver
-        inside.set()
-        await done.wait()
+    async def save(work: Work) -> None:
+        with neomodel_on(work, await memora.graph.driver()):
+            await AsyncOrg(org_id="org-1", org_name="Initech").save()
+            seen["inside"] = adb.driver
+            inside.set()
+            await done.wait()
 
     async def meanwhile() -> None:
         await inside.wait()
         seen["meanwhile"] = adb.driver
         done.set()
 
-    async def fail(_: Work) -> None:
-        await AsyncOrg(org_id="org-2", org_name="Rolled back").save()
-        raise RuntimeError("the unit of work fails")
+    async def fail(work: Work) -> None:
+        with neomodel_on(work, await memora.graph.driver()):
+            await AsyncOrg(org_id="org-2", org_name="Rolled back").save()
+            raise RuntimeError("the unit of work fails")
 
     try:
         await memora.setup()
-        await asyncio.gather(memora.graph.transaction(save, neomodel=True), meanwhile())
+        await asyncio.gather(memora.graph.transaction(save), meanwhile())
         assert seen["inside"] in ours(memora)
         assert seen["meanwhile"] is None
         with pytest.raises(RuntimeError, match="the unit of work fails"):
-            await memora.graph.transaction(fail, neomodel=True)
+            await memora.graph.transaction(fail)
         assert adb.driver is None
         assert (await memora.get_organization("org-1")).org_name == "Initech"
     finally:
@@ -310,23 +313,25 @@ def test_sync_node_classes_in_a_unit_of_work_run_on_its_transaction_only_there(
     memora = sync.Neo4jGraphInterface.from_connection(neo4j_connection)
     seen: dict[str, Any] = {}
 
-    def save(_: Any) -> None:
-        SyncOrg(org_id="org-1", org_name="Initech").save()
-        seen["inside"] = db.driver
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            seen["meanwhile"] = pool.submit(lambda: db.driver).result()
+    def save(work: Any) -> None:
+        with neomodel_on(work, memora.graph.driver()):
+            SyncOrg(org_id="org-1", org_name="Initech").save()
+            seen["inside"] = db.driver
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                seen["meanwhile"] = pool.submit(lambda: db.driver).result()
 
-    def fail(_: Any) -> None:
-        SyncOrg(org_id="org-2", org_name="Rolled back").save()
-        raise RuntimeError("the unit of work fails")
+    def fail(work: Any) -> None:
+        with neomodel_on(work, memora.graph.driver()):
+            SyncOrg(org_id="org-2", org_name="Rolled back").save()
+            raise RuntimeError("the unit of work fails")
 
     try:
         memora.setup()
-        memora.graph.transaction(save, neomodel=True)
+        memora.graph.transaction(save)
         assert seen["inside"] in ours(memora)
         assert seen["meanwhile"] is None
         with pytest.raises(RuntimeError, match="the unit of work fails"):
-            memora.graph.transaction(fail, neomodel=True)
+            memora.graph.transaction(fail)
         assert db.driver is None
         assert memora.get_organization("org-1").org_name == "Initech"
     finally:

@@ -3,10 +3,11 @@ write Cypher text.
 
 Read from the package's source: a statement leaves through a driver, session or
 transaction call (``run``, ``execute_query``, ``cypher_query``...), and Cypher text is a
-string (not a docstring or a command's help) that starts with a clause or holds an
-expression: a call of ``size``, ``coalesce``, ``reduce``, ``range`` or ``head``, or a
-``$parameter``. Only the graph's one statement path sends, and only the renderer, the
-named queries and the schema install write Cypher.
+string other than a docstring (the first statement of a module, class or function) that
+starts with a clause or holds an expression: a call of ``size``, ``coalesce``, ``reduce``,
+``range`` or ``head``, an ``AS`` alias, a ``NOT (`` or a ``$parameter``. Only the graph's
+one statement path sends, and only the renderer, the named queries and the schema install
+write Cypher.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+
+import pytest
 
 import memora_ogm
 
@@ -48,11 +51,14 @@ SENDERS = {
 #: transfer's batches, a migration's) build their statements from the renderer's clauses.
 CYPHER_WRITERS = {"engine/plan.py", "engine/queries.py", "engine/constraints.py"}
 CLAUSE = re.compile(
-    r"^\s*(MATCH|OPTIONAL MATCH|CREATE|MERGE|UNWIND|CALL|RETURN|WITH|SHOW|DROP|FOREACH|DETACH)\b"
+    r"^\s*(MATCH|OPTIONAL MATCH|CREATE|MERGE|UNWIND|CALL|RETURN|WITH|SHOW|DROP|FOREACH|DETACH"
+    r"|SET|WHERE|LIMIT|DELETE|REMOVE)\b"
 )
-#: A function the renderer builds, or a ``$parameter`` (``$NAME`` in capitals is an
-#: environment variable).
-EXPRESSION = re.compile(r"\b(size|coalesce|reduce|range|head)\(|\$(?![A-Z0-9_]+\b)[A-Za-z_]")
+#: A function the renderer builds, an alias, a negation, or a ``$parameter`` (``$NAME`` in
+#: capitals is an environment variable).
+EXPRESSION = re.compile(
+    r"\b(size|coalesce|reduce|range|head)\(|\bAS [A-Za-z_`]|\bNOT \(|\$(?![A-Z0-9_]+\b)[A-Za-z_]"
+)
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -75,18 +81,25 @@ def _senders(module: ast.Module) -> set[str]:
     }
 
 
-def _strings(module: ast.Module) -> list[str]:
-    """Each string's text but those for people: docstrings (a string as a statement) and
-    command-line help (``$NAME`` or ``${variable}`` there is an environment variable)."""
-    prose = {
-        id(part)
+def _docstrings(module: ast.Module) -> set[int]:
+    """The docstrings: a string as the first statement of a module, class or function."""
+    return {
+        id(node.body[0].value)
         for node in ast.walk(module)
-        if isinstance(node, ast.Expr) or (isinstance(node, ast.keyword) and node.arg == "help")
-        for part in ast.walk(node.value)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+        and isinstance(node.body[0].value.value, str)
     }
+
+
+def _strings(module: ast.Module) -> list[str]:
+    """Each string's text but the docstrings'."""
+    docstrings = _docstrings(module)
     texts = []
     for node in ast.walk(module):
-        if id(node) in prose:
+        if id(node) in docstrings:
             continue
         if isinstance(node, ast.JoinedStr):
             texts.append("".join(map(_text, node.values)))
@@ -103,6 +116,7 @@ def _text(part: ast.expr) -> str:
 
 
 def _cypher_texts(module: ast.Module) -> list[str]:
+    """The strings of ``module`` that read as Cypher."""
     return [text for text in _strings(module) if CLAUSE.match(text) or EXPRESSION.search(text)]
 
 
@@ -115,3 +129,35 @@ def test_only_the_renderer_the_named_queries_and_the_schema_write_cypher() -> No
     texts = {name: _cypher_texts(module) for name, module in _modules().items()}
     writers = {name for name, found in texts.items() if found}
     assert writers == CYPHER_WRITERS, {name: texts[name] for name in writers - CYPHER_WRITERS}
+
+
+#: One of each kind of Cypher literal, as a builder might write it, and what the check finds.
+PLANTED = {
+    "a clause in a call's argument": 'work.add(cy("MATCH (n) DETACH DELETE n"))',
+    "a string statement after the docstring": 'def f():\n    """Prose."""\n    "RETURN 1"',
+    "SET": 'cy("SET ", assigned)',
+    "WHERE": 'cy("WHERE n.id = ", value)',
+    "LIMIT": 'cy("LIMIT 10")',
+    "DELETE": 'cy("DELETE node")',
+    "REMOVE": 'cy("REMOVE n:Label")',
+    "WITH": 'cy("WITH n")',
+    "an alias": 'cy(value, " AS a")',
+    "a negation": 'cy("NOT (", condition, ")")',
+    "a parameter in an f-string": 'cy(f"n.id = ${name}")',
+    "a function": 'cy("size(", value, ")")',
+}
+
+
+@pytest.mark.parametrize("source", PLANTED.values(), ids=PLANTED.keys())
+def test_each_kind_of_planted_cypher_is_caught(source: str) -> None:
+    assert _cypher_texts(ast.parse(source)), source
+
+
+def test_docstrings_and_prose_are_not_cypher() -> None:
+    source = (
+        '"""MATCH in a module\'s docstring."""\n'
+        'class C:\n    """RETURN in a class\'s docstring."""\n'
+        'def f():\n    """SET in a function\'s: size(x), $param, a AS b."""\n'
+        '    raise ValueError("the name is set as given; see $MEMORA_OGM_HOME")\n'
+    )
+    assert _cypher_texts(ast.parse(source)) == []

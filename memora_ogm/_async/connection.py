@@ -10,8 +10,8 @@ neomodel's own driver slot is the application's: no interface ever writes it.
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager, nullcontext
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, nullcontext
 from contextvars import ContextVar
 from functools import partial
 from typing import Any
@@ -31,8 +31,9 @@ from neomodel.async_.connection import AsyncConnectionManager, ensure_connection
 from memora_ogm import fork
 from memora_ogm._async.compat import close_on, current_loop, forget_driver, watch_running_loop
 from memora_ogm._async.loop_bound import LoopBound
+from memora_ogm.neomodel_compat import context_view, view_in_context
 
-#: The driver neomodel uses in this context (:func:`bind_neomodel`, :func:`point_neomodel`).
+#: The driver neomodel uses in this context (:func:`point_neomodel`).
 unit_driver: ContextVar[AsyncDriver | None] = ContextVar("memora_ogm_unit_driver", default=None)
 #: The database neomodel uses in this context, when one is bound (``(None,)``: the default).
 unit_database: ContextVar[tuple[str | None] | None] = ContextVar(
@@ -40,39 +41,8 @@ unit_database: ContextVar[tuple[str | None] | None] = ContextVar(
 )
 
 
-class UnitDriverView(AsyncConnectionManager):
-    """neomodel's connection manager, which sees the driver and database bound in this
-    context (a unit of work's, an app's), else its own.
-
-    neomodel checks for a driver before every query, even on a bound transaction; its slot
-    is process-wide and the application's, so where one is bound neomodel reads that one.
-    """
-
-    @property
-    def driver(self) -> AsyncDriver | None:
-        own: AsyncDriver | None = self.__dict__.get("driver")
-        return unit_driver.get() or own
-
-    @driver.setter
-    def driver(self, driver: AsyncDriver | None) -> None:
-        self.__dict__["driver"] = driver
-
-    @property
-    def _database_name(self) -> str | None:
-        bound = unit_database.get()
-        return super()._database_name if bound is None else bound[0]
-
-    @_database_name.setter
-    def _database_name(self, name: str | None) -> None:
-        AsyncConnectionManager._database_name.fset(self, name)  # type: ignore[attr-defined]
-
-
-def view_unit_drivers() -> None:
-    """Give ``adb``'s connection manager the :class:`UnitDriverView` class (its state and
-    behaviour kept); only done by what binds neomodel to a driver of its own."""
-    manager = adb._connection
-    if type(manager) is AsyncConnectionManager:
-        manager.__class__ = UnitDriverView
+#: neomodel's connection manager class, seeing the driver and database bound in a context.
+UnitDriverView = context_view(AsyncConnectionManager, unit_driver, unit_database)
 
 
 class Link(LoopBound):
@@ -101,10 +71,6 @@ class Link(LoopBound):
     def keep(self, database: str | None, write: bool, session: AsyncSession) -> None:
         """Keep a session whose statement ran through for the next call."""
         self.idle.setdefault((database, write), []).append(session)
-
-    def kept(self) -> list[AsyncSession]:
-        """Every session kept right now."""
-        return [session for sessions in self.idle.values() for session in sessions]
 
     async def release(self) -> None:
         """Close the kept sessions, and the driver if the link opened it."""
@@ -164,12 +130,6 @@ class Connection:
         for key in [key for key in self._links if key[1] is not None and key[1].is_closed()]:
             del self._links[key]
 
-    def links(self) -> list[Link]:
-        """The links of this process, on every event loop."""
-        return [
-            link for (generation, _), link in self._links.items() if generation == fork.generation()
-        ]
-
     def forget_inherited(self) -> None:
         """In a forked child: forget the parent's links, without closing anything."""
         self._lock = threading.Lock()
@@ -212,8 +172,8 @@ def new_session(
 @asynccontextmanager
 async def open_transaction(
     driver: AsyncDriver, database: str | None, write: bool, bookmarks: AsyncBookmarkManager
-) -> AsyncIterator[tuple[AsyncSession, AsyncTransaction]]:
-    """A :func:`new_session` with an explicit transaction; the caller commits, one left
+) -> AsyncIterator[AsyncTransaction]:
+    """An explicit transaction in a :func:`new_session`; the caller commits, one left
     open is rolled back. BEGIN is sent with the first statement (a round trip saved) by
     the driver's private switch, as its ``execute_query`` does; without it, as usual."""
     session = new_session(driver, database, write, bookmarks)
@@ -221,7 +181,7 @@ async def open_transaction(
         with getattr(session, "_pipelined_begin", nullcontext()):
             transaction = await session.begin_transaction()
         try:
-            yield session, transaction
+            yield transaction
         finally:
             if not transaction.closed():
                 await transaction.rollback()
@@ -233,7 +193,7 @@ def point_neomodel(driver: AsyncDriver, database: str | None) -> Callable[[], No
     """Make neomodel's queries in this context (a thread's, a task's) use ``driver`` and
     ``database``; returns what undoes it. Sets context variables only: other threads and
     tasks keep theirs."""
-    view_unit_drivers()
+    view_in_context(adb, UnitDriverView)
     tokens = unit_driver.set(driver), unit_database.set((database,))
 
     def undo() -> None:
@@ -241,24 +201,3 @@ def point_neomodel(driver: AsyncDriver, database: str | None) -> Callable[[], No
         unit_database.reset(tokens[1])
 
     return undo
-
-
-@contextmanager
-def bind_neomodel(
-    driver: AsyncDriver, database: str | None, session: AsyncSession, transaction: AsyncTransaction
-) -> Iterator[None]:
-    """Run neomodel's queries of this context on ``transaction`` (for
-    ``Graph.transaction(..., neomodel=True)``).
-
-    Relies on neomodel's private per-context state of ``adb`` (``_session``,
-    ``_active_transaction``): every query runs on the active transaction. ``driver`` and
-    ``database`` are neomodel's in this context only (:func:`point_neomodel`).
-    """
-    undo = point_neomodel(driver, database)
-    saved = adb._session, adb._active_transaction
-    adb._session, adb._active_transaction = session, transaction
-    try:
-        yield
-    finally:
-        adb._session, adb._active_transaction = saved
-        undo()

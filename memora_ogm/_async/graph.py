@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Awaitable, Callable
-from contextlib import nullcontext
 from functools import partial
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -21,7 +20,6 @@ from memora_ogm import observe
 from memora_ogm._async.coalescing import Coalescer
 from memora_ogm._async.connection import (
     Connection,
-    bind_neomodel,
     neomodel_driver,
     open_transaction,
 )
@@ -288,7 +286,6 @@ class Graph:
         landed: Landed | Callable[[T], Landed | None] | None = None,
         *,
         write: bool = True,
-        neomodel: bool = False,
     ) -> T:
         """Run ``work`` in a retried explicit transaction, its vector changes all or nothing.
 
@@ -297,8 +294,7 @@ class Graph:
         returned; else they are undone and the work runs again (as it does without
         ``landed``). If the server cannot be asked within :attr:`outcome_timeout`,
         ``OutcomeUnknown`` is raised and the vector changes are held pending, settled by
-        the graph once it answers (:meth:`settle`). With ``neomodel``, the node
-        classes' own queries run on it too.
+        the graph once it answers (:meth:`settle`).
         """
 
         async def attempt() -> T:
@@ -306,12 +302,8 @@ class Graph:
             ran: list[T] = []  # the work's result, once it ran
             try:
                 driver = await self.driver()
-                database = self.database
-                async with open_transaction(driver, database, write, self.bookmarks) as opened:
-                    session, tx = opened
-                    bound = bind_neomodel(driver, database, session, tx) if neomodel else None
-                    with bound or nullcontext():
-                        ran.append(await work(Work(self, tx, vectors.changes)))
+                async with open_transaction(driver, self.database, write, self.bookmarks) as tx:
+                    ran.append(await work(Work(self, tx, vectors.changes)))
                     await vectors.before_commit()
                     await self.commit(tx)
             except BaseException as error:

@@ -32,8 +32,9 @@ from neomodel.sync_.connection import ConnectionManager, ensure_connection
 from memora_ogm import fork
 from memora_ogm._sync.compat import close_on, current_loop, forget_driver, watch_running_loop
 from memora_ogm._sync.loop_bound import LoopBound
+from memora_ogm.neomodel_compat import context_view, view_in_context
 
-#: The driver neomodel uses in this context (:func:`bind_neomodel`, :func:`point_neomodel`).
+#: The driver neomodel uses in this context (:func:`point_neomodel`).
 unit_driver: ContextVar[Driver | None] = ContextVar("memora_ogm_unit_driver", default=None)
 #: The database neomodel uses in this context, when one is bound (``(None,)``: the default).
 unit_database: ContextVar[tuple[str | None] | None] = ContextVar(
@@ -41,39 +42,8 @@ unit_database: ContextVar[tuple[str | None] | None] = ContextVar(
 )
 
 
-class UnitDriverView(ConnectionManager):
-    """neomodel's connection manager, which sees the driver and database bound in this
-    context (a unit of work's, an app's), else its own.
-
-    neomodel checks for a driver before every query, even on a bound transaction; its slot
-    is process-wide and the application's, so where one is bound neomodel reads that one.
-    """
-
-    @property
-    def driver(self) -> Driver | None:
-        own: Driver | None = self.__dict__.get("driver")
-        return unit_driver.get() or own
-
-    @driver.setter
-    def driver(self, driver: Driver | None) -> None:
-        self.__dict__["driver"] = driver
-
-    @property
-    def _database_name(self) -> str | None:
-        bound = unit_database.get()
-        return super()._database_name if bound is None else bound[0]
-
-    @_database_name.setter
-    def _database_name(self, name: str | None) -> None:
-        ConnectionManager._database_name.fset(self, name)  # type: ignore[attr-defined]
-
-
-def view_unit_drivers() -> None:
-    """Give ``adb``'s connection manager the :class:`UnitDriverView` class (its state and
-    behaviour kept); only done by what binds neomodel to a driver of its own."""
-    manager = db._connection
-    if type(manager) is ConnectionManager:
-        manager.__class__ = UnitDriverView
+#: neomodel's connection manager class, seeing the driver and database bound in a context.
+UnitDriverView = context_view(ConnectionManager, unit_driver, unit_database)
 
 
 class Link(LoopBound):
@@ -100,10 +70,6 @@ class Link(LoopBound):
     def keep(self, database: str | None, write: bool, session: Session) -> None:
         """Keep a session whose statement ran through for the next call."""
         self.idle.setdefault((database, write), []).append(session)
-
-    def kept(self) -> list[Session]:
-        """Every session kept right now."""
-        return [session for sessions in self.idle.values() for session in sessions]
 
     def release(self) -> None:
         """Close the kept sessions, and the driver if the link opened it."""
@@ -163,12 +129,6 @@ class Connection:
         for key in [key for key in self._links if key[1] is not None and key[1].is_closed()]:
             del self._links[key]
 
-    def links(self) -> list[Link]:
-        """The links of this process, on every event loop."""
-        return [
-            link for (generation, _), link in self._links.items() if generation == fork.generation()
-        ]
-
     def forget_inherited(self) -> None:
         """In a forked child: forget the parent's links, without closing anything."""
         self._lock = threading.Lock()
@@ -211,8 +171,8 @@ def new_session(
 @contextmanager
 def open_transaction(
     driver: Driver, database: str | None, write: bool, bookmarks: BookmarkManager
-) -> Iterator[tuple[Session, Transaction]]:
-    """A :func:`new_session` with an explicit transaction; the caller commits, one left
+) -> Iterator[Transaction]:
+    """An explicit transaction in a :func:`new_session`; the caller commits, one left
     open is rolled back. BEGIN is sent with the first statement (a round trip saved) by
     the driver's private switch, as its ``execute_query`` does; without it, as usual."""
     session = new_session(driver, database, write, bookmarks)
@@ -220,7 +180,7 @@ def open_transaction(
         with getattr(session, "_pipelined_begin", nullcontext()):
             transaction = session.begin_transaction()
         try:
-            yield session, transaction
+            yield transaction
         finally:
             if not transaction.closed():
                 transaction.rollback()
@@ -232,7 +192,7 @@ def point_neomodel(driver: Driver, database: str | None) -> Callable[[], None]:
     """Make neomodel's queries in this context (a thread's, a task's) use ``driver`` and
     ``database``; returns what undoes it. Sets context variables only: other threads and
     tasks keep theirs."""
-    view_unit_drivers()
+    view_in_context(db, UnitDriverView)
     tokens = unit_driver.set(driver), unit_database.set((database,))
 
     def undo() -> None:
@@ -240,24 +200,3 @@ def point_neomodel(driver: Driver, database: str | None) -> Callable[[], None]:
         unit_database.reset(tokens[1])
 
     return undo
-
-
-@contextmanager
-def bind_neomodel(
-    driver: Driver, database: str | None, session: Session, transaction: Transaction
-) -> Iterator[None]:
-    """Run neomodel's queries of this context on ``transaction`` (for
-    ``Graph.transaction(..., neomodel=True)``).
-
-    Relies on neomodel's private per-context state of ``adb`` (``_session``,
-    ``_active_transaction``): every query runs on the active transaction. ``driver`` and
-    ``database`` are neomodel's in this context only (:func:`point_neomodel`).
-    """
-    undo = point_neomodel(driver, database)
-    saved = db._session, db._active_transaction
-    db._session, db._active_transaction = session, transaction
-    try:
-        yield
-    finally:
-        db._session, db._active_transaction = saved
-        undo()

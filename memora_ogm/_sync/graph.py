@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Callable
-from contextlib import nullcontext
 from functools import partial
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -22,7 +21,6 @@ from memora_ogm import observe
 from memora_ogm._sync.coalescing import Coalescer
 from memora_ogm._sync.connection import (
     Connection,
-    bind_neomodel,
     neomodel_driver,
     open_transaction,
 )
@@ -289,7 +287,6 @@ class Graph:
         landed: Landed | Callable[[T], Landed | None] | None = None,
         *,
         write: bool = True,
-        neomodel: bool = False,
     ) -> T:
         """Run ``work`` in a retried explicit transaction, its vector changes all or nothing.
 
@@ -298,8 +295,7 @@ class Graph:
         returned; else they are undone and the work runs again (as it does without
         ``landed``). If the server cannot be asked within :attr:`outcome_timeout`,
         ``OutcomeUnknown`` is raised and the vector changes are held pending, settled by
-        the graph once it answers (:meth:`settle`). With ``neomodel``, the node
-        classes' own queries run on it too.
+        the graph once it answers (:meth:`settle`).
         """
 
         def attempt() -> T:
@@ -307,12 +303,8 @@ class Graph:
             ran: list[T] = []  # the work's result, once it ran
             try:
                 driver = self.driver()
-                database = self.database
-                with open_transaction(driver, database, write, self.bookmarks) as opened:
-                    session, tx = opened
-                    bound = bind_neomodel(driver, database, session, tx) if neomodel else None
-                    with bound or nullcontext():
-                        ran.append(work(Work(self, tx, vectors.changes)))
+                with open_transaction(driver, self.database, write, self.bookmarks) as tx:
+                    ran.append(work(Work(self, tx, vectors.changes)))
                     vectors.before_commit()
                     self.commit(tx)
             except BaseException as error:

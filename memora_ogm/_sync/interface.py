@@ -21,6 +21,7 @@ from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm.calls import agent, interaction, memory, migration, organization, picture, user
 from memora_ogm.engine import constraints
 from memora_ogm.migrations import MIGRATIONS
+from memora_ogm.neomodel_compat import database_name
 from memora_ogm.schema.storage import MemoriesAndInteraction
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
         neomodel's here; ``close()`` leaves the connection, the application's, open.
         """
         interface = cls.__new__(cls)
-        graph = Graph(None, None, None, database or db._database_name, associated_vector_db)
+        graph = Graph(None, None, None, database or database_name(db), associated_vector_db)
         interface._attach(graph, enable_logging)
         return interface
 

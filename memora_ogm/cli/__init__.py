@@ -10,15 +10,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 import time
 from collections.abc import Mapping, Sequence
 
-from memora_ogm import __version__
+from memora_ogm._version import __version__
 from memora_ogm.cli.commands import add_parsers
 from memora_ogm.cli.mcp import add_mcp_parsers
 from memora_ogm.cli.shell import add_shell_parser
-from memora_ogm.cli.transfer import add_move_parser
+from memora_ogm.cli.transfer import add_move_parser, info
 from memora_ogm.cli.vectors import add_vectors_parser
 from memora_ogm.errors import NotFoundError
 from memora_ogm.server.chain import NoNeo4jAvailableError
@@ -36,13 +35,9 @@ from memora_ogm.server.state import (
 EXIT_NOT_RUNNING = 3  # `server status` when nothing runs (as in LSB init scripts)
 
 
-def _info(message: str) -> None:
-    print(f"memora-ogm: {message}", file=sys.stderr, flush=True)
-
-
 def _running(state: ServerState, message: str) -> int:
     """Say ``message`` on standard error and the ``export`` lines on standard output."""
-    _info(message)
+    info(message)
     print("\n".join(state.connection().export_lines()))
     return 0
 
@@ -87,22 +82,22 @@ def cmd_server_stop(args: argparse.Namespace) -> int:
     home = memora_home()
     state = read_state(home)
     if state is None:
-        _info(f"no local Neo4j was started (no state in {home}).")
+        info(f"no local Neo4j was started (no state in {home}).")
         return 0
     started = time.monotonic()
     stopped = stop_process(state.pid, timeout=args.timeout)
     clear_state(home)
     if stopped:
-        _info(f"stopped the local Neo4j (pid {state.pid}) in {time.monotonic() - started:.1f} s.")
+        info(f"stopped the local Neo4j (pid {state.pid}) in {time.monotonic() - started:.1f} s.")
     else:
-        _info(f"the local Neo4j (pid {state.pid}) was not running any more.")
+        info(f"the local Neo4j (pid {state.pid}) was not running any more.")
     return 0
 
 
 def cmd_server_status(args: argparse.Namespace) -> int:
     state = read_state(memora_home())
     if state is None or not state.alive:
-        _info("no local Neo4j is running.")
+        info("no local Neo4j is running.")
         return EXIT_NOT_RUNNING
     message = f"Neo4j {state.neo4j_version} is running at {state.uri} "
     return _running(state, message + f"(pid {state.pid}, data in {state.data_dir}).")
@@ -149,7 +144,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
         try:
             picture = memora.graph_of(args.org, args.user, args.limit)
         except ValueError as exc:
-            _info(str(exc))
+            info(str(exc))
             return 1
     path = picture.write_html(args.output)
     print(f"{path}: {picture.title} ({len(picture.nodes)} nodes, {len(picture.edges)} edges)")
@@ -201,5 +196,5 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     try:
         return int(args.func(args))
     except (NoNeo4jAvailableError, LocalNeo4jError, NotFoundError) as exc:
-        _info(str(exc))
+        info(str(exc))
         return 1

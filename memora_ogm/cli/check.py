@@ -6,11 +6,10 @@ with ``--repair``, 1 only when memory ids clash (left to a person).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memora_ogm.cli.transfer import CommandError, progress_bar
+from memora_ogm.cli.transfer import CommandError, info, progress_bar
 
 if TYPE_CHECKING:
     from memora_ogm.calls.consistency import ConsistencyReport
@@ -64,7 +63,7 @@ def run_check(config: MemoraConfig, *, org: str | None = None, repair: bool = Fa
     try:
         report = _check(config, org, repair)
     except Exception as error:  # exit status 2 for any failure, with its message
-        print(f"memora-ogm: {error}", file=sys.stderr, flush=True)
+        info(str(error))
         return EXIT_ERROR
     for difference in report.differences():
         print(difference)

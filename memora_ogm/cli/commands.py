@@ -8,14 +8,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from memora_ogm.cli.check import EXIT_ERROR, run_check
 from memora_ogm.cli.inspector import DEFAULT_LIMIT, run_inspect
-from memora_ogm.cli.transfer import EXIT_BAD_INPUT, EXIT_FAILED, run_export, run_import
+from memora_ogm.cli.transfer import EXIT_BAD_INPUT, EXIT_FAILED, info, run_export, run_import
 from memora_ogm.config import MEMORA_MODELS, ConfigurationError, MemoraConfig
 from memora_ogm.migrations import MIGRATIONS
 from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
@@ -23,10 +22,6 @@ from memora_ogm.server.state import NO_SERVER_HINT, existing_connection
 #: Options that are :class:`MemoraConfig` fields: given, they replace the settings' (the
 #: front end's settings are their defaults) and are not passed on.
 STORE_OPTIONS = ("qdrant_url", "qdrant_path", "collection", "embedder")
-
-
-def _info(message: str) -> None:
-    print(f"memora-ogm: {message}", file=sys.stderr, flush=True)
 
 
 def run_migrate(config: MemoraConfig, *, list: bool = False) -> int:
@@ -53,7 +48,7 @@ def run_setup(config: MemoraConfig) -> int:
     try:
         store = QdrantDB(**config.store_options()) if config.has_vector_store else None
     except ConfigurationError as error:
-        _info(str(error))
+        info(str(error))
         return EXIT_BAD_INPUT
     with Neo4jGraphInterface.from_connection(config.neo4j, store) as graph:
         graph.setup()
@@ -239,13 +234,13 @@ def run(
     setting's name (``QDRANT_URL``) as the user of this front end writes it."""
     given = {name: values[name] for name in STORE_OPTIONS if values.get(name)}
     if given.keys() >= {"qdrant_url", "qdrant_path"}:
-        _info("--qdrant-url and --qdrant-path name two vector stores: give one")
+        info("--qdrant-url and --qdrant-path name two vector stores: give one")
         return EXIT_BAD_INPUT
     if given.keys() & {"qdrant_url", "qdrant_path"}:
         given = {"qdrant_url": None, "qdrant_path": None, **given}
     config = dataclasses.replace(config, **given)
     if command.needs_store and not config.has_vector_store:
-        _info(
+        info(
             "no vector store to compare the graph with: name one with "
             f"{setting('QDRANT_URL')} or {setting('QDRANT_PATH')}"
         )
@@ -260,7 +255,7 @@ def _run_in_cli(command: Command, args: argparse.Namespace) -> int:
     env = args.environ
     conn = existing_connection(env)
     if conn is None:
-        _info(f"no server to run {command.name} on: {NO_SERVER_HINT}")
+        info(f"no server to run {command.name} on: {NO_SERVER_HINT}")
         return command.cannot_run
     config = MemoraConfig(
         conn,

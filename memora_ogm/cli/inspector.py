@@ -8,11 +8,10 @@ written, not even the schema.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 from memora_ogm.calls.picture import organization_overview, overview
-from memora_ogm.cli.transfer import reporting
+from memora_ogm.cli.transfer import info, reporting
 from memora_ogm.engine import convert
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.projection import reading
@@ -147,10 +146,10 @@ def run_inspect(
 ) -> int:
     """Print :func:`inspect_lines`; exit 1 on an unknown id, 2 on options that clash."""
     if user is not None and org is None:
-        print("memora-ogm: --user needs --org", file=sys.stderr)
+        info("--user needs --org")
         return 2
     if limit < 1:
-        print("memora-ogm: --limit must be at least 1", file=sys.stderr)
+        info("--limit must be at least 1")
         return 2
     print("\n".join(inspect_lines(config.neo4j, org, user, limit)))
     return 0

@@ -283,8 +283,10 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _tenant_options(parser: argparse.ArgumentParser) -> None:
-    for name, variable in TENANT_VARIABLES.items():
-        parser.add_argument(f"--{name}", help=f"the tenant's {name} id (default: ${variable})")
+    for name in TENANT_VARIABLES:
+        parser.add_argument(
+            f"--{name}", help=f"the tenant's {name} id (default: ${TENANT_VARIABLES[name]})"
+        )
 
 
 def _scope_option(parser: argparse.ArgumentParser) -> None:

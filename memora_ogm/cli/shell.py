@@ -20,7 +20,8 @@ from collections.abc import Callable
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
-from memora_ogm import __version__, nodes
+from memora_ogm import nodes
+from memora_ogm._version import __version__
 from memora_ogm.cli.commands import add_store_options
 from memora_ogm.cli.inspector import DEFAULT_LIMIT, timeline_lines
 from memora_ogm.cli.pretty import format_value

@@ -45,8 +45,9 @@ class CommandError(Exception):
     """A command failed with a message for the user."""
 
 
-def _info(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+def info(message: str) -> None:
+    """Tell the user ``message`` on standard error, as every ``memora-ogm`` command does."""
+    print(f"memora-ogm: {message}", file=sys.stderr, flush=True)
 
 
 def _interface(conn: Neo4jConnection) -> Neo4jGraphInterface:
@@ -101,10 +102,10 @@ def reporting(command: Callable[P, int]) -> Callable[P, int]:
         try:
             return command(*args, **kwargs)
         except (ImportFormatError, OSError) as error:
-            _info(f"memora-ogm: {error}")
+            info(f"{error}")
             return EXIT_BAD_INPUT
         except (CommandError, NotFoundError, ImportConflict, MoveVerificationFailed) as error:
-            _info(f"memora-ogm: {error}")
+            info(f"{error}")
             return EXIT_FAILED
 
     return run
@@ -149,7 +150,7 @@ def run_import(
         )
     created = ", ".join(f"{count} {kind}" for kind, count in summary.created.items() if count)
     skipped = sum(summary.skipped.values())
-    _info(f"memora-ogm: imported {created or 'nothing'}" + (f"; {skipped} skipped" * (skipped > 0)))
+    info(f"imported {created or 'nothing'}" + (f"; {skipped} skipped" * (skipped > 0)))
     return 0
 
 
@@ -178,8 +179,8 @@ def cmd_move(args: argparse.Namespace) -> int:
     ):
         report = move_organization(at_source, at_target, args.org, args.on_conflict, stages)
     counts = ", ".join(f"{count} {kind}" for kind, count in report.counts.items())
-    _info(
-        f"memora-ogm: moved organization {args.org} to {target.uri} ({counts}; "
+    info(
+        f"moved organization {args.org} to {target.uri} ({counts}; "
         f"digest {report.digest[:12]} on both sides) and deleted it at the source."
     )
     return 0

@@ -14,10 +14,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
+
+from memora_ogm.cli.transfer import info
 
 if TYPE_CHECKING:  # the store's client is imported when a command needs it
     from qdrant_client import QdrantClient
@@ -184,7 +185,7 @@ def cmd_vectors_migrate(args: argparse.Namespace) -> int:
     try:
         done = migrate(args.qdrant_path)
     except Exception as error:  # exit status 2 for any failure, with its message
-        print(f"memora-ogm: {error}", file=sys.stderr, flush=True)
+        info(str(error))
         return EXIT_ERROR
     if not done.moved:
         print(f"nothing to migrate: {done.folder} is a Qdrant Edge store already")

@@ -17,7 +17,7 @@ from typing import Any
 
 from memora_ogm.engine import convert
 from memora_ogm.engine.call import Batches, Landed, Row, VectorChanges
-from memora_ogm.engine.mapping import arrow, hint, label, path, present, target_class
+from memora_ogm.engine.mapping import arrow, hint, label, path, present
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.plan import (
     Bind,
@@ -56,6 +56,7 @@ from memora_ogm.engine.plan import (
 )
 from memora_ogm.engine.unit_of_work import Ref, UnitOfWork
 from memora_ogm.errors import UserNotFound
+from memora_ogm.neomodel_compat import target_class
 from memora_ogm.schema import models
 from memora_ogm.schema.validation import check_ids
 

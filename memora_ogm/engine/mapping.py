@@ -25,6 +25,7 @@ from memora_ogm.engine.plan import (
     size,
 )
 from memora_ogm.engine.projection import table
+from memora_ogm.neomodel_compat import target_class
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +66,6 @@ def node_properties(cls: type, values: Mapping[str, Any], defaults: bool = True)
             if values.get(name) is None:
                 raise ValueError(f"{cls.__name__}.{name} is required")
     return stored
-
-
-def target_class(rel: Any) -> type:
-    """The node class a relationship attribute points at."""
-    if not isinstance(rel._raw_class, str):
-        return rel._raw_class  # type: ignore[no-any-return]
-    if "node_class" not in rel.definition:
-        rel.lookup_node_class()
-    return rel.definition["node_class"]  # type: ignore[no-any-return]
 
 
 @functools.cache

@@ -16,7 +16,6 @@ from memora_ogm.engine.mapping import (
     path,
     present,
     relation_name,
-    target_class,
 )
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.plan import (
@@ -43,6 +42,7 @@ from memora_ogm.engine.plan import (
 )
 from memora_ogm.engine.projection import table
 from memora_ogm.engine.unit_of_work import Prepared, Ref, UnitOfWork, count_nodes, row_properties
+from memora_ogm.neomodel_compat import target_class
 
 
 def page(work: UnitOfWork, cls: type, order_by: str, after: Any, limit: Any, **keys: Any) -> Ref:

@@ -309,7 +309,12 @@ def merge(pattern: Piece) -> Cypher:
 
 
 def assign(assignments: Sequence[Piece]) -> Cypher:
-    return cy("SET ", items(assignments))
+    return set_(items(assignments))
+
+
+def set_(assigned: Piece) -> Cypher:
+    """``SET`` with its items already laid out."""
+    return cy("SET ", assigned)
 
 
 def set_label(var: str, label: str) -> Cypher:
@@ -342,6 +347,11 @@ def count(*clauses: Piece) -> Cypher:
 def case(condition: Piece, then: Piece, otherwise: Piece | None = None) -> Cypher:
     rest = [] if otherwise is None else [" ELSE ", otherwise]
     return cy("CASE WHEN ", condition, " THEN ", then, *rest, " END")
+
+
+def negate(condition: Piece, grouped: bool = False) -> Cypher:
+    """``NOT condition``, in parentheses when ``grouped`` (a condition of several terms)."""
+    return cy("NOT (", condition, ")") if grouped else cy("NOT ", condition)
 
 
 def gather(pattern: Piece, value: Piece) -> Cypher:

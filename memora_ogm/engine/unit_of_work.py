@@ -26,7 +26,6 @@ from memora_ogm.engine.mapping import (
     path,
     present,
     relation_name,
-    target_class,
 )
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.plan import (
@@ -60,17 +59,20 @@ from memora_ogm.engine.plan import (
     join,
     match,
     merge,
+    negate,
     node,
     order,
     parameter,
     properties,
     returning,
+    set_,
     set_label,
     statement,
     unwind,
     with_,
 )
 from memora_ogm.engine.projection import projection, reading, table
+from memora_ogm.neomodel_compat import target_class
 from memora_ogm.properties import sent_form
 
 #: The parameter holding each distinct datetime of a statement once.
@@ -397,7 +399,10 @@ class UnitOfWork:
         self.add(
             call(
                 unwind(param, "pair"),
-                with_(cy(source.items, "[pair[0]] AS a"), cy(target.items, "[pair[1]] AS b")),
+                with_(
+                    alias(cy(source.items, "[pair[0]]"), "a"),
+                    alias(cy(target.items, "[pair[1]]"), "b"),
+                ),
                 _pair_link(write, rel),
             ),
             writes=True,
@@ -409,13 +414,13 @@ class UnitOfWork:
     def delete_emptied(self, ref: Ref, rels: Sequence[Any]) -> None:
         """Detach and delete the node(s) left with no relationship along any of ``rels``."""
         left = join(" OR ", (exists(path(node("n"), rel)) for rel in rels))
-        emptied = each("n", ref.items, condition=cy("NOT (", left, ")"))
+        emptied = each("n", ref.items, condition=negate(left, grouped=True))
         self.add(Update(foreach("node", emptied, delete("node"))))
 
     def delete_unlinked(self, ref: Ref) -> None:
         """Delete the node(s) no relationship touches any more."""
         linked = exists(cy(node("n"), hop(), node()))
-        unlinked = each("n", ref.items, condition=cy("NOT ", linked))
+        unlinked = each("n", ref.items, condition=negate(linked))
         self.add(Update(foreach("node", unlinked, delete("node", detach=False))))
 
     def output(self, name: str, ref: Ref, **added: Callable[[str | Var], Cypher]) -> None:
@@ -456,26 +461,6 @@ class UnitOfWork:
         if missing:
             number, entry = missing[0]
             raise self._checks[number][1](entry)
-
-    def explain(self) -> str:
-        """The clauses, the statement and its parameters (long lists by length)."""
-        clauses = [
-            *(f"head   {clause!r}" for clause in self._head),
-            *(f"check  {check!r}" for check, _ in self._checks),
-            *(f"lock   {clause!r}" for clause in self._locks),
-            *(f"body   {clause!r}" for clause in self._body),
-        ]
-        query, params = self.compile()
-        values = [
-            f"{parameter(name)} = "
-            + (
-                f"<{len(value)} items>"
-                if isinstance(value, list) and len(value) > 3
-                else repr(value)
-            )
-            for name, value in params.items()
-        ]
-        return "\n".join(["plan:", *clauses, "statement:", query, "parameters:", *values])
 
     def __repr__(self) -> str:
         kind = "write" if self._writes else "read"
@@ -575,7 +560,7 @@ def create_rows(cls: type, rows: Cypher, assigned: Cypher, var: Var) -> Subquery
     return call(
         unwind(rows, "row"),
         _created(cls),
-        cy("SET ", assigned),
+        set_(assigned),
         returning(alias(collected("node"), var)),
         binds=(var,),
     )

@@ -31,7 +31,8 @@ from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.routing import Mount, Route
 
-from memora_ogm import Neo4jGraphInterface, __version__
+from memora_ogm import Neo4jGraphInterface
+from memora_ogm._version import __version__
 from memora_ogm.config import MemoraConfig
 from memora_ogm.errors import NotFoundError
 from memora_ogm.mcp import DEFAULT_LIMITS, Limits

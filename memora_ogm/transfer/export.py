@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memora_ogm._version import __version__
 from memora_ogm.calls.organization import match_org
 from memora_ogm.calls.user import match_user
 from memora_ogm.engine.call import Call
@@ -31,8 +32,6 @@ from memora_ogm.transfer.validation import shapes
 
 
 def header(scope: str, org_id: str, user_id: str | None, database: str | None) -> Record:
-    from memora_ogm import __version__
-
     return {
         "type": HEADER,
         "format": FORMAT_NAME,
