@@ -37,7 +37,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from sync_adapter import AwaitableTwin
 
 from memora_ogm.calls import interaction
-from memora_ogm.engine.call import declared
 from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.errors import AgentNotFound, UserNotFound
 from memora_ogm.schema.storage import MemoriesAndInteraction
@@ -186,9 +185,9 @@ async def test_a_batch_the_server_refuses_is_split(memora: Any, driver: Driver) 
     threads = ThreadPoolExecutor(len(calls))
     if isinstance(memora, AwaitableTwin):
         loop = asyncio.get_running_loop()
-        saving = [loop.run_in_executor(threads, graph.execute, declared, c) for c in calls]
+        saving = [loop.run_in_executor(threads, graph.run, c) for c in calls]
     else:
-        saving = [asyncio.ensure_future(graph.execute(declared, call)) for call in calls]
+        saving = [asyncio.ensure_future(graph.run(call)) for call in calls]
     running = asyncio.gather(*saving, return_exceptions=True)
     await _queued(coalescer, 8)
     coalescer._release([])  # a transaction returned: the eight go together

@@ -28,7 +28,7 @@ from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
-from memora_ogm.engine.call import Call, Query, declared
+from memora_ogm.engine.call import Call, Query
 from memora_ogm.errors import MemoryNotFound, OrganizationNotFound
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
@@ -214,14 +214,10 @@ async def test_direct_uri_reuses_sessions_without_bookmarks_and_reads_its_writes
     (link,) = links(graph.connection)
     (idle_reader,) = link.idle[(conn.database, False)]
     with pytest.raises(neo4j.exceptions.ClientError):
-        await settle(
-            graph.execute(declared, Call(Query("RETURN 1 / $zero AS n", {"zero": 0}), list))
-        )
+        await settle(graph.run(Call(Query("RETURN 1 / $zero AS n", {"zero": 0}), list)))
     assert link.idle[(conn.database, False)] == [], "the failed statement's session is not reused"
     assert idle_reader.closed()
-    assert await settle(graph.execute(declared, Call(Query("RETURN 1 AS n", {}), list))) == [
-        {"n": 1}
-    ]
+    assert await settle(graph.run(Call(Query("RETURN 1 AS n", {}), list))) == [{"n": 1}]
     await memora.close()
     assert link.idle == {} and link.closed
     assert links(graph.connection) == []

@@ -13,7 +13,7 @@ from memora_ogm import ConflictError, RetriesExhausted
 from memora_ogm._async.graph import Work, nothing
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm._async.nodes import Memory, MessageBlock, Org
-from memora_ogm.engine.call import Call, Query, declared
+from memora_ogm.engine.call import Call, Query
 from memora_ogm.engine.convert import resolved_memory
 from memora_ogm.engine.projection import projection
 from memora_ogm.engine.unit_of_work import UnitOfWork
@@ -88,9 +88,7 @@ async def test_other_errors_are_not_retried(graph: Any) -> None:
 
 async def _org_names(graph: Any, org_id: str) -> list[str]:
     named = Query("MATCH (o:Org {org_id: $org_id}) RETURN o.org_name AS name", {"org_id": org_id})
-    names: list[str] = await graph.execute(
-        declared, Call(named, lambda rows: [row["name"] for row in rows])
-    )
+    names: list[str] = await graph.run(Call(named, lambda rows: [row["name"] for row in rows]))
     return names
 
 
@@ -100,7 +98,7 @@ async def test_a_key_that_exists_is_a_conflict_at_once(graph: Any) -> None:
     or on its own)."""
     work = UnitOfWork()
     _, org = work.create(Org, org_name="Acme")
-    await graph.execute(declared, Call(work, nothing, write=True))
+    await graph.run(Call(work, nothing, write=True))
     attempts: list[str] = []
 
     def duplicate() -> UnitOfWork:
@@ -120,7 +118,7 @@ async def test_a_key_that_exists_is_a_conflict_at_once(graph: Any) -> None:
     graph.base_backoff = 0.001
     for name, write in (
         ("transaction", lambda: graph.transaction(statement)),
-        ("auto-commit", lambda: graph.execute(declared, Call(duplicate(), nothing, write=True))),
+        ("auto-commit", lambda: graph.run(Call(duplicate(), nothing, write=True))),
         ("neomodel", lambda: graph.transaction(neomodel_save)),
     ):
         attempts.clear()
@@ -140,17 +138,15 @@ async def test_a_node_deleted_while_something_links_to_it_runs_again(graph: Any)
     update linked a new memory to it)."""
     work = UnitOfWork()
     _, org = work.create(Org, org_name="Acme")
-    await graph.execute(declared, Call(work, nothing, write=True))
+    await graph.run(Call(work, nothing, write=True))
     linked = {"org_id": org["org_id"]}
     probe = "MATCH (o:Org {org_id: $org_id}) CREATE (o)<-[:BELONGS_TO]-(:Probe)"
-    await graph.execute(declared, Call(Query(probe, linked), list, write=True))
+    await graph.run(Call(Query(probe, linked), list, write=True))
     graph.max_attempts, graph.base_backoff = 3, 0.001
     before = graph.statements
     with pytest.raises(RetriesExhausted, match="still has relationships"):
         delete = Query("MATCH (o:Org {org_id: $org_id}) DELETE o", linked)
-        await graph.execute(declared, Call(delete, list, write=True))
+        await graph.run(Call(delete, list, write=True))
     assert graph.statements - before == 3
-    await graph.execute(
-        declared, Call(Query("MATCH (p:Probe) DETACH DELETE p", {}), list, write=True)
-    )
+    await graph.run(Call(Query("MATCH (p:Probe) DETACH DELETE p", {}), list, write=True))
     assert await _org_names(graph, org["org_id"]) == ["Acme"]

@@ -45,6 +45,13 @@ SENDERS = {
     ("_async/schema.py", "adb.cypher_query"),
     ("testing.py", "driver.execute_query"),
 }
+#: Where ``Graph.run(call)``, the door of a call declared already, is taken: it sends
+#: through the graph's one path above.
+DOORS = {
+    ("_async/graph.py", "self.run"),
+    ("_async/paging.py", "graph.run"),
+    ("cli/demo.py", "graph.graph.run"),
+}
 #: Modules allowed to write Cypher text: the engine's renderer (its clauses and the layout
 #: of a compiled statement), the named queries and the schema install. The compiler and
 #: the operations of one domain that extend it (an interaction's chain, an erasure's or a
@@ -122,7 +129,7 @@ def _cypher_texts(module: ast.Module) -> list[str]:
 
 def test_only_the_one_statement_path_sends_statements() -> None:
     sent = {(name, call) for name, module in _modules().items() for call in _senders(module)}
-    assert sent == SENDERS
+    assert sent - DOORS == SENDERS
 
 
 def test_only_the_renderer_the_named_queries_and_the_schema_write_cypher() -> None:

@@ -36,7 +36,7 @@ Method = Callable[Concatenate[GraphComponent, P], Coroutine[Any, Any, T]]
 """A method of the interface taking ``P``."""
 
 
-def call(declare: Callable[Concatenate[Nodes, P], Call[T]]) -> Method[P, T]:
+def facade_method(declare: Callable[Concatenate[Nodes, P], Call[T]]) -> Method[P, T]:
     """A method of a declaration that needs only the interface's node classes."""
 
     async def run(self: GraphComponent, /, *args: P.args, **kwargs: P.kwargs) -> T:

@@ -36,7 +36,6 @@ from memora_ogm.engine.call import (
     VectorChanges,
     answer,
     batch_of,
-    declared,
     nothing,
     only_row,
     row_of,
@@ -153,22 +152,23 @@ class Graph:
         **kwargs: P.kwargs,
     ) -> T:
         """Declare a call with this graph's node classes and the arguments
-        (:mod:`memora_ogm.calls`), and run it.
+        (:mod:`memora_ogm.calls`), and :meth:`run` it."""
+        return self.run(declare(self.nodes, *args, **kwargs))
 
-        A read, or a write without vector changes, runs as one auto-commit statement; any
-        other write in a transaction; :class:`Batches` batch after batch.
-        """
-        declared = declare(self.nodes, *args, **kwargs)
-        if isinstance(declared, Batches):
-            self._batches(declared)
+    def run(self, call: Call[T] | Batches) -> T:
+        """Run a declared call: a read, or a write without vector changes, as one
+        auto-commit statement; any other write in a transaction (shared with others when
+        writes coalesce); :class:`Batches` batch after batch."""
+        if isinstance(call, Batches):
+            self._batches(call)
             answer: Any = None
-        elif declared.batch_key is not None and self.coalesce_writes:
-            answer = self.coalescer.write(declared)
+        elif call.batch_key is not None and self.coalesce_writes:
+            answer = self.coalescer.write(call)
         else:
-            answer = self._call(declared)
-        if declared.log:
-            logger.info(declared.log)
-        if isinstance(declared, Batches) or declared.write:
+            answer = self._call(call)
+        if call.log:
+            logger.info(call.log)
+        if isinstance(call, Batches) or call.write:
             self.settle()  # the server answers again
         return cast(T, answer)
 
@@ -404,7 +404,7 @@ class Graph:
 
     def components(self) -> list[dict[str, Any]]:
         """The server's components: each one's ``name``, ``version`` and ``edition``."""
-        return self.execute(declared, Call(Query(EDITION, {}), list))
+        return self.run(Call(Query(EDITION, {}), list))
 
     def is_enterprise(self) -> bool:
         """Whether this graph's server is Enterprise Edition, asked once per graph: not
@@ -417,8 +417,6 @@ class Graph:
     def has_apoc(self) -> bool:
         """Whether to resolve placeholders with APOC: ``use_apoc``, else asked once."""
         if self.use_apoc is None:
-            self.use_apoc = self.execute(
-                declared,
-                Call(Query(APOC_AVAILABLE, {}), lambda rows: any(r["available"] for r in rows)),
-            )
+            apoc = Query(APOC_AVAILABLE, {})
+            self.use_apoc = self.run(Call(apoc, lambda rows: any(r["available"] for r in rows)))
         return self.use_apoc

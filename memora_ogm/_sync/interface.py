@@ -13,7 +13,7 @@ from neomodel import db
 from typing_extensions import Self
 
 from memora_ogm import observe
-from memora_ogm._sync.component import call, erasing, resolving
+from memora_ogm._sync.component import erasing, facade_method, resolving
 from memora_ogm._sync.consistency import Neo4jConsistency
 from memora_ogm._sync.graph import Graph
 from memora_ogm._sync.transfer import Neo4jTransfer
@@ -183,33 +183,33 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
         return self.graph.execute(migration.applied_migrations)
 
     # A picture of the memory graph (memora_ogm.picture)
-    graph_of = call(picture.graph_of)
+    graph_of = facade_method(picture.graph_of)
 
     # Organisations
-    create_organization = call(organization.create_organization)
-    update_organization = call(organization.update_organization)
+    create_organization = facade_method(organization.create_organization)
+    update_organization = facade_method(organization.update_organization)
     delete_organization = erasing(organization.delete_organization)
-    get_organization = call(organization.get_organization)
-    get_all_organizations = call(organization.get_all_organizations)
+    get_organization = facade_method(organization.get_organization)
+    get_all_organizations = facade_method(organization.get_all_organizations)
 
     # Agents
-    create_agent = call(agent.create_agent)
-    update_agent = call(agent.update_agent)
-    delete_agent = call(agent.delete_agent)
-    get_agent = call(agent.get_agent)
-    get_all_org_agents = call(agent.get_all_org_agents)
-    get_all_user_agents = call(agent.get_all_user_agents)
+    create_agent = facade_method(agent.create_agent)
+    update_agent = facade_method(agent.update_agent)
+    delete_agent = facade_method(agent.delete_agent)
+    get_agent = facade_method(agent.get_agent)
+    get_all_org_agents = facade_method(agent.get_all_org_agents)
+    get_all_user_agents = facade_method(agent.get_all_user_agents)
 
     # Users
-    create_user = call(user.create_user)
-    update_user = call(user.update_user)
+    create_user = facade_method(user.create_user)
+    update_user = facade_method(user.update_user)
     delete_user = erasing(user.delete_user)
-    get_user = call(user.get_user)
-    get_all_org_users = call(user.get_all_org_users)
+    get_user = facade_method(user.get_user)
+    get_all_org_users = facade_method(user.get_all_org_users)
 
     # Interactions
-    save_interaction_with_memories = call(interaction.save_interaction_with_memories)
-    update_interaction_and_memories = call(interaction.update_interaction_and_memories)
+    save_interaction_with_memories = facade_method(interaction.save_interaction_with_memories)
+    update_interaction_and_memories = facade_method(interaction.update_interaction_and_memories)
 
     @observe.observed("neo4j")
     def save_interactions_with_memories(

@@ -9,7 +9,7 @@ from typing import Any
 
 from memora_ogm import observe
 from memora_ogm._sync.graph import Graph
-from memora_ogm.engine.call import Call, declared
+from memora_ogm.engine.call import Call
 from memora_ogm.engine.pages import Part, page_read, weight
 from memora_ogm.engine.projection import projection, reading
 
@@ -39,7 +39,7 @@ def pages(graph: Graph, part: Part, after: str | None = None, **owner: str) -> I
         if after is not None:
             values["after"] = after
         read = page_read(part, tuple(owner), after is None).bind(graph.nodes, **values)
-        page = graph.execute(declared, Call(read, lambda row: inflated(row["page"])))
+        page = graph.run(Call(read, lambda row: inflated(row["page"])))
         observe.batch()
         if page:
             yield page

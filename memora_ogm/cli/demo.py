@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from memora_ogm import Neo4jGraphInterface
 from memora_ogm.engine import queries
-from memora_ogm.engine.call import Call, Query, declared
+from memora_ogm.engine.call import Call, Query
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
@@ -52,7 +52,7 @@ async def walkthrough(conn: Neo4jConnection, keep: bool = False) -> None:
     try:
         for component in await graph.graph.components():
             print(f"{component['name']} {component['version']} {component['edition']} edition")
-        apoc = await graph.graph.execute(declared, Call(Query(queries.APOC_VERSION, {}), list))
+        apoc = await graph.graph.run(Call(Query(queries.APOC_VERSION, {}), list))
         print(f"APOC {apoc[0]['version']}")
         print(f"connected to {conn.uri} (database {conn.database}, via {conn.backend})")
         await graph.setup()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -17,7 +18,6 @@ from pydantic import BaseModel
 
 from memora_ogm import observe
 from memora_ogm.engine import convert
-from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.plan import BATCH
 from memora_ogm.engine.unit_of_work import Ref, Statement, UnitOfWork
 from memora_ogm.errors import NodeVanished
@@ -85,11 +85,6 @@ class Query:
 
     def compile(self) -> tuple[str, dict[str, Any]]:
         return self.text, self.params
-
-
-def declared(_: Nodes, call: Call[T]) -> Call[T]:
-    """A call declared already, for :meth:`Graph.execute` (it needs no node class)."""
-    return call
 
 
 def nothing(_: Any) -> None:
@@ -180,8 +175,8 @@ def method_of(declare: Callable[..., Any], given: int, run: F) -> F:
     signature = inspect.signature(declare)
     this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
     parameters = [this, *list(signature.parameters.values())[given:]]
-    declared = str(signature.return_annotation)  # "Call[models.User]" or "Batches"
-    returns = declared[5:-1] if declared.startswith("Call[") else "None"
+    declared = typing.get_type_hints(declare)["return"]  # Call[models.User], or Batches
+    returns = typing.get_args(declared)[0] if typing.get_origin(declared) is Call else None
     functools.update_wrapper(run, declare, updated=())
     del run.__wrapped__  # type: ignore[attr-defined]
     run.__signature__ = signature.replace(  # type: ignore[attr-defined]

@@ -25,7 +25,7 @@ from memora_ogm.engine.plan import (
     Update,
     Var,
     alias,
-    call,
+    call_subquery,
     case,
     coalesce,
     collect,
@@ -243,7 +243,7 @@ def chain_tails(
         returning("node", limit=f"{count} + 1"),
     )
     work.add(
-        call(
+        call_subquery(
             unwind(starts.items, "start"),
             with_("start", alias(cy(parameter(known), "[", element_id("start"), "]"), "known")),
             kept,

@@ -23,7 +23,7 @@ from memora_ogm.engine.plan import (
     Piece,
     Var,
     alias,
-    call,
+    call_subquery,
     collect,
     collected,
     create,
@@ -159,7 +159,7 @@ def merge_each(work: UnitOfWork, cls: type, rows: Sequence[Mapping[str, Any]]) -
     var = Var(hint(cls, many=True))
     pattern = row_properties(cls, rows[0], "row") if rows else ""
     work.add(
-        call(
+        call_subquery(
             unwind(work.param(stored, f"{hint(cls)}_keys"), "row"),
             merge(node("node", label(cls), pattern)),
             returning(alias(collected("node"), var)),
@@ -192,7 +192,7 @@ def link_in_chains(
     chain = path(node("start"), first, then, node("node", label(cls)))
     nodes = collect(match(chain), returning("node", order_by=[dot("node", order_by)]))
     work.add(
-        call(
+        call_subquery(
             unwind(chains, "chain"),
             with_(
                 alias(source.items, "sources"),

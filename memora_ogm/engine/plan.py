@@ -441,7 +441,8 @@ class Subquery:
 Clause = Match | Bind | Update | Subquery
 
 
-def call(*clauses: Piece, binds: tuple[Var, ...] = ()) -> Subquery:
+def call_subquery(*clauses: Piece, binds: tuple[Var, ...] = ()) -> Subquery:
+    """A ``CALL { ... }`` of ``clauses``, binding ``binds`` for what follows."""
     return Subquery(cy(lines(clauses)), binds)
 
 
@@ -495,7 +496,7 @@ def _with(items: Sequence[str], last: str = "") -> str:
     return text.replace(" \n", "\n")
 
 
-def _call(clause: Subquery, imports: frozenset[Var], scope: Scope) -> str:
+def _subquery_text(clause: Subquery, imports: frozenset[Var], scope: Scope) -> str:
     listed = ", ".join(scope.listed(imports))
     return f"CALL ({listed}) {{{clause.text.render(scope.names)}}}"
 
@@ -523,7 +524,7 @@ def render(
                 lines.append(_with(carried))
             elif after_update:
                 lines.append("WITH true AS proceed")
-            lines.append(_call(clause, imports, scope))
+            lines.append(_subquery_text(clause, imports, scope))
         elif isinstance(clause, Update):
             lines.append(clause.text.render(scope.names))
         else:
@@ -538,7 +539,7 @@ def render_head(
     lines = []
     for clause in clauses:
         if isinstance(clause, Subquery):
-            lines.append(_call(clause, reads(clause) | imported, scope))
+            lines.append(_subquery_text(clause, reads(clause) | imported, scope))
         elif isinstance(clause, Match):
             lines.append(f"OPTIONAL MATCH {clause.text.render(scope.names)}")
         else:

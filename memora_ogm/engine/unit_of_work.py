@@ -40,7 +40,7 @@ from memora_ogm.engine.plan import (
     Var,
     alias,
     assign,
-    call,
+    call_subquery,
     case,
     collect,
     collected,
@@ -260,7 +260,7 @@ class UnitOfWork:
         rows = [node_properties(cls, key, defaults=False) for key in keys]
         pattern = row_properties(cls, keys[0], "key") if keys else ""
         self._checks.append((each("key", gone, f"[{len(self._checks)}, key]"), missing))
-        found = call(
+        found = call_subquery(
             unwind(self.param(rows, f"{hint(cls)}_keys"), "key"),
             match(node("found", label(cls), pattern), optional=True),
             returning(
@@ -324,7 +324,7 @@ class UnitOfWork:
         var = Var(hint(cls, many=True))
         top = self.param(limit, f"{var.hint}_limit")
         self.add(
-            call(
+            call_subquery(
                 starts,
                 with_("start"),
                 found,
@@ -397,7 +397,7 @@ class UnitOfWork:
             return
         param = self.param([list(pair) for pair in pairs], relation_name(rel))
         self.add(
-            call(
+            call_subquery(
                 unwind(param, "pair"),
                 with_(
                     alias(cy(source.items, "[pair[0]]"), "a"),
@@ -557,7 +557,7 @@ Statement = UnitOfWork | Compiled
 def create_rows(cls: type, rows: Cypher, assigned: Cypher, var: Var) -> Subquery:
     """A subquery creating a ``cls`` node per row (``assigned`` sets ``node`` from ``row``),
     collected in order as ``var``."""
-    return call(
+    return call_subquery(
         unwind(rows, "row"),
         _created(cls),
         set_(assigned),
