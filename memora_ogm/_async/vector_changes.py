@@ -157,14 +157,19 @@ class VectorCommit:
     async def outcome_unknown(self) -> None:
         """The commit may or may not have landed: hold the changes pending. Until the graph
         settles them, the points they added are hidden (searches must not find a memory
-        that may not exist) and the points they removed stay removed."""
+        that may not exist) and the points they removed stay removed.
+
+        Held only once hidden: a settler (another caller's) that took the record earlier
+        could write the points of a commit that landed back before the hiding removed
+        them, and close the record on points that are gone (issue 48)."""
         record, journal, vector_db = self.record, self.journal, self.vector_db
         if record is None or journal is None or vector_db is None:
             return
         self.record = None
-        journal.hold(record)
         try:
             if self.changes.added:
                 await vector_db.delete_memories([m.memory_id for m in self.changes.added])
         except Exception:
             logger.warning("could not hide the points of a pending write", exc_info=True)
+        finally:
+            journal.hold(record)
