@@ -26,11 +26,17 @@ HeldIds = Callable[[list[str]], set[str]]
 
 
 def add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> None:
-    """``add_memories`` takes one agent and one timestamp a call: group by them."""
+    """``add_memories`` takes one agent and one timestamp a call: group by them. Memories
+    of several groups (a batch of saves) go in one write where the store can (memora-ogm's
+    ``QdrantDB.add_memory_models``): the embedded store flushes each write."""
     groups: dict[tuple[str, str, str, str], list[MemoryModel]] = {}
     for memory in memories:
         key = (memory.org_id, memory.user_id, memory.agent_id, memory.obtained_at.isoformat())
         groups.setdefault(key, []).append(memory)
+    add_all = getattr(vector_db, "add_memory_models", None)
+    if len(groups) > 1 and add_all is not None:
+        add_all(memories)
+        return
     for (org_id, user_id, agent_id, obtained_at), group in groups.items():
         vector_db.add_memories(
             org_id=org_id,
