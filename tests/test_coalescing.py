@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
+import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,6 +38,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from sync_adapter import AwaitableTwin
+from web_servers import serve
 
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.calls import interaction
@@ -479,6 +482,64 @@ async def test_a_batch_vector_half_is_one_store_write_and_one_record(
         closed = store.close()
         if asyncio.iscoroutine(closed):
             await closed
+
+
+def test_a_gunicorn_gthread_worker_coalesces_its_threads_saves(
+    neo4j_connection: Neo4jConnection, driver: Driver
+) -> None:
+    """One gunicorn ``gthread`` worker with 16 threads shares a sync facade with
+    ``coalesce_writes`` on (:mod:`coalesced_wsgi`); 16 clients send 20 saves each over
+    four users at once. Each answer is its own caller's interaction (its one message is
+    that caller's text), exactly the 320 saves are in the graph, and they shared
+    transactions."""
+    clear_database(driver, neo4j_connection.database)
+    with SyncInterface.from_connection(neo4j_connection) as memora:
+        org = memora.create_organization("Acme")
+        agent = memora.create_agent(org.org_id, "Bot")
+        users = [memora.create_user(org.org_id, f"user {n}").user_id for n in range(4)]
+    command = [
+        *(sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", str(THREADS)),
+        *("-w", "1", "-b", "127.0.0.1:{port}", "coalesced_wsgi:app"),
+    ]
+    env = {
+        **os.environ,
+        **neo4j_connection.env(),
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
+    }
+
+    def save(url: str, caller: int, number: int) -> tuple[str, str]:
+        text = f"caller {caller} save {number}"
+        body = {"org_id": org.org_id, "agent_id": agent.agent_id, "text": text}
+        request = urllib.request.Request(
+            f"{url}/save",
+            data=json.dumps({**body, "user_id": users[caller % 4]}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=120) as reply:
+            return text, json.load(reply)["interaction_id"]
+
+    with serve(command, env, "/batches") as served:
+
+        def caller(number: int) -> list[tuple[str, str]]:
+            return [save(served.url, number, n) for n in range(20)]
+
+        with ThreadPoolExecutor(THREADS) as clients:
+            answers = [pair for saves in clients.map(caller, range(THREADS)) for pair in saves]
+        with urllib.request.urlopen(f"{served.url}/batches", timeout=60) as reply:
+            batches = {int(size): count for size, count in json.load(reply).items()}
+
+    saved = {
+        record["id"]: record["text"]
+        for record in driver.execute_query(
+            "MATCH (i:Interaction)-[:FIRST_MESSAGE]->(m) "
+            "RETURN i.interaction_id AS id, m.content AS text"
+        ).records
+    }
+    assert len(answers) == len(saved) == 16 * 20
+    assert {interaction_id: text for text, interaction_id in answers} == saved
+    assert _count(driver, "Memory") == 16 * 20
+    assert sum(size * count for size, count in batches.items()) == 16 * 20
+    assert max(batches) > 1, f"no save shared a transaction: {batches}"
 
 
 def test_a_forked_child_starts_with_no_write_in_flight() -> None:
