@@ -2,7 +2,7 @@
 
     python benchmarks/bench_coalesce.py [--rounds 3] [--seconds 2] [--callers 1,8,32,128]
                                         [--twins async,sync] [--mix own,hot,zipf]
-                                        [--no-memora] [--limit 2]
+                                        [--no-memora] [--limit 2] [--store]
 
 Every configuration (a twin, a number of concurrent callers, a layer) runs once per
 round, the rounds interleaved (the order reversed every other round), so each figure is
@@ -10,7 +10,9 @@ a median of rounds spread over the whole run, printed with its lowest and highes
 Layers: memora-ogm with ``coalesce_writes`` off and on, Memora v0.3.1's own layer
 (memora-core, async only), and the ceiling: a bare async driver sending the layer's own
 batched statement (``UNWIND $batch``), 32 saves per transaction from 8 sessions, with
-fresh ids per save. A save is 6 messages and 3 memories, as in issue 48.
+fresh ids per save. A save is 6 messages and 3 memories, as in issue 48. With
+``--store``, each twin also with the embedded vector store (``QdrantDB(path=)``, the
+hashing embedding): layers ``async+v`` and ``sync+v``.
 
 Printed per configuration: saves/s (median, low, high), latency from call entry (p50,
 p99, queue wait included), statements, transactions and round trips per save, and for
@@ -23,13 +25,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import shutil
 import statistics
+import tempfile
 import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import neo4j
@@ -43,6 +48,9 @@ from memora_ogm.calls import interaction
 from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.server import connect_or_start
 from memora_ogm.sync import Neo4jGraphInterface as SyncInterface
+from memora_ogm.sync import QdrantDB as SyncQdrantDB
+from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.qdrant import QdrantDB
 
 MESSAGES, MEMORIES = 6, 3
 #: The ceiling's transactions: saves per transaction, sessions sending them.
@@ -217,12 +225,33 @@ async def run(options: argparse.Namespace) -> None:
         loader = Loader(neo4j.AsyncGraphDatabase.driver(conn.uri, auth=auth), database)
         ogm = AsyncInterface(conn.uri, *auth, conn.database)
         ogm_sync = SyncInterface(conn.uri, *auth, conn.database)
-        for interface in (ogm, ogm_sync):
-            interface.graph.coalescer.limit = options.limit
+        folder = Path(tempfile.mkdtemp(prefix="bench-coalesce-"))
+        stores = (
+            (
+                QdrantDB(path=folder / "async", embedding_function=HashingEmbedding()),
+                SyncQdrantDB(path=folder / "sync", embedding_function=HashingEmbedding()),
+            )
+            if options.store
+            else None
+        )
+        ogm_v, ogm_sync_v = (
+            (None, None)
+            if stores is None
+            else (
+                AsyncInterface(conn.uri, *auth, conn.database, stores[0]),
+                SyncInterface(conn.uri, *auth, conn.database, stores[1]),
+            )
+        )
+        for interface in (ogm, ogm_sync, ogm_v, ogm_sync_v):
+            if interface is not None:
+                interface.graph.coalescer.limit = options.limit
         memora = None if options.no_memora else MemoraInterface(conn.uri, *auth, conn.database)
         bare = neo4j.AsyncGraphDatabase.driver(conn.uri, auth=auth)
         try:
             await ogm.setup()
+            if ogm_v is not None and ogm_sync_v is not None:
+                await ogm_v.setup()
+                ogm_sync_v.setup()
             world = await loader.org(f"{prefix} main", USERS, 1)
             org, agent = world.org_id, world.agents[0]
             when = START
@@ -257,6 +286,22 @@ async def run(options: argparse.Namespace) -> None:
                         ),
                         True,
                         ogm_sync,
+                    )
+                if ogm_v is not None and "async" in twins:
+                    found["async+v"] = (
+                        lambda n: ogm_v.save_interaction_with_memories(
+                            org, agent, (u := users.of(n)), specs[u].model()
+                        ),
+                        False,
+                        ogm_v,
+                    )
+                if ogm_sync_v is not None and "sync" in twins:
+                    found["sync+v"] = (
+                        lambda n: ogm_sync_v.save_interaction_with_memories(
+                            org, agent, (u := users.of(n)), specs[u].model()
+                        ),
+                        True,
+                        ogm_sync_v,
                     )
                 if memora is not None:
                     found["memora"] = (
@@ -345,7 +390,7 @@ async def run(options: argparse.Namespace) -> None:
             )
             for config in configs:
                 mix, count, layer, coalesce = config
-                name = f"{mix:<5} {count:>3} {layer:<6} " + (
+                name = f"{mix:<5} {count:>3} {layer:<7} " + (
                     "" if layer == "memora" else ("coalescing" if coalesce else "alone")
                 )
                 print(figures[config].line(name))
@@ -370,6 +415,12 @@ async def run(options: argparse.Namespace) -> None:
             await bare.close()
             await ogm.close()
             ogm_sync.close()
+            if ogm_v is not None and ogm_sync_v is not None and stores is not None:
+                await ogm_v.close()
+                ogm_sync_v.close()
+                await stores[0].close()
+                stores[1].close()
+            shutil.rmtree(folder, ignore_errors=True)
             if memora is not None:
                 await memora.close()
 
@@ -397,6 +448,17 @@ def targets(figures: dict[Any, Figures], configs: list[Any], options: argparse.N
         if count == 32:
             ratio = statistics.median(on.rates) / ceiling
             print(f"  {mix} {layer}: 32 callers, saves/s vs ceiling {ratio:.2f} (target >= 0.7)")
+    for mix, count, layer, coalesce in configs:
+        bare = (mix, count, layer.removesuffix("+v"), coalesce)
+        if count == 8 and layer.endswith("+v") and bare in figures:
+            ratio = statistics.median(figures[(mix, count, layer, coalesce)].rates) / (
+                statistics.median(figures[bare].rates)
+            )
+            mode = "coalescing" if coalesce else "alone"
+            print(
+                f"  {mix} {layer} {mode}: 8 callers, saves/s with the embedded store vs "
+                f"without {ratio:.2f} (target >= 0.5)"
+            )
 
 
 def main() -> None:
@@ -409,6 +471,9 @@ def main() -> None:
     parser.add_argument("--no-memora", action="store_true", help="leave Memora's layer out")
     parser.add_argument("--limit", type=int, default=2, help="coalescing transactions in flight")
     parser.add_argument("--bulk", type=int, default=2000, help="saves of the bulk method (0: none)")
+    parser.add_argument(
+        "--store", action="store_true", help="also with the embedded vector store (+v layers)"
+    )
     asyncio.run(run(parser.parse_args()))
 
 

@@ -27,7 +27,9 @@ class Gate:
     """Stops the first call after :meth:`arm` (of the given user's points, if one is
     given) until :meth:`open`."""
 
-    def __init__(self) -> None:
+    def __init__(self, held: str = "the settler's vector write") -> None:
+        #: What the gate holds, as a failure names it.
+        self.held = held
         self.armed = False
         self.user_id: str | None = None
         self.reached = threading.Event()
@@ -46,7 +48,7 @@ class Gate:
 
     def wait_reached(self) -> None:
         if not self.reached.wait(PATIENCE):
-            raise AssertionError("the settler never reached its vector write")
+            raise AssertionError(f"{self.held} was never reached")
 
     def wait_opened(self) -> None:
         if not self.opened.wait(PATIENCE):
@@ -57,25 +59,39 @@ class Gate:
 
 
 class GatedQdrant(QdrantDB):
-    """The async ``QdrantDB``, its writes held by :attr:`gate` when armed."""
+    """The async ``QdrantDB``, its writes held by :attr:`gate` when armed, its removals
+    of points by id by :attr:`deletes`."""
 
     gate: Gate
+    deletes: Gate
 
     async def add_memories(self, *args: Any, **kwargs: Any) -> None:
         if self.gate.stops(kwargs.get("user_id")):
             await asyncio.to_thread(self.gate.wait_opened)
         await super().add_memories(*args, **kwargs)
 
+    async def delete_memories(self, memory_ids: list[str]) -> None:
+        if self.deletes.stops():
+            await asyncio.to_thread(self.deletes.wait_opened)
+        await super().delete_memories(memory_ids)
+
 
 class SyncGatedQdrant(SyncQdrantDB):
-    """The sync ``QdrantDB``, its writes held by :attr:`gate` when armed."""
+    """The sync ``QdrantDB``, its writes held by :attr:`gate` when armed, its removals
+    of points by id by :attr:`deletes`."""
 
     gate: Gate
+    deletes: Gate
 
     def add_memories(self, *args: Any, **kwargs: Any) -> None:
         if self.gate.stops(kwargs.get("user_id")):
             self.gate.wait_opened()
         super().add_memories(*args, **kwargs)
+
+    def delete_memories(self, memory_ids: list[str]) -> None:
+        if self.deletes.stops():
+            self.deletes.wait_opened()
+        super().delete_memories(memory_ids)
 
 
 def hold_commits(graph: Any) -> Gate:
@@ -101,8 +117,8 @@ def hold_commits(graph: Any) -> Gate:
 
 
 def gated(store: Any) -> Any:
-    """``store`` with a gate of its own (disarmed)."""
-    store.gate = Gate()
+    """``store`` with its gates (disarmed)."""
+    store.gate, store.deletes = Gate(), Gate("a removal of points by id")
     return store
 
 

@@ -8,7 +8,10 @@ nothing behind; the graph's counts are exact and its invariants hold.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import sys
+import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,7 +29,7 @@ from interaction_helpers import (
     vector_ids,
     with_vectors,
 )
-from invariants import all_violations
+from invariants import all_violations, vector_memories
 from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 from opentelemetry.sdk.metrics import MeterProvider
@@ -35,13 +38,20 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from sync_adapter import AwaitableTwin
+from web_servers import serve
 
+from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.calls import interaction
 from memora_ogm.engine.unit_of_work import UnitOfWork
 from memora_ogm.errors import AgentNotFound, UserNotFound
 from memora_ogm.schema.storage import MemoriesAndInteraction
+from memora_ogm.server import Neo4jConnection
 from memora_ogm.sync import Neo4jGraphInterface as SyncInterface
+from memora_ogm.sync import QdrantDB as SyncQdrantDB
 from memora_ogm.telemetry import MemoraInstrumentor
+from memora_ogm.testing import clear_database
+from memora_ogm.vector_db.embedding import HashingEmbedding
+from memora_ogm.vector_db.qdrant import QdrantDB
 
 __all__ = ["with_vectors"]  # the fixture, imported so pytest finds it here
 
@@ -409,6 +419,126 @@ async def test_a_batch_changes_the_vector_store_with_the_graph(
     assert _count(driver, "Memory") == 10
     assert len(await vector_ids(vectors)) == 10
     assert not await all_violations(driver, vectors)
+
+
+@pytest.mark.parametrize("twin", ["async", "sync"])
+async def test_a_batch_vector_half_is_one_store_write_and_one_record(
+    neo4j_connection: Neo4jConnection, driver: Driver, tmp_path: Path, twin: str
+) -> None:
+    """A batch of saves of twelve users changes the embedded store (``QdrantDB(path=)``)
+    in one upsert, so one flush, and journals one record of pending changes: the flush
+    that makes an acknowledged save durable is paid once per batch, not once per save."""
+    clear_database(driver, neo4j_connection.database)
+    conn = neo4j_connection
+    args = (conn.uri, conn.username, conn.password, conn.database)
+    if twin == "async":
+        store: Any = QdrantDB(path=tmp_path / "vectors", embedding_function=HashingEmbedding())
+        memora: Any = Neo4jGraphInterface(*args, store)
+        engine = store.async_client
+    else:
+        store = SyncQdrantDB(path=tmp_path / "vectors", embedding_function=HashingEmbedding())
+        memora = AwaitableTwin(SyncInterface(*args, store), Neo4jGraphInterface)
+        engine = store.client
+    try:
+        await memora.setup()
+        memora.coalesce_writes = True
+        world = await make_world(memora)
+        users = [world.user_id] + [
+            (await memora.create_user(world.org_id, f"user {n}")).user_id for n in range(1, 12)
+        ]
+        writes: list[str] = []
+        update = engine._update
+
+        def counted(name: str, operation: Any) -> None:
+            writes.append(name)
+            update(name, operation)
+
+        engine._update = counted
+        journal = next(Path(store.pending_folder).glob("*.jsonl"), None)
+        journalled = 0 if journal is None else len(journal.read_text().splitlines())
+        coalescer = _busy(memora)
+        saves = [
+            lambda m, n=n: m.save_interaction_with_memories(
+                world.org_id, world.agent_id, users[n], _data(n)
+            )
+            for n in range(12)
+        ]
+        running = asyncio.ensure_future(_all_at_once(memora, saves))
+        await _queued(coalescer, 12)
+        coalescer._release([])
+        answers = await running
+        assert not [answer for answer in answers if isinstance(answer, Exception)]
+        assert coalescer.sizes[12] == 1
+        assert len(writes) == 1, "one upsert (one flush) for the batch's twelve memories"
+        (journal,) = Path(store.pending_folder).glob("*.jsonl")
+        lines = [json.loads(line) for line in journal.read_text().splitlines()[journalled:]]
+        assert len(lines) == 2 and len(lines[0]["memory_ids"]) == 12, lines
+        assert lines[1] == {"close": lines[0]["open"]}
+        assert len(await vector_memories(store)) == 12
+        assert not await all_violations(driver, store)
+    finally:
+        await memora.close()
+        closed = store.close()
+        if asyncio.iscoroutine(closed):
+            await closed
+
+
+def test_a_gunicorn_gthread_worker_coalesces_its_threads_saves(
+    neo4j_connection: Neo4jConnection, driver: Driver
+) -> None:
+    """One gunicorn ``gthread`` worker with 16 threads shares a sync facade with
+    ``coalesce_writes`` on (:mod:`coalesced_wsgi`); 16 clients send 20 saves each over
+    four users at once. Each answer is its own caller's interaction (its one message is
+    that caller's text), exactly the 320 saves are in the graph, and they shared
+    transactions."""
+    clear_database(driver, neo4j_connection.database)
+    with SyncInterface.from_connection(neo4j_connection) as memora:
+        org = memora.create_organization("Acme")
+        agent = memora.create_agent(org.org_id, "Bot")
+        users = [memora.create_user(org.org_id, f"user {n}").user_id for n in range(4)]
+    command = [
+        *(sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", str(THREADS)),
+        *("-w", "1", "-b", "127.0.0.1:{port}", "coalesced_wsgi:app"),
+    ]
+    env = {
+        **os.environ,
+        **neo4j_connection.env(),
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
+    }
+
+    def save(url: str, caller: int, number: int) -> tuple[str, str]:
+        text = f"caller {caller} save {number}"
+        body = {"org_id": org.org_id, "agent_id": agent.agent_id, "text": text}
+        request = urllib.request.Request(
+            f"{url}/save",
+            data=json.dumps({**body, "user_id": users[caller % 4]}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=120) as reply:
+            return text, json.load(reply)["interaction_id"]
+
+    with serve(command, env, "/batches") as served:
+
+        def caller(number: int) -> list[tuple[str, str]]:
+            return [save(served.url, number, n) for n in range(20)]
+
+        with ThreadPoolExecutor(THREADS) as clients:
+            answers = [pair for saves in clients.map(caller, range(THREADS)) for pair in saves]
+        with urllib.request.urlopen(f"{served.url}/batches", timeout=60) as reply:
+            batches = {int(size): count for size, count in json.load(reply).items()}
+
+    saved = {
+        record["id"]: record["text"]
+        for record in driver.execute_query(
+            "MATCH (i:Interaction)-[:FIRST_MESSAGE]->(m) "
+            "RETURN i.interaction_id AS id, m.content AS text"
+        ).records
+    }
+    assert len(answers) == len(saved) == 16 * 20
+    assert {interaction_id: text for text, interaction_id in answers} == saved
+    assert _count(driver, "Memory") == 16 * 20
+    assert sum(size * count for size, count in batches.items()) == 16 * 20
+    assert max(batches) > 1, f"no save shared a transaction: {batches}"
 
 
 def test_a_forked_child_starts_with_no_write_in_flight() -> None:

@@ -26,6 +26,7 @@ import pytest
 from interaction_helpers import World, chat, conversation, make_world, memory_ids, save
 from invariants import all_violations, graph_memories, vector_memories
 from neo4j import Driver
+from neo4j.exceptions import IncompleteCommit
 from qdrant_client import models
 from qdrant_standin import StandIn, qdrant_standin
 from settling_gate import (
@@ -41,6 +42,7 @@ from sync_adapter import AwaitableTwin
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.errors import OutcomeUnknown
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
@@ -264,6 +266,68 @@ async def test_a_failed_delete_undone_after_another_delete_leaves_no_point(
         await failing.done()
 
     assert memory_id not in {entry[0] for entry in graph_memories(neo4j_driver)}
+    await _ids_agree(neo4j_driver, s.store)
+
+
+def lose_the_answer_unasked(graph: Any) -> None:
+    """The next commits land and their answers are lost (``IncompleteCommit``), and the
+    server cannot be asked whether they landed (``OutcomeUnknown``): a kill's outcome."""
+    commit = graph.commit
+
+    def unasked(landed: Any) -> bool:
+        raise OutcomeUnknown("the server could not be asked (the test)")
+
+    if asyncio.iscoroutinefunction(commit):
+
+        async def lost(transaction: Any) -> None:
+            await commit(transaction)
+            raise IncompleteCommit("the answer to the commit was lost (the test)")
+
+        async def asked(landed: Any) -> bool:
+            return unasked(landed)
+
+        graph.commit, graph._has_landed = lost, asked
+    else:
+
+        def lost_sync(transaction: Any) -> None:
+            commit(transaction)
+            raise IncompleteCommit("the answer to the commit was lost (the test)")
+
+        graph.commit, graph._has_landed = lost_sync, unasked
+
+
+async def test_a_settler_while_an_unknown_commit_hides_its_points_leaves_them_settled(
+    setting: Setting, neo4j_driver: Driver
+) -> None:
+    """A save whose commit landed unanswered, the server away, hides its points and holds
+    its record for a settler. A settler that took the record before the points were
+    hidden wrote them back, closed the record, and the hiding then removed them for good
+    (issue 48: 37 memories without points after Neo4j was killed under coalesced saves).
+    The record is held only once the points are hidden: a settler meanwhile finds
+    nothing to settle, the next one writes the points back."""
+    s, t = setting, setting.tenants
+    before = {entry[0] for entry in graph_memories(neo4j_driver)}
+    lose_the_answer_unasked(s.memora.graph)
+    s.store.deletes.arm()  # the hiding of the save's points
+    data = conversation(chat("I moved to Tromso"), memories=[("Tromso", [0])])
+    saving = Background(
+        s.twin,
+        lambda: s.memora.save_interaction_with_memories(
+            t.bob.org_id, t.bob.agent_id, t.bob.user_id, data
+        ),
+    )
+    await waited(s.store.deletes.wait_reached)
+    await Background(s.twin, s.memora.settle_pending).done()
+    s.store.deletes.open()
+    with pytest.raises(OutcomeUnknown):
+        await saving.done()
+    (landed,) = {entry[0] for entry in graph_memories(neo4j_driver)} - before
+    assert landed not in {entry[0] for entry in await vector_memories(s.store)}, "not hidden"
+
+    await s.dressed.settle_pending()
+    assert journal_of(s.store).pending() == []
+    points = {entry[0] for entry in await vector_memories(s.store)}
+    assert landed in points, "the landed save's memory has no point after settling"
     await _ids_agree(neo4j_driver, s.store)
 
 

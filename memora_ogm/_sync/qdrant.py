@@ -283,10 +283,40 @@ class QdrantDB(BaseVectorDB):
         tenant = layouts.tenant(org_id, user_id, agent_id, obtained_at)
         point_ids = common.point_ids(memory_ids)
         texts = common.memory_texts(memories, len(point_ids))
+        self._upsert([(tenant, memory_id) for memory_id in memory_ids], point_ids, texts)
+
+    @observe.observed("qdrant")
+    def add_memory_models(self, memories: list[Memory]) -> None:
+        """Upsert memories of any tenants as one write: one embedding call, one upsert (of
+        up to ``UPSERT_BATCH`` points), so one flush of the embedded store. For a batch of
+        saves' vector half, whose memories are of many users (``add_memories`` takes one
+        user, agent and timestamp a call)."""
+        owners = [
+            (
+                layouts.tenant(m.org_id, m.user_id, m.agent_id, m.obtained_at.isoformat()),
+                m.memory_id,
+            )
+            for m in memories
+        ]
+        point_ids = common.point_ids([memory.memory_id for memory in memories])
+        texts = common.memory_texts([memory.memory for memory in memories], len(point_ids))
+        self._upsert(owners, point_ids, texts)
+
+    def _upsert(
+        self, owners: list[tuple[layouts.Tenant, str]], point_ids: list[str], texts: list[str]
+    ) -> None:
+        """Embed ``texts`` and write their points (``owners``: each one's tenant and memory
+        id); a failed write deletes what it wrote."""
         if not texts:
             return
         vectors = self._embed(texts, queries=False)
-        points = self.layout.points(tenant, list(memory_ids), point_ids, texts, vectors)
+        points = [
+            point
+            for (tenant, memory_id), point_id, text, vector in zip(
+                owners, point_ids, texts, vectors, strict=True
+            )
+            for point in self.layout.points(tenant, [memory_id], [point_id], [text], [vector])
+        ]
         with self._engine() as client:
             try:
                 for start in range(0, len(points), common.UPSERT_BATCH):

@@ -26,11 +26,17 @@ HeldIds = Callable[[list[str]], set[str]]
 
 
 def add_to_vector_db(vector_db: BaseVectorDB, memories: list[MemoryModel]) -> None:
-    """``add_memories`` takes one agent and one timestamp a call: group by them."""
+    """``add_memories`` takes one agent and one timestamp a call: group by them. Memories
+    of several groups (a batch of saves) go in one write where the store can (memora-ogm's
+    ``QdrantDB.add_memory_models``): the embedded store flushes each write."""
     groups: dict[tuple[str, str, str, str], list[MemoryModel]] = {}
     for memory in memories:
         key = (memory.org_id, memory.user_id, memory.agent_id, memory.obtained_at.isoformat())
         groups.setdefault(key, []).append(memory)
+    add_all = getattr(vector_db, "add_memory_models", None)
+    if len(groups) > 1 and add_all is not None:
+        add_all(memories)
+        return
     for (org_id, user_id, agent_id, obtained_at), group in groups.items():
         vector_db.add_memories(
             org_id=org_id,
@@ -158,14 +164,19 @@ class VectorCommit:
     def outcome_unknown(self) -> None:
         """The commit may or may not have landed: hold the changes pending. Until the graph
         settles them, the points they added are hidden (searches must not find a memory
-        that may not exist) and the points they removed stay removed."""
+        that may not exist) and the points they removed stay removed.
+
+        Held only once hidden: a settler (another caller's) that took the record earlier
+        could write the points of a commit that landed back before the hiding removed
+        them, and close the record on points that are gone (issue 48)."""
         record, journal, vector_db = self.record, self.journal, self.vector_db
         if record is None or journal is None or vector_db is None:
             return
         self.record = None
-        journal.hold(record)
         try:
             if self.changes.added:
                 vector_db.delete_memories([m.memory_id for m in self.changes.added])
         except Exception:
             logger.warning("could not hide the points of a pending write", exc_info=True)
+        finally:
+            journal.hold(record)
