@@ -267,42 +267,25 @@ async def run(options: argparse.Namespace) -> None:
             forms = [work.compile(per_row=True) for work in works if isinstance(work, UnitOfWork)]
             text, rows = forms[0][0], [row for _, row in forms]
 
+            def saver(facade: Any, users: Users) -> Callable[[int], Any]:
+                """Caller ``n``'s save through ``facade`` (either twin)."""
+                return lambda n: facade.save_interaction_with_memories(
+                    org, agent, (u := users.of(n)), specs[u].model()
+                )
+
             def layers(mix: str) -> dict[str, tuple[Callable[[int], Any], bool, Any]]:
                 """name -> (save of a caller, in threads, the graph counted)."""
                 users = Users(world.users, mix)
                 found: dict[str, tuple[Callable[[int], Any], bool, Any]] = {}
-                if "async" in twins:
-                    found["async"] = (
-                        lambda n: ogm.save_interaction_with_memories(
-                            org, agent, (u := users.of(n)), specs[u].model()
-                        ),
-                        False,
-                        ogm,
-                    )
-                if "sync" in twins:
-                    found["sync"] = (
-                        lambda n: ogm_sync.save_interaction_with_memories(
-                            org, agent, (u := users.of(n)), specs[u].model()
-                        ),
-                        True,
-                        ogm_sync,
-                    )
-                if ogm_v is not None and "async" in twins:
-                    found["async+v"] = (
-                        lambda n: ogm_v.save_interaction_with_memories(
-                            org, agent, (u := users.of(n)), specs[u].model()
-                        ),
-                        False,
-                        ogm_v,
-                    )
-                if ogm_sync_v is not None and "sync" in twins:
-                    found["sync+v"] = (
-                        lambda n: ogm_sync_v.save_interaction_with_memories(
-                            org, agent, (u := users.of(n)), specs[u].model()
-                        ),
-                        True,
-                        ogm_sync_v,
-                    )
+                facades = (
+                    ("async", ogm, False),
+                    ("sync", ogm_sync, True),
+                    ("async+v", ogm_v, False),
+                    ("sync+v", ogm_sync_v, True),
+                )
+                for name, facade, threaded in facades:
+                    if facade is not None and name.split("+")[0] in twins:
+                        found[name] = (saver(facade, users), threaded, facade)
                 if memora is not None:
                     found["memora"] = (
                         lambda n: memora.save_interaction_with_memories(
