@@ -279,7 +279,7 @@ async def test_running_out_of_transaction_memory_is_not_retried(graph: Any) -> N
             "UNWIND range(1, $rows) AS n WITH collect(toString(n) + $pad) AS padded "
             "RETURN size(padded) AS size"
         )
-        await transaction.run(Query(statement, {"rows": 10_000_000, "pad": "x" * 2_000}))
+        await transaction.send(Query(statement, {"rows": 10_000_000, "pad": "x" * 2_000}))
 
     with pytest.raises(TransientError) as raised:
         await graph.transaction(work, write=False)

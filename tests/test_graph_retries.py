@@ -108,7 +108,7 @@ async def test_a_key_that_exists_is_a_conflict_at_once(graph: Any) -> None:
         return work
 
     async def statement(transaction: Work) -> None:
-        await transaction.run(duplicate())
+        await transaction.send(duplicate())
 
     async def neomodel_save(work: Work) -> None:
         attempts.append("neomodel")

@@ -244,7 +244,7 @@ async def test_the_facade_passes_its_transaction_and_leaves_neomodel_alone(
 
     async def work(transaction: Work) -> None:
         seen["bound"] = (adb._session, adb._active_transaction, adb.driver)
-        seen["org"] = await transaction.run(
+        seen["org"] = await transaction.send(
             Query(
                 "CREATE (o:Org {org_id: $id, org_name: 'Initech'}) RETURN o.org_id AS id",
                 {"id": "o-1"},

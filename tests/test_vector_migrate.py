@@ -14,7 +14,7 @@ import pytest
 from qdrant_client import QdrantClient, models
 
 from memora_ogm.cli import main
-from memora_ogm.cli.vectors import migrate
+from memora_ogm.cli.stores import migrate
 from memora_ogm.sync import QdrantDB
 from memora_ogm.vector_db import layouts
 from memora_ogm.vector_db.embedding import HashingEmbedding

@@ -62,18 +62,16 @@ class Work:
         self.transaction = transaction
         self.changes = changes  # applied just before the commit
 
-    async def run(self, statement: Statement | Query) -> Any:
-        """Run ``statement`` here: a unit of work's one row, or a query's rows."""
+    async def send(self, statement: Statement | Query) -> Any:
+        """Send ``statement`` here: a unit of work's one row, or a query's rows."""
         query, params = statement.compile()
         return answer(statement, await self.graph._send(self.transaction, query, params))
 
-    async def execute(self, call: Call[T]) -> T:
-        """A declared call's result, run here (its vector changes are not recorded)."""
-        statement = call.statement
-        assert statement is not None
-        query, params = statement.compile()
-        rows = await self.graph._send(self.transaction, query, params)
-        return call.result(answer(statement, rows))
+    async def run(self, call: Call[T]) -> T:
+        """Run a declared call here, as :meth:`Graph.run` runs one alone; its vector
+        changes are not recorded."""
+        assert call.statement is not None
+        return call.result(await self.send(call.statement))
 
 
 class Graph:
@@ -207,8 +205,8 @@ class Graph:
 
         async def attempt(work: Work) -> T:
             for before in call.before:
-                await work.run(before)
-            row = await work.run(statement)
+                await work.send(before)
+            row = await work.send(statement)
             if call.vectors is not None:
                 call.vectors(row, work.changes)
             return call.result(row)

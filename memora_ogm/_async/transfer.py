@@ -214,14 +214,14 @@ class Neo4jTransfer(GraphComponent):
                 ) -> Landed | None:
                     new, declared = ready.new, ready.declared
                     if new is None:  # "skip": what is new is read in the write's transaction
-                        new = await work.execute(
+                        new = await work.run(
                             new_records(nodes, ready.kind, ready.batch, on_conflict)
                         )
                         declared = write_of(nodes, ready.kind, ready.batch, new)
                     planned.append(len(new))
                     if declared is not None:
                         statement, memories = declared
-                        await work.run(statement)
+                        await work.send(statement)
                         work.changes.add(
                             convert.memory_for_vector(nodes, memory) for memory in memories
                         )

@@ -63,18 +63,16 @@ class Work:
         self.transaction = transaction
         self.changes = changes  # applied just before the commit
 
-    def run(self, statement: Statement | Query) -> Any:
-        """Run ``statement`` here: a unit of work's one row, or a query's rows."""
+    def send(self, statement: Statement | Query) -> Any:
+        """Send ``statement`` here: a unit of work's one row, or a query's rows."""
         query, params = statement.compile()
         return answer(statement, self.graph._send(self.transaction, query, params))
 
-    def execute(self, call: Call[T]) -> T:
-        """A declared call's result, run here (its vector changes are not recorded)."""
-        statement = call.statement
-        assert statement is not None
-        query, params = statement.compile()
-        rows = self.graph._send(self.transaction, query, params)
-        return call.result(answer(statement, rows))
+    def run(self, call: Call[T]) -> T:
+        """Run a declared call here, as :meth:`Graph.run` runs one alone; its vector
+        changes are not recorded."""
+        assert call.statement is not None
+        return call.result(self.send(call.statement))
 
 
 class Graph:
@@ -208,8 +206,8 @@ class Graph:
 
         def attempt(work: Work) -> T:
             for before in call.before:
-                work.run(before)
-            row = work.run(statement)
+                work.send(before)
+            row = work.send(statement)
             if call.vectors is not None:
                 call.vectors(row, work.changes)
             return call.result(row)

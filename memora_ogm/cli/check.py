@@ -20,7 +20,7 @@ EXIT_AGREE, EXIT_DIFFER, EXIT_ERROR = 0, 1, 2
 
 
 def _store(config: MemoraConfig) -> QdrantDB:
-    from memora_ogm.cli.vectors import stored_layout
+    from memora_ogm.cli.stores import stored_layout
     from memora_ogm.sync import QdrantDB
     from memora_ogm.vector_db.layouts import MEMORA_COLLECTION_NAME
 

@@ -54,7 +54,7 @@ def shown(memora: Neo4jGraphInterface, value: object) -> str | None:
 
 def _vectors(args: argparse.Namespace) -> tuple[QdrantDB | None, str]:
     """The store named, in the layout its collection was written in (Memora's for a new one)."""
-    from memora_ogm.cli.vectors import stored_layout
+    from memora_ogm.cli.stores import stored_layout
     from memora_ogm.sync import QdrantDB
 
     where: dict[str, Any]
