@@ -3,8 +3,8 @@ the key's index serves every page, and a page's size adapts to its nodes' weight
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any, Protocol, TypeVar
 
 from memora_ogm import observe
 from memora_ogm.calls.consistency import Tenant
@@ -16,7 +16,6 @@ from memora_ogm.schema import models
 from memora_ogm.transfer.export import export_pages
 
 T = TypeVar("T")
-P = ParamSpec("P")
 
 #: Nodes a page brings back at most (an interaction's messages and days count).
 PAGE_NODES = 20_000
@@ -36,13 +35,6 @@ class Reader(Protocol):
     nodes: Nodes
 
     async def run(self, call: Call[T]) -> T: ...
-
-    async def execute(
-        self,
-        declare: Callable[Concatenate[Nodes, P], Call[T]],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> T: ...
 
     async def memory_ids_held(self, memory_ids: list[str]) -> set[str]: ...
 
@@ -105,8 +97,6 @@ async def tenants(graph: Reader, org_id: str | None) -> set[Tenant]:
 
 async def memory_pages(graph: Reader, tenant: Tenant) -> AsyncIterator[list[models.Memory]]:
     """The tenant's memories, a page at a time, in id order."""
-    org_id, user_id = tenant
-    async for page in pages(
-        graph, Part(graph.nodes.Memory, "memory_id"), org_id=org_id, user_id=user_id
-    ):
+    part = Part(graph.nodes.Memory, "memory_id")
+    async for page in pages(graph, part, org_id=tenant[0], user_id=tenant[1]):
         yield [memory_of(values) for values, _ in page]

@@ -188,10 +188,8 @@ class VectorCommit:
 
 
 async def settle_journal(graph: Reader, store: BaseVectorDB, journal: Journal) -> int:
-    """Decide the journal's pending changes by the graph, as it is now: the points of
-    memories it holds are written (again), the others removed; a purged user or
-    organisation the graph still holds gets its points back. Each record goes to one
-    settler; one that fails is held again. Returns how many were settled."""
+    """Decide the journal's pending changes by the graph as it is now (the facade's
+    ``settle_pending``), each record by one settler, held again if that fails; how many."""
     records = journal.take()
     for index, record in enumerate(records):
         try:
@@ -208,19 +206,19 @@ async def settle_journal(graph: Reader, store: BaseVectorDB, journal: Journal) -
 
 async def _settle(graph: Reader, store: BaseVectorDB, record: Pending) -> None:
     if record.memory_ids:
-        found = await graph.execute(memories_with_ids, record.memory_ids)
+        found = await graph.run(memories_with_ids(graph.nodes, record.memory_ids))
         kept = [memory_of(values) for values in found]
         gone = set(record.memory_ids) - {memory.memory_id for memory in kept}
         if gone:
             await store.delete_memories(sorted(gone))
         await write_points(store, kept, graph.memory_ids_held)
     for org_id, user_id in record.users:
-        if await graph.execute(tenant_exists, org_id, user_id):
+        if await graph.run(tenant_exists(graph.nodes, org_id, user_id)):
             await _rewrite(graph, store, {(org_id, user_id)})
         else:
             await store.delete_all_user_memories(org_id, user_id)
     for org_id in record.organizations:
-        if await graph.execute(tenant_exists, org_id):
+        if await graph.run(tenant_exists(graph.nodes, org_id)):
             await _rewrite(graph, store, await tenants(graph, org_id))
         else:
             await store.delete_all_organization_memories(org_id)

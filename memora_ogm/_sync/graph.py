@@ -329,8 +329,7 @@ class Graph:
         return None if self.vector_db is None else Journal.kept_by(self.vector_db)
 
     def settle_pending(self) -> int:
-        """Settle the vector store's pending changes against this graph (:func:`settle_journal`);
-        how many were settled."""
+        """Settle the store's pending changes against this graph; how many were settled."""
         store = self.vector_db
         return 0 if store is None else settle_journal(self, store, Journal.kept_by(store))
 

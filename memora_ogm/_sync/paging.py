@@ -4,8 +4,8 @@ the key's index serves every page, and a page's size adapts to its nodes' weight
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from collections.abc import Iterator
+from typing import Any, Protocol, TypeVar
 
 from memora_ogm import observe
 from memora_ogm.calls.consistency import Tenant
@@ -17,7 +17,6 @@ from memora_ogm.schema import models
 from memora_ogm.transfer.export import export_pages
 
 T = TypeVar("T")
-P = ParamSpec("P")
 
 #: Nodes a page brings back at most (an interaction's messages and days count).
 PAGE_NODES = 20_000
@@ -37,13 +36,6 @@ class Reader(Protocol):
     nodes: Nodes
 
     def run(self, call: Call[T]) -> T: ...
-
-    def execute(
-        self,
-        declare: Callable[Concatenate[Nodes, P], Call[T]],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> T: ...
 
     def memory_ids_held(self, memory_ids: list[str]) -> set[str]: ...
 
@@ -104,6 +96,6 @@ def tenants(graph: Reader, org_id: str | None) -> set[Tenant]:
 
 def memory_pages(graph: Reader, tenant: Tenant) -> Iterator[list[models.Memory]]:
     """The tenant's memories, a page at a time, in id order."""
-    org_id, user_id = tenant
-    for page in pages(graph, Part(graph.nodes.Memory, "memory_id"), org_id=org_id, user_id=user_id):
+    part = Part(graph.nodes.Memory, "memory_id")
+    for page in pages(graph, part, org_id=tenant[0], user_id=tenant[1]):
         yield [memory_of(values) for values, _ in page]
