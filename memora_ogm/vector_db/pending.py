@@ -3,8 +3,8 @@
 A write records what its vector half touches here before applying it, and closes the
 record once its commit's outcome is known. A record left open (a commit whose outcome
 could not be learnt, or a process killed between the vector half and the commit) is
-*pending*: the graph decides it later (``vector_changes.settle_journal``), keeping the points of
-the memories that exist and removing the rest. A store keeps its journal
+*pending*: the graph decides it later (``vector_changes.settle_journal``), keeping the
+points of the memories that exist and removing the rest. A store keeps its journal
 (:meth:`Journal.kept_by`), so the graphs that share a store share it.
 
 Each process appends to a file of its own in the store's folder, locked while the
