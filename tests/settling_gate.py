@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memora_ogm._sync.qdrant import QdrantDB as SyncQdrantDB
-from memora_ogm.vector_db.pending import journal_of
+from memora_ogm.vector_db.pending import Journal
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 #: Seconds a gate or a test waits for the other side before failing loudly.
@@ -132,7 +132,7 @@ async def held_record(
     """Journal and hold what a write of ``kind`` touched, as an unknown commit outcome
     leaves it: ``memories`` (added points, hidden), ``user`` or ``organization`` (a purge,
     applied)."""
-    journal = journal_of(store)
+    journal = Journal.kept_by(store)
     if kind == "memories":
         record = journal.begin(memory_ids)
         hidden: Any = store.delete_memories(list(memory_ids))

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import random
 import statistics
@@ -48,7 +49,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -286,6 +287,23 @@ OPERATIONS: dict[str, tuple[float, Operation]] = {
 }
 
 
+class Settled(logging.Handler):
+    """Counts the pending vector changes the graph reports settled (its log's INFO line)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg == "settled %d pending vector changes":
+            self.count += cast(tuple[int], record.args)[0]
+
+
+SETTLED = Settled()
+logging.getLogger("memora_ogm").addHandler(SETTLED)
+logging.getLogger("memora_ogm").setLevel(logging.INFO)
+
+
 @dataclass
 class Tally:
     operations: Counter[str] = field(default_factory=Counter)
@@ -338,9 +356,9 @@ async def soak(args: argparse.Namespace) -> int:
         settler = Neo4jGraphInterface(
             conn.uri, conn.username, conn.password, conn.database, vectors
         )
-        before = settler.graph.settled
+        before = SETTLED.count
         await settler.setup()  # settles what is pending, as an application starting does
-        tally.settled_at_end = settler.graph.settled - before
+        tally.settled_at_end = SETTLED.count - before
         await settler.close()
         if args.part:  # one of several: the first process checks once all have ended
             await vectors.close()
@@ -386,7 +404,7 @@ async def run_workers(
         *(worker(graph, pop, tally, started + args.seconds, budget) for _ in range(args.workers))
     )
     elapsed = time.monotonic() - started
-    tally.settled = graph.graph.settled
+    tally.settled = SETTLED.count
     await graph.close()
     proxy.stdin.close()
     tally.lost_replies = int(proxy.stdout.readline())
@@ -419,7 +437,7 @@ async def soak_processes(args: argparse.Namespace) -> int:
             conn.uri, conn.username, conn.password, conn.database, vectors
         )
         await settler.setup()  # the ended processes' journals, if they left any open
-        print(f"settled after all {args.processes} processes ended: {settler.graph.settled}")
+        print(f"settled after all {args.processes} processes ended: {SETTLED.count}")
         await settler.close()
         violations = await all_violations(driver, vectors, conn.database)
         await vectors.close()

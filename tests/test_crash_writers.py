@@ -29,7 +29,7 @@ from memora_ogm.errors import OutcomeUnknown
 from memora_ogm.sync import QdrantDB
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
-from memora_ogm.vector_db.pending import journal_of
+from memora_ogm.vector_db.pending import Journal
 
 pytestmark = pytest.mark.local_server
 
@@ -133,13 +133,12 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_writers(
         }
         assert len(acknowledged) >= writers * (CRASHES + 1), failures
         assert set(acknowledged) - stored == set(), "an acknowledged write was lost"
-        assert journal_of(vectors).pending() == [], "pending vector changes were not settled"
+        assert Journal.kept_by(vectors).pending() == [], "pending vector changes were not settled"
         assert await all_violations(driver, vectors) == []
         landed = sum(1 for text in unknown if text in {memory for _, _, memory in stored})
         print(
             f"{CRASHES} kills: {len(acknowledged)} acknowledged saves, {len(failures)} failed "
-            f"calls, {len(unknown)} unknown outcomes ({landed} landed), "
-            f"{memora.graph.settled} pending changes settled; batch sizes "
+            f"calls, {len(unknown)} unknown outcomes ({landed} landed); batch sizes "
             f"{sorted(memora.graph.coalescer.sizes.items())}"
         )
     finally:

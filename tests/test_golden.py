@@ -31,7 +31,7 @@ from memora_ogm.errors import NotFoundError
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
-from memora_ogm.vector_db.pending import Pending, journal_of
+from memora_ogm.vector_db.pending import Journal, Pending
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -237,7 +237,7 @@ async def _settled(memora: Any, t: Tenant) -> Any:
     (offline embeddings: the settling writes the points again)."""
     store = QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
     purge = ((t.world.org_id, t.world.user_id),)
-    journal_of(store).hold(Pending("golden", (t.memory_id,), purge))
+    Journal.kept_by(store).hold(Pending("golden", (t.memory_id,), purge))
     return await _with_store(memora, memora.settle_pending(), store)
 
 

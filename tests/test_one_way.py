@@ -50,6 +50,7 @@ SENDERS = {
 DOORS = {
     ("_async/graph.py", "self.run"),
     ("_async/paging.py", "graph.run"),
+    ("_async/vector_changes.py", "graph.run"),
     ("cli/demo.py", "graph.graph.run"),
 }
 #: Modules allowed to write Cypher text: the engine's renderer (its clauses and the layout

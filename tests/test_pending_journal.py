@@ -32,6 +32,7 @@ def test_a_live_process_keeps_its_records_and_a_dead_ones_are_taken_over(
     assert writer._file is not None
     writer._file.close()  # the writer's process ends: its lock goes with it
     survivor = Journal(tmp_path)
+    assert not survivor.unsettled, "ended processes' records were looked for unasked"
     assert survivor.pending() == [open_one]
     assert [path.name for path in tmp_path.iterdir()] == [Path(survivor._file.name).name]  # type: ignore[union-attr]
 

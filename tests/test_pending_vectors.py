@@ -34,7 +34,7 @@ from memora_ogm.errors import OutcomeUnknown
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
-from memora_ogm.vector_db.pending import journal_of
+from memora_ogm.vector_db.pending import Journal
 from memora_ogm.vector_db.qdrant import QdrantDB
 from memora_ogm.vector_db.scope import MemorySearchScope
 
@@ -162,13 +162,13 @@ async def test_a_write_whose_outcome_is_unknown_is_settled_by_the_graph(
     assert (during != before) is landed
     assert await _searched_ids(s) <= during
     assert await _store_ids(s.vectors) <= during
-    assert journal_of(s.vectors).pending(), "nothing is pending"
+    assert Journal.kept_by(s.vectors).pending(), "nothing is pending"
 
     proxy.back()
     proxy.outage = 0.0
     await SETTLERS[settler](s)
 
-    assert journal_of(s.vectors).pending() == []
+    assert Journal.kept_by(s.vectors).pending() == []
     graph = _graph_ids(neo4j_driver)
     assert graph == during
     assert await _store_ids(s.vectors) == graph
@@ -184,7 +184,8 @@ async def test_a_process_killed_before_its_commit_is_settled_at_the_next_start(
     neo4j_connection: Neo4jConnection, neo4j_driver: Driver, tmp_path: Path, action: str
 ) -> None:
     """The vector half applied, the process killed before its commit: the next process
-    on the same store finds the dead one's journal and settles it in ``setup()``."""
+    on the same store finds the dead one's journal and settles it in ``setup()`` (not on
+    a write before: that settles only what this process holds)."""
     clear_database(neo4j_driver, neo4j_connection.database)
     store = tmp_path / "vectors"
     conn = neo4j_connection
@@ -230,8 +231,10 @@ async def test_a_process_killed_before_its_commit_is_settled_at_the_next_start(
     try:
         assert _graph_ids(neo4j_driver) == graph  # the commit never happened
         assert await _store_ids(vectors) != graph  # the vector half did
+        memora.create_organization("Written before connecting")
+        assert await _store_ids(vectors) != graph, "a write settled before the graph connected"
         memora.setup()
-        assert journal_of(vectors).pending() == []
+        assert Journal.kept_by(vectors).pending() == []
         assert await _store_ids(vectors) == graph
         assert await all_violations(neo4j_driver, vectors) == []
     finally:

@@ -46,7 +46,7 @@ from memora_ogm.errors import OutcomeUnknown
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
-from memora_ogm.vector_db.pending import journal_of
+from memora_ogm.vector_db.pending import Journal
 from memora_ogm.vector_db.qdrant import QdrantDB
 
 TESTS = Path(__file__).parent
@@ -202,7 +202,7 @@ async def test_a_settler_held_across_a_delete_leaves_no_point_of_it(
         commits.open()
         await deleting.done()
 
-    assert journal_of(s.store).pending() == []
+    assert Journal.kept_by(s.store).pending() == []
     await _ids_agree(neo4j_driver, s.store)
     survivors = {entry[2] for entry in graph_memories(neo4j_driver)}
     assert t.ann.user_id not in survivors or delete in ("memory", "interaction")
@@ -325,7 +325,7 @@ async def test_a_settler_while_an_unknown_commit_hides_its_points_leaves_them_se
     assert landed not in {entry[0] for entry in await vector_memories(s.store)}, "not hidden"
 
     await s.dressed.settle_pending()
-    assert journal_of(s.store).pending() == []
+    assert Journal.kept_by(s.store).pending() == []
     points = {entry[0] for entry in await vector_memories(s.store)}
     assert landed in points, "the landed save's memory has no point after settling"
     await _ids_agree(neo4j_driver, s.store)

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 from memora_ogm import observe
 from memora_ogm._async.component import GraphComponent
 from memora_ogm._async.graph import Graph
-from memora_ogm._async.paging import pages
+from memora_ogm._async.paging import memory_of, memory_pages, tenants
 from memora_ogm._async.vector_base import BaseVectorDB
 from memora_ogm._async.vector_changes import write_points
 from memora_ogm.calls.consistency import (
@@ -24,13 +24,8 @@ from memora_ogm.calls.consistency import (
     payload_tenant,
     settle,
 )
-from memora_ogm.calls.user import tenant_exists
-from memora_ogm.engine.pages import Part
-from memora_ogm.schema import models
 from memora_ogm.schema.validation import check_ids
-from memora_ogm.transfer.export import export_pages
 from memora_ogm.transfer.importing import memories_with_ids
-from memora_ogm.vector_db.pending import Pending, journal_of
 
 CHECK_PAGE = 1_000
 #: Unsettled ids resolved per round (a pass over the Memory label).
@@ -62,40 +57,6 @@ def _checkable(store: BaseVectorDB | None) -> BaseVectorDB:
     return store
 
 
-def _memory(values: dict[str, Any]) -> models.Memory:
-    """A memory as its point should describe it (a point names no interaction)."""
-    return models.Memory(
-        **{name: value for name, value in values.items() if name != "interaction_id"}
-    )
-
-
-async def _keys(graph: Graph, part: Part, **owner: str) -> AsyncIterator[str]:
-    async for page in pages(graph, part, **owner):
-        for values, _ in page:
-            yield values[part.key]
-
-
-async def _graph_tenants(graph: Graph, org_id: str | None) -> set[Tenant]:
-    orgs = (
-        [org_id]
-        if org_id is not None
-        else [org async for org in _keys(graph, Part(graph.nodes.Org, "org_id"))]
-    )
-    return {
-        (org, user)
-        for org in orgs
-        async for user in _keys(graph, export_pages(graph.nodes).users, org_id=org)
-    }
-
-
-async def _memorypages(graph: Graph, tenant: Tenant) -> AsyncIterator[list[models.Memory]]:
-    org_id, user_id = tenant
-    async for page in pages(
-        graph, Part(graph.nodes.Memory, "memory_id"), org_id=org_id, user_id=user_id
-    ):
-        yield [_memory(values) for values, _ in page]
-
-
 async def _point_ids(store: Any, tenant: Tenant) -> AsyncIterator[str]:
     offset: str | None = None
     while True:
@@ -121,8 +82,8 @@ class _Check:
         org_id = self.report.org_id
         counts = await self.store.tenants(org_id)
         self.report.points = sum(counts.values())
-        tenants = await _graph_tenants(self.graph, org_id) | set(counts)
-        for tenant in sorted(tenants):
+        owners = await tenants(self.graph, org_id) | set(counts)
+        for tenant in sorted(owners):
             if await self._memories_by_id(tenant) != counts.get(tenant, 0):
                 await self._points_not_memories(tenant)
         await self._resolve()
@@ -132,7 +93,7 @@ class _Check:
     async def _memories_by_id(self, tenant: Tenant) -> int:
         """Check the tenant's memories against their points; how many are filed under it."""
         filed = 0
-        async for page in _memorypages(self.graph, tenant):
+        async for page in memory_pages(self.graph, tenant):
             for start in range(0, len(page), CHECK_PAGE):
                 memories = page[start : start + CHECK_PAGE]
                 payloads = await self.store.payloads([m.memory_id for m in memories])
@@ -149,7 +110,7 @@ class _Check:
 
     async def _points_not_memories(self, tenant: Tenant) -> None:
         """A point with no memory of the tenant (both read in id order) is unsettled."""
-        read = _memorypages(self.graph, tenant)
+        read = memory_pages(self.graph, tenant)
         memory_ids = (memory.memory_id async for page in read for memory in page)
         memory_id = await anext(memory_ids, None)
         async for point_id in _point_ids(self.store, tenant):
@@ -170,9 +131,7 @@ class _Check:
         if not ids:
             return
         found = await self.graph.execute(memories_with_ids, ids)
-        settle(
-            self.report, ids, [_memory(values) for values in found], await self.store.payloads(ids)
-        )
+        settle(self.report, ids, [memory_of(row) for row in found], await self.store.payloads(ids))
         self.resolved.update(ids)
 
 
@@ -200,7 +159,7 @@ class Neo4jConsistency(GraphComponent):
         the orphans and rewrite the wrong payloads; clashing ids are left to a person.
         Idempotent; the report is ``repaired``."""
         store = _checkable(self.graph.vector_db)
-        await self.settle_pending()
+        await self.graph.settle_pending()
         report = await self.check_consistency(org_id, progress)
         orphans = [orphan.memory_id for orphan in report.orphans]
         for start in range(0, len(orphans), DELETE_BATCH):
@@ -216,47 +175,4 @@ class Neo4jConsistency(GraphComponent):
         of memories it holds are written (again), the others removed; a purged user or
         organisation the graph still holds gets its points back. Runs on connecting, after
         a write and in ``repair``; returns how many changes were settled."""
-        store = self.graph.vector_db
-        if store is None:
-            return 0
-        journal = journal_of(store)
-        records = journal.take()
-        for index, record in enumerate(records):
-            try:
-                await self._settle(store, record)
-            except BaseException:
-                for left in records[index:]:
-                    journal.hold(left)
-                raise
-            journal.close(record)
-            self.graph.settled += 1
-        if records:
-            self.logger.info("settled %d pending vector changes", len(records))
-        return len(records)
-
-    async def _settle(self, store: BaseVectorDB, record: Pending) -> None:
-        if record.memory_ids:
-            found = await self.graph.execute(memories_with_ids, record.memory_ids)
-            kept = [_memory(values) for values in found]
-            gone = set(record.memory_ids) - {memory.memory_id for memory in kept}
-            if gone:
-                await store.delete_memories(sorted(gone))
-            await write_points(store, kept, self.graph.memory_ids_held)
-        for org_id, user_id in record.users:
-            if await self.graph.execute(tenant_exists, org_id, user_id):
-                await self._rewrite(store, {(org_id, user_id)})
-            else:
-                await store.delete_all_user_memories(org_id, user_id)
-        for org_id in record.organizations:
-            if await self.graph.execute(tenant_exists, org_id):
-                await self._rewrite(store, await _graph_tenants(self.graph, org_id))
-            else:
-                await store.delete_all_organization_memories(org_id)
-
-    async def _rewrite(self, store: BaseVectorDB, tenants: set[Tenant]) -> None:
-        """Write the points of every memory of ``tenants`` (a purge that may not have
-        landed: the graph's memories are all the points there should be), each page
-        checked against the graph once written."""
-        for tenant in sorted(tenants):
-            async for page in _memorypages(self.graph, tenant):
-                await write_points(store, page, self.graph.memory_ids_held)
+        return await self.graph.settle_pending()

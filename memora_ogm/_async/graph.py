@@ -8,7 +8,6 @@ are applied around its commit, so both stores change together or neither does.
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
@@ -26,7 +25,7 @@ from memora_ogm._async.connection import (
 from memora_ogm._async.nodes import NODES
 from memora_ogm._async.retry import ask_outcome, retried
 from memora_ogm._async.vector_base import BaseVectorDB
-from memora_ogm._async.vector_changes import VectorCommit
+from memora_ogm._async.vector_changes import VectorCommit, settle_journal
 from memora_ogm.engine.call import (
     Batches,
     Call,
@@ -45,7 +44,7 @@ from memora_ogm.engine.queries import APOC_AVAILABLE
 from memora_ogm.engine.unit_of_work import Statement
 from memora_ogm.errors import CONNECTION_LOST, NodeVanished, NotFoundError
 from memora_ogm.transfer.importing import memories_with_ids
-from memora_ogm.vector_db.pending import journal_of
+from memora_ogm.vector_db.pending import Journal
 
 __all__ = ["Graph", "Landed", "Work", "VectorChanges", "nothing"]
 
@@ -118,12 +117,6 @@ class Graph:
         #: Causal consistency: in a cluster, a read routed to a follower still sees every
         #: write this graph committed before it.
         self.bookmarks = AsyncGraphDatabase.bookmark_manager()
-        #: Settles the vector store's pending changes against this graph: the interface's
-        #: ``settle_pending``, run after a write and on connecting. Held weakly, so that an
-        #: interface let go is freed at once (and with it an embedded store's folder).
-        self.settler: weakref.WeakMethod[Callable[[], Awaitable[int]]] | None = None
-        #: Pending vector changes settled so far (for tests and operators).
-        self.settled = 0
         #: Concurrent saves share a transaction (:mod:`memora_ogm._async.coalescing`).
         self.coalesce_writes = False
         self.coalescer = Coalescer(self._call, self._batch)
@@ -134,9 +127,10 @@ class Graph:
         return (await self.connection.link()).driver
 
     async def connect(self) -> None:
-        """Check that the server answers, then settle what waits for it."""
+        """Check that the server answers, then settle what waits for it (ended
+        processes' records included)."""
         await (await self.driver()).verify_connectivity()
-        await self.settle()
+        await self.settle(connecting=True)
 
     async def close(self) -> None:
         """Close this graph's drivers and kept sessions (a borrowed driver stays open)."""
@@ -296,7 +290,9 @@ class Graph:
         """
 
         async def attempt() -> T:
-            vectors = VectorCommit(self.vector_db if write else None, self.memory_ids_held)
+            vectors = VectorCommit(
+                self.vector_db if write else None, self.journal, self.memory_ids_held
+            )
             ran: list[T] = []  # the work's result, once it ran
             try:
                 driver = await self.driver()
@@ -323,16 +319,26 @@ class Graph:
 
         return await retried(attempt, self.max_attempts, self.base_backoff)
 
-    async def settle(self) -> None:
-        """Settle the vector store's pending changes against the graph (its
-        :attr:`settler`), if any; logged, not raised: the call that asked succeeded."""
-        settler = None if self.settler is None else self.settler()
-        if settler is None or self.vector_db is None:
-            return
-        if not journal_of(self.vector_db).unsettled:
+    @property
+    def journal(self) -> Journal | None:
+        """The vector store's journal of pending changes: the store keeps it, so the
+        graphs sharing a store share it."""
+        return None if self.vector_db is None else Journal.kept_by(self.vector_db)
+
+    async def settle_pending(self) -> int:
+        """Settle the store's pending changes against this graph; how many were settled."""
+        store = self.vector_db
+        return 0 if store is None else await settle_journal(self, store, Journal.kept_by(store))
+
+    async def settle(self, connecting: bool = False) -> None:
+        """Settle after a write if the journal holds records (a check without I/O), and
+        on connecting (ended processes' records looked for too); logged, not raised: the
+        call that asked succeeded."""
+        journal = self.journal
+        if journal is None or not (connecting or journal.unsettled):
             return
         try:
-            await settler()
+            await self.settle_pending()
         except Exception:
             logger.warning("pending vector changes are not settled yet", exc_info=True)
 

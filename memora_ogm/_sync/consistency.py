@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 from memora_ogm import observe
 from memora_ogm._sync.component import GraphComponent
 from memora_ogm._sync.graph import Graph
-from memora_ogm._sync.paging import pages
+from memora_ogm._sync.paging import memory_of, memory_pages, tenants
 from memora_ogm._sync.vector_base import BaseVectorDB
 from memora_ogm._sync.vector_changes import write_points
 from memora_ogm.calls.consistency import (
@@ -25,13 +25,8 @@ from memora_ogm.calls.consistency import (
     payload_tenant,
     settle,
 )
-from memora_ogm.calls.user import tenant_exists
-from memora_ogm.engine.pages import Part
-from memora_ogm.schema import models
 from memora_ogm.schema.validation import check_ids
-from memora_ogm.transfer.export import export_pages
 from memora_ogm.transfer.importing import memories_with_ids
-from memora_ogm.vector_db.pending import Pending, journal_of
 
 CHECK_PAGE = 1_000
 #: Unsettled ids resolved per round (a pass over the Memory label).
@@ -63,38 +58,6 @@ def _checkable(store: BaseVectorDB | None) -> BaseVectorDB:
     return store
 
 
-def _memory(values: dict[str, Any]) -> models.Memory:
-    """A memory as its point should describe it (a point names no interaction)."""
-    return models.Memory(
-        **{name: value for name, value in values.items() if name != "interaction_id"}
-    )
-
-
-def _keys(graph: Graph, part: Part, **owner: str) -> Iterator[str]:
-    for page in pages(graph, part, **owner):
-        for values, _ in page:
-            yield values[part.key]
-
-
-def _graph_tenants(graph: Graph, org_id: str | None) -> set[Tenant]:
-    orgs = (
-        [org_id]
-        if org_id is not None
-        else [org for org in _keys(graph, Part(graph.nodes.Org, "org_id"))]
-    )
-    return {
-        (org, user)
-        for org in orgs
-        for user in _keys(graph, export_pages(graph.nodes).users, org_id=org)
-    }
-
-
-def _memorypages(graph: Graph, tenant: Tenant) -> Iterator[list[models.Memory]]:
-    org_id, user_id = tenant
-    for page in pages(graph, Part(graph.nodes.Memory, "memory_id"), org_id=org_id, user_id=user_id):
-        yield [_memory(values) for values, _ in page]
-
-
 def _point_ids(store: Any, tenant: Tenant) -> Iterator[str]:
     offset: str | None = None
     while True:
@@ -120,8 +83,8 @@ class _Check:
         org_id = self.report.org_id
         counts = self.store.tenants(org_id)
         self.report.points = sum(counts.values())
-        tenants = _graph_tenants(self.graph, org_id) | set(counts)
-        for tenant in sorted(tenants):
+        owners = tenants(self.graph, org_id) | set(counts)
+        for tenant in sorted(owners):
             if self._memories_by_id(tenant) != counts.get(tenant, 0):
                 self._points_not_memories(tenant)
         self._resolve()
@@ -131,7 +94,7 @@ class _Check:
     def _memories_by_id(self, tenant: Tenant) -> int:
         """Check the tenant's memories against their points; how many are filed under it."""
         filed = 0
-        for page in _memorypages(self.graph, tenant):
+        for page in memory_pages(self.graph, tenant):
             for start in range(0, len(page), CHECK_PAGE):
                 memories = page[start : start + CHECK_PAGE]
                 payloads = self.store.payloads([m.memory_id for m in memories])
@@ -148,7 +111,7 @@ class _Check:
 
     def _points_not_memories(self, tenant: Tenant) -> None:
         """A point with no memory of the tenant (both read in id order) is unsettled."""
-        read = _memorypages(self.graph, tenant)
+        read = memory_pages(self.graph, tenant)
         memory_ids = (memory.memory_id for page in read for memory in page)
         memory_id = next(memory_ids, None)
         for point_id in _point_ids(self.store, tenant):
@@ -169,7 +132,7 @@ class _Check:
         if not ids:
             return
         found = self.graph.execute(memories_with_ids, ids)
-        settle(self.report, ids, [_memory(values) for values in found], self.store.payloads(ids))
+        settle(self.report, ids, [memory_of(row) for row in found], self.store.payloads(ids))
         self.resolved.update(ids)
 
 
@@ -197,7 +160,7 @@ class Neo4jConsistency(GraphComponent):
         the orphans and rewrite the wrong payloads; clashing ids are left to a person.
         Idempotent; the report is ``repaired``."""
         store = _checkable(self.graph.vector_db)
-        self.settle_pending()
+        self.graph.settle_pending()
         report = self.check_consistency(org_id, progress)
         orphans = [orphan.memory_id for orphan in report.orphans]
         for start in range(0, len(orphans), DELETE_BATCH):
@@ -213,47 +176,4 @@ class Neo4jConsistency(GraphComponent):
         of memories it holds are written (again), the others removed; a purged user or
         organisation the graph still holds gets its points back. Runs on connecting, after
         a write and in ``repair``; returns how many changes were settled."""
-        store = self.graph.vector_db
-        if store is None:
-            return 0
-        journal = journal_of(store)
-        records = journal.take()
-        for index, record in enumerate(records):
-            try:
-                self._settle(store, record)
-            except BaseException:
-                for left in records[index:]:
-                    journal.hold(left)
-                raise
-            journal.close(record)
-            self.graph.settled += 1
-        if records:
-            self.logger.info("settled %d pending vector changes", len(records))
-        return len(records)
-
-    def _settle(self, store: BaseVectorDB, record: Pending) -> None:
-        if record.memory_ids:
-            found = self.graph.execute(memories_with_ids, record.memory_ids)
-            kept = [_memory(values) for values in found]
-            gone = set(record.memory_ids) - {memory.memory_id for memory in kept}
-            if gone:
-                store.delete_memories(sorted(gone))
-            write_points(store, kept, self.graph.memory_ids_held)
-        for org_id, user_id in record.users:
-            if self.graph.execute(tenant_exists, org_id, user_id):
-                self._rewrite(store, {(org_id, user_id)})
-            else:
-                store.delete_all_user_memories(org_id, user_id)
-        for org_id in record.organizations:
-            if self.graph.execute(tenant_exists, org_id):
-                self._rewrite(store, _graph_tenants(self.graph, org_id))
-            else:
-                store.delete_all_organization_memories(org_id)
-
-    def _rewrite(self, store: BaseVectorDB, tenants: set[Tenant]) -> None:
-        """Write the points of every memory of ``tenants`` (a purge that may not have
-        landed: the graph's memories are all the points there should be), each page
-        checked against the graph once written."""
-        for tenant in sorted(tenants):
-            for page in _memorypages(self.graph, tenant):
-                write_points(store, page, self.graph.memory_ids_held)
+        return self.graph.settle_pending()

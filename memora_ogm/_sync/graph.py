@@ -9,7 +9,6 @@ are applied around its commit, so both stores change together or neither does.
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Callable
 from functools import partial
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
@@ -27,7 +26,7 @@ from memora_ogm._sync.connection import (
 from memora_ogm._sync.nodes import NODES
 from memora_ogm._sync.retry import ask_outcome, retried
 from memora_ogm._sync.vector_base import BaseVectorDB
-from memora_ogm._sync.vector_changes import VectorCommit
+from memora_ogm._sync.vector_changes import VectorCommit, settle_journal
 from memora_ogm.engine.call import (
     Batches,
     Call,
@@ -46,7 +45,7 @@ from memora_ogm.engine.queries import APOC_AVAILABLE
 from memora_ogm.engine.unit_of_work import Statement
 from memora_ogm.errors import CONNECTION_LOST, NodeVanished, NotFoundError
 from memora_ogm.transfer.importing import memories_with_ids
-from memora_ogm.vector_db.pending import journal_of
+from memora_ogm.vector_db.pending import Journal
 
 __all__ = ["Graph", "Landed", "Work", "VectorChanges", "nothing"]
 
@@ -119,12 +118,6 @@ class Graph:
         #: Causal consistency: in a cluster, a read routed to a follower still sees every
         #: write this graph committed before it.
         self.bookmarks = GraphDatabase.bookmark_manager()
-        #: Settles the vector store's pending changes against this graph: the interface's
-        #: ``settle_pending``, run after a write and on connecting. Held weakly, so that an
-        #: interface let go is freed at once (and with it an embedded store's folder).
-        self.settler: weakref.WeakMethod[Callable[[], int]] | None = None
-        #: Pending vector changes settled so far (for tests and operators).
-        self.settled = 0
         #: Concurrent saves share a transaction (:mod:`memora_ogm._async.coalescing`).
         self.coalesce_writes = False
         self.coalescer = Coalescer(self._call, self._batch)
@@ -135,9 +128,10 @@ class Graph:
         return (self.connection.link()).driver
 
     def connect(self) -> None:
-        """Check that the server answers, then settle what waits for it."""
+        """Check that the server answers, then settle what waits for it (ended
+        processes' records included)."""
         (self.driver()).verify_connectivity()
-        self.settle()
+        self.settle(connecting=True)
 
     def close(self) -> None:
         """Close this graph's drivers and kept sessions (a borrowed driver stays open)."""
@@ -297,7 +291,9 @@ class Graph:
         """
 
         def attempt() -> T:
-            vectors = VectorCommit(self.vector_db if write else None, self.memory_ids_held)
+            vectors = VectorCommit(
+                self.vector_db if write else None, self.journal, self.memory_ids_held
+            )
             ran: list[T] = []  # the work's result, once it ran
             try:
                 driver = self.driver()
@@ -324,16 +320,26 @@ class Graph:
 
         return retried(attempt, self.max_attempts, self.base_backoff)
 
-    def settle(self) -> None:
-        """Settle the vector store's pending changes against the graph (its
-        :attr:`settler`), if any; logged, not raised: the call that asked succeeded."""
-        settler = None if self.settler is None else self.settler()
-        if settler is None or self.vector_db is None:
-            return
-        if not journal_of(self.vector_db).unsettled:
+    @property
+    def journal(self) -> Journal | None:
+        """The vector store's journal of pending changes: the store keeps it, so the
+        graphs sharing a store share it."""
+        return None if self.vector_db is None else Journal.kept_by(self.vector_db)
+
+    def settle_pending(self) -> int:
+        """Settle the store's pending changes against this graph; how many were settled."""
+        store = self.vector_db
+        return 0 if store is None else settle_journal(self, store, Journal.kept_by(store))
+
+    def settle(self, connecting: bool = False) -> None:
+        """Settle after a write if the journal holds records (a check without I/O), and
+        on connecting (ended processes' records looked for too); logged, not raised: the
+        call that asked succeeded."""
+        journal = self.journal
+        if journal is None or not (connecting or journal.unsettled):
             return
         try:
-            settler()
+            self.settle_pending()
         except Exception:
             logger.warning("pending vector changes are not settled yet", exc_info=True)
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -89,7 +88,6 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
 
     def _attach(self, graph: Graph, enable_logging: bool) -> None:
         self.graph = graph
-        graph.settler = weakref.WeakMethod(self.settle_pending)
         self.logger = logging.getLogger("memora_ogm")
         if enable_logging:
             logging.basicConfig(level=logging.INFO)

@@ -1,7 +1,8 @@
 # Generated from memora_ogm/_async by scripts/generate_sync.py: do not edit.
 """The vector store's half of a write: journalled and applied just before the graph
-commits, undone if the commit did not land, pending until the graph settles it if the
-commit's outcome is unknown; so that both stores change or neither does.
+commits, undone if the commit did not land, pending until the graph settles it
+(:func:`settle_journal`) if the commit's outcome is unknown; so that both stores change or
+neither does.
 
 Points are removed before the commit and again after it, and a point written from what
 the graph held is checked against the graph once written (:func:`write_points`): so no
@@ -14,10 +15,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from memora_ogm._sync.paging import Reader, memory_of, memory_pages, tenants
 from memora_ogm._sync.vector_base import BaseVectorDB
+from memora_ogm.calls.consistency import Tenant
+from memora_ogm.calls.user import tenant_exists
 from memora_ogm.engine.call import VectorChanges
 from memora_ogm.schema.models import Memory as MemoryModel
-from memora_ogm.vector_db.pending import Journal, Pending, journal_of
+from memora_ogm.transfer.importing import memories_with_ids
+from memora_ogm.vector_db.pending import Journal, Pending
 
 logger = logging.getLogger("memora_ogm")
 
@@ -77,22 +82,23 @@ class VectorCommit:
     and applied before the commit (a refusal rolls the graph back), undone if the commit
     did not land, and held pending if its outcome is unknown (:mod:`pending`)."""
 
-    def __init__(self, vector_db: BaseVectorDB | None, held: HeldIds) -> None:
+    def __init__(
+        self, vector_db: BaseVectorDB | None, journal: Journal | None, held: HeldIds
+    ) -> None:
         self.vector_db = vector_db
+        self.journal = journal
         self.held = held
         self.changes = VectorChanges(tracked=vector_db is not None)
-        #: The store's journal and this write's record in it, once journalled.
-        self.journal: Journal | None = None
+        #: This write's record in the store's journal, once journalled.
         self.record: Pending | None = None
 
     def before_commit(self) -> None:
         """Journal the changes, then apply them; if that fails half-way, undo them and
         re-raise."""
-        vector_db, changes = self.vector_db, self.changes
-        if vector_db is None or not changes:
+        vector_db, journal, changes = self.vector_db, self.journal, self.changes
+        if vector_db is None or journal is None or not changes:
             return
-        self.journal = journal_of(vector_db)
-        self.record = self.journal.begin(
+        self.record = journal.begin(
             [m.memory_id for m in (*changes.removed, *changes.added)],
             changes.purged_users,
             changes.purged_organizations,
@@ -180,3 +186,49 @@ class VectorCommit:
             logger.warning("could not hide the points of a pending write", exc_info=True)
         finally:
             journal.hold(record)
+
+
+def settle_journal(graph: Reader, store: BaseVectorDB, journal: Journal) -> int:
+    """Decide the journal's pending changes by the graph as it is now (the facade's
+    ``settle_pending``), each record by one settler, held again if that fails; how many."""
+    records = journal.take()
+    for index, record in enumerate(records):
+        try:
+            _settle(graph, store, record)
+        except BaseException:
+            for left in records[index:]:
+                journal.hold(left)
+            raise
+        journal.close(record)
+    if records:
+        logger.info("settled %d pending vector changes", len(records))
+    return len(records)
+
+
+def _settle(graph: Reader, store: BaseVectorDB, record: Pending) -> None:
+    if record.memory_ids:
+        found = graph.run(memories_with_ids(graph.nodes, record.memory_ids))
+        kept = [memory_of(values) for values in found]
+        gone = set(record.memory_ids) - {memory.memory_id for memory in kept}
+        if gone:
+            store.delete_memories(sorted(gone))
+        write_points(store, kept, graph.memory_ids_held)
+    for org_id, user_id in record.users:
+        if graph.run(tenant_exists(graph.nodes, org_id, user_id)):
+            _rewrite(graph, store, {(org_id, user_id)})
+        else:
+            store.delete_all_user_memories(org_id, user_id)
+    for org_id in record.organizations:
+        if graph.run(tenant_exists(graph.nodes, org_id)):
+            _rewrite(graph, store, tenants(graph, org_id))
+        else:
+            store.delete_all_organization_memories(org_id)
+
+
+def _rewrite(graph: Reader, store: BaseVectorDB, owners: set[Tenant]) -> None:
+    """Write the points of every memory of ``owners`` (a purge that may not have landed:
+    the graph's memories are all the points there should be), each page checked against
+    the graph once written."""
+    for tenant in sorted(owners):
+        for page in memory_pages(graph, tenant):
+            write_points(store, page, graph.memory_ids_held)

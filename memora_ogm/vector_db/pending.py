@@ -3,8 +3,9 @@
 A write records what its vector half touches here before applying it, and closes the
 record once its commit's outcome is known. A record left open (a commit whose outcome
 could not be learnt, or a process killed between the vector half and the commit) is
-*pending*: the graph decides it later (``settle_pending``), keeping the points of the
-memories that exist and removing the rest.
+*pending*: the graph decides it later (``vector_changes.settle_journal``), keeping the
+points of the memories that exist and removing the rest. A store keeps its journal
+(:meth:`Journal.kept_by`), so the graphs that share a store share it.
 
 Each process appends to a file of its own in the store's folder, locked while the
 process lives: another process that can lock it knows its owner died, and takes its
@@ -21,7 +22,6 @@ import logging
 import os
 import threading
 import uuid
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +83,20 @@ def open_records(lines: Iterable[str]) -> list[Pending]:
 class Journal:
     """The pending records of one vector store in this process (see the module)."""
 
+    #: Taken to give a store its journal, so that threads sharing the store share one.
+    _keeping = threading.Lock()
+
+    @classmethod
+    def kept_by(cls, store: Any) -> Journal:
+        """The journal ``store`` keeps as its ``pending_journal``, made on first use (in
+        its ``pending_folder`` if it names one)."""
+        with cls._keeping:
+            journal: Journal | None = getattr(store, "pending_journal", None)
+            if journal is None:
+                folder = getattr(store, "pending_folder", None)
+                journal = store.pending_journal = cls(None if folder is None else Path(folder))
+            return journal
+
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
         self._lock = threading.Lock()
@@ -97,8 +111,9 @@ class Journal:
 
     @property
     def unsettled(self) -> bool:
-        """Whether something waits to be settled (cheap: asked after every write)."""
-        return bool(self._held) or not self._adopted
+        """Whether records are held to settle (no I/O: asked after every write); those of
+        ended processes are looked for only by :meth:`pending`."""
+        return bool(self._held)
 
     def begin(
         self,
@@ -191,17 +206,3 @@ class Journal:
             self._file.close()
         self._file = None
         self._open, self._held = {}, {}
-
-
-_journals: weakref.WeakKeyDictionary[Any, Journal] = weakref.WeakKeyDictionary()
-_journals_lock = threading.Lock()
-
-
-def journal_of(store: Any) -> Journal:
-    """The journal of a vector store: in its ``pending_folder`` if it names one."""
-    with _journals_lock:
-        journal = _journals.get(store)
-        if journal is None:
-            folder = getattr(store, "pending_folder", None)
-            journal = _journals[store] = Journal(None if folder is None else Path(folder))
-        return journal
