@@ -28,9 +28,17 @@ from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.projection import reading
 from memora_ogm.engine.unit_of_work import Ref, UnitOfWork
 from memora_ogm.errors import InteractionNotFound, MemoryNotFound, UserNotFound
+from memora_ogm.properties import storable
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import MemoriesAndInteraction
 from memora_ogm.schema.validation import check_flag, check_ids, check_page
+
+
+def _checked(value: Any) -> MemoriesAndInteraction:
+    """The write's own copy of ``value``, checked, its date as the graph stores it."""
+    data = MemoriesAndInteraction.checked(value)
+    data.interaction_date = storable(data.interaction_date)
+    return data
 
 
 def _owner(
@@ -188,7 +196,7 @@ def save_interaction_with_memories(
     first (the save fails, and its retry finds the node missing).
     """
     check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id)
-    data = MemoriesAndInteraction.checked(memories_and_interaction)
+    data = _checked(memories_and_interaction)
     when = data.interaction_date
 
     work = UnitOfWork()
@@ -234,7 +242,7 @@ def update_interaction_and_memories(
     memories stay, without ``MESSAGE_SOURCE``.
     """
     check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id, interaction_id=interaction_id)
-    data = MemoriesAndInteraction.checked(updated_memories_and_interaction)
+    data = _checked(updated_memories_and_interaction)
     when = data.interaction_date
     key: dict[str, Any] = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
 

@@ -1,8 +1,8 @@
 """Input models of the graph layer's write methods (what an agent extracted from a conversation).
 
 Same names and fields as Memora's storage schema, so Memora's agent can hand its objects
-to memora-ogm unchanged. They hold every check of a write: built from dicts or JSON they
-check types as Memora did; :meth:`MemoriesAndInteraction.checked` (what a save or an
+to memora-ogm unchanged. They hold the checks of a write's input: built from dicts or JSON
+they check types as Memora did; :meth:`MemoriesAndInteraction.checked` (what a save or an
 update calls) also checks lengths, encodability, memory ids and positions, on exact types.
 """
 
@@ -22,7 +22,6 @@ from pydantic import (
     model_validator,
 )
 
-from memora_ogm.properties import storable
 from memora_ogm.schema.models import Position, UTCDateTime
 from memora_ogm.schema.validation import (
     MAX_NAME_LENGTH,
@@ -88,7 +87,7 @@ def _messages(value: Any) -> list[dict[str, str]]:
 def _datetime(value: Any) -> datetime:
     if not isinstance(value, datetime):
         raise ValueError("`interaction_date` must be a datetime.")
-    return storable(value)
+    return value
 
 
 def _memories(name: str, model: type[BaseModel], value: Any) -> list[dict[str, Any]]:
