@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
 
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -162,3 +163,54 @@ def test_memory_requires_its_ids_and_text() -> None:
         Memory.model_validate({"org_id": "o", "memory": "m", "obtained_at": OBTAINED})
     with pytest.raises(ValidationError):
         make_memory(memory_id=None)
+
+
+def test_a_write_checks_a_copy_of_any_object_with_the_fields() -> None:
+    """Memora's own objects are of other classes with the same field names."""
+    messages = [{"role": "user", "content": "I moved to Rome"}, {"role": "ai", "content": "ok"}]
+    memory = SimpleNamespace(memory="user_x lives in Rome", source_msg_block_pos=(1, 0))
+    given = SimpleNamespace(
+        interaction=messages,
+        interaction_date=datetime(2024, 5, 1, 12),
+        memories=[memory],
+        contrary_memories=[],
+    )
+    checked = MemoriesAndInteraction.checked(given)
+    messages[0]["content"] = "changed later"
+    messages.append({"role": "user", "content": "and more"})
+    memory.source_msg_block_pos = (5,)
+
+    assert checked.interaction == [
+        {"role": "user", "content": "I moved to Rome"},
+        {"role": "ai", "content": "ok"},
+    ]
+    assert checked.interaction_date == datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
+    assert checked.memories == [
+        MemoryToStore(memory="user_x lives in Rome", source_msg_block_pos=[1, 0])
+    ]
+    assert MemoriesAndInteraction.checked(checked) == checked  # a checked one checks again
+
+
+def test_the_models_refuse_for_a_write_what_they_accept_from_dicts() -> None:
+    """Built from dicts or JSON they convert as Memora did; a write wants exact values."""
+    lenient = MemoriesAndInteraction.model_validate(
+        {
+            "interaction": [{"role": "user", "content": "hi"}],
+            "interaction_date": "2024-05-01T12:00:00+00:00",
+            "memories": [{"memory": " ", "source_msg_block_pos": ["0", 3]}],
+        }
+    )
+    assert lenient.memories[0].source_msg_block_pos == [0, 3]
+    for fields, refusal in (
+        ({"interaction_date": "2024-05-01"}, "`interaction_date` must be a datetime."),
+        ({"memories": [{"memory": "m", "source_msg_block_pos": [0]}]}, "`memories` must be a"),
+        ({}, "`memory` must be a string and have a value."),
+    ):
+        given = MemoriesAndInteraction.model_construct(**{**dict(lenient), **fields})
+        with pytest.raises(ValueError) as raised:
+            MemoriesAndInteraction.checked(given)
+        assert type(raised.value) is ValueError
+        assert str(raised.value).startswith(refusal)
+    positions = MemoryToStore(memory="m", source_msg_block_pos=[0, 3])
+    with pytest.raises(ValueError, match=r"^message position 3 is outside the 1 messages\.$"):
+        MemoriesAndInteraction.checked(lenient.model_copy(update={"memories": [positions]}))

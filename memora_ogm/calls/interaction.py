@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -32,126 +31,14 @@ from memora_ogm.errors import InteractionNotFound, MemoryNotFound, UserNotFound
 from memora_ogm.properties import storable
 from memora_ogm.schema import models
 from memora_ogm.schema.storage import MemoriesAndInteraction
-from memora_ogm.schema.validation import (
-    MAX_NAME_LENGTH,
-    MAX_TEXT_LENGTH,
-    check_encodable,
-    check_flag,
-    check_ids,
-    check_memory_id,
-    check_page,
-    check_text,
-)
+from memora_ogm.schema.validation import check_flag, check_ids, check_page
 
 
-def _check_message(index: int, message: Any) -> dict[str, str]:
-    if not isinstance(message, Mapping):
-        raise ValueError(f"message {index} must be a dict with `role` and `content`.")
-    for key, limit in (("role", MAX_NAME_LENGTH), ("content", MAX_TEXT_LENGTH)):
-        value = message.get(key)
-        if not isinstance(value, str):
-            raise ValueError(f"message {index} must have a string `{key}`.")
-        if len(value) > limit:
-            raise ValueError(f"`{key}` of message {index} is longer than {limit} characters.")
-        check_encodable(f"{key} of message {index}", value)
-    return {"role": message["role"], "content": message["content"]}
-
-
-def _fields(value: Any, names: tuple[str, ...]) -> dict[str, Any] | None:
-    """``value``'s attributes ``names`` (so Memora's own objects pass), or None (a dict too)."""
-    if isinstance(value, Mapping):
-        return None
-    try:
-        return {name: getattr(value, name) for name in names}
-    except AttributeError:
-        return None
-
-
-def _sequence(value: Any) -> bool:
-    return isinstance(value, list | tuple)
-
-
-def _check_positions(positions: Any, message_count: int) -> list[int]:
-    if not _sequence(positions):
-        raise ValueError("`source_msg_block_pos` must be a list of message positions.")
-    seen: set[int] = set()
-    for position in positions:
-        if isinstance(position, bool) or not isinstance(position, int):
-            raise ValueError(f"message position {position!r} must be an integer.")
-        if not 0 <= position < message_count:
-            raise ValueError(
-                f"message position {position} is outside the {message_count} messages."
-            )
-        if position in seen:
-            raise ValueError(f"message position {position} is given twice.")
-        seen.add(position)
-    return [int(position) for position in positions]
-
-
-_DATA_FIELDS = ("interaction", "interaction_date", "memories", "contrary_memories")
-
-
-@dataclass(frozen=True, slots=True)
-class CheckedMemory:
-    """A memory to store, as checked."""
-
-    memory: str
-    source_msg_block_pos: list[int]
-    existing_contrary_memory_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CheckedWrite:
-    """What a save or an update writes, as checked."""
-
-    interaction: list[dict[str, str]]
-    interaction_date: datetime
-    memories: list[CheckedMemory]
-    contrary_memories: list[CheckedMemory]
-
-
-def _memory_fields(name: str, kind: str, value: Any, message_count: int) -> list[CheckedMemory]:
-    if not _sequence(value):
-        raise ValueError(f"`{name}` must be a list of {kind} objects.")
-    names: tuple[str, ...] = ("memory", "source_msg_block_pos")
-    if name == "contrary_memories":
-        names += ("existing_contrary_memory_id",)
-    checked: list[CheckedMemory] = []
-    for memory in value:
-        fields = _fields(memory, names)
-        if fields is None:
-            raise ValueError(f"`{name}` must be a list of {kind} objects.")
-        check_text("memory", fields["memory"])
-        fields["source_msg_block_pos"] = _check_positions(
-            fields["source_msg_block_pos"], message_count
-        )
-        if "existing_contrary_memory_id" in fields:
-            check_memory_id("existing_contrary_memory_id", fields["existing_contrary_memory_id"])
-        checked.append(CheckedMemory(**fields))
-    return checked
-
-
-def check_memories_and_interaction(value: Any) -> CheckedWrite:
-    """A ``MemoriesAndInteraction`` (or any object with its fields) checked and copied, so a
-    caller changing its object later cannot change the write."""
-    fields = _fields(value, _DATA_FIELDS)
-    if fields is None:
-        raise ValueError(
-            "expected a MemoriesAndInteraction (an object with `interaction`, "
-            "`interaction_date`, `memories` and `contrary_memories`)."
-        )
-    if not _sequence(fields["interaction"]):
-        raise ValueError("`interaction` must be a list of messages.")
-    messages = [_check_message(index, m) for index, m in enumerate(fields["interaction"])]
-    if not isinstance(fields["interaction_date"], datetime):
-        raise ValueError("`interaction_date` must be a datetime.")
-    when = storable(fields["interaction_date"])
-    count = len(messages)
-    memories = _memory_fields("memories", "MemoryToStore", fields["memories"], count)
-    contrary = _memory_fields(
-        "contrary_memories", "ContraryMemoryToStore", fields["contrary_memories"], count
-    )
-    return CheckedWrite(messages, when, memories, contrary)
+def _checked(value: Any) -> MemoriesAndInteraction:
+    """The write's own copy of ``value``, checked, its date as the graph stores it."""
+    data = MemoriesAndInteraction.checked(value)
+    data.interaction_date = storable(data.interaction_date)
+    return data
 
 
 def _owner(
@@ -159,7 +46,7 @@ def _owner(
     work: UnitOfWork,
     user: Ref,
     ids: tuple[str, str, str],
-    data: CheckedWrite,
+    data: MemoriesAndInteraction,
 ) -> tuple[Ref, Ref | None, list[str]]:
     """Match the agent, the user's memory collection and the user's superseded memories
     (``MemoryNotFound`` for another's); returns the last two and the superseded ids."""
@@ -168,7 +55,7 @@ def _owner(
     collection = work.match_related(
         user, nodes.User.has_memories, lambda: UserNotFound(org_id, user_id)
     )
-    wanted = sorted({str(memory.existing_contrary_memory_id) for memory in data.contrary_memories})
+    wanted = sorted({memory.existing_contrary_memory_id for memory in data.contrary_memories})
     superseded = None
     if wanted:
         keys = [{"org_id": org_id, "user_id": user_id, "memory_id": id_} for id_ in wanted]
@@ -217,7 +104,7 @@ def _memories(
     interaction: Ref,
     chain: Ref,
     owner: tuple[Ref, Ref | None, list[str]],
-    data: CheckedWrite,
+    data: MemoriesAndInteraction,
     keys: Mapping[str, str],
     interactions_in: Ref | None = None,
 ) -> list[dict[str, Any]]:
@@ -253,9 +140,8 @@ def _memories(
     work.link(nodes.Memory.date_obtained, created, day)
     if superseded is not None:
         pairs = [
-            (wanted.index(memory.existing_contrary_memory_id), n)
-            for n, memory in enumerate(checked)
-            if memory.existing_contrary_memory_id is not None
+            (wanted.index(memory.existing_contrary_memory_id), len(data.memories) + n)
+            for n, memory in enumerate(data.contrary_memories)
         ]
         work.link(nodes.Memory.contrary_update, superseded, created, pairs)
     return memories
@@ -310,7 +196,7 @@ def save_interaction_with_memories(
     first (the save fails, and its retry finds the node missing).
     """
     check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id)
-    data = check_memories_and_interaction(memories_and_interaction)
+    data = _checked(memories_and_interaction)
     when = data.interaction_date
 
     work = UnitOfWork()
@@ -356,7 +242,7 @@ def update_interaction_and_memories(
     memories stay, without ``MESSAGE_SOURCE``.
     """
     check_ids(org_id=org_id, agent_id=agent_id, user_id=user_id, interaction_id=interaction_id)
-    data = check_memories_and_interaction(updated_memories_and_interaction)
+    data = _checked(updated_memories_and_interaction)
     when = data.interaction_date
     key: dict[str, Any] = {"org_id": org_id, "user_id": user_id, "interaction_id": interaction_id}
 

@@ -253,14 +253,12 @@ def build_server(
         memory:write."""
         who = caller(tenant, WRITE)
         _saved_within(limits, messages, [*memories, *contrary_memories])
-        try:
-            data = MemoriesAndInteraction(
-                interaction=[message.model_dump() for message in messages],
-                memories=memories,
-                contrary_memories=contrary_memories,
-            )
-        except ValidationError as error:
-            raise ToolError(field_errors(error)) from None
+        # Checked once, by the save: the SDK checked the types.
+        data = MemoriesAndInteraction.model_construct(
+            interaction=[message.model_dump() for message in messages],
+            memories=memories,
+            contrary_memories=contrary_memories,
+        )
         saved = await answered(
             memora.save_interaction_with_memories(who.org_id, who.agent_id, who.user_id, data)
         )
