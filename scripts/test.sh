@@ -50,9 +50,11 @@ fi
 # short work, on a machine whose two cores the suite keeps busy.
 export MEMORA_OGM_NEO4J_JAVA_OPTS="${MEMORA_OGM_NEO4J_JAVA_OPTS--XX:TieredStopAtLevel=1 -XX:+UseSerialGC}"
 # Two workers (pytest-xdist), each with a Neo4j of its own from the same chain (Docker, else
-# the embedded server), a test module at a time: the suite mostly waits on servers and
-# subprocesses, so two streams fit two cores. A server of your own (NEO4J_URI) is shared,
-# and its tests empty it between them, so then one worker. MEMORA_OGM_TEST_WORKERS overrides.
+# the embedded server), a test module at a time (the modules that share a server of
+# their own, SHARED_SERVERS in tests/conftest.py, as one unit, so that one worker alone
+# starts it): the suite mostly waits on servers and subprocesses, so two streams fit two
+# cores. A server of your own (NEO4J_URI) is shared, and its tests empty it between them,
+# so then one worker. MEMORA_OGM_TEST_WORKERS overrides.
 # Modules go out in the order tests/conftest.py gives them (the longest first), not
 # xdist's default of the most tests first, which left the long one-test modules for last.
 workers="${MEMORA_OGM_TEST_WORKERS:-$([ -n "${NEO4J_URI:-}" ] && echo 1 || echo 2)}"

@@ -19,6 +19,9 @@ import pytest
 from graph_fixtures import driver, memora  # noqa: F401
 from lost_replies import ReplyLosingProxy
 from qdrant_standin import StandIn, qdrant_standin
+from restartable import RestartableServer
+from xdist.remote import Producer
+from xdist.scheduler import LoadFileScheduling
 
 from memora_ogm.server import Neo4jConnection
 
@@ -48,9 +51,47 @@ LONGEST_FIRST = (
 )
 
 
+#: Servers a run starts once, and the modules that use them. Under ``scripts/test.sh``
+#: each group is one unit of work for one worker, so that only that worker starts (and
+#: warms up) the server. A module using one of these fixtures that is not listed here
+#: stops the run at collection.
+SHARED_SERVERS = {
+    "second_neo4j_connection": (
+        "test_transfer_move.py",
+        "test_isolation.py",
+        "test_contrib_flask.py",
+        "test_contrib_django_admin.py",
+    ),
+    "restartable_neo4j": ("test_crash_writers.py", "test_server_faults.py", "test_mcp_clients.py"),
+}
+WORK_UNIT = {module: fixture for fixture, modules in SHARED_SERVERS.items() for module in modules}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: position for position, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    for item in items:
+        for fixture, modules in SHARED_SERVERS.items():
+            if fixture in getattr(item, "fixturenames", ()) and item.path.name not in modules:
+                raise pytest.UsageError(
+                    f"{item.path.name} uses {fixture}: add it to SHARED_SERVERS in "
+                    "tests/conftest.py, or a second worker starts that server again"
+                )
+
+
+class SharedServerScheduling(LoadFileScheduling):
+    """pytest-xdist's ``--dist loadfile``, with each group of ``SHARED_SERVERS`` one unit."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        module = super()._split_scope(nodeid)
+        return WORK_UNIT.get(Path(module).name, module)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadFileScheduling | None:
+    if config.getoption("dist") != "loadfile":
+        return None  # xdist's own scheduler for another --dist
+    return SharedServerScheduling(config, log)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -78,6 +119,18 @@ def qdrant_server() -> Iterator[tuple[str, StandIn]]:
     """A Qdrant server (the stand-in) that processes share: its URL, and what it holds."""
     with qdrant_standin() as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def restartable_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableServer]:
+    """An embedded Neo4j of the tests' own, to stop, kill and start again (a JVM start
+    and warm-up is the dearest set-up there is: the modules that do so share one)."""
+    restartable = RestartableServer(tmp_path_factory.mktemp("neo4j-restartable"))
+    restartable.start()
+    try:
+        yield restartable
+    finally:
+        restartable.stop()
 
 
 @pytest.fixture(scope="module")

@@ -227,18 +227,19 @@ class Snapshot:
 async def full_snapshot(
     driver: Driver, vector_store: Any = None, database: str | None = None
 ) -> Snapshot:
-    nodes, _, _ = driver.execute_query(
-        "MATCH (n) RETURN elementId(n) AS id, labels(n) AS labels, properties(n) AS props "
-        "ORDER BY id",
+    """Both stores whole; the graph in one round trip (tests take one after every call)."""
+    records, _, _ = driver.execute_query(
+        "CALL () { MATCH (n) WITH n ORDER BY elementId(n) "
+        "RETURN collect([elementId(n), labels(n), properties(n)]) AS nodes } "
+        "CALL () { MATCH (a)-[r]->(b) WITH a, r, b ORDER BY elementId(r) "
+        "RETURN collect([elementId(r), type(r), elementId(a), elementId(b), properties(r)]) "
+        "AS relationships } "
+        "RETURN nodes, relationships",
         database_=database,
     )
-    relationships, _, _ = driver.execute_query(
-        "MATCH (a)-[r]->(b) RETURN elementId(r) AS id, type(r) AS type, elementId(a) AS a, "
-        "elementId(b) AS b, properties(r) AS props ORDER BY id",
-        database_=database,
-    )
+    (graph,) = records
     return Snapshot(
-        nodes=[(r["id"], sorted(r["labels"]), r["props"]) for r in nodes],
-        relationships=[(r["id"], r["type"], r["a"], r["b"], r["props"]) for r in relationships],
+        nodes=[(id_, sorted(labels), props) for id_, labels, props in graph["nodes"]],
+        relationships=[tuple(r) for r in graph["relationships"]],
         vectors=await vector_memories(vector_store) if vector_store is not None else [],
     )

@@ -13,6 +13,7 @@ equal.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,11 +34,12 @@ from tenants import (
     public_arguments,
     valid_argument,
 )
-from test_vector_consistency import Stores, stores
+from test_vector_consistency import Stores, open_stores, stores
 
 from memora_ogm.errors import NotFoundError
 from memora_ogm.schema.storage import ContraryMemoryToStore, MemoriesAndInteraction, MemoryToStore
 from memora_ogm.schema.validation import MAX_ID_LENGTH, MAX_NAME_LENGTH
+from memora_ogm.server import Neo4jConnection
 
 __all__ = ["stores"]  # the fixture, imported so pytest finds it here
 
@@ -281,11 +283,17 @@ def group_of(method: str) -> str:
     return next(group for group in GROUPS if group in method)
 
 
-@pytest.fixture
-async def tenants(stores: Stores) -> Tenants:
-    mine = await make_tenant(stores.graph, "mine")
-    neighbour = await make_tenant(stores.graph, "neighbour", mine.org_id)
-    return Tenants(mine, neighbour, await make_tenant(stores.graph, "stranger"))
+@pytest.fixture(scope="module")
+async def swept(
+    neo4j_connection: Neo4jConnection, neo4j_driver: Driver
+) -> AsyncIterator[tuple[Stores, Tenants]]:
+    """One set-up for every group of the sweep: no case may change the stores (each case
+    checks), so every group starts from the same three tenants."""
+    found = await open_stores("async", neo4j_connection, neo4j_driver)
+    mine = await make_tenant(found.graph, "mine")
+    neighbour = await make_tenant(found.graph, "neighbour", mine.org_id)
+    yield found, Tenants(mine, neighbour, await make_tenant(found.graph, "stranger"))
+    await found.graph.close()
 
 
 def test_the_sweep_covers_every_argument_of_every_method() -> None:
@@ -299,11 +307,11 @@ def test_the_sweep_covers_every_argument_of_every_method() -> None:
 
 # The sync twin is generated from the same checks (test_sync_twin keeps it current) and runs
 # them in the literal-names test below and the tenant tests; sweeping it again doubles the time.
-@pytest.mark.parametrize("stores", ["async"], indirect=True)
 @pytest.mark.parametrize("group", GROUPS)
 async def test_bad_input_raises_the_documented_error_and_changes_nothing(
-    stores: Stores, tenants: Tenants, neo4j_driver: Driver, group: str
+    swept: tuple[Stores, Tenants], neo4j_driver: Driver, group: str
 ) -> None:
+    stores, tenants = swept
     before = await full_snapshot(neo4j_driver, stores.vectors)
     problems = []
     count = 0

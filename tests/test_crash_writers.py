@@ -4,8 +4,9 @@ One sync interface with the embedded vector store (``QdrantDB(path=...)``) is sh
 four threads saving interactions with memories, as a Flask or Django app shares it (32
 threads with ``coalesce_writes``, their saves sharing transactions).
 The server is killed with SIGKILL several times and started again on the same port and
-data folder, each time only after the writers' ``outcome_timeout`` ran out, so that a
-commit in flight at the kill ends in ``OutcomeUnknown`` and its vector changes pending.
+data folder, each time as soon as every writer's call in flight at the kill has ended
+(after the writers' ``outcome_timeout``), so that a commit in flight at the kill ends in
+``OutcomeUnknown`` and its vector changes pending.
 A call may fail while the server is down; a call that returned is an acknowledged write
 and must be in both stores afterwards. The writers' own next writes settle what is
 pending, and then the two stores must agree on every memory, acknowledged or not.
@@ -15,14 +16,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from interaction_helpers import chat, conversation
 from invariants import all_violations
 from neo4j import Driver
-from test_server_faults import RestartableServer
+from restartable import RestartableServer
 
 from memora_ogm import sync
 from memora_ogm.errors import OutcomeUnknown
@@ -40,25 +40,15 @@ CRASHES = 5
 OUTCOME_TIMEOUT = 1.0
 
 
-@pytest.fixture(scope="module")
-def crashing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableServer]:
-    restartable = RestartableServer(tmp_path_factory.mktemp("neo4j-crashes"))
-    restartable.start()
-    try:
-        yield restartable
-    finally:
-        restartable.stop()
-
-
 @pytest.mark.parametrize(("writers", "coalesce"), [(WRITERS, False), (32, True)])
 async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_writers(
-    crashing: RestartableServer, tmp_path: Path, writers: int, coalesce: bool
+    restartable_neo4j: RestartableServer, tmp_path: Path, writers: int, coalesce: bool
 ) -> None:
     """Between two crashes the writers get at least as many writes acknowledged as there
     are writers; with ``coalesce_writes``, 32 writers whose saves share transactions."""
-    conn = crashing.connection
+    conn = restartable_neo4j.connection
     assert conn is not None
-    with crashing.driver() as cleaning:
+    with restartable_neo4j.driver() as cleaning:
         # The variants share the server, each with a store of its own: the other one's
         # memories would have no points here (the 37 "without points" once seen in CI).
         clear_database(cleaning, conn.database)
@@ -75,8 +65,9 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_writers(
     acknowledged: list[tuple[str, str, str]] = []  # (user, interaction, memory text)
     failures: list[str] = []
     unknown: list[str] = []  # memory texts of saves whose outcome was unknown
+    failed = dict.fromkeys(users, 0)  # calls that raised, per writer
     stop = threading.Event()
-    lock = threading.Lock()
+    changed = threading.Condition()  # guards the lists above; notified on every outcome
 
     def writer(user_id: str) -> None:
         number = 0
@@ -91,14 +82,17 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_writers(
                     conversation(chat(f"note {number}"), memories=[(text, [0])]),
                 )
             except Exception as error:  # noqa: BLE001 - the server is down: not acknowledged
-                with lock:
+                with changed:
                     failures.append(type(error).__name__)
+                    failed[user_id] += 1
                     if isinstance(error, OutcomeUnknown):
                         unknown.append(text)
+                    changed.notify_all()
                 time.sleep(0.2)
                 continue
-            with lock:
+            with changed:
                 acknowledged.append((user_id, interaction_id, text))
+                changed.notify_all()
 
     threads = [threading.Thread(target=writer, args=(user_id,)) for user_id in users]
     for thread in threads:
@@ -107,22 +101,30 @@ async def test_no_acknowledged_write_is_lost_when_neo4j_is_killed_under_writers(
     def writes_land(count: int) -> None:
         """Wait until ``count`` more writes were acknowledged (a slow machine restarts
         slowly and writes slowly: the crashes must fall between writes all the same)."""
-        target, deadline = len(acknowledged) + count, time.monotonic() + 180
-        while len(acknowledged) < target and time.monotonic() < deadline:
-            time.sleep(0.05)
+        with changed:
+            target = len(acknowledged) + count
+            changed.wait_for(lambda: len(acknowledged) >= target, timeout=180)
+
+    def calls_in_flight_end() -> None:
+        """Wait until the call each writer had in flight at the kill has ended: every
+        writer failed once more since (a commit in flight gives up asking whether it
+        landed after ``OUTCOME_TIMEOUT``). Then the server may come back."""
+        with changed:
+            since = dict(failed)
+            changed.wait_for(lambda: all(failed[u] > since[u] for u in users), timeout=180)
 
     try:
         for _ in range(CRASHES):
             writes_land(writers)
-            crashing.crash()
-            time.sleep(OUTCOME_TIMEOUT + 2)  # every commit in flight has given up asking
-            crashing.start()
+            restartable_neo4j.crash()
+            calls_in_flight_end()
+            restartable_neo4j.start()
         writes_land(writers)  # ... and the writes after the last restart settled them
     finally:
         stop.set()
         for thread in threads:
             thread.join(timeout=120)
-    driver: Driver = crashing.driver()
+    driver: Driver = restartable_neo4j.driver()
     try:
         stored = {
             (record["user"], record["interaction"], record["memory"])

@@ -24,8 +24,8 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from mcp_helpers import memora_ogm_command, raw_call, server_command
+from restartable import RestartableServer
 from side_venvs import cached_venv, inspector
-from test_server_faults import RestartableServer
 from web_servers import serve
 
 from memora_ogm.mcp import SCOPES
@@ -71,25 +71,14 @@ def tenant_env(conn: Neo4jConnection) -> dict[str, str]:
     return env | dict(line.removeprefix("export ").split("=", 1) for line in printed.splitlines())
 
 
-@pytest.fixture(scope="module")
-def neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableServer]:
-    """The test's own Neo4j, to stop and start under a running MCP server."""
-    restartable = RestartableServer(tmp_path_factory.mktemp("mcp-neo4j"))
-    restartable.start()
-    try:
-        yield restartable
-    finally:
-        restartable.stop()
-
-
 async def test_neo4j_stopped_under_a_running_server_is_named_and_the_next_call_after_works(
-    neo4j: RestartableServer, tmp_path: Path
+    restartable_neo4j: RestartableServer, tmp_path: Path
 ) -> None:
     """Over stdio, and over HTTP with two forked workers: while Neo4j is away each call
     names it, the next call once it is back works, and credentials refused after a
     restart with a new password are named too."""
-    assert neo4j.connection is not None
-    env = tenant_env(neo4j.connection)
+    assert restartable_neo4j.connection is not None
+    env = tenant_env(restartable_neo4j.connection)
     tenant = [f"--{name}={env[f'MEMORA_OGM_MCP_{name.upper()}']}" for name in ("org", "user")]
     keys = tmp_path / "keys"
     agent = f"--agent={env['MEMORA_OGM_MCP_AGENT']}"
@@ -106,14 +95,14 @@ async def test_neo4j_stopped_under_a_running_server_is_named_and_the_next_call_a
                 },
             )
             assert not saved.is_error, text_of(saved)
-            neo4j.stop()
+            restartable_neo4j.stop()
             try:
                 for each in (client, http, http):  # both workers, whichever answers
                     away = await each.call_tool("get_memories", {}, raise_on_error=False)
                     said = refusal(away)
-                    assert f"Neo4j unreachable at {neo4j.connection.uri}" in said, said
+                    assert f"Neo4j unreachable at {restartable_neo4j.connection.uri}" in said, said
             finally:
-                neo4j.start()
+                restartable_neo4j.start()
             for each in (client, http, http):
                 back = await each.call_tool("get_memories", {})
                 memories = json.loads(text_of(back))["memories"]
@@ -121,21 +110,21 @@ async def test_neo4j_stopped_under_a_running_server_is_named_and_the_next_call_a
 
             # Started again with a new password (as `memora-ogm server start` does): the
             # running servers' credentials are refused, and their errors say so.
-            neo4j.stop()
-            neo4j.password = generate_password()
-            neo4j.start()
+            restartable_neo4j.stop()
+            restartable_neo4j.password = generate_password()
+            restartable_neo4j.start()
             for each in (client, http):
                 said = refusal(await each.call_tool("get_memories", {}, raise_on_error=False))
                 assert "authentication failed for user neo4j" in said, said
 
 
 async def test_the_default_embedder_offline_gives_its_reason_to_the_client(
-    neo4j: RestartableServer, tmp_path: Path
+    restartable_neo4j: RestartableServer, tmp_path: Path
 ) -> None:
     """The desktop config of docs/mcp.md (the default embedder, an embedded store) on a
     machine whose model hub does not resolve: the embedder's advice reaches the client."""
-    assert neo4j.connection is not None
-    env = tenant_env(neo4j.connection) | {
+    assert restartable_neo4j.connection is not None
+    env = tenant_env(restartable_neo4j.connection) | {
         "HF_ENDPOINT": "https://hub.invalid",
         "FASTEMBED_CACHE_PATH": str(tmp_path / "models"),
     }
@@ -155,13 +144,13 @@ async def test_the_default_embedder_offline_gives_its_reason_to_the_client(
 
 
 def test_the_inspectors_cli_lists_the_tools_saves_and_gets_the_reason_as_the_docs_run_it(
-    neo4j: RestartableServer,
+    restartable_neo4j: RestartableServer,
 ) -> None:
     """docs/mcp.md's MCP Inspector command (the pinned Inspector for ``npx``, this graph and
     tenant for its ``...``): tools/list shows clean descriptions, then the same command
     makes a save, a bad save gets its field's reason, and get_memories reads it back."""
-    assert neo4j.connection is not None
-    env = tenant_env(neo4j.connection)
+    assert restartable_neo4j.connection is not None
+    env = tenant_env(restartable_neo4j.connection)
     block = _fenced_after("docs/mcp.md", "To try the server from a terminal")
     written = shlex.split(block.replace("\\\n", " "))
     assert written[:3] == ["npx", "@modelcontextprotocol/inspector", "--cli"], written

@@ -1,8 +1,9 @@
 """Neo4j going away under the facade (issue 6): restarts between calls, crashes mid-call.
 
-These tests run their own embedded Neo4j (memora-ogm's Maven-built server) on a
-fixed port and data folder, so that it can be stopped, killed and started again
-exactly where the facade expects it: the facade is never recreated.
+These tests run an embedded Neo4j of their own (memora-ogm's Maven-built server, the
+``restartable_neo4j`` fixture) on a fixed port and data folder, so that it can be
+stopped, killed and started again exactly where the facade expects it: the facade is
+never recreated.
 
 - Between calls: while the server is down a call fails with a clear error; the
   first call after the restart succeeds on the same facade and sees the data
@@ -14,25 +15,22 @@ exactly where the facade expects it: the facade is never recreated.
 
 from __future__ import annotations
 
-import os
-import signal
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from interaction_helpers import LATER, chat, conversation, make_world, save, update
 from invariants import all_violations, full_snapshot
-from neo4j import Driver, GraphDatabase
 from neo4j.exceptions import ServiceUnavailable, SessionExpired
+from restartable import RestartableServer
 from sync_adapter import AwaitableTwin
 from test_vector_consistency import FlakyVectorDB
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.errors import RetriesExhausted
-from memora_ogm.server import LocalNeo4jServer, Neo4jConnection
-from memora_ogm.server.local import free_port, generate_password
+from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
 from memora_ogm.vector_db.qdrant import QdrantDB
@@ -42,54 +40,6 @@ pytestmark = pytest.mark.local_server
 #: What a call may raise while the server is down: the driver's own errors, or the
 #: facade's when its retries ran out on them.
 SERVER_DOWN = (ServiceUnavailable, SessionExpired, RetriesExhausted)
-
-
-class RestartableServer:
-    """One embedded Neo4j that keeps its port, data folder and password across restarts."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.port = free_port()
-        self.data_dir = data_dir
-        self.password = generate_password()
-        self.server: LocalNeo4jServer | None = None
-        self.connection: Neo4jConnection | None = None
-
-    def start(self) -> Neo4jConnection:
-        """Start (again) on the same port and data folder, with the same password."""
-        self.server = LocalNeo4jServer(
-            port=self.port,
-            data_dir=self.data_dir,
-            password=self.password,
-            heap_mb=512,
-            pagecache_mb=64,
-        )
-        self.connection = self.server.start()
-        return self.connection
-
-    def stop(self) -> None:
-        """A clean shutdown."""
-        if self.server is not None:
-            self.server.stop()
-
-    def crash(self) -> None:
-        """SIGKILL: no shutdown, open transactions die with the process."""
-        assert self.server is not None and self.server.pid is not None
-        os.kill(self.server.pid, signal.SIGKILL)
-        self.server.stop()  # reaps the process
-
-    def driver(self) -> Driver:
-        assert self.connection is not None
-        return GraphDatabase.driver(self.connection.uri, auth=self.connection.auth)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestartableServer]:
-    restartable = RestartableServer(tmp_path_factory.mktemp("neo4j-faults"))
-    restartable.start()
-    try:
-        yield restartable
-    finally:
-        restartable.stop()
 
 
 #: Seconds a write whose commit went unanswered keeps asking the server whether it landed
@@ -111,9 +61,9 @@ def facades(conn: Neo4jConnection, vectors: tuple[Any, Any] = (None, None)) -> d
 
 
 @pytest.fixture
-async def both(server: RestartableServer) -> AsyncIterator[dict[str, Any]]:
-    assert server.connection is not None
-    found = facades(server.connection)
+async def both(restartable_neo4j: RestartableServer) -> AsyncIterator[dict[str, Any]]:
+    assert restartable_neo4j.connection is not None
+    found = facades(restartable_neo4j.connection)
     for memora in found.values():
         await memora.setup()
     yield found
@@ -122,19 +72,19 @@ async def both(server: RestartableServer) -> AsyncIterator[dict[str, Any]]:
 
 
 async def test_the_first_call_after_a_restart_succeeds_on_the_same_facade(
-    server: RestartableServer, both: dict[str, Any]
+    restartable_neo4j: RestartableServer, both: dict[str, Any]
 ) -> None:
     orgs = {
         twin: await memora.create_organization(f"{twin} before") for twin, memora in both.items()
     }
 
-    server.stop()
+    restartable_neo4j.stop()
     for twin, memora in both.items():
         with pytest.raises(SERVER_DOWN):
             await memora.get_organization(orgs[twin].org_id)
         with pytest.raises(SERVER_DOWN):
             await memora.create_organization(f"{twin} while down")
-    server.start()
+    restartable_neo4j.start()
 
     for twin, memora in both.items():
         found = await memora.get_organization(orgs[twin].org_id)  # the first call: a read
@@ -183,15 +133,15 @@ WRITES: dict[str, Write] = {
 
 @pytest.mark.parametrize(("twin", "write"), [("async", "save"), ("sync", "update")])
 async def test_a_write_in_flight_when_the_server_dies_leaves_nothing_behind(
-    server: RestartableServer, tmp_path: Path, twin: str, write: str
+    restartable_neo4j: RestartableServer, tmp_path: Path, twin: str, write: str
 ) -> None:
-    assert server.connection is not None
-    driver = server.driver()
-    clear_database(driver, server.connection.database)
+    assert restartable_neo4j.connection is not None
+    driver = restartable_neo4j.driver()
+    clear_database(driver, restartable_neo4j.connection.database)
     store = QdrantDB if twin == "async" else sync.QdrantDB
     inner = store(path=str(tmp_path / "qdrant"), embedding_function=HashingEmbedding())
-    vectors = CrashingVectorDB(inner, server.crash)
-    graph = facades(server.connection, (vectors, vectors))[twin]
+    vectors = CrashingVectorDB(inner, restartable_neo4j.crash)
+    graph = facades(restartable_neo4j.connection, (vectors, vectors))[twin]
     try:
         await graph.setup()
         world = await make_world(graph)
@@ -206,7 +156,7 @@ async def test_a_write_in_flight_when_the_server_dies_leaves_nothing_behind(
         assert not vectors.armed, "the write never reached the vector store"
         with pytest.raises(SERVER_DOWN):  # still down
             await graph.get_user(world.org_id, world.user_id)
-        server.start()
+        restartable_neo4j.start()
 
         # The same facade: its first call reads what was there before the write.
         found = await graph.get_interaction(world.org_id, world.user_id, interaction_id)

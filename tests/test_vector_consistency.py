@@ -82,10 +82,16 @@ class Stores:
 async def stores(
     request: pytest.FixtureRequest, neo4j_connection: Neo4jConnection, neo4j_driver: Driver
 ) -> AsyncIterator[Stores]:
-    clear_database(neo4j_driver, neo4j_connection.database)
-    conn = neo4j_connection
+    found = await open_stores(request.param, neo4j_connection, neo4j_driver)
+    yield found
+    await found.graph.close()
+
+
+async def open_stores(twin: str, conn: Neo4jConnection, driver: Driver) -> Stores:
+    """The ``twin`` facade, set up on an emptied graph, with a vector store in memory."""
+    clear_database(driver, conn.database)
     args = (conn.uri, conn.username, conn.password, conn.database)
-    if request.param == "async":
+    if twin == "async":
         vectors = FlakyVectorDB(
             QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
         )
@@ -95,11 +101,10 @@ async def stores(
         vectors = FlakyVectorDB(
             sync.QdrantDB(location=":memory:", embedding_function=HashingEmbedding())
         )
-        twin = sync.Neo4jGraphInterface(*args, vectors)  # type: ignore[arg-type]
-        found = Stores(AwaitableTwin(twin, Neo4jGraphInterface), vectors, twin.graph)
+        facade = sync.Neo4jGraphInterface(*args, vectors)  # type: ignore[arg-type]
+        found = Stores(AwaitableTwin(facade, Neo4jGraphInterface), vectors, facade.graph)
     await found.graph.setup()
-    yield found
-    await found.graph.close()
+    return found
 
 
 def patch_commit(
