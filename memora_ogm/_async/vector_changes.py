@@ -83,6 +83,8 @@ class VectorCommit:
         #: The store's journal and this write's record in it, once journalled.
         self.journal: Journal | None = None
         self.record: Pending | None = None
+        #: Whether :meth:`commit_failed` left the record pending (its undo failed).
+        self.left_pending = False
 
     async def before_commit(self) -> None:
         """Journal the changes, then apply them; if that fails half-way, undo them and
@@ -159,6 +161,7 @@ class VectorCommit:
             journal.close(record)
         else:
             journal.hold(record)
+            self.left_pending = True
 
     async def outcome_unknown(self) -> None:
         """The commit may or may not have landed: hold the changes pending. Until the graph
