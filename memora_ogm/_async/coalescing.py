@@ -15,7 +15,7 @@ import threading
 import time
 import weakref
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar, cast
 
@@ -150,63 +150,44 @@ class Coalescer:
             if waiting.size:
                 observe.coalesced(waiting.size, waiting.text, waiting.waited)
 
-    async def write_each(self, calls: Iterable[Call[Any] | Exception]) -> list[Any]:
-        """One caller's many writes, in batches within the caps, :attr:`limit` batches in
-        flight: each call's result or its own exception, in order (an exception given in
-        place of a call stands for itself). ``calls`` is read a batch at a time, so the
-        next batch is declared and compiled while the last ones are at the server."""
-        answers: list[Waiting | Exception] = []
-        sent: deque[Future[None]] = deque()  # each batch in flight, done once answered
-        for batch in self._batches(iter(calls), answers):
-            if len(sent) >= self.limit:
-                await compat.result_of(sent.popleft())
-            done: Future[None] = Future()
-            compat.start(self._send_each, batch, done)
-            sent.append(done)
-        outcomes: list[Any] = []
-        for answer in answers:
-            if isinstance(answer, Exception):
-                outcomes.append(answer)
-                continue
-            try:
-                outcomes.append(await compat.result_of(answer.future))
-            except Exception as error:
-                outcomes.append(error)
-        return outcomes
-
-    def _batches(
-        self, calls: Iterator[Call[Any] | Exception], answers: list[Waiting | Exception]
-    ) -> Iterator[list[Waiting]]:
-        """``calls`` compiled and cut into batches (consecutive writes of one shape within
-        the caps), each item noted in ``answers`` as it is read."""
-        batch: list[Waiting] = []
+    async def write_each(self, calls: list[Call[Any]]) -> list[Any]:
+        """One caller's many writes, in batches within the caps, :attr:`limit` batches at
+        once: each call's result or its own exception, in order."""
+        batches: list[list[Waiting]] = []
         size = 0
         for call in calls:
-            if isinstance(call, Exception):
-                answers.append(call)
-                continue
             waiting = Waiting(call)
             waiting.future.set_running_or_notify_cancel()
-            answers.append(waiting)
-            if batch and (
-                waiting.text != batch[0].text
-                or len(batch) >= self.max_saves
-                or size + waiting.weight > self.max_bytes
+            last = batches[-1] if batches else []
+            if (
+                last
+                and waiting.text == last[0].text
+                and len(last) < self.max_saves
+                and size + waiting.weight <= self.max_bytes
             ):
-                yield batch
-                batch, size = [], 0
-            batch.append(waiting)
-            size += waiting.weight
-        if batch:
-            yield batch
+                last.append(waiting)
+                size += waiting.weight
+            else:
+                batches.append([waiting])
+                size = waiting.weight
+        lanes = [batches[lane :: self.limit] for lane in range(self.limit)]
+        for lane in lanes[1:]:
+            if lane:
+                compat.start(self._lane, lane)
+        await self._lane(lanes[0])
+        outcomes: list[Any] = []
+        for batch in batches:
+            for waiting in batch:
+                try:
+                    outcomes.append(await compat.result_of(waiting.future))
+                except Exception as error:
+                    outcomes.append(error)
+        return outcomes
 
-    async def _send_each(self, batch: list[Waiting], done: Future[None]) -> None:
-        """A batch of :meth:`write_each`, sent on its own (its caller may be cancelled)."""
-        try:
+    async def _lane(self, batches: list[list[Waiting]]) -> None:
+        for batch in batches:
             self.sizes[len(batch)] += 1
             await self._settle(batch)
-        finally:
-            done.set_result(None)
 
     def _take(self) -> list[Waiting]:
         """The next batch, if a slot is free: the first waiting save and those after it of

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -178,17 +178,16 @@ class Graph:
     ) -> list[T | Exception]:
         """Declare a write per argument tuple and run them all, in shared transactions
         (:meth:`Coalescer.write_each`): each one's result, or its own exception (its
-        input refused, something it needs missing) in its place. Each is declared as its
-        batch is formed, while earlier batches are at the server."""
-
-        def declared() -> Iterator[Call[T] | Exception]:
-            for given in arguments:
-                try:
-                    yield declare(self.nodes, *given)
-                except ValueError as error:
-                    yield error
-
-        answers = await self.coalescer.write_each(declared())
+        input refused, something it needs missing) in its place."""
+        declared: list[Call[T] | Exception] = []
+        for given in arguments:
+            try:
+                declared.append(declare(self.nodes, *given))
+            except ValueError as error:
+                declared.append(error)
+        calls = [call for call in declared if not isinstance(call, Exception)]
+        sent = iter(await self.coalescer.write_each(calls))
+        answers = [call if isinstance(call, Exception) else next(sent) for call in declared]
         await self.settle()
         return answers
 
