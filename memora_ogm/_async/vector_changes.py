@@ -83,7 +83,7 @@ class VectorCommit:
         #: The store's journal and this write's record in it, once journalled.
         self.journal: Journal | None = None
         self.record: Pending | None = None
-        #: Whether :meth:`commit_failed` left the record pending (its undo failed).
+        #: Whether the undo of :meth:`commit_failed` failed (its record left pending).
         self.left_pending = False
 
     async def before_commit(self) -> None:
@@ -157,11 +157,11 @@ class VectorCommit:
         except Exception:
             logger.warning("could not undo the vector changes of a failed write", exc_info=True)
             undone = False
+            self.left_pending = True
         if undone:
             journal.close(record)
         else:
             journal.hold(record)
-            self.left_pending = True
 
     async def outcome_unknown(self) -> None:
         """The commit may or may not have landed: hold the changes pending. Until the graph
