@@ -12,6 +12,7 @@ not land, and must run again, to the same end.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,11 +31,13 @@ from interaction_helpers import (
 from invariants import all_violations, graph_memories, vector_memories
 from lost_replies import ReplyLosingProxy
 from neo4j import Driver
+from neo4j.exceptions import DatabaseError, TransientError
 from sync_adapter import AwaitableTwin
 from transfer_helpers import build_organisation, records_of
 
 from memora_ogm import sync
 from memora_ogm._async.interface import Neo4jGraphInterface
+from memora_ogm.errors import OutcomeUnknown
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 from memora_ogm.vector_db.embedding import HashingEmbedding
@@ -353,3 +356,121 @@ async def test_an_erasure_whose_batch_commit_went_unanswered_goes_on_to_the_end(
     check(setting, neo4j_driver, returned)
     assert await vector_memories(setting.vectors) == graph_memories(neo4j_driver)
     assert await all_violations(neo4j_driver, setting.vectors) == []
+
+
+# ------------------------------------------------------------- a landing check that fails
+
+
+def fail_next_auto_commit(graph: Any) -> list[str]:
+    """The next auto-commit statement of ``graph`` (after a lost commit: the check whether
+    it landed) fails with a server error, once; returns the statements failed so."""
+    auto_commit = graph._auto_commit
+    failed: list[str] = []
+    error = DatabaseError("injected: the landing check failed")
+    if inspect.iscoroutinefunction(auto_commit):
+
+        async def failing(query: str, *args: Any, **kwargs: Any) -> Any:
+            if not failed:
+                failed.append(query)
+                raise error
+            return await auto_commit(query, *args, **kwargs)
+
+    else:
+
+        def failing(query: str, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+            if not failed:
+                failed.append(query)
+                raise error
+            return auto_commit(query, *args, **kwargs)
+
+    graph._auto_commit = failing
+    return failed
+
+
+@pytest.mark.parametrize("how", ["alone", "bulk"])
+async def test_a_landing_check_that_fails_leaves_the_outcome_unknown(
+    setting: Setting, proxy: ReplyLosingProxy, neo4j_driver: Driver, how: str
+) -> None:
+    """Asking whether an unanswered commit landed fails: the callers get ``OutcomeUnknown``
+    and nothing runs again (no retry, no split batch) while the vector changes are pending;
+    settling then leaves both stores agreeing on what landed, once."""
+    s = setting
+    proxy.lost.clear()
+    proxy.lose_next()  # the answer: the write landed
+    failed = fail_next_auto_commit(s.memora.graph)
+    statements = s.memora.graph.statements
+    if how == "alone":
+        with pytest.raises(OutcomeUnknown, match="landing check failed"):
+            await save_returning(s)
+        assert s.memora.graph.statements == statements + 1, "the save was sent again"
+        saves = 1
+    else:
+        items = [(s.world.user_id, NEW)] * 4
+        answers = await s.memora.save_interactions_with_memories(
+            s.world.org_id, s.world.agent_id, items
+        )
+        # One answer for all: the batch was not split and sent again in halves.
+        assert [type(answer) for answer in answers] == [OutcomeUnknown] * 4
+        assert "landing check failed" in str(answers[0])
+        saves = 4
+
+    assert len(failed) == 1 and len(proxy.lost) == 1
+    assert value(neo4j_driver, "MATCH (i:Interaction) RETURN count(i)") == 2 + saves
+    new = "MATCH (m:Memory {memory: 'bergen'}) RETURN count(m)"
+    assert value(neo4j_driver, new) == saves
+    await s.memora.settle_pending()
+    assert await vector_memories(s.vectors) == graph_memories(neo4j_driver)
+    assert await all_violations(neo4j_driver, s.vectors) == []
+
+
+def fail_once(owner: Any, name: str, error: Exception, before: Any = None) -> list[str]:
+    """``owner.name`` fails once with ``error`` (after ``before(*args)``, if given)."""
+    method = getattr(owner, name)
+    failed: list[str] = []
+    if inspect.iscoroutinefunction(method):
+
+        async def failing(*args: Any) -> Any:
+            if failed:
+                return await method(*args)
+            failed.append(name)
+            if before is not None:
+                await before(*args)
+            raise error
+
+    else:
+
+        def failing(*args: Any) -> Any:  # type: ignore[misc]
+            if failed:
+                return method(*args)
+            failed.append(name)
+            if before is not None:
+                before(*args)
+            raise error
+
+    setattr(owner, name, failing)
+    return failed
+
+
+async def test_a_failed_commit_whose_undo_fails_is_not_run_again(
+    setting: Setting, neo4j_driver: Driver
+) -> None:
+    """A commit refused with a transient error would be retried, but the undo of its vector
+    changes failed too, so they are pending: the caller gets ``OutcomeUnknown`` and the save
+    is not run again while a settler could take its record; settling leaves both stores
+    agreeing that it did not land."""
+    s = setting
+    refused = fail_once(
+        s.memora.graph,
+        "commit",
+        TransientError("injected: the commit was refused"),
+        before=lambda transaction: transaction.rollback(),
+    )
+    undo = fail_once(s.vectors, "delete_memories", RuntimeError("injected: the store is away"))
+    with pytest.raises(OutcomeUnknown, match="could not be undone"):
+        await save_returning(s)
+
+    assert refused and undo
+    assert value(neo4j_driver, "MATCH (i:Interaction) RETURN count(i)") == 2
+    await s.memora.settle_pending()
+    assert await vector_memories(s.vectors) == graph_memories(neo4j_driver)
+    assert await all_violations(neo4j_driver, s.vectors) == []

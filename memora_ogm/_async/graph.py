@@ -42,7 +42,7 @@ from memora_ogm.engine.constraints import EDITION
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.queries import APOC_AVAILABLE
 from memora_ogm.engine.unit_of_work import Statement
-from memora_ogm.errors import CONNECTION_LOST, NodeVanished, NotFoundError
+from memora_ogm.errors import CONNECTION_LOST, NodeVanished, NotFoundError, OutcomeUnknown
 from memora_ogm.transfer.importing import memories_with_ids
 from memora_ogm.vector_db.pending import Journal
 
@@ -303,6 +303,13 @@ class Graph:
             except BaseException as error:
                 if not (ran and write and isinstance(error, IncompleteCommit)):
                     await vectors.commit_failed()
+                    if vectors.left_pending and isinstance(error, Exception):
+                        # Run again (a retry, a split batch) while its record is held, a
+                        # settler could remove the new run's points before it commits.
+                        raise OutcomeUnknown(
+                            "a write failed and its vector changes could not be undone; "
+                            f"they are pending until the graph settles them: {error}"
+                        ) from error
                     raise
                 shows = landed(ran[0]) if callable(landed) else landed
                 try:
@@ -363,7 +370,17 @@ class Graph:
         def found() -> Awaitable[bool]:
             return self._auto_commit(query, params, lambda rows: rows[0]["node"] is not None, True)
 
-        return await ask_outcome(landed, found, self.outcome_timeout)
+        try:
+            return await ask_outcome(landed, found, self.outcome_timeout)
+        except OutcomeUnknown:
+            raise
+        except Exception as error:
+            # Not a retryable error nor one to split a batch on: the write's vector changes
+            # are held pending, and must not be run again meanwhile.
+            raise OutcomeUnknown(
+                "a write's commit went unanswered, and asking whether it took effect "
+                f"failed: {error}"
+            ) from error
 
     async def _send(
         self, runner: AsyncSession | AsyncTransaction, query: str, params: dict[str, Any]

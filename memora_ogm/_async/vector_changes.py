@@ -90,6 +90,8 @@ class VectorCommit:
         self.changes = VectorChanges(tracked=vector_db is not None)
         #: This write's record in the store's journal, once journalled.
         self.record: Pending | None = None
+        #: Whether the undo of :meth:`commit_failed` failed (its record left pending).
+        self.left_pending = False
 
     async def before_commit(self) -> None:
         """Journal the changes, then apply them; if that fails half-way, undo them and
@@ -161,6 +163,7 @@ class VectorCommit:
         except Exception:
             logger.warning("could not undo the vector changes of a failed write", exc_info=True)
             undone = False
+            self.left_pending = True
         if undone:
             journal.close(record)
         else:
