@@ -31,7 +31,7 @@ from interaction_helpers import (
 )
 from invariants import all_violations, vector_memories
 from neo4j import Driver
-from neo4j.exceptions import Neo4jError
+from neo4j.exceptions import IncompleteCommit, Neo4jError
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
@@ -321,6 +321,69 @@ async def test_updates_of_one_interaction_keep_their_call_order(
 
 def _owner(world: World) -> tuple[str, str, str]:
     return world.org_id, world.agent_id, world.user_id
+
+
+async def test_a_batch_whose_commit_went_unanswered_is_not_sent_again(
+    memora: Any, driver: Driver
+) -> None:
+    """A batch's first update adds no memory (nothing shows whether it landed), the
+    second adds one: an unanswered commit that landed is found by the second's memory,
+    and the batch is not sent again (it was, and the second memory's create then failed
+    as a ``ConflictError``: the soak with lost replies, seed 46)."""
+    world = await make_world(memora)
+    ids = [
+        (await memora.save_interaction_with_memories(*_owner(world), _data(n)))[0] for n in range(2)
+    ]
+    memora.coalesce_writes = True
+    graph = _graph(memora)
+    commit = graph.commit
+    lost: list[bool] = []
+
+    def answer_lost() -> None:
+        if not lost:
+            lost.append(True)
+            raise IncompleteCommit("the answer to the commit was lost (the test)")
+
+    if isinstance(memora, AwaitableTwin):
+
+        def lose_sync(transaction: Any) -> None:
+            commit(transaction)
+            answer_lost()
+
+        graph.commit = lose_sync
+    else:
+
+        async def lose(transaction: Any) -> None:
+            await commit(transaction)
+            answer_lost()
+
+        graph.commit = lose
+    coalescer = _busy(memora)
+    updates = [
+        conversation(chat("caller 0 asks", "caller 0 hears", "more"), LATER, []),
+        conversation(chat("caller 1 asks", "caller 1 hears"), LATER, [("new fact", [1])]),
+    ]
+    threads = ThreadPoolExecutor(2)
+    loop = asyncio.get_running_loop()
+    running = []
+    for queued, (interaction_id, data) in enumerate(zip(ids, updates, strict=True)):
+        arguments = (*_owner(world), interaction_id, data)
+        if isinstance(memora, AwaitableTwin):
+            declare = interaction.update_interaction_and_memories
+            running.append(loop.run_in_executor(threads, graph.execute, declare, *arguments))
+        else:
+            running.append(
+                asyncio.ensure_future(memora.update_interaction_and_memories(*arguments))
+            )
+        await _queued(coalescer, queued + 1)
+    coalescer._release([])
+    answers = await asyncio.gather(*running, return_exceptions=True)
+    threads.shutdown()
+    assert lost and coalescer.sizes[2] == 1
+    assert answers == [(ids[0], LATER), (ids[1], LATER)]
+    assert _count(driver, "Memory") == 3
+    assert _count(driver, "MessageBlock") == 5
+    assert not await all_violations(driver)
 
 
 async def test_the_bulk_save_reports_each_item(memora: Any, driver: Driver) -> None:

@@ -238,11 +238,14 @@ class Graph:
             return outcomes
 
         def landed(outcomes: list[Any]) -> Landed | None:
-            """Any saved row shows the whole transaction landed."""
-            for call, outcome in zip(calls, outcomes, strict=True):
-                if not isinstance(outcome, Exception):
-                    return call.landed
-            return None
+            """Any saved row that can show it landed shows the whole transaction did (a row
+            that cannot, an update adding no memory, is one that may run again)."""
+            shown = (
+                call.landed
+                for call, outcome in zip(calls, outcomes, strict=True)
+                if not isinstance(outcome, Exception)
+            )
+            return next((shows for shows in shown if shows is not None), None)
 
         return self.transaction(attempt, landed)
 
