@@ -258,7 +258,9 @@ async def test_a_save_cancelled_before_it_is_sent_leaves_the_queue(
 async def test_a_lone_save_goes_alone_with_the_single_statement(
     memora: Any, driver: Driver
 ) -> None:
-    """Below the limit a save is not queued: one statement, today's, as without coalescing."""
+    """Below the limit a save is not queued: one statement, today's, as without coalescing
+    (which is why coalescing is on by default)."""
+    assert memora.coalesce_writes  # the default
     world: World = await make_world(memora)
     graph = _graph(memora)
     for coalesce in (False, True):

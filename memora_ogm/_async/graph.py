@@ -118,7 +118,7 @@ class Graph:
         #: write this graph committed before it.
         self.bookmarks = AsyncGraphDatabase.bookmark_manager()
         #: Concurrent saves share a transaction (:mod:`memora_ogm._async.coalescing`).
-        self.coalesce_writes = False
+        self.coalesce_writes = True
         self.coalescer = Coalescer(self._call, self._batch)
 
     async def driver(self) -> AsyncDriver:

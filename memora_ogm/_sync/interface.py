@@ -127,7 +127,8 @@ class Neo4jGraphInterface(Neo4jTransfer, Neo4jConsistency):
     def coalesce_writes(self) -> bool:
         """Whether concurrent saves share a transaction: below a few transactions in
         flight a save goes alone, beyond them the waiting saves go together, each caller
-        still getting its own result or error (:mod:`memora_ogm._async.coalescing`)."""
+        still getting its own result or error (:mod:`memora_ogm._async.coalescing`). On by
+        default: a lone caller's save is the same statement and round trip either way."""
         return self.graph.coalesce_writes
 
     @coalesce_writes.setter
