@@ -23,7 +23,12 @@ from restartable import RestartableServer
 from xdist.remote import Producer
 from xdist.scheduler import LoadFileScheduling
 
+from memora_ogm.engine import plan
 from memora_ogm.server import Neo4jConnection
+
+# Every statement the suite takes from the cache is laid out again and compared: a
+# declaration step whose shape leaves out something its text depends on fails its test.
+plan.check_cached = True
 
 #: The modules that take longest (servers started, killed and restarted, web servers,
 #: a wheel and a venv built), first in the run, so that the two workers of

@@ -22,14 +22,16 @@ from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 
 from memora_ogm._async.nodes import NODES, Agent, Interaction, Memory, MessageBlock, Org, User
+from memora_ogm.calls.interaction import save_interaction_with_memories
 from memora_ogm.calls.user import USER
-from memora_ogm.engine import plan
+from memora_ogm.engine import plan, unit_of_work
 from memora_ogm.engine.chains import keep_common_prefix
 from memora_ogm.engine.nodes import Nodes
 from memora_ogm.engine.pages import Count, output_each
-from memora_ogm.engine.plan import Bind, Var, cy, items
+from memora_ogm.engine.plan import Bind, Match, Var, cy, items
 from memora_ogm.engine.unit_of_work import Prepared, UnitOfWork
 from memora_ogm.errors import AgentNotFound, MemoryNotFound, OrganizationNotFound, UserNotFound
+from memora_ogm.schema.storage import MemoriesAndInteraction, MemoryToStore
 from memora_ogm.server import Neo4jConnection
 from memora_ogm.testing import clear_database
 
@@ -331,20 +333,22 @@ def test_repr_counts_the_plan() -> None:
     assert repr(work) == "<UnitOfWork write: 1 matches, 1 checks, 2 body clauses, outputs ['user']>"
 
 
-def test_a_shape_compiled_before_is_not_laid_out_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Statements are cached by their plan's shape, as SQLAlchemy caches compiled SQL: the
-    same shape with other values is laid out once, and a plan that differs only in a
-    variable's name or in how its pieces are grouped gets a text of its own."""
+def test_a_shape_declared_before_builds_no_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Statements are cached by the shape of their declaration, as SQLAlchemy caches
+    compiled SQL: the same shape with other values builds no plan and is laid out once
+    (a save too), and a plan that differs only in a variable's name or in how its pieces
+    are grouped gets a text of its own."""
     laid_out: list[str] = []
-    read = plan._read
+    lay_out = plan.statement
 
-    def counted(*args: Any) -> list[str]:
-        lines = read(*args)
-        laid_out.append("\n".join(lines))
-        return lines
+    def counted(*args: Any, **kwargs: Any) -> str:
+        laid_out.append(lay_out(*args, **kwargs))
+        return laid_out[-1]
 
-    monkeypatch.setattr(plan, "_read", counted)
+    monkeypatch.setattr(plan, "statement", counted)
+    monkeypatch.setattr(unit_of_work, "statement", counted)
     monkeypatch.setattr(plan, "_statements", {})
+    monkeypatch.setattr(plan, "check_cached", False)
 
     def user(user_id: str) -> tuple[str, dict[str, Any]]:
         work = UnitOfWork()
@@ -355,15 +359,51 @@ def test_a_shape_compiled_before_is_not_laid_out_again(monkeypatch: pytest.Monke
     assert first == second and laid_out == [first]
     assert (first_params["user_id"], second_params["user_id"]) == ("u1", "u2")
 
+    def saved(n: int) -> tuple[str, dict[str, Any]]:
+        data = MemoriesAndInteraction(
+            interaction=[{"role": "user", "content": f"hello {n}"}] * (n + 1),
+            memories=[MemoryToStore(memory=f"fact {n}", source_msg_block_pos=[0])] * (n + 1),
+        )
+        call = save_interaction_with_memories(NODES, "o", "a", "u", data)
+        assert isinstance(call.statement, UnitOfWork)
+        return call.statement.compile()
+
+    (one, one_params), (three, three_params) = saved(0), saved(2)
+    assert one == three and laid_out[1:] == [one]
+    assert len(one_params["memories"]) == 1 and len(three_params["memories"]) == 3
+
     def returned(hint: str, grouped_left: bool) -> str:
+        work = UnitOfWork()
         one, two = Var(hint), Var("other")
+        work.add(Bind(one, cy("1")))
+        work.add(Bind(two, cy("2")))
         pieces = (cy(one, " + 1"), cy(two)) if grouped_left else (one, cy(" + 1", two))
-        body = [Bind(one, cy("1")), Bind(two, cy("2"))]
-        missing = cy("[", items(pieces), "]")
-        return plan.statement([], missing, body, [(one, "x")], writes=False, keep_plan=False)
+        work.output_value("x", cy("[", items(pieces), "]"))
+        return work.compile()[0]
 
     texts = [returned("price", True), returned("cost", True), returned("price", False)]
-    assert texts[0].endswith("RETURN [price + 1, other] AS missing, price AS x")
-    assert texts[1].endswith("RETURN [cost + 1, other] AS missing, cost AS x")
-    assert texts[2].endswith("RETURN [price,  + 1other] AS missing, price AS x")
-    assert laid_out[1:] == texts
+    assert texts[0].endswith("RETURN [] AS missing, [price + 1, other] AS x")
+    assert texts[1].endswith("RETURN [] AS missing, [cost + 1, other] AS x")
+    assert texts[2].endswith("RETURN [] AS missing, [price,  + 1other] AS x")
+    assert laid_out[2:] == texts
+
+
+def test_a_step_whose_shape_misses_its_text_fails_when_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The suite lays out every cached statement again (``plan.check_cached``): a step
+    whose shape leaves out a value its text depends on cannot hide behind the cache."""
+    monkeypatch.setattr(plan, "_statements", {})
+
+    def declared(label: str) -> UnitOfWork:
+        work = UnitOfWork()
+        var = Var("thing")
+        work._step(
+            ("faulty",), lambda: work._head.append(Match(cy("(", var, f":{label})"), (var,)))
+        )
+        work.output_value("thing", cy(var))
+        return work
+
+    assert "(thing:Org)" in declared("Org").compile()[0]
+    with pytest.raises(AssertionError, match="does not determine its text"):
+        declared("User").compile()

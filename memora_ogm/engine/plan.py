@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -554,11 +554,28 @@ Outputs = Sequence[tuple[Var, str]]
 KEEP_PLAN = "CYPHER replan=skip"
 
 
-#: Statements by the shape of their plan, as SQLAlchemy caches compiled SQL by a statement's
-#: cache key: a call of a shape seen before (most calls) skips naming and layout.
+#: Statements by the shape of their declaration (:meth:`UnitOfWork.shape`), as SQLAlchemy
+#: caches compiled SQL by a statement's cache key: a call of a shape seen before (most
+#: calls) builds no plan, and skips naming and layout.
 _statements: dict[tuple[Any, ...], str] = {}
 #: More shapes than calls have means a caller's values shape its plans: start again.
 _MAX_SHAPES = 1024
+#: Lay out every cached statement again and compare (the test suite turns it on): a
+#: declaration step whose shape leaves out something its text depends on fails loudly.
+check_cached = False
+
+
+def cached(key: tuple[Any, ...], lay_out: Callable[[], str]) -> str:
+    """The statement of shape ``key``, laid out by ``lay_out`` the first time."""
+    text = _statements.get(key)
+    if text is None:
+        text = lay_out()
+        if len(_statements) >= _MAX_SHAPES:
+            _statements.clear()
+        _statements[key] = text
+    elif check_cached and lay_out() != text:
+        raise AssertionError(f"a statement's shape does not determine its text: {key}")
+    return text
 
 
 def statement(
@@ -573,65 +590,57 @@ def statement(
 ) -> str:
     """The statement's text: a write runs ``body`` only when ``missing`` is empty; a read
     is its matches and one RETURN. ``per_row``: a write's batched form (:func:`_per_row`)."""
-    key = shape(head, missing, body, outputs, writes, keep_plan, per_row)
-    text = _statements.get(key)
-    if text is None:
-        if per_row:
-            lines = _per_row(head, missing, body, outputs)
-        else:
-            lines = (_write if writes else _read)(head, missing, body, outputs)
-        if keep_plan:
-            lines.insert(0, KEEP_PLAN)
-        text = "\n".join(lines)
-        if len(_statements) >= _MAX_SHAPES:
-            _statements.clear()
-        _statements[key] = text
-    return text
+    if per_row:
+        lines = _per_row(head, missing, body, outputs)
+    else:
+        lines = (_write if writes else _read)(head, missing, body, outputs)
+    if keep_plan:
+        lines.insert(0, KEEP_PLAN)
+    return "\n".join(lines)
 
 
-#: Ends a laid-out item in a shape (an item may be many pieces).
+#: Ends an item of a shape (an item may be many pieces).
 _ITEM_END = object()
 
 
-def shape(
-    head: Clauses, missing: Cypher, body: Clauses, outputs: Outputs, *flags: bool
-) -> tuple[Any, ...]:
-    """All a statement's text depends on: each clause's kind, binds and pieces, a variable
-    as its hint where it first appears and as that number after."""
-    pieces: list[Any] = [*flags]
-    numbers: dict[Var, int] = {}
-    for clause in [*head, *body]:
-        pieces.append(type(clause))
-        for var in clause.binds:
-            _flatten(var, pieces, numbers)
-        _flatten(clause.text, pieces, numbers)
-        if type(clause) is Output:
-            pieces.append(clause.name)
-    _flatten(missing, pieces, numbers)
-    for var, name in outputs:
-        _flatten(var, pieces, numbers)
-        pieces.append(name)
-    return tuple(pieces)
-
-
-def _flatten(piece: Piece, pieces: list[Any], numbers: dict[Var, int]) -> None:
-    if type(piece) is str:
-        pieces.append(piece)
-    elif isinstance(piece, Var):
-        number = numbers.get(piece)
+def flatten(value: Any, pieces: list[Any], numbers: dict[Var, int]) -> None:
+    """Append ``value``'s shape to ``pieces``: a variable as its hint where it first appears
+    and as that number after, tuples and Cypher item by item, any other value (text, a
+    class, a relationship, a flag) as itself."""
+    kind = type(value)
+    if kind is Var:
+        number = numbers.get(value)
         if number is None:
-            numbers[piece] = len(numbers)
-            pieces.append((Var, piece.hint, piece.exact))
+            numbers[value] = len(numbers)
+            pieces.append((Var, value.hint, value.exact))
         else:
             pieces.append(number)
-    elif isinstance(piece, Cypher):
-        for part in piece.parts:
-            _flatten(part, pieces, numbers)
-    elif isinstance(piece, Lines):
-        pieces.append((Lines, piece.sep, piece.fold, piece.close, piece.pad))
-        for item in piece.items:
-            _flatten(item, pieces, numbers)
+        return
+    if kind is tuple:
+        pieces.append(tuple)
+        parts = value
+    elif kind is Cypher:
+        parts = value.parts
+    elif kind is Lines:
+        pieces.append((Lines, value.sep, value.fold, value.close, value.pad))
+        parts = value.items
+    else:
+        pieces.append(value)
+        return
+    for part in parts:
+        if type(part) in _PLAIN_KINDS:
+            pieces.append(part)
+        elif type(part) is Var and part in numbers:
+            pieces.append(numbers[part])
+        else:
+            flatten(part, pieces, numbers)
+        if kind is Lines:
             pieces.append(_ITEM_END)
+    pieces.append(_ITEM_END)
+
+
+#: Kinds of shape items taken as they are (a class or a relationship is too, one level down).
+_PLAIN_KINDS = frozenset({str, int, bool, type(None)})
 
 
 #: The parameter of a batched write: one row per call, each that call's parameters and

@@ -40,6 +40,7 @@ from memora_ogm.engine.plan import (
     Var,
     alias,
     assign,
+    cached,
     call_subquery,
     case,
     collect,
@@ -52,6 +53,7 @@ from memora_ogm.engine.plan import (
     each,
     exists,
     expand,
+    flatten,
     foreach,
     hop,
     is_null,
@@ -99,6 +101,10 @@ class Ref:
 class UnitOfWork:
     """A builder of one statement's plan.
 
+    Each step is declared with its shape (all its text depends on) and the values it
+    sends, and builds its clauses only when the statement's shape is new: most calls
+    repeat a shape, and then build no plan at all (:meth:`shape`).
+
     ``batched`` (erasure, import, migration batches) keeps the server's cached plan
     (``CYPHER replan=skip``): the label counts a batch moves would make the server replan,
     a second or more each time, to the same plan.
@@ -107,19 +113,36 @@ class UnitOfWork:
     def __init__(self, *, batched: bool = False) -> None:
         self.batched = batched
         self.params: dict[str, Any] = {}
-        self._head: list[Clause] = []
-        self._checks: list[tuple[Cypher, MissingError]] = []
-        self._locks: list[Clause] = []
-        self._body: list[Clause] = []
+        #: Each step's shape, and what builds its clauses.
+        self._steps: list[tuple[tuple[Any, ...], Callable[[], None]]] = []
+        self._errors: list[MissingError] = []
+        self._has_body = False
         self._writes = False
         self._outputs: list[tuple[Var, str]] = []
         #: Index in ``$times`` of each distinct (datetime, zone): one time stamps many nodes.
         self._times: dict[tuple[datetime, Any], int] = {}
+        # The plan, once built: the head's matches, each check, the locks, the body.
+        self._built = False
+        self._head: list[Clause] = []
+        self._checks: list[Cypher] = []
+        self._locks: list[Clause] = []
+        self._body: list[Clause] = []
+
+    def _step(self, shape: tuple[Any, ...], build: Callable[[], None]) -> None:
+        self._steps.append((shape, build))
+
+    def _later(
+        self, shape: tuple[Any, ...], clause: Callable[[], Clause], *, writes: bool = False
+    ) -> None:
+        """A body clause of ``shape``, built by ``clause()`` if the statement is laid out."""
+        self._has_body = True
+        self._writes = self._writes or writes
+        self._step(shape, lambda: self._body.append(clause()))
 
     def add(self, clause: Clause, *, writes: bool = False) -> None:
         """Append ``clause`` to the body (an :class:`Update` or ``writes`` make a write)."""
-        self._writes = self._writes or writes or isinstance(clause, Update)
-        self._body.append(clause)
+        shape = (type(clause), clause.binds, clause.text, getattr(clause, "name", ""))
+        self._later(shape, lambda: clause, writes=writes or isinstance(clause, Update))
 
     def bind(self, cls: type, value: Cypher, many: bool = True, created: bool = False) -> Ref:
         var = Var(hint(cls, many))
@@ -159,18 +182,14 @@ class UnitOfWork:
             return expand(f"{TIMES}[{self._time(value)}]").render({})
         return self.param(value, name)
 
-    def _assign(
-        self, target: Var | str, stored: Mapping[str, Any], operator: str, name: str
-    ) -> Cypher:
-        """SET items: one map parameter ``$name`` and the datetimes from ``$times``."""
+    def _assigned(self, stored: Mapping[str, Any], name: str) -> Assigned:
+        """SET values: one map parameter ``$name`` and the datetimes from ``$times``."""
         plain = {key: value for key, value in stored.items() if not isinstance(value, datetime)}
-        assigned: list[Cypher] = [cy(target, f" {operator} {self.param(plain, name)}")]
-        assigned.extend(
-            cy(dot(target, key), f" = {self._value(value, key)}")
+        return self.param(plain, name), tuple(
+            (key, self._value(value, key))
             for key, value in stored.items()
             if isinstance(value, datetime)
         )
-        return assign(assigned)
 
     def rows(self, cls: type, stored: Sequence[Mapping[str, Any]]) -> tuple[str, Cypher, str]:
         """The list parameter of ``stored``, the SET items giving ``node`` a ``row``, and the
@@ -178,7 +197,7 @@ class UnitOfWork:
         with datetimes, else none."""
         times = table(cls).times
         if not times:
-            return self.param(stored, hint(cls, many=True)), cy("node = row"), ""
+            return self.param(stored, hint(cls, many=True)), _row_assignment(cls), ""
         rows = [
             {
                 "p": {k: v for k, v in properties.items() if k not in times},
@@ -189,23 +208,27 @@ class UnitOfWork:
             }
             for properties in stored
         ]
-        assigned = [cy("node = row.p")] + [
-            cy(dot("node", name), " = ", expand(f"{TIMES}[row.t[{index}]]"))
-            for index, name in enumerate(times)
-        ]
-        return self.param(rows, hint(cls, many=True)), cy(items(assigned)), ".p"
+        return self.param(rows, hint(cls, many=True)), _row_assignment(cls), ".p"
 
     def _values(self, cls: type, keys: Mapping[str, Any]) -> dict[str, str]:
         stored = node_properties(cls, keys, defaults=False)
         return {name: self._value(value, name) for name, value in stored.items()}
 
-    def _head_add(self, clause: Clause, ref: Ref, lock: bool) -> Ref:
-        if self._body:
+    def _head_step(
+        self, shape: tuple[Any, ...], clause: Callable[[], Clause], lock: Ref | None
+    ) -> None:
+        if self._has_body:
             raise RuntimeError("matches come before the body of a unit of work")
-        self._head.append(clause)
-        if lock:
-            self.lock(ref)
-        return ref
+        self._step(shape, lambda: self._head.append(clause()))
+        if lock is not None:
+            self.lock(lock)
+
+    def _check(self, missing: MissingError, of: Var, found: Callable[[int], Cypher]) -> None:
+        """Check ``number`` (the next): ``found(number)`` lists what ``of`` misses, which
+        ``missing`` (given its entry) raises."""
+        number = len(self._errors)
+        self._errors.append(missing)
+        self._step(("check", of, number), lambda: self._checks.append(found(number)))
 
     def match(
         self,
@@ -217,7 +240,11 @@ class UnitOfWork:
     ) -> Ref:
         """The node of ``cls`` with ``keys``; raises ``missing()`` when there is none."""
         var = Var(hint(cls))
-        return self._one(cls, var, node(var, label(cls), self.properties(cls, keys)), missing, lock)
+        values = self._values(cls, keys)
+        shape = ("match", cls, var, *values, *values.values())
+        return self._one(
+            shape, cls, var, lambda: node(var, label(cls), properties(values)), missing, lock
+        )
 
     def match_related(
         self,
@@ -230,21 +257,32 @@ class UnitOfWork:
         """The node one hop along ``rel`` from ``start`` (e.g. a user's memory collection)."""
         cls = target_class(rel)
         var = Var(hint(cls))
-        pattern = path(node(start.expression), rel, None, node(var, label(cls)))
-        return self._one(cls, var, pattern, missing, lock)
+        shape = ("match_related", start.expression, rel, var)
+        return self._one(
+            shape,
+            cls,
+            var,
+            lambda: path(node(start.expression), rel, None, node(var, label(cls))),
+            missing,
+            lock,
+        )
 
     def _one(
         self,
+        shape: tuple[Any, ...],
         cls: type,
         var: Var,
-        pattern: Cypher,
+        pattern: Callable[[], Cypher],
         missing: Callable[[], Exception] | None,
         lock: bool,
     ) -> Ref:
+        ref = Ref(var, cls, False)
         if missing is not None:
-            found = case(is_null(var), f"[[{len(self._checks)}, null]]", "[]")
-            self._checks.append((found, lambda _: missing()))
-        return self._head_add(Match(pattern, (var,)), Ref(var, cls, False), lock)
+            self._check(
+                lambda _: missing(), var, lambda n: case(is_null(var), f"[[{n}, null]]", "[]")
+            )
+        self._head_step(shape, lambda: Match(pattern(), (var,)), ref if lock else None)
+        return ref
 
     def match_each(
         self,
@@ -258,18 +296,25 @@ class UnitOfWork:
         key with none."""
         var, gone = Var(hint(cls, many=True)), Var(f"{hint(cls)}_missing")
         rows = [node_properties(cls, key, defaults=False) for key in keys]
-        pattern = row_properties(cls, keys[0], "key") if keys else ""
-        self._checks.append((each("key", gone, f"[{len(self._checks)}, key]"), missing))
-        found = call_subquery(
-            unwind(self.param(rows, f"{hint(cls)}_keys"), "key"),
-            match(node("found", label(cls), pattern), optional=True),
-            returning(
-                alias(collected("found"), var),
-                alias(collected(case(is_null("found"), "key")), gone),
-            ),
-            binds=(var, gone),
-        )
-        return self._head_add(found, Ref(var, cls, True), lock)
+        names = tuple(rows[0]) if rows else ()
+        self._check(missing, gone, lambda n: each("key", gone, f"[{n}, key]"))
+        param = self.param(rows, f"{hint(cls)}_keys")
+
+        def found() -> Subquery:
+            pattern = properties({name: dot("key", name) for name in names})
+            return call_subquery(
+                unwind(param, "key"),
+                match(node("found", label(cls), pattern), optional=True),
+                returning(
+                    alias(collected("found"), var),
+                    alias(collected(case(is_null("found"), "key")), gone),
+                ),
+                binds=(var, gone),
+            )
+
+        ref = Ref(var, cls, True)
+        self._head_step(("match_each", cls, var, gone, names, param), found, ref if lock else None)
+        return ref
 
     def lock(self, ref: Ref) -> None:
         """Write-lock the node(s) until commit: first in the body for matched nodes.
@@ -278,8 +323,12 @@ class UnitOfWork:
         nothing to apply (unlike a property set and removed again).
         """
         self._writes = True
-        clause = Update(foreach("node", ref.items, set_label("node", label(ref.cls))))
-        (self._body if self._body else self._locks).append(clause)
+        into = self._body if self._has_body else self._locks
+
+        def build() -> None:
+            into.append(Update(foreach("node", ref.items, set_label("node", label(ref.cls)))))
+
+        self._step(("lock", ref.expression, ref.many, ref.cls, self._has_body), build)
 
     def nodes(
         self, cls: type, limit: int | None = None, *, order_by: Sequence[str] = (), **keys: Any
@@ -311,20 +360,22 @@ class UnitOfWork:
         """The nodes one hop along ``rel`` from ``start``, then ``then_repeat`` 0+ times,
         skipping those a concurrent delete emptied. ``limit`` stops expanding a hub early."""
         cls = target_class(then_repeat if then_repeat is not None else rel)
-        found = match(
-            path(node("start"), rel, then_repeat, node("node", label(cls))), present(cls, "node")
-        )
-        by = [cy(dot("node", order_by), " DESC" if descending else "")] if order_by else []
-        starts = unwind(start.items, "start")
-        if limit is None:
-            return self.bind(
-                cls, collect(starts, found, returning("node", distinct=True, order_by=by))
-            )
-        # Rows keep only ``start``: a long chain's rows carrying the lists outgrew memory.
         var = Var(hint(cls, many=True))
-        top = self.param(limit, f"{var.hint}_limit")
-        self.add(
-            call_subquery(
+        top = None if limit is None else self.param(limit, f"{var.hint}_limit")
+        shape = ("reachable", start.expression, start.many, rel, then_repeat, order_by)
+
+        def clause() -> Clause:
+            found = match(
+                path(node("start"), rel, then_repeat, node("node", label(cls))),
+                present(cls, "node"),
+            )
+            by = [cy(dot("node", order_by), " DESC" if descending else "")] if order_by else []
+            starts = unwind(start.items, "start")
+            if top is None:
+                value = collect(starts, found, returning("node", distinct=True, order_by=by))
+                return Bind(var, value)
+            # Rows keep only ``start``: a long chain's rows carrying the lists outgrew memory.
+            return call_subquery(
                 starts,
                 with_("start"),
                 found,
@@ -332,7 +383,8 @@ class UnitOfWork:
                 returning(alias(collected("node"), var)),
                 binds=(var,),
             )
-        )
+
+        self._later((*shape, descending, top, var), clause)
         return Ref(var, cls, True)
 
     def as_list(self, ref: Ref) -> Ref:
@@ -347,8 +399,14 @@ class UnitOfWork:
         """A new node of ``cls`` and its stored properties (ids included)."""
         stored = node_properties(cls, values)
         var = Var(hint(cls))
-        assigned = self._assign(var, stored, "=", hint(cls))
-        self.add(Update(cy(create(node(var, label(cls))), "\n", assigned), (var,)))
+        assigned = self._assigned(stored, hint(cls))
+
+        def clause() -> Update:
+            return Update(
+                cy(create(node(var, label(cls))), "\n", assign_all(var, "=", assigned)), (var,)
+            )
+
+        self._later(("create", cls, var, assigned), clause, writes=True)
         return Ref(var, cls, False, created=True), stored
 
     def create_each(
@@ -357,20 +415,33 @@ class UnitOfWork:
         """New nodes of ``cls``, one per row, and their stored properties."""
         stored = [node_properties(cls, row) for row in rows]
         var = Var(hint(cls, many=True))
-        param, assign, _ = self.rows(cls, stored)
-        self.add(create_rows(cls, cy(param), assign, var), writes=True)
+        param, assigned, _ = self.rows(cls, stored)
+        self._later(
+            ("create_each", cls, var, param),
+            lambda: create_rows(cls, cy(param), assigned, var),
+            writes=True,
+        )
         return Ref(var, cls, True, created=True), stored
 
     def merge(self, cls: type, **keys: Any) -> Ref:
         """The node of ``cls`` with ``keys`` (its whole key), made if missing."""
         var = Var(hint(cls))
-        self.add(Update(merge(node(var, label(cls), self.properties(cls, keys))), (var,)))
+        values = self._values(cls, keys)
+
+        def clause() -> Update:
+            return Update(merge(node(var, label(cls), properties(values))), (var,))
+
+        self._later(("merge", cls, var, *values, *values.values()), clause, writes=True)
         return Ref(var, cls, False)
 
     def set(self, ref: Ref, **values: Any) -> None:
         stored = node_properties(ref.cls, values, defaults=False)
-        assigned = self._assign("node", stored, "+=", f"{hint(ref.cls)}_changes")
-        self.add(Update(foreach("node", ref.items, assigned)))
+        assigned = self._assigned(stored, f"{hint(ref.cls)}_changes")
+
+        def clause() -> Update:
+            return Update(foreach("node", ref.items, assign_all("node", "+=", assigned)))
+
+        self._later(("set", ref.expression, ref.many, assigned), clause, writes=True)
 
     def link(
         self,
@@ -382,34 +453,22 @@ class UnitOfWork:
         """Link ``source`` to ``target`` along ``rel``: by index ``pairs`` for two lists, else
         each node with the single one. Created to a new node, else merged."""
         write = create if source.created or target.created else merge
-        if pairs is None:
-            if source.many and target.many:
-                raise ValueError("linking two lists needs index pairs")
-            if not (source.many or target.many):
-                self.add(Update(write(between(source.expression, rel, target.expression))))
-                return
-            a, b, nodes = (
-                ("node", target.expression, source.expression)
-                if source.many
-                else (source.expression, "node", target.expression)
-            )
-            self.add(Update(foreach("node", nodes, write(between(a, rel, b)))))
-            return
-        param = self.param([list(pair) for pair in pairs], relation_name(rel))
-        self.add(
-            call_subquery(
-                unwind(param, "pair"),
-                with_(
-                    alias(cy(source.items, "[pair[0]]"), "a"),
-                    alias(cy(target.items, "[pair[1]]"), "b"),
-                ),
-                _pair_link(write, rel),
-            ),
+        if pairs is None and source.many and target.many:
+            raise ValueError("linking two lists needs index pairs")
+        param = None if pairs is None else self.param([list(p) for p in pairs], relation_name(rel))
+        ends = (source.expression, source.many, target.expression, target.many)
+        self._later(
+            ("link", rel, write, ends, param),
+            lambda: _link(rel, write, source, target, param),
             writes=True,
         )
 
     def delete(self, ref: Ref) -> None:
-        self.add(Update(foreach("node", ref.items, delete("node"))))
+        self._later(
+            ("delete", ref.expression, ref.many),
+            lambda: Update(foreach("node", ref.items, delete("node"))),
+            writes=True,
+        )
 
     def delete_emptied(self, ref: Ref, rels: Sequence[Any]) -> None:
         """Detach and delete the node(s) left with no relationship along any of ``rels``."""
@@ -438,15 +497,33 @@ class UnitOfWork:
     def compiled(self) -> Compiled:
         return Compiled(self.compile(), self.raise_missing)
 
+    def shape(self, per_row: bool = False) -> tuple[Any, ...]:
+        """All the statement's text depends on: each step's shape, in order (a variable as
+        its hint where it first appears and as that number after)."""
+        pieces: list[Any] = [self.batched, self._writes, per_row]
+        numbers: dict[Var, int] = {}
+        for shape, _ in self._steps:
+            flatten(shape, pieces, numbers)
+        return tuple(pieces)
+
     def compile(self, per_row: bool = False) -> tuple[str, dict[str, Any]]:
         """The statement and its parameters; ``missing`` lists ``[check, key or null]``.
 
         ``per_row``: a write's batched form, run once per row of ``$batch``, each row one
         call's parameters (see :func:`memora_ogm.engine.call.batch_of`)."""
-        missing = (
-            cy(items([check for check, _ in self._checks], " +")) if self._checks else cy("[]")
-        )
-        query = statement(
+        query = cached(self.shape(per_row), lambda: self._lay_out(per_row))
+        return query, {**self.params, "times": [sent_form(time) for time, _ in self._times]}
+
+    def _build(self) -> None:
+        if not self._built:
+            self._built = True
+            for _, build in self._steps:
+                build()
+
+    def _lay_out(self, per_row: bool) -> str:
+        self._build()
+        missing = cy(items(self._checks, " +")) if self._checks else cy("[]")
+        return statement(
             self._head,
             missing,
             [*self._locks, *self._body],
@@ -455,20 +532,71 @@ class UnitOfWork:
             keep_plan=self.batched,
             per_row=per_row,
         )
-        return query, {**self.params, "times": [sent_form(time) for time, _ in self._times]}
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
         if missing:
             number, entry = missing[0]
-            raise self._checks[number][1](entry)
+            raise self._errors[number](entry)
 
     def __repr__(self) -> str:
+        self._build()
         kind = "write" if self._writes else "read"
         return (
             f"<UnitOfWork {kind}: {len(self._head)} matches, {len(self._checks)} checks, "
             f"{len(self._locks) + len(self._body)} body clauses, "
             f"outputs {[name for _, name in self._outputs]}>"
         )
+
+
+#: SET values (:meth:`UnitOfWork._assigned`): the map parameter of the plain values, and
+#: each datetime's name and ``$times`` entry.
+Assigned = tuple[str, tuple[tuple[str, str], ...]]
+
+
+def assign_all(target: Var | str, operator: str, assigned: Assigned) -> Cypher:
+    """``SET target = $map, target.time = ...`` (``operator`` ``=`` or ``+=``)."""
+    param, times = assigned
+    return assign(
+        [cy(target, f" {operator} {param}")]
+        + [cy(dot(target, key), f" = {value}") for key, value in times]
+    )
+
+
+def _link(
+    rel: Any, write: Callable[[Piece], Cypher], source: Ref, target: Ref, pairs: str | None
+) -> Clause:
+    """The clause of :meth:`UnitOfWork.link`."""
+    if pairs is None:
+        if not (source.many or target.many):
+            return Update(write(between(source.expression, rel, target.expression)))
+        a, b, nodes = (
+            ("node", target.expression, source.expression)
+            if source.many
+            else (source.expression, "node", target.expression)
+        )
+        return Update(foreach("node", nodes, write(between(a, rel, b))))
+    return call_subquery(
+        unwind(pairs, "pair"),
+        with_(alias(cy(source.items, "[pair[0]]"), "a"), alias(cy(target.items, "[pair[1]]"), "b")),
+        _pair_link(write, rel),
+    )
+
+
+@functools.cache
+def _row_assignment(cls: type) -> Cypher:
+    """The SET items giving ``node`` a row of :meth:`UnitOfWork.rows`."""
+    times = table(cls).times
+    if not times:
+        return cy("node = row")
+    return cy(
+        items(
+            [cy("node = row.p")]
+            + [
+                cy(dot("node", name), " = ", expand(f"{TIMES}[row.t[{index}]]"))
+                for index, name in enumerate(times)
+            ]
+        )
+    )
 
 
 @functools.cache
