@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import urllib.request
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -40,6 +41,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from sync_adapter import AwaitableTwin
 from web_servers import serve
 
+from memora_ogm._async.coalescing import weight
 from memora_ogm._async.interface import Neo4jGraphInterface
 from memora_ogm.calls import interaction
 from memora_ogm.engine.unit_of_work import UnitOfWork
@@ -206,6 +208,44 @@ async def test_a_batch_the_server_refuses_is_split(memora: Any, driver: Driver) 
     assert isinstance(answers[5], Neo4jError), answers[5]
     assert all(isinstance(answer, tuple) for n, answer in enumerate(answers) if n != 5), answers
     assert coalescer.sizes[8] == 1
+    assert _count(driver, "Interaction") == 7
+    assert _count(driver, "Memory") == 7
+    assert not await all_violations(driver)
+
+
+@pytest.mark.parametrize(
+    ("max_saves", "saves_in_bytes", "sizes"), [(3, 64, [3, 3, 1]), (64, 2.5, [2, 2, 2, 1])]
+)
+async def test_a_batch_keeps_to_its_caps(
+    memora: Any, driver: Driver, max_saves: int, saves_in_bytes: float, sizes: list[int]
+) -> None:
+    """Seven saves waiting go in batches of at most ``max_saves`` saves and ``max_bytes``
+    parameter bytes (here room for 2.5 saves' rows): each lands, in its caller's order."""
+    memora.coalesce_writes = True
+    world = await make_world(memora)
+    graph = _graph(memora)
+    calls = [
+        interaction.save_interaction_with_memories(
+            graph.nodes, world.org_id, world.agent_id, world.user_id, _data(n)
+        )
+        for n in range(7)
+    ]
+    coalescer = _busy(memora)
+    one_save = weight(cast(UnitOfWork, calls[0].statement).compile(per_row=True)[1])
+    coalescer.max_saves, coalescer.max_bytes = max_saves, int(one_save * saves_in_bytes)
+    threads = ThreadPoolExecutor(len(calls))
+    if isinstance(memora, AwaitableTwin):
+        loop = asyncio.get_running_loop()
+        saving = [loop.run_in_executor(threads, graph.run, call) for call in calls]
+    else:
+        saving = [asyncio.ensure_future(graph.run(call)) for call in calls]
+    await _queued(coalescer, len(calls))
+    running = asyncio.gather(*saving, return_exceptions=True)
+    coalescer._release([])  # a transaction returned: batches go one after another
+    answers = await running
+    threads.shutdown()
+    assert all(isinstance(answer, tuple) for answer in answers), answers
+    assert coalescer.sizes == Counter(sizes)
     assert _count(driver, "Interaction") == 7
     assert _count(driver, "Memory") == 7
     assert not await all_violations(driver)
