@@ -178,6 +178,22 @@ async def _queued(coalescer: Any, length: int) -> None:
     raise AssertionError(f"{len(coalescer.queue)} saves queued, not {length}")
 
 
+def _run_each(memora: Any, calls: list[Any]) -> asyncio.Future[list[Any]]:
+    """Each declared call run at once by the facade's graph (a thread each on the sync
+    twin): their results or exceptions, in order."""
+    graph = _graph(memora)
+    if not isinstance(memora, AwaitableTwin):
+        return asyncio.gather(*(graph.run(call) for call in calls), return_exceptions=True)
+    threads = ThreadPoolExecutor(len(calls))
+    loop = asyncio.get_running_loop()
+    running = asyncio.gather(
+        *(loop.run_in_executor(threads, graph.run, call) for call in calls),
+        return_exceptions=True,
+    )
+    running.add_done_callback(lambda _: threads.shutdown(wait=False))
+    return running
+
+
 async def test_a_batch_the_server_refuses_is_split(memora: Any, driver: Driver) -> None:
     """One save of a batch fails on the server part-way (a property the server cannot
     store): the batch is split until it is alone, and the others land."""
@@ -194,17 +210,10 @@ async def test_a_batch_the_server_refuses_is_split(memora: Any, driver: Driver) 
     assert isinstance(poisoned, UnitOfWork)
     poisoned.params["interaction"] = {**poisoned.params["interaction"], "poison": {"a": 1}}
     coalescer = _busy(memora)
-    threads = ThreadPoolExecutor(len(calls))
-    if isinstance(memora, AwaitableTwin):
-        loop = asyncio.get_running_loop()
-        saving = [loop.run_in_executor(threads, graph.run, c) for c in calls]
-    else:
-        saving = [asyncio.ensure_future(graph.run(call)) for call in calls]
-    running = asyncio.gather(*saving, return_exceptions=True)
+    running = _run_each(memora, calls)
     await _queued(coalescer, 8)
     coalescer._release([])  # a transaction returned: the eight go together
     answers = await running
-    threads.shutdown()
     assert isinstance(answers[5], Neo4jError), answers[5]
     assert all(isinstance(answer, tuple) for n, answer in enumerate(answers) if n != 5), answers
     assert coalescer.sizes[8] == 1
@@ -233,17 +242,10 @@ async def test_a_batch_keeps_to_its_caps(
     coalescer = _busy(memora)
     one_save = weight(cast(UnitOfWork, calls[0].statement).compile(per_row=True)[1])
     coalescer.max_saves, coalescer.max_bytes = max_saves, int(one_save * saves_in_bytes)
-    threads = ThreadPoolExecutor(len(calls))
-    if isinstance(memora, AwaitableTwin):
-        loop = asyncio.get_running_loop()
-        saving = [loop.run_in_executor(threads, graph.run, call) for call in calls]
-    else:
-        saving = [asyncio.ensure_future(graph.run(call)) for call in calls]
+    running = _run_each(memora, calls)
     await _queued(coalescer, len(calls))
-    running = asyncio.gather(*saving, return_exceptions=True)
     coalescer._release([])  # a transaction returned: batches go one after another
     answers = await running
-    threads.shutdown()
     assert all(isinstance(answer, tuple) for answer in answers), answers
     assert coalescer.sizes == Counter(sizes)
     assert _count(driver, "Interaction") == 7
