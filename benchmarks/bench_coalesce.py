@@ -15,7 +15,8 @@ fresh ids per save. A save is 6 messages and 3 memories, as in issue 48. With
 hashing embedding): layers ``async+v`` and ``sync+v``.
 
 Printed per configuration: saves/s (median, low, high), latency from call entry (p50,
-p99, queue wait included), statements, transactions and round trips per save, and for
+p99, queue wait included), statements, transactions, round trips and the client's CPU
+time (this process's) per save, and for
 coalescing the histogram of batch sizes. Key mixes: a user per caller (``own``), every
 caller on one user (``hot``), users drawn by Zipf's law over 128 (``zipf``).
 """
@@ -67,6 +68,8 @@ class Figures:
     saves: int = 0
     statements: int = 0
     sizes: Counter[int] = field(default_factory=Counter)
+    #: CPU seconds of this process (the client) over the rounds.
+    cpu: float = 0.0
 
     def line(self, name: str) -> str:
         rates = sorted(self.rates)
@@ -82,7 +85,7 @@ class Figures:
         )
         return (
             f"{name:<34} {statistics.median(rates):8.1f} {rates[0]:8.1f} {rates[-1]:8.1f}"
-            f"  {p50 * 1000:7.2f} {p99 * 1000:7.2f}  {counts}"
+            f"  {p50 * 1000:7.2f} {p99 * 1000:7.2f}  {counts}  {self.cpu / per * 1e6:6.0f}"
         )
 
 
@@ -337,12 +340,14 @@ async def run(options: argparse.Namespace) -> None:
                 order: list[Any] = [*configs, "ceiling", *(["bulk"] if options.bulk else [])]
                 for config in order if round_ % 2 == 0 else order[::-1]:
                     figure = figures[config]
+                    figure.cpu -= time.process_time()
                     if config == "bulk":
                         sizes = Counter(ogm.graph.coalescer.sizes)
                         saves, latencies = await bulk()
                         figure.rates.append(saves / latencies[0])
                         figure.saves += saves
                         figure.sizes += Counter(ogm.graph.coalescer.sizes) - sizes
+                        figure.cpu += time.process_time()
                         continue
                     if config == "ceiling":
                         saves, latencies = await ceiling(
@@ -351,6 +356,7 @@ async def run(options: argparse.Namespace) -> None:
                         figure.rates.append(saves / options.seconds)
                         figure.saves += saves
                         figure.latencies += latencies
+                        figure.cpu += time.process_time()
                         continue
                     mix, count, layer, coalesce = config
                     save, threads, interface = mixes[mix][layer]
@@ -366,10 +372,11 @@ async def run(options: argparse.Namespace) -> None:
                     if graph is not None:
                         figure.statements += graph.statements - statements
                         figure.sizes += Counter(graph.coalescer.sizes) - sizes
+                    figure.cpu += time.process_time()
                 print(f"round {round_ + 1} done", flush=True)
             print(
                 f"\n{'configuration':<34} {'saves/s':>8} {'low':>8} {'high':>8}  {'p50 ms':>7}"
-                f" {'p99 ms':>7}  {'stmt':>5} {'tx':>5} {'trips':>5}   (per save)"
+                f" {'p99 ms':>7}  {'stmt':>5} {'tx':>5} {'trips':>5}  {'cpu µs':>6}   (per save)"
             )
             for config in configs:
                 mix, count, layer, coalesce = config
