@@ -16,8 +16,7 @@ hashing embedding): layers ``async+v`` and ``sync+v``.
 
 Printed per configuration: saves/s (median, low, high), latency from call entry (p50,
 p99, queue wait included), statements, transactions, round trips and the client's CPU
-time (this process's) per save, and for
-coalescing the histogram of batch sizes. Key mixes: a user per caller (``own``), every
+time (this process's) per save, and for coalescing the histogram of batch sizes. Key mixes: a user per caller (``own``), every
 caller on one user (``hot``), users drawn by Zipf's law over 128 (``zipf``).
 """
 
