@@ -2,7 +2,7 @@
 
     python benchmarks/bench_coalesce.py [--rounds 3] [--seconds 2] [--callers 1,8,32,128]
                                         [--twins async,sync] [--mix own,hot,zipf]
-                                        [--no-memora] [--limit 2] [--store]
+                                        [--no-memora] [--limit 1] [--store]
 
 Every configuration (a twin, a number of concurrent callers, a layer) runs once per
 round, the rounds interleaved (the order reversed every other round), so each figure is
@@ -16,8 +16,9 @@ hashing embedding): layers ``async+v`` and ``sync+v``.
 
 Printed per configuration: saves/s (median, low, high), latency from call entry (p50,
 p99, queue wait included), statements, transactions, round trips and the client's CPU
-time (this process's) per save, and for coalescing the histogram of batch sizes. Key mixes: a user per caller (``own``), every
-caller on one user (``hot``), users drawn by Zipf's law over 128 (``zipf``).
+time (this process's) per save, and for coalescing the histogram of batch sizes. Key
+mixes: a user per caller (``own``), every caller on one user (``hot``), users drawn by
+Zipf's law over 128 (``zipf``).
 """
 
 from __future__ import annotations
@@ -458,7 +459,7 @@ def main() -> None:
     parser.add_argument("--twins", default="async,sync")
     parser.add_argument("--mix", default="own", help="own, hot, zipf (comma-separated)")
     parser.add_argument("--no-memora", action="store_true", help="leave Memora's layer out")
-    parser.add_argument("--limit", type=int, default=2, help="coalescing transactions in flight")
+    parser.add_argument("--limit", type=int, default=1, help="coalescing transactions in flight")
     parser.add_argument("--bulk", type=int, default=2000, help="saves of the bulk method (0: none)")
     parser.add_argument(
         "--store", action="store_true", help="also with the embedded vector store (+v layers)"

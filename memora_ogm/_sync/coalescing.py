@@ -72,9 +72,15 @@ SendTogether = Callable[
 class Coalescer:
     """The queue of one graph's coalescing writes and the batches sent from it."""
 
-    #: Coalescing transactions in flight before writes queue. On the 2-core test machine
-    #: ``benchmarks/bench_coalesce.py --limit 4`` gave smaller batches and no clear gain.
-    limit = 2
+    #: Coalescing transactions in flight before writes queue. One: then every save that
+    #: comes while a transaction is out waits for the next batch. On the 2-core test
+    #: machine (``benchmarks/bench_coalesce.py --limit``, two paired runs) a limit of 2
+    #: sent half of its transactions with one save, twice the transactions per save, and
+    #: async callers made 24 to 37 % fewer saves/s (sync ones about as many); 4 gave
+    #: smaller batches still.
+    limit = 1
+    #: Batches of one caller's many writes (:meth:`write_each`) in flight at once.
+    lanes = 2
     #: Saves in one batch at most.
     max_saves = 64
     #: Parameter bytes in one batch at most (about: :func:`weight`).
@@ -148,7 +154,7 @@ class Coalescer:
                 observe.coalesced(waiting.size, waiting.text, waiting.waited)
 
     def write_each(self, calls: list[Call[Any]]) -> list[Any]:
-        """One caller's many writes, in batches within the caps, :attr:`limit` batches at
+        """One caller's many writes, in batches within the caps, :attr:`lanes` batches at
         once: each call's result or its own exception, in order."""
         batches: list[list[Waiting]] = []
         size = 0
@@ -167,7 +173,7 @@ class Coalescer:
             else:
                 batches.append([waiting])
                 size = waiting.weight
-        lanes = [batches[lane :: self.limit] for lane in range(self.limit)]
+        lanes = [batches[lane :: self.lanes] for lane in range(self.lanes)]
         for lane in lanes[1:]:
             if lane:
                 compat.start(self._lane, lane)
