@@ -253,6 +253,46 @@ async def test_a_batch_keeps_to_its_caps(
     assert not await all_violations(driver)
 
 
+@pytest.mark.parametrize("memora", ["async"], indirect=True)  # the sync twin has no loops
+async def test_a_batch_runs_on_its_callers_own_event_loop(memora: Any, driver: Driver) -> None:
+    """Callers on two event loops (a thread each) queue a save each, and a third loop's
+    transaction returns: each save goes in a batch of its own loop's callers, run on that
+    loop, so a loop that ends takes no other caller's save with it. Before, the two went
+    as one batch, run on the loop that happened to release the slot."""
+    memora.coalesce_writes = True
+    worlds = [await make_world(memora)]
+    worlds.append(await make_world(memora, "Bob", org_id=worlds[0].org_id))
+    graph = _graph(memora)
+    sent_on: dict[str, Any] = {}
+    send = graph._send
+
+    async def recording(runner: Any, query: str, params: dict[str, Any]) -> Any:
+        sent_on[params["user_id"]] = asyncio.get_running_loop()
+        return await send(runner, query, params)
+
+    graph._send = recording
+    coalescer = _busy(memora)
+    loops: dict[str, Any] = {}
+
+    def caller(world: World) -> Any:
+        async def save() -> Any:
+            loops[world.user_id] = asyncio.get_running_loop()
+            return await memora.save_interaction_with_memories(*_owner(world), _data(0))
+
+        return asyncio.run(save())
+
+    with ThreadPoolExecutor(2) as threads:
+        running = [asyncio.wrap_future(threads.submit(caller, world)) for world in worlds]
+        await _queued(coalescer, 2)
+        coalescer._release([])  # this loop's transaction returned
+        answers = await asyncio.gather(*running)
+    assert all(isinstance(answer, tuple) for answer in answers), answers
+    assert coalescer.sizes == Counter({1: 2})
+    assert sent_on == loops and len(set(map(id, loops.values()))) == 2
+    assert _count(driver, "Interaction") == 2
+    assert not await all_violations(driver)
+
+
 @pytest.mark.parametrize("memora", ["async"], indirect=True)  # a thread cannot be cancelled
 async def test_a_save_cancelled_before_it_is_sent_leaves_the_queue(
     memora: Any, driver: Driver

@@ -2,11 +2,11 @@
 
 While fewer than :attr:`Coalescer.limit` of a graph's coalescing writes are in flight, a
 save goes at once, alone, as it always did. At the limit, later saves queue; each time a
-transaction returns, the saves waiting (of one statement shape, within the caps) go
-together as one batched statement in one transaction. No timer: a lone caller never
-waits for company. Each caller gets its own result or its own exception: a row whose
-user or agent is missing fails alone, and a batch the server refuses is split in halves
-until the save at fault is alone.
+transaction returns, the saves waiting (of one statement shape and one caller's event
+loop, within the caps) go together as one batched statement in one transaction, run on
+that loop. No timer: a lone caller never waits for company. Each caller gets its own
+result or its own exception: a row whose user or agent is missing fails alone, and a
+batch the server refuses is split in halves until the save at fault is alone.
 """
 
 from __future__ import annotations
@@ -36,9 +36,10 @@ SHARED_ERRORS = (RetriesExhausted, IncompleteCommit, *CONNECTION_LOST)
 
 
 class Waiting:
-    """A queued save: its call, its batched form, and where its caller waits."""
+    """A queued save: its call, its batched form, and where its caller waits (the caller's
+    event loop, where its batch runs: another caller's loop may end while it runs)."""
 
-    __slots__ = ("call", "text", "params", "weight", "future", "queued", "waited", "size")
+    __slots__ = ("call", "text", "params", "weight", "future", "loop", "queued", "waited", "size")
 
     def __init__(self, call: Call[Any]) -> None:
         statement = call.statement
@@ -47,6 +48,7 @@ class Waiting:
         self.text, self.params = statement.compile(per_row=True)
         self.weight = weight(self.params)
         self.future: Future[Any] = Future()
+        self.loop = compat.caller_loop()
         self.queued = time.perf_counter()
         #: Seconds in the queue, and the size of the batch that took it, once taken.
         self.waited = 0.0
@@ -138,7 +140,7 @@ class Coalescer:
             self.queue.append(waiting)
             batch = self._take()
         if batch:
-            compat.start(self._send, batch)
+            compat.start(self._send, batch, loop=batch[0].loop)
         try:
             return cast(T, await compat.result_of(waiting.future))
         except BaseException:
@@ -209,6 +211,7 @@ class Coalescer:
                 continue
             fits = not batch or (
                 waiting.text == batch[0].text
+                and waiting.loop is batch[0].loop
                 and len(batch) < self.max_saves
                 and size + waiting.weight <= self.max_bytes
             )
@@ -251,7 +254,7 @@ class Coalescer:
                         del self.busy[call.serial]
             batch = self._take()
         if batch:
-            compat.start(self._send, batch)
+            compat.start(self._send, batch, loop=batch[0].loop)
 
     async def _send(self, batch: list[Waiting]) -> None:
         try:

@@ -114,10 +114,29 @@ async def acquire(lock: threading.Lock) -> None:
 _started: set[asyncio.Task[Any]] = set()
 
 
-def start(work: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
-    """Run ``work(*args)`` on its own, as a task of the running loop: a caller cancelled
+def caller_loop() -> asyncio.AbstractEventLoop:
+    """The caller's event loop: coalesced writes run on their own callers' loop."""
+    return asyncio.get_running_loop()
+
+
+def start(
+    work: Callable[..., Coroutine[Any, Any, None]],
+    *args: Any,
+    loop: asyncio.AbstractEventLoop | None = None,
+) -> None:
+    """Run ``work(*args)`` on its own, as a task of ``loop`` (the running one if None; a
+    loop of another thread gets it through ``call_soon_threadsafe``): a caller cancelled
     meanwhile does not cancel it, nor does the task run as part of the caller's call
     (an empty context, as a new thread has)."""
-    task = contextvars.Context().run(asyncio.get_running_loop().create_task, work(*args))
-    _started.add(task)
-    task.add_done_callback(_started.discard)
+    running = asyncio.get_running_loop()
+    target = running if loop is None else loop
+
+    def create() -> None:
+        task = contextvars.Context().run(target.create_task, work(*args))
+        _started.add(task)
+        task.add_done_callback(_started.discard)
+
+    if target is running:
+        create()
+    else:
+        target.call_soon_threadsafe(create)

@@ -59,6 +59,11 @@ def acquire(lock: threading.Lock) -> None:
     lock.acquire()
 
 
-def start(work: Callable[..., None], *args: Any) -> None:
+def caller_loop() -> object | None:
+    """No event loop: a coalesced batch runs in a thread of its own."""
+    return None
+
+
+def start(work: Callable[..., None], *args: Any, loop: object | None = None) -> None:
     """Run ``work(*args)`` on its own, in a thread of its own."""
     threading.Thread(target=work, args=args, daemon=True, name="memora-ogm-batch").start()
