@@ -12,6 +12,7 @@ list names every missing node and key by its check.
 
 from __future__ import annotations
 
+import gc
 import re
 from datetime import datetime, timezone
 from typing import Any
@@ -399,7 +400,7 @@ def test_a_step_whose_shape_misses_its_text_fails_when_checked(
         work = UnitOfWork()
         var = Var("thing")
         work._step(
-            ("faulty",), lambda: work._head.append(Match(cy("(", var, f":{label})"), (var,)))
+            ("faulty",), lambda work: work._head.append(Match(cy("(", var, f":{label})"), (var,)))
         )
         work.output_value("thing", cy(var))
         return work
@@ -407,3 +408,26 @@ def test_a_step_whose_shape_misses_its_text_fails_when_checked(
     assert "(thing:Org)" in declared("Org").compile()[0]
     with pytest.raises(AssertionError, match="does not determine its text"):
         declared("User").compile()
+
+
+def test_a_declared_save_leaves_no_cyclic_garbage() -> None:
+    """No step of a unit of work holds the work (each builder is handed it), so reference
+    counting frees a call's plan at once. Builders that held it left about 330 objects
+    per save for the cyclic collector, and under 128 callers its collections took half
+    of the client's CPU."""
+    data = MemoriesAndInteraction(
+        interaction=[{"role": "user", "content": "hello"}] * 6,
+        memories=[MemoryToStore(memory="fact", source_msg_block_pos=[0])] * 3,
+    )
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(10):
+            call = save_interaction_with_memories(NODES, "o", "a", "u", data)
+            assert isinstance(call.statement, UnitOfWork)
+            call.statement.compile()
+            call.statement.compile(per_row=True)
+        del call
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

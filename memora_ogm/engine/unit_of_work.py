@@ -113,8 +113,9 @@ class UnitOfWork:
     def __init__(self, *, batched: bool = False) -> None:
         self.batched = batched
         self.params: dict[str, Any] = {}
-        #: Each step's shape, and what builds its clauses.
-        self._steps: list[tuple[tuple[Any, ...], Callable[[], None]]] = []
+        #: Each step's shape, and what builds its clauses (handed the work: a builder that
+        #: held it would make every unit of work garbage for the cyclic collector).
+        self._steps: list[tuple[tuple[Any, ...], Callable[[UnitOfWork], None]]] = []
         self._errors: list[MissingError] = []
         self._has_body = False
         self._writes = False
@@ -128,7 +129,7 @@ class UnitOfWork:
         self._locks: list[Clause] = []
         self._body: list[Clause] = []
 
-    def _step(self, shape: tuple[Any, ...], build: Callable[[], None]) -> None:
+    def _step(self, shape: tuple[Any, ...], build: Callable[[UnitOfWork], None]) -> None:
         self._steps.append((shape, build))
 
     def _later(
@@ -137,7 +138,7 @@ class UnitOfWork:
         """A body clause of ``shape``, built by ``clause()`` if the statement is laid out."""
         self._has_body = True
         self._writes = self._writes or writes
-        self._step(shape, lambda: self._body.append(clause()))
+        self._step(shape, lambda work: work._body.append(clause()))
 
     def add(self, clause: Clause, *, writes: bool = False) -> None:
         """Append ``clause`` to the body (an :class:`Update` or ``writes`` make a write)."""
@@ -219,7 +220,7 @@ class UnitOfWork:
     ) -> None:
         if self._has_body:
             raise RuntimeError("matches come before the body of a unit of work")
-        self._step(shape, lambda: self._head.append(clause()))
+        self._step(shape, lambda work: work._head.append(clause()))
         if lock is not None:
             self.lock(lock)
 
@@ -228,7 +229,7 @@ class UnitOfWork:
         ``missing`` (given its entry) raises."""
         number = len(self._errors)
         self._errors.append(missing)
-        self._step(("check", of, number), lambda: self._checks.append(found(number)))
+        self._step(("check", of, number), lambda work: work._checks.append(found(number)))
 
     def match(
         self,
@@ -323,12 +324,13 @@ class UnitOfWork:
         nothing to apply (unlike a property set and removed again).
         """
         self._writes = True
-        into = self._body if self._has_body else self._locks
+        in_body = self._has_body
 
-        def build() -> None:
-            into.append(Update(foreach("node", ref.items, set_label("node", label(ref.cls)))))
+        def build(work: UnitOfWork) -> None:
+            clause = Update(foreach("node", ref.items, set_label("node", label(ref.cls))))
+            (work._body if in_body else work._locks).append(clause)
 
-        self._step(("lock", ref.expression, ref.many, ref.cls, self._has_body), build)
+        self._step(("lock", ref.expression, ref.many, ref.cls, in_body), build)
 
     def nodes(
         self, cls: type, limit: int | None = None, *, order_by: Sequence[str] = (), **keys: Any
@@ -518,7 +520,7 @@ class UnitOfWork:
         if not self._built:
             self._built = True
             for _, build in self._steps:
-                build()
+                build(self)
 
     def _lay_out(self, per_row: bool) -> str:
         self._build()
