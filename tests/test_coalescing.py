@@ -356,6 +356,34 @@ async def test_a_lone_save_goes_alone_with_the_single_statement(
     assert _count(driver, "Interaction") == 2
 
 
+@pytest.mark.parametrize("memora", ["async"], indirect=True)  # threads resume in no set order
+async def test_the_callers_a_batch_answered_go_together_in_the_next(
+    memora: Any, driver: Driver
+) -> None:
+    """Eight tasks save three times each, one after the other: every transaction holds all
+    eight. Before, the first caller back from a batch found the slot free and went alone,
+    and the seven behind it waited for it: batches of 1 and 7 in turn."""
+    assert memora.coalesce_writes  # the default
+    world = await make_world(memora)
+    coalescer = _graph(memora).coalescer
+
+    async def caller(n: int) -> list[str]:
+        saved = []
+        for turn in range(3):
+            data = _data(10 * n + turn)
+            saved.append((await memora.save_interaction_with_memories(*_owner(world), data))[0])
+        return saved
+
+    answers = await asyncio.gather(*(caller(n) for n in range(8)))
+    assert coalescer.sizes == Counter({8: 3})
+    assert len({interaction_id for saved in answers for interaction_id in saved}) == 24
+    for n, saved in enumerate(answers):
+        for turn, interaction_id in enumerate(saved):
+            assert _first_message(driver, interaction_id) == f"caller {10 * n + turn} asks"
+    assert _count(driver, "Interaction") == 24 and _count(driver, "Memory") == 24
+    assert not await all_violations(driver)
+
+
 async def test_updates_of_one_interaction_keep_their_call_order(
     memora: Any, driver: Driver
 ) -> None:
@@ -495,6 +523,42 @@ async def test_the_bulk_save_reports_each_item(memora: Any, driver: Driver) -> N
     assert not await all_violations(driver)
     sizes = _graph(memora).coalescer.sizes
     assert sum(sizes.values()) == 3 and max(sizes) == 64  # 147 saves: 64, 64, 19
+
+
+async def test_the_bulk_save_declares_a_batch_at_a_time(
+    memora: Any, driver: Driver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk save declares its writes as its lanes come free: when its first batch is
+    sent, at most the lanes' first batches (and one write of the next) were declared, not
+    all 40, so a large import never holds every declared write at once."""
+    world = await make_world(memora)
+    graph = _graph(memora)
+    graph.coalescer.max_saves = 4
+    declared: list[int] = []
+    declare = interaction.save_interaction_with_memories
+
+    def counting(*args: Any) -> Any:
+        declared.append(1)
+        return declare(*args)
+
+    monkeypatch.setattr(interaction, "save_interaction_with_memories", counting)
+    at_first_send: list[int] = []
+    send = graph._send
+
+    def recording(*args: Any) -> Any:
+        at_first_send.append(len(declared))
+        return send(*args)
+
+    monkeypatch.setattr(graph, "_send", recording)
+    items = [(world.user_id, _data(n)) for n in range(40)]
+    answers = await memora.save_interactions_with_memories(world.org_id, world.agent_id, items)
+    assert [_first_message(driver, answer[0]) for answer in answers] == [
+        f"caller {n} asks" for n in range(40)
+    ]
+    assert len(declared) == 40 and len(at_first_send) == 10
+    assert at_first_send[0] <= graph.coalescer.lanes * 4 + 1, at_first_send
+    assert _count(driver, "Interaction") == 40
+    assert not await all_violations(driver)
 
 
 async def test_each_coalesced_save_reports_its_batch_size(memora: Any, driver: Driver) -> None:

@@ -114,6 +114,34 @@ async def acquire(lock: threading.Lock) -> None:
 _started: set[asyncio.Task[Any]] = set()
 
 
+def answer_slot() -> asyncio.Future[Any]:
+    """Where a queued write's caller waits for its answer: a future of the caller's own
+    loop, which its batch runs on, so the answer needs no hop through another thread."""
+    return asyncio.get_running_loop().create_future()
+
+
+def claim(slot: asyncio.Future[Any]) -> bool:
+    """Take a queued write for a batch (from any thread): False if its caller gave up."""
+    return not slot.cancelled()
+
+
+async def answer_of(slot: asyncio.Future[T]) -> T:
+    """The answer a batch gave (a caller cancelled meanwhile cancels the slot)."""
+    return await slot
+
+
+def answer(
+    slot: asyncio.Future[Any], result: Any = None, error: BaseException | None = None
+) -> None:
+    """Give a caller its result or its error, unless it gave up waiting."""
+    if slot.done():
+        return
+    if error is None:
+        slot.set_result(result)
+    else:
+        slot.set_exception(error)
+
+
 def caller_loop() -> asyncio.AbstractEventLoop:
     """The caller's event loop: coalesced writes run on their own callers' loop."""
     return asyncio.get_running_loop()

@@ -17,8 +17,7 @@ import threading
 import time
 import weakref
 from collections import Counter, deque
-from collections.abc import Callable
-from concurrent.futures import Future
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, cast
 
 from neo4j.exceptions import IncompleteCommit
@@ -48,8 +47,8 @@ class Waiting:
         self.call = call
         self.text, self.params = statement.compile(per_row=True)
         self.weight = weight(self.params)
-        self.future: Future[Any] = Future()
         self.loop = compat.caller_loop()
+        self.future = compat.answer_slot()
         self.queued = time.perf_counter()
         #: Seconds in the queue, and the size of the batch that took it, once taken.
         self.waited = 0.0
@@ -133,17 +132,32 @@ class Coalescer:
                 self._occupy([call])
         if alone:
             try:
-                return cast(T, self._send_alone()(call))
-            finally:
+                # The callers one batch answered resume one after the other. Yielding once
+                # (a turn of the event loop; of the GIL in the sync twin) lets the others
+                # queue behind this save, and it leads them in one batch instead of going
+                # alone before them. Not a timer: nothing waits for company.
+                compat.sleep(0)
+            except BaseException:
                 self._release([call])
+                raise
+            if not self.queue:  # none came (nothing takes from the queue: the slot is held)
+                self.sizes[1] += 1
+                try:
+                    return cast(T, self._send_alone()(call))
+                finally:
+                    self._release([call])
         waiting = Waiting(call)  # checked and compiled before it joins the queue
         with self.lock:
-            self.queue.append(waiting)
+            if alone:  # it came first: it leads the batch of those that came meanwhile
+                self._free([call])
+                self.queue.appendleft(waiting)
+            else:
+                self.queue.append(waiting)
             batch = self._take()
         if batch:
             compat.start(self._send, batch, loop=batch[0].loop)
         try:
-            return cast(T, compat.result_of(waiting.future))
+            return cast(T, compat.answer_of(waiting.future))
         except BaseException:
             # Cancelled before its batch took it: out of the queue (once taken, its batch
             # runs to the end, and the rules of unknown outcomes apply).
@@ -155,44 +169,63 @@ class Coalescer:
             if waiting.size:
                 observe.coalesced(waiting.size, waiting.text, waiting.waited)
 
-    def write_each(self, calls: list[Call[Any]]) -> list[Any]:
+    def write_each(self, calls: Iterable[Call[Any]]) -> list[Any]:
         """One caller's many writes, in batches within the caps, :attr:`lanes` batches at
-        once: each call's result or its own exception, in order."""
-        batches: list[list[Waiting]] = []
-        size = 0
-        for call in calls:
-            waiting = Waiting(call)
-            waiting.future.set_running_or_notify_cancel()
-            last = batches[-1] if batches else []
-            if (
-                last
-                and waiting.text == last[0].text
-                and len(last) < self.max_saves
-                and size + waiting.weight <= self.max_bytes
-            ):
-                last.append(waiting)
-                size += waiting.weight
-            else:
-                batches.append([waiting])
-                size = waiting.weight
-        lanes = [batches[lane :: self.lanes] for lane in range(self.lanes)]
-        for lane in lanes[1:]:
-            if lane:
-                compat.start(self._lane, lane)
-        self._lane(lanes[0])
-        outcomes: list[Any] = []
-        for batch in batches:
-            for waiting in batch:
-                try:
-                    outcomes.append(compat.result_of(waiting.future))
-                except Exception as error:
-                    outcomes.append(error)
-        return outcomes
+        once: each call's result or its own exception, in order. ``calls`` is drawn
+        (declared, if it is a generator) a batch at a time as a lane comes free, so a large
+        import holds only the batches in flight, not every declared write at once."""
+        coming = iter(calls)
+        answers: list[Any] = []  # each drawn write's answer slot, in order
+        carried: list[Waiting] = []  # drawn, but of another shape than the batch before it
 
-    def _lane(self, batches: list[list[Waiting]]) -> None:
-        for batch in batches:
-            self.sizes[len(batch)] += 1
-            self._settle(batch)
+        def next_batch() -> list[Waiting]:
+            batch, size = carried[:], sum(waiting.weight for waiting in carried)
+            carried.clear()
+            for call in coming:
+                waiting = Waiting(call)
+                compat.claim(waiting.future)
+                answers.append(waiting.future)
+                if batch and (
+                    waiting.text != batch[0].text
+                    or len(batch) == self.max_saves
+                    or size + waiting.weight > self.max_bytes
+                ):
+                    carried.append(waiting)
+                    break
+                batch.append(waiting)
+                size += waiting.weight
+            return batch
+
+        drawing = threading.Lock()  # the sync twin's lanes are threads
+        failed: list[Exception] = []
+
+        def draw() -> list[Waiting]:
+            with drawing:
+                if failed:
+                    return []
+                try:
+                    return next_batch()
+                except Exception as error:  # declaring failed: no more is drawn
+                    failed.append(error)
+                    return []
+
+        def lane() -> None:
+            while batch := draw():
+                self.sizes[len(batch)] += 1
+                self._settle(batch)
+
+        for _ in range(self.lanes - 1):
+            compat.start(lane)
+        lane()
+        outcomes: list[Any] = []
+        for slot in answers:  # the batches drawn before a failure still land
+            try:
+                outcomes.append(compat.answer_of(slot))
+            except Exception as error:
+                outcomes.append(error)
+        if failed:
+            raise failed[0]
+        return outcomes
 
     def _take(self) -> list[Waiting]:
         """The next batch, if a slot is free: the first waiting save and those after it of
@@ -223,7 +256,7 @@ class Coalescer:
                 if len(batch) >= self.max_saves:
                     break
                 continue
-            if waiting.future.set_running_or_notify_cancel():  # False: cancelled
+            if compat.claim(waiting.future):  # False: cancelled
                 batch.append(waiting)
                 size += waiting.weight
                 if serial is not None:
@@ -231,6 +264,7 @@ class Coalescer:
         self.queue.extendleft(reversed(kept))
         if batch:
             self._occupy([waiting.call for waiting in batch])
+            self.sizes[len(batch)] += 1
             now = time.perf_counter()
             for waiting in batch:
                 waiting.waited, waiting.size = now - waiting.queued, len(batch)
@@ -239,7 +273,6 @@ class Coalescer:
     def _occupy(self, calls: list[Call[Any]]) -> None:
         """Take a slot for ``calls`` (under the lock), and their serial keys."""
         self.in_flight += 1
-        self.sizes[len(calls)] += 1
         for call in calls:
             if call.serial is not None:
                 self.busy[call.serial] += 1
@@ -247,15 +280,19 @@ class Coalescer:
     def _release(self, calls: list[Call[Any]]) -> None:
         """A transaction returned: its slot goes to the next batch, if writes wait."""
         with self.lock:
-            self.in_flight -= 1
-            for call in calls:
-                if call.serial is not None:
-                    self.busy[call.serial] -= 1
-                    if not self.busy[call.serial]:
-                        del self.busy[call.serial]
+            self._free(calls)
             batch = self._take()
         if batch:
             compat.start(self._send, batch, loop=batch[0].loop)
+
+    def _free(self, calls: list[Call[Any]]) -> None:
+        """Give back the slot of ``calls`` and their serial keys (under the lock)."""
+        self.in_flight -= 1
+        for call in calls:
+            if call.serial is not None:
+                self.busy[call.serial] -= 1
+                if not self.busy[call.serial]:
+                    del self.busy[call.serial]
 
     def _send(self, batch: list[Waiting]) -> None:
         try:
@@ -268,9 +305,9 @@ class Coalescer:
         if len(batch) == 1:
             (waiting,) = batch
             try:
-                waiting.future.set_result(self._send_alone()(waiting.call))
+                compat.answer(waiting.future, self._send_alone()(waiting.call))
             except BaseException as error:
-                waiting.future.set_exception(error)
+                compat.answer(waiting.future, error=error)
                 if not isinstance(error, Exception):
                     raise
             return
@@ -280,7 +317,7 @@ class Coalescer:
         except Exception as error:
             if isinstance(error, SHARED_ERRORS):
                 for waiting in batch:
-                    waiting.future.set_exception(error)
+                    compat.answer(waiting.future, error=error)
                 return
             half = len(batch) // 2
             self._settle(batch[:half])
@@ -288,10 +325,10 @@ class Coalescer:
             return
         except BaseException as error:
             for waiting in batch:
-                waiting.future.set_exception(error)
+                compat.answer(waiting.future, error=error)
             raise
         for waiting, outcome in zip(batch, outcomes, strict=True):
             if isinstance(outcome, Exception):
-                waiting.future.set_exception(outcome)
+                compat.answer(waiting.future, error=outcome)
             else:
-                waiting.future.set_result(outcome)
+                compat.answer(waiting.future, outcome)

@@ -59,6 +59,29 @@ def acquire(lock: threading.Lock) -> None:
     lock.acquire()
 
 
+def answer_slot() -> Future[Any]:
+    """Where a queued write's thread waits for its answer."""
+    return Future()
+
+
+def claim(slot: Future[Any]) -> bool:
+    """Take a queued write for a batch: a thread cannot give up waiting, so always True."""
+    return slot.set_running_or_notify_cancel()
+
+
+def answer_of(slot: Future[T]) -> T:
+    """The answer a batch gave, waited for."""
+    return slot.result()
+
+
+def answer(slot: Future[Any], result: Any = None, error: BaseException | None = None) -> None:
+    """Give a waiting thread its result or its error."""
+    if error is None:
+        slot.set_result(result)
+    else:
+        slot.set_exception(error)
+
+
 def caller_loop() -> object | None:
     """No event loop: a coalesced batch runs in a thread of its own."""
     return None

@@ -9,7 +9,7 @@ are applied around its commit, so both stores change together or neither does.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -170,17 +170,20 @@ class Graph:
         arguments: list[tuple[Any, ...]],
     ) -> list[T | Exception]:
         """Declare a write per argument tuple and run them all, in shared transactions
-        (:meth:`Coalescer.write_each`): each one's result, or its own exception (its
-        input refused, something it needs missing) in its place."""
-        declared: list[Call[T] | Exception] = []
-        for given in arguments:
-            try:
-                declared.append(declare(self.nodes, *given))
-            except ValueError as error:
-                declared.append(error)
-        calls = [call for call in declared if not isinstance(call, Exception)]
-        sent = iter(self.coalescer.write_each(calls))
-        answers = [call if isinstance(call, Exception) else next(sent) for call in declared]
+        (:meth:`Coalescer.write_each`, which declares them a batch at a time): each one's
+        result, or its own exception (its input refused, something it needs missing) in
+        its place."""
+        refused: dict[int, Exception] = {}
+
+        def declared() -> Iterator[Call[T]]:
+            for number, given in enumerate(arguments):
+                try:
+                    yield declare(self.nodes, *given)
+                except ValueError as error:
+                    refused[number] = error
+
+        sent = iter(self.coalescer.write_each(declared()))
+        answers = [refused[n] if n in refused else next(sent) for n in range(len(arguments))]
         self.settle()
         return answers
 
