@@ -15,10 +15,10 @@ fresh ids per save. A save is 6 messages and 3 memories, as in issue 48. With
 hashing embedding): layers ``async+v`` and ``sync+v``.
 
 Printed per configuration: saves/s (median, low, high), latency from call entry (p50,
-p99, queue wait included), statements, transactions, round trips and the client's CPU
-time (this process's) per save, and for coalescing the histogram of batch sizes. Key
-mixes: a user per caller (``own``), every caller on one user (``hot``), users drawn by
-Zipf's law over 128 (``zipf``).
+p99, queue wait included), statements, transactions, round trips, the client's CPU time
+(this process's) and the server's (its JVM's, through JMX) per save, and for coalescing
+the histogram of batch sizes. Key mixes: a user per caller (``own``), every caller on one
+user (``hot``), users drawn by Zipf's law over 128 (``zipf``).
 """
 
 from __future__ import annotations
@@ -70,6 +70,8 @@ class Figures:
     sizes: Counter[int] = field(default_factory=Counter)
     #: CPU seconds of this process (the client) over the rounds.
     cpu: float = 0.0
+    #: CPU seconds of the server's JVM over the rounds (its JMX ``ProcessCpuTime``).
+    server: float = 0.0
 
     def line(self, name: str) -> str:
         rates = sorted(self.rates)
@@ -86,7 +88,18 @@ class Figures:
         return (
             f"{name:<34} {statistics.median(rates):8.1f} {rates[0]:8.1f} {rates[-1]:8.1f}"
             f"  {p50 * 1000:7.2f} {p99 * 1000:7.2f}  {counts}  {self.cpu / per * 1e6:6.0f}"
+            f" {self.server / per * 1e6:6.0f}"
         )
+
+
+async def server_cpu(driver: neo4j.AsyncDriver, database: str | None) -> float:
+    """CPU seconds the server's JVM has used so far (JMX, through ``dbms.queryJmx``)."""
+    records, _, _ = await driver.execute_query(
+        "CALL dbms.queryJmx('java.lang:type=OperatingSystem') YIELD attributes "
+        "RETURN attributes.ProcessCpuTime.value AS nanoseconds",
+        database_=database,
+    )
+    return float(records[0]["nanoseconds"]) / 1e9
 
 
 def histogram(sizes: Counter[int]) -> str:
@@ -341,6 +354,7 @@ async def run(options: argparse.Namespace) -> None:
                 for config in order if round_ % 2 == 0 else order[::-1]:
                     figure = figures[config]
                     figure.cpu -= time.process_time()
+                    figure.server -= await server_cpu(bare, database)
                     if config == "bulk":
                         sizes = Counter(ogm.graph.coalescer.sizes)
                         saves, latencies = await bulk()
@@ -348,6 +362,7 @@ async def run(options: argparse.Namespace) -> None:
                         figure.saves += saves
                         figure.sizes += Counter(ogm.graph.coalescer.sizes) - sizes
                         figure.cpu += time.process_time()
+                        figure.server += await server_cpu(bare, database)
                         continue
                     if config == "ceiling":
                         saves, latencies = await ceiling(
@@ -357,6 +372,7 @@ async def run(options: argparse.Namespace) -> None:
                         figure.saves += saves
                         figure.latencies += latencies
                         figure.cpu += time.process_time()
+                        figure.server += await server_cpu(bare, database)
                         continue
                     mix, count, layer, coalesce = config
                     save, threads, interface = mixes[mix][layer]
@@ -373,10 +389,12 @@ async def run(options: argparse.Namespace) -> None:
                         figure.statements += graph.statements - statements
                         figure.sizes += Counter(graph.coalescer.sizes) - sizes
                     figure.cpu += time.process_time()
+                    figure.server += await server_cpu(bare, database)
                 print(f"round {round_ + 1} done", flush=True)
             print(
                 f"\n{'configuration':<34} {'saves/s':>8} {'low':>8} {'high':>8}  {'p50 ms':>7}"
-                f" {'p99 ms':>7}  {'stmt':>5} {'tx':>5} {'trips':>5}  {'cpu µs':>6}   (per save)"
+                f" {'p99 ms':>7}  {'stmt':>5} {'tx':>5} {'trips':>5}  {'cpu µs':>6} {'server':>6}"
+                "   (per save)"
             )
             for config in configs:
                 mix, count, layer, coalesce = config

@@ -395,28 +395,17 @@ async def test_updates_of_one_interaction_keep_their_call_order(
         (await memora.save_interaction_with_memories(*_owner(world), _data(n)))[0] for n in range(5)
     ]
     memora.coalesce_writes = True
-    graph = _graph(memora)
     coalescer = _busy(memora)
     coalescer.sizes.clear()  # the five saves above went alone (coalescing is on by default)
     calls = [(ids[0], n) for n in range(6)] + [(ids[k], 10 + k) for k in range(1, 5)]
-    threads = ThreadPoolExecutor(len(calls))
-    loop = asyncio.get_running_loop()
-    running = []
-    for queued, (interaction_id, n) in enumerate(calls):
-        data = conversation(chat(f"update {n}", f"reply {n}"), LATER, [(f"changed {n}", [1])])
-        arguments = (*_owner(world), interaction_id, data)
-        if isinstance(memora, AwaitableTwin):
-            update = graph.execute
-            declare = interaction.update_interaction_and_memories
-            running.append(loop.run_in_executor(threads, update, declare, *arguments))
-        else:
-            running.append(
-                asyncio.ensure_future(memora.update_interaction_and_memories(*arguments))
-            )
-        await _queued(coalescer, queued + 1)
-    coalescer._release([])
-    answers = await asyncio.gather(*running, return_exceptions=True)
-    threads.shutdown()
+    updates = [
+        (
+            interaction_id,
+            conversation(chat(f"update {n}", f"reply {n}"), LATER, [(f"changed {n}", [1])]),
+        )
+        for interaction_id, n in calls
+    ]
+    answers = await _queued_in_turn(memora, world, updates)
     assert [cast(tuple[str, Any], answer)[0] for answer in answers] == [i for i, _ in calls]
     assert _first_message(driver, ids[0]) == "update 5"
     for k in range(1, 5):
@@ -434,6 +423,31 @@ async def test_updates_of_one_interaction_keep_their_call_order(
 
 def _owner(world: World) -> tuple[str, str, str]:
     return world.org_id, world.agent_id, world.user_id
+
+
+async def _queued_in_turn(
+    memora: Any, world: World, updates: list[tuple[str, MemoriesAndInteraction]]
+) -> list[Any]:
+    """Each ``(interaction_id, data)`` update queued behind the busy slot in turn (a
+    thread each on the sync twin), then the slot released: their answers or exceptions."""
+    graph, coalescer = _graph(memora), _graph(memora).coalescer
+    threads = ThreadPoolExecutor(len(updates))
+    loop = asyncio.get_running_loop()
+    running = []
+    for queued, (interaction_id, data) in enumerate(updates):
+        arguments = (*_owner(world), interaction_id, data)
+        if isinstance(memora, AwaitableTwin):
+            declare = interaction.update_interaction_and_memories
+            running.append(loop.run_in_executor(threads, graph.execute, declare, *arguments))
+        else:
+            running.append(
+                asyncio.ensure_future(memora.update_interaction_and_memories(*arguments))
+            )
+        await _queued(coalescer, queued + 1)
+    coalescer._release([])
+    answers = await asyncio.gather(*running, return_exceptions=True)
+    threads.shutdown()
+    return answers
 
 
 async def test_a_batch_whose_commit_went_unanswered_is_not_sent_again(
@@ -476,22 +490,7 @@ async def test_a_batch_whose_commit_went_unanswered_is_not_sent_again(
         conversation(chat("caller 0 asks", "caller 0 hears", "more"), LATER, []),
         conversation(chat("caller 1 asks", "caller 1 hears"), LATER, [("new fact", [1])]),
     ]
-    threads = ThreadPoolExecutor(2)
-    loop = asyncio.get_running_loop()
-    running = []
-    for queued, (interaction_id, data) in enumerate(zip(ids, updates, strict=True)):
-        arguments = (*_owner(world), interaction_id, data)
-        if isinstance(memora, AwaitableTwin):
-            declare = interaction.update_interaction_and_memories
-            running.append(loop.run_in_executor(threads, graph.execute, declare, *arguments))
-        else:
-            running.append(
-                asyncio.ensure_future(memora.update_interaction_and_memories(*arguments))
-            )
-        await _queued(coalescer, queued + 1)
-    coalescer._release([])
-    answers = await asyncio.gather(*running, return_exceptions=True)
-    threads.shutdown()
+    answers = await _queued_in_turn(memora, world, list(zip(ids, updates, strict=True)))
     assert lost and coalescer.sizes[2] == 1
     assert answers == [(ids[0], LATER), (ids[1], LATER)]
     assert _count(driver, "Memory") == 3
