@@ -131,11 +131,11 @@ class Coalescer:
                 self._occupy([call])
         if alone:
             try:
-                # The callers one batch answered resume one after the other. Yielding once
-                # (a turn of the event loop; of the GIL in the sync twin) lets the others
-                # queue behind this save, and it leads them in one batch instead of going
-                # alone before them. Not a timer: nothing waits for company.
-                await compat.sleep(0)
+                # The tasks one batch answered resume one after the other, in one turn of
+                # the loop. Waiting for that turn to end lets the others queue behind this
+                # save, and it leads them in one batch instead of going alone before them.
+                # Not a timer: nothing waits for company (the sync twin waits for nothing).
+                await compat.turn()
             except BaseException:
                 self._release([call])
                 raise

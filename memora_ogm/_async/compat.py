@@ -114,6 +114,11 @@ async def acquire(lock: threading.Lock) -> None:
 _started: set[asyncio.Task[Any]] = set()
 
 
+async def turn() -> None:
+    """Let the tasks already resumed run before this one goes on (one turn of the loop)."""
+    await asyncio.sleep(0)
+
+
 def answer_slot() -> asyncio.Future[Any]:
     """Where a queued write's caller waits for its answer: a future of the caller's own
     loop, which its batch runs on, so the answer needs no hop through another thread."""

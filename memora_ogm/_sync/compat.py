@@ -59,6 +59,10 @@ def acquire(lock: threading.Lock) -> None:
     lock.acquire()
 
 
+def turn() -> None:
+    """Threads resume on their own, in no order to wait for: nothing to do."""
+
+
 def answer_slot() -> Future[Any]:
     """Where a queued write's thread waits for its answer."""
     return Future()
