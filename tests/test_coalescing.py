@@ -560,6 +560,34 @@ async def test_the_bulk_save_declares_a_batch_at_a_time(
     assert not await all_violations(driver)
 
 
+async def test_a_bulk_save_whose_declaring_fails_sends_what_it_drew_then_raises(
+    memora: Any, driver: Driver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Declaring the sixth of ten writes fails with an error that is not a refused input:
+    the five drawn before it land (none is left waiting for an answer), and the error is
+    raised."""
+    world = await make_world(memora)
+    _graph(memora).coalescer.max_saves = 4
+    declare = interaction.save_interaction_with_memories
+    drawn: list[int] = []
+
+    def failing(*args: Any) -> Any:
+        drawn.append(1)
+        if len(drawn) == 6:
+            raise RuntimeError("declaring failed (the test)")
+        return declare(*args)
+
+    monkeypatch.setattr(interaction, "save_interaction_with_memories", failing)
+    items = [(world.user_id, _data(n)) for n in range(10)]
+    with pytest.raises(RuntimeError, match="declaring failed"):
+        await asyncio.wait_for(
+            memora.save_interactions_with_memories(world.org_id, world.agent_id, items), 60
+        )
+    assert len(drawn) == 6
+    assert _count(driver, "Interaction") == 5
+    assert not await all_violations(driver)
+
+
 async def test_each_coalesced_save_reports_its_batch_size(memora: Any, driver: Driver) -> None:
     """OpenTelemetry: the span of each save that went in a batch carries
     ``db.operation.batch.size`` and the batched statement; its queue wait is measured."""

@@ -139,7 +139,7 @@ class Coalescer:
             except BaseException:
                 self._release([call])
                 raise
-            if not self.queue:  # none came (nothing takes from the queue: the slot is held)
+            if not self.queue:  # none came (at the limit of 1, nothing else takes from it)
                 self.sizes[1] += 1
                 try:
                     return cast(T, await self._send_alone()(call))
@@ -175,38 +175,34 @@ class Coalescer:
         import holds only the batches in flight, not every declared write at once."""
         coming = iter(calls)
         answers: list[Any] = []  # each drawn write's answer slot, in order
-        carried: list[Waiting] = []  # drawn, but of another shape than the batch before it
-
-        def next_batch() -> list[Waiting]:
-            batch, size = carried[:], sum(waiting.weight for waiting in carried)
-            carried.clear()
-            for call in coming:
-                waiting = Waiting(call)
-                compat.claim(waiting.future)
-                answers.append(waiting.future)
-                if batch and (
-                    waiting.text != batch[0].text
-                    or len(batch) == self.max_saves
-                    or size + waiting.weight > self.max_bytes
-                ):
-                    carried.append(waiting)
-                    break
-                batch.append(waiting)
-                size += waiting.weight
-            return batch
-
+        #: A write drawn that did not fit the batch before it: it starts the next one.
+        carried: list[Waiting] = []
         drawing = threading.Lock()  # the sync twin's lanes are threads
         failed: list[Exception] = []
 
         def draw() -> list[Waiting]:
+            """The next batch; none once ``calls`` ran out, or raised (no more is drawn)."""
             with drawing:
-                if failed:
-                    return []
+                batch = carried[:]
+                carried.clear()
+                size = sum(waiting.weight for waiting in batch)
                 try:
-                    return next_batch()
-                except Exception as error:  # declaring failed: no more is drawn
+                    for call in [] if failed else coming:
+                        waiting = Waiting(call)
+                        compat.claim(waiting.future)
+                        answers.append(waiting.future)
+                        if batch and (
+                            waiting.text != batch[0].text
+                            or len(batch) == self.max_saves
+                            or size + waiting.weight > self.max_bytes
+                        ):
+                            carried.append(waiting)
+                            break
+                        batch.append(waiting)
+                        size += waiting.weight
+                except Exception as error:  # declaring failed: what was drawn still goes
                     failed.append(error)
-                    return []
+                return batch
 
         async def lane() -> None:
             while batch := draw():
