@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import urllib.request
+import weakref
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -529,23 +530,30 @@ async def test_the_bulk_save_declares_a_batch_at_a_time(
 ) -> None:
     """A bulk save declares its writes as its lanes come free: when its first batch is
     sent, at most the lanes' first batches (and one write of the next) were declared, not
-    all 40, so a large import never holds every declared write at once."""
+    all 40, so a large import never holds every declared write at once. A drawn write
+    waits as its compiled statements: no save's plan (its unit of work) is alive when a
+    batch is sent, but for one a thread of the sync twin may be declaring."""
     world = await make_world(memora)
     graph = _graph(memora)
     graph.coalescer.max_saves = 4
     declared: list[int] = []
+    plans: list[weakref.ref[Any]] = []
     declare = interaction.save_interaction_with_memories
 
     def counting(*args: Any) -> Any:
         declared.append(1)
-        return declare(*args)
+        call = declare(*args)
+        plans.append(weakref.ref(call.statement))
+        return call
 
     monkeypatch.setattr(interaction, "save_interaction_with_memories", counting)
     at_first_send: list[int] = []
+    plans_alive: list[int] = []
     send = graph._send
 
     def recording(*args: Any) -> Any:
         at_first_send.append(len(declared))
+        plans_alive.append(sum(plan() is not None for plan in plans))
         return send(*args)
 
     monkeypatch.setattr(graph, "_send", recording)
@@ -556,6 +564,7 @@ async def test_the_bulk_save_declares_a_batch_at_a_time(
     ]
     assert len(declared) == 40 and len(at_first_send) == 10
     assert at_first_send[0] <= graph.coalescer.lanes * 4 + 1, at_first_send
+    assert max(plans_alive) <= 1, plans_alive
     assert _count(driver, "Interaction") == 40
     assert not await all_violations(driver)
 

@@ -23,8 +23,8 @@ from neo4j.exceptions import IncompleteCommit
 
 from memora_ogm import fork, observe
 from memora_ogm._async import compat
-from memora_ogm.engine.call import Call
-from memora_ogm.engine.unit_of_work import UnitOfWork
+from memora_ogm.engine.call import Call, sealed
+from memora_ogm.engine.unit_of_work import Compiled
 from memora_ogm.errors import CONNECTION_LOST, RetriesExhausted
 
 T = TypeVar("T")
@@ -42,9 +42,9 @@ class Waiting:
 
     def __init__(self, call: Call[Any]) -> None:
         statement = call.statement
-        assert isinstance(statement, UnitOfWork)
+        assert isinstance(statement, Compiled) and statement.batched, "a write not sealed"
         self.call = call
-        self.text, self.params = statement.compile(per_row=True)
+        self.text, self.params = statement.batched, statement.statement[1]
         self.weight = weight(self.params)
         self.loop = compat.caller_loop()
         self.future = compat.answer_slot()
@@ -188,7 +188,7 @@ class Coalescer:
                 size = sum(waiting.weight for waiting in batch)
                 try:
                     for call in [] if failed else coming:
-                        waiting = Waiting(call)
+                        waiting = Waiting(sealed(call))
                         compat.claim(waiting.future)
                         answers.append(waiting.future)
                         if batch and (

@@ -37,6 +37,7 @@ from memora_ogm.engine.call import (
     nothing,
     only_row,
     row_of,
+    sealed,
 )
 from memora_ogm.engine.constraints import EDITION
 from memora_ogm.engine.nodes import Nodes
@@ -154,6 +155,7 @@ class Graph:
             await self._batches(call)
             answer: Any = None
         elif call.batch_key is not None and self.coalesce_writes:
+            call = sealed(call)  # this frame holds the call until it returns
             answer = await self.coalescer.write(call)
         else:
             answer = await self._call(call)

@@ -38,6 +38,7 @@ from memora_ogm.engine.call import (
     nothing,
     only_row,
     row_of,
+    sealed,
 )
 from memora_ogm.engine.constraints import EDITION
 from memora_ogm.engine.nodes import Nodes
@@ -155,6 +156,7 @@ class Graph:
             self._batches(call)
             answer: Any = None
         elif call.batch_key is not None and self.coalesce_writes:
+            call = sealed(call)  # this frame holds the call until it returns
             answer = self.coalescer.write(call)
         else:
             answer = self._call(call)

@@ -10,7 +10,7 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 from neo4j import Record
@@ -119,6 +119,16 @@ class Call(Generic[T]):
     #: Writes of one node (an interaction) with the same key keep their call order: never
     #: in one batch, never two in flight.
     serial: tuple[str, ...] | None = None
+
+
+def sealed(call: Call[T]) -> Call[T]:
+    """A coalescing write as it waits for its transaction: its unit of work compiled alone
+    and batched, without the plan that built it. Waiting writes live through a round trip,
+    long enough for the cyclic collector to move them to its oldest generation, whose
+    full collections then walk the caller's heap as well."""
+    work = call.statement
+    assert isinstance(work, UnitOfWork), "only a unit of work's write coalesces"
+    return replace(call, statement=work.compiled(batched=True))
 
 
 def batch_of(rows: Sequence[tuple[tuple[str, ...], dict[str, Any]]]) -> dict[str, Any]:

@@ -128,9 +128,12 @@ class UnitOfWork:
         self._checks: list[Cypher] = []
         self._locks: list[Clause] = []
         self._body: list[Clause] = []
+        #: The steps' shapes flattened, once asked (a waiting write asks for two forms).
+        self._flat: tuple[Any, ...] | None = None
 
     def _step(self, shape: tuple[Any, ...], build: Callable[[UnitOfWork], None]) -> None:
         self._steps.append((shape, build))
+        self._flat = None
 
     def _later(
         self, shape: tuple[Any, ...], clause: Callable[[], Clause], *, writes: bool = False
@@ -496,17 +499,23 @@ class UnitOfWork:
             value = fields.map(var, **{key: make(var) for key, make in added.items()})
         self.output_value(name, value)
 
-    def compiled(self) -> Compiled:
-        return Compiled(self.compile(), self.raise_missing)
+    def compiled(self, *, batched: bool = False) -> Compiled:
+        """The statement compiled, holding nothing of the plan that built it (a declared
+        save is some 300 objects for the cyclic collector, this some 30); with
+        ``batched``, also its batched form's text, so a write can wait in a queue as this."""
+        text = cached(self.shape(True), lambda: self._lay_out(True)) if batched else None
+        return Compiled(self.compile(), functools.partial(_raise_missing, self._errors), text)
 
     def shape(self, per_row: bool = False) -> tuple[Any, ...]:
         """All the statement's text depends on: each step's shape, in order (a variable as
         its hint where it first appears and as that number after)."""
-        pieces: list[Any] = [self.batched, self._writes, per_row]
-        numbers: dict[Var, int] = {}
-        for shape, _ in self._steps:
-            flatten(shape, pieces, numbers)
-        return tuple(pieces)
+        if self._flat is None:
+            pieces: list[Any] = []
+            numbers: dict[Var, int] = {}
+            for shape, _ in self._steps:
+                flatten(shape, pieces, numbers)
+            self._flat = tuple(pieces)
+        return (self.batched, self._writes, per_row, *self._flat)
 
     def compile(self, per_row: bool = False) -> tuple[str, dict[str, Any]]:
         """The statement and its parameters; ``missing`` lists ``[check, key or null]``.
@@ -536,9 +545,7 @@ class UnitOfWork:
         )
 
     def raise_missing(self, missing: Sequence[Sequence[Any]]) -> None:
-        if missing:
-            number, entry = missing[0]
-            raise self._errors[number](entry)
+        _raise_missing(self._errors, missing)
 
     def __repr__(self) -> str:
         self._build()
@@ -548,6 +555,13 @@ class UnitOfWork:
             f"{len(self._locks) + len(self._body)} body clauses, "
             f"outputs {[name for _, name in self._outputs]}>"
         )
+
+
+def _raise_missing(errors: Sequence[MissingError], missing: Sequence[Sequence[Any]]) -> None:
+    """Raise the error of the first ``[check, entry]`` a statement found missing."""
+    if missing:
+        number, entry = missing[0]
+        raise errors[number](entry)
 
 
 #: SET values (:meth:`UnitOfWork._assigned`): the map parameter of the plain values, and
@@ -671,6 +685,8 @@ class Compiled:
 
     statement: tuple[str, dict[str, Any]]
     errors: Callable[[Sequence[Sequence[Any]]], None]
+    #: The text of the batched form (run once per row of ``$batch``), if compiled.
+    batched: str | None = None
 
     def compile(self) -> tuple[str, dict[str, Any]]:
         return self.statement
