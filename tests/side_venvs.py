@@ -89,8 +89,15 @@ def cached_npm(name: str, package: str) -> Path:
     def build(folder: Path) -> None:
         npm = shutil.which("npm")
         assert npm is not None, "npm is needed (Debian: apt-get install npm)"
-        quiet = ("--no-audit", "--no-fund", "--silent")
-        subprocess.run([npm, "install", "--prefix", str(folder), *quiet, package], check=True)
+        command = [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", package]
+        # The registry fails a fresh machine's install now and then (a CI run lost one
+        # to an exit status alone): three tries, and npm's own words if all fail.
+        for _ in range(3):
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode == 0:
+                return
+            shutil.rmtree(folder, ignore_errors=True)
+        raise RuntimeError(f"npm could not install {package}:\n{done.stderr[-3000:]}")
 
     home = _home(name, [package])
     with _held(home):
