@@ -228,6 +228,8 @@ def point(point: models.PointStruct) -> edge.Point:
 def _vector(vector: object) -> Any:
     if isinstance(vector, models.SparseVector):
         return edge.SparseVector(list(vector.indices), list(vector.values))
+    if type(vector) is list:  # a point's validated floats (a copy would cost 23 µs)
+        return vector
     if isinstance(vector, Sequence) and not isinstance(vector, str):
         return [float(value) for value in vector]
     raise TypeError(f"The embedded store keeps dense and sparse vectors, not {vector!r}.")
