@@ -8,6 +8,7 @@ tenant leaked into a result.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -96,8 +97,10 @@ DATA_ARGS = {"memories_and_interaction", "updated_memories_and_interaction"}
 ID_LIST_ARGS = {"org_user_mem_ids", "batch_org_user_mem_ids"}
 
 
+@functools.cache
 def public_arguments() -> dict[str, list[str]]:
-    """Every public method of ``BaseGraphDB`` that takes arguments, with their names."""
+    """Every public method of ``BaseGraphDB`` that takes arguments, with their names (read
+    once: the sweep asks for every case). Not to be changed."""
     found = {}
     for name, function in inspect.getmembers(BaseGraphDB, inspect.isfunction):
         parameters = inspect.signature(function).parameters.values()

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from interaction_helpers import DAY, World, chat, conversation, save
-from invariants import Snapshot, all_violations, full_snapshot
+from invariants import all_violations, full_snapshot
 from neo4j import Driver
 from neo4j.exceptions import Neo4jError
 from tenants import (
@@ -243,10 +243,9 @@ def describe(case: Case) -> str:
     return f"{case.method}({case.argument}={shown[:60]}{'...' if len(shown) > 60 else ''})"
 
 
-async def check(
-    graph: Any, tenants: Tenants, case: Case, before: Snapshot, driver: Driver, vectors: Any
-) -> str | None:
-    """Run one case; what went wrong, or None."""
+async def check(graph: Any, tenants: Tenants, case: Case) -> str | None:
+    """Run one case; what went wrong with its outcome, or None (the stores are checked
+    by :func:`sweep`)."""
     arguments = {
         name: valid_argument(case.method, name, tenants.mine)
         for name in public_arguments()[case.method]
@@ -270,9 +269,24 @@ async def check(
             problem = f"returned {str(result)[:80]} instead of raising {case.expected.__name__}"
         elif result not in ([], [[]]):
             problem = f"returned {str(result)[:80]} instead of nothing"
-    if await full_snapshot(driver, vectors) != before:
-        problem = (problem or "") + " and changed the stores"
     return f"{describe(case)}: {problem}" if problem else None
+
+
+async def sweep(stores: Stores, tenants: Tenants, cases: list[Case], driver: Driver) -> list[str]:
+    """Run ``cases``; what went wrong. The stores are compared with full snapshots once
+    after all of them (a change stays), and on a change after each case again, to name
+    the cases that made it (most cases send nothing: a snapshot each doubled the time)."""
+    before = await full_snapshot(driver, stores.vectors)
+    problems = [p for case in cases if (p := await check(stores.graph, tenants, case))]
+    if await full_snapshot(driver, stores.vectors) == before:
+        return problems
+    changed = [f"{len(cases)} cases changed the stores; again one at a time:"]
+    for case in cases:
+        before = await full_snapshot(driver, stores.vectors)
+        await check(stores.graph, tenants, case)
+        if await full_snapshot(driver, stores.vectors) != before:
+            changed.append(f"{describe(case)} changed the stores")
+    return problems + changed
 
 
 #: Methods are swept in groups, one test each; a method is in the first group its name names.
@@ -312,23 +326,35 @@ async def test_bad_input_raises_the_documented_error_and_changes_nothing(
     swept: tuple[Stores, Tenants], neo4j_driver: Driver, group: str
 ) -> None:
     stores, tenants = swept
-    before = await full_snapshot(neo4j_driver, stores.vectors)
     problems = []
     count = 0
     for method, names in sorted(public_arguments().items()):
         if group_of(method) != group:
             continue
         for argument in names:
-            for case in cases_for(method, argument, tenants):
-                count += 1
-                problem = await check(
-                    stores.graph, tenants, case, before, neo4j_driver, stores.vectors
-                )
-                if problem:
-                    problems.append(problem)
+            cases = cases_for(method, argument, tenants)
+            count += len(cases)
+            problems += await sweep(stores, tenants, cases, neo4j_driver)
     assert not problems, f"{len(problems)} of {count} cases:\n" + "\n".join(problems)
     assert count > 50
     assert await all_violations(neo4j_driver, stores.vectors) == []
+
+
+@pytest.mark.parametrize("stores", ["async"], indirect=True)
+async def test_the_sweep_names_each_case_that_changed_the_stores(
+    stores: Stores, neo4j_driver: Driver
+) -> None:
+    mine = await make_tenant(stores.graph, "mine")
+    tenants = Tenants(mine, mine, mine)
+    missing = Case("get_organization", "org_id", "missing", NotFoundError)
+    planted = Case("create_organization", "org_name", "planted", EMPTY)  # it writes
+    problems = await sweep(stores, tenants, [missing, planted, missing], neo4j_driver)
+    assert problems[0].startswith("create_organization(org_name='planted'): returned ")
+    assert problems[1:] == [
+        "3 cases changed the stores; again one at a time:",
+        "create_organization(org_name='planted') changed the stores",
+    ]
+    assert await sweep(stores, tenants, [missing, missing], neo4j_driver) == []
 
 
 # -- valid input that looks like code --------------------------------------------------------
