@@ -49,6 +49,10 @@ fi
 # halves the CPU of an embedded server's start (10.1 to 5.1 CPU-seconds measured) and of
 # short work, on a machine whose two cores the suite keeps busy.
 export MEMORA_OGM_NEO4J_JAVA_OPTS="${MEMORA_OGM_NEO4J_JAVA_OPTS--XX:TieredStopAtLevel=1 -XX:+UseSerialGC}"
+# Tests empty the graph and fill it again all the time: with Neo4j's default, every cached
+# plan older than 10 s was made again the next time it ran (the statistics had moved), and
+# planning took most of the servers' CPU (thread dumps of two of them under the suite).
+export MEMORA_OGM_NEO4J_SETTINGS="${MEMORA_OGM_NEO4J_SETTINGS-dbms.cypher.min_replan_interval=1h}"
 # Two workers (pytest-xdist), each with a Neo4j of its own from the same chain (Docker, else
 # the embedded server), a test module at a time (the modules that share a server of
 # their own, SHARED_SERVERS in tests/conftest.py, as one unit, so that one worker alone

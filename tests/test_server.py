@@ -39,6 +39,7 @@ from memora_ogm.server import (
 )
 from memora_ogm.server.docker import container_environment, ping_docker_socket
 from memora_ogm.server.local import (
+    ENV_SETTINGS,
     free_port,
     parse_java_major,
     pid_running,
@@ -328,6 +329,24 @@ def test_local_server_failure_shows_the_log() -> None:
     with pytest.raises(LocalNeo4jError, match="(?s)exited before it was ready.*heap"):
         server.start()
     assert not server.running
+
+
+@pytest.mark.local_server
+def test_local_server_applies_neo4j_settings_and_names_a_bad_one() -> None:
+    unknown = {**os.environ, ENV_SETTINGS: "db.no_such_setting=1"}
+    with pytest.raises(LocalNeo4jError, match="(?s)exited before it was ready.*db.no_such_setting"):
+        LocalNeo4jServer(environ=unknown).start()
+    settings = "dbms.cypher.min_replan_interval=7m 'db.logs.query.enabled = OFF'"
+    with LocalNeo4jServer(environ={**os.environ, ENV_SETTINGS: settings}) as conn:
+        with GraphDatabase.driver(conn.uri, auth=conn.auth) as driver:
+            records, _, _ = driver.execute_query(
+                "SHOW SETTINGS YIELD name, value WHERE name IN $names RETURN name, value",
+                names=["dbms.cypher.min_replan_interval", "db.logs.query.enabled"],
+            )
+    assert {r["name"]: r["value"] for r in records} == {
+        "dbms.cypher.min_replan_interval": "7m",
+        "db.logs.query.enabled": "OFF",
+    }
 
 
 def _cli(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:

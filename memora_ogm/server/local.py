@@ -53,6 +53,8 @@ ENV_PAGECACHE_MB = "MEMORA_OGM_NEO4J_PAGECACHE_MB"
 ENV_START_TIMEOUT = "MEMORA_OGM_NEO4J_START_TIMEOUT"
 #: More JVM options, split as a shell would (scripts/test.sh sets them for its test servers).
 ENV_JAVA_OPTS = "MEMORA_OGM_NEO4J_JAVA_OPTS"
+#: neo4j.conf settings, ``name=value`` split as a shell would (scripts/test.sh sets some).
+ENV_SETTINGS = "MEMORA_OGM_NEO4J_SETTINGS"
 ENV_PID_DIR = "MEMORA_OGM_PID_DIR"
 
 
@@ -437,6 +439,8 @@ class LocalNeo4jServer:
         # "-": the password comes on stdin, never on the command line
         cmd += [str(self.data_dir), str(port), "-", str(artifacts.plugins_dir)]
         cmd.append(str(self.pagecache_mb))
+        for setting in shlex.split(self._environ.get(ENV_SETTINGS, "")):
+            cmd += ["--setting", setting]
         if not self.detached:
             # stdin stays open while this process lives: its end stops the server
             cmd.append("--exit-on-stdin-eof")

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -34,6 +35,7 @@ import org.neo4j.server.security.auth.FileUserRepository;
  * without Docker.
  *
  * Usage: LocalNeo4j HOME PORT PASSWORD|- PLUGINS PAGECACHE_MB [--exit-on-stdin-eof] [--remove-when-orphaned DIR]
+ *        [--setting NAME=VALUE]...
  *
  * The password arrives on stdin's first line when PASSWORD is "-", so it never
  * shows up in the process list. It is in force before Bolt accepts a connection:
@@ -42,7 +44,7 @@ import org.neo4j.server.security.auth.FileUserRepository;
  * with Bolt off. With --exit-on-stdin-eof the server stops once stdin closes,
  * which is what happens when the parent process dies, however it dies; it then
  * removes the folder given to --remove-when-orphaned, which nobody else is left
- * to remove.
+ * to remove. Each --setting is a neo4j.conf line, checked by Neo4j as that file's are.
  */
 public final class LocalNeo4j {
     public static final String READY = "MEMORA-OGM NEO4J READY";
@@ -129,7 +131,13 @@ public final class LocalNeo4j {
     }
 
     private static DatabaseManagementServiceBuilder builder(Options options) {
-        return new DatabaseManagementServiceBuilder(options.home)
+        DatabaseManagementServiceBuilder builder = new DatabaseManagementServiceBuilder(options.home);
+        // Parsed and validated as neo4j.conf is (an unknown name or a bad value fails the start).
+        Config settings = Config.newBuilder().setRaw(options.settings).build();
+        settings.getDeclaredSettings().values().stream()
+                .filter(settings::isExplicitlySet)
+                .forEach(setting -> builder.setConfig(setting, settings.get(setting)));
+        return builder
                 .setConfig(GraphDatabaseSettings.auth_enabled, true)
                 .setConfig(GraphDatabaseSettings.plugin_dir, options.plugins)
                 .setConfig(GraphDatabaseSettings.procedure_unrestricted, List.of("apoc.*"))
@@ -221,24 +229,28 @@ public final class LocalNeo4j {
 
     private record Options(
             Path home, int port, String password, Path plugins, long pageCacheBytes,
-            boolean exitOnStdinEof, Path removeWhenOrphaned) {
+            boolean exitOnStdinEof, Path removeWhenOrphaned, Map<String, String> settings) {
 
         static Options parse(String[] args) {
             List<String> positional = new ArrayList<>();
             boolean exitOnStdinEof = false;
             Path removeWhenOrphaned = null;
+            Map<String, String> settings = new HashMap<>();
             for (int i = 0; i < args.length; i++) {
                 if (args[i].equals("--exit-on-stdin-eof")) {
                     exitOnStdinEof = true;
                 } else if (args[i].equals("--remove-when-orphaned") && i + 1 < args.length) {
                     removeWhenOrphaned = Path.of(args[++i]).toAbsolutePath();
+                } else if (args[i].equals("--setting") && i + 1 < args.length && args[i + 1].contains("=")) {
+                    String[] line = args[++i].split("=", 2);
+                    settings.put(line[0].strip(), line[1].strip());
                 } else {
                     positional.add(args[i]);
                 }
             }
             if (positional.size() != 5) {
                 throw new IllegalArgumentException("usage: LocalNeo4j HOME PORT PASSWORD|- PLUGINS PAGECACHE_MB "
-                        + "[--exit-on-stdin-eof] [--remove-when-orphaned DIR]");
+                        + "[--exit-on-stdin-eof] [--remove-when-orphaned DIR] [--setting NAME=VALUE]...");
             }
             return new Options(
                     Path.of(positional.get(0)).toAbsolutePath(),
@@ -247,7 +259,8 @@ public final class LocalNeo4j {
                     Path.of(positional.get(3)).toAbsolutePath(),
                     Long.parseLong(positional.get(4)) * 1024L * 1024L,
                     exitOnStdinEof,
-                    removeWhenOrphaned);
+                    removeWhenOrphaned,
+                    settings);
         }
     }
 }
