@@ -275,7 +275,7 @@ async def check(graph: Any, tenants: Tenants, case: Case) -> str | None:
 async def sweep(stores: Stores, tenants: Tenants, cases: list[Case], driver: Driver) -> list[str]:
     """Run ``cases``; what went wrong. The stores are compared with full snapshots once
     after all of them (a change stays), and on a change after each case again, to name
-    the cases that made it (most cases send nothing: a snapshot each doubled the time)."""
+    the cases that made it (a snapshot after every case was a round trip each)."""
     before = await full_snapshot(driver, stores.vectors)
     problems = [p for case in cases if (p := await check(stores.graph, tenants, case))]
     if await full_snapshot(driver, stores.vectors) == before:

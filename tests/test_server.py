@@ -333,6 +333,9 @@ def test_local_server_failure_shows_the_log() -> None:
 
 @pytest.mark.local_server
 def test_local_server_applies_neo4j_settings_and_names_a_bad_one() -> None:
+    no_value = {**os.environ, ENV_SETTINGS: "db.logs.query.enabled"}
+    with pytest.raises(LocalNeo4jError, match="'db.logs.query.enabled' is not name=value"):
+        LocalNeo4jServer(environ=no_value).start()
     unknown = {**os.environ, ENV_SETTINGS: "db.no_such_setting=1"}
     with pytest.raises(LocalNeo4jError, match="(?s)exited before it was ready.*db.no_such_setting"):
         LocalNeo4jServer(environ=unknown).start()

@@ -440,6 +440,8 @@ class LocalNeo4jServer:
         cmd += [str(self.data_dir), str(port), "-", str(artifacts.plugins_dir)]
         cmd.append(str(self.pagecache_mb))
         for setting in shlex.split(self._environ.get(ENV_SETTINGS, "")):
+            if "=" not in setting:
+                raise LocalNeo4jError(f"{ENV_SETTINGS}: {setting!r} is not name=value")
             cmd += ["--setting", setting]
         if not self.detached:
             # stdin stays open while this process lives: its end stops the server
